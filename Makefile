@@ -1,0 +1,96 @@
+# vkcu: GPU video post-processing (FFmpeg Vulkan Video decode -> CUDA).
+# Entry points: deps all test test-gpu demo bench install clean.
+# Sources are found by wildcard: a new file in src/ or kernels/ needs no edit here.
+
+BUILD  ?= build
+PREFIX ?= /usr/local
+CUDA   ?= /usr/local/cuda
+NVCC   ?= $(CUDA)/bin/nvcc
+CC     ?= cc
+
+-include $(BUILD)/deps.mk
+
+PKGS := libavformat libavcodec libswscale libavutil
+PKG  := PKG_CONFIG_PATH=$(FFMPEG_PKG_CONFIG_PATH) pkg-config
+FF_CFLAGS = $(shell $(PKG) --cflags $(PKGS) 2>/dev/null)
+FF_LIBS   = $(shell $(PKG) --static --libs $(PKGS) 2>/dev/null)
+
+WARN    := -Wall -Wextra -Wshadow -Wmissing-prototypes -Werror
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -D_GNU_SOURCE -pthread $(WARN) -Isrc -Ikernels -I$(VK_HEADERS) -I$(CUDA)/include $(FF_CFLAGS)
+NVFLAGS ?= -O3
+NVFLAGS += -std=c++17 -Werror all-warnings -Xcompiler -Wall,-Wextra -Isrc -Ikernels -I$(VK_HEADERS) \
+           -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+LDLIBS  = $(FF_LIBS) -L$(CUDA)/lib64 -lcudart_static -lzimg -lstdc++ -ldl -lrt -lm -pthread
+
+C_SRC   := $(filter-out src/cli%.c,$(wildcard src/*.c src/*/*.c))
+CLI_SRC := $(wildcard src/cli*.c)
+CU_SRC  := $(wildcard kernels/*.cu src/*.cu src/*/*.cu)
+LIB_OBJ := $(C_SRC:%.c=$(BUILD)/obj/%.o) $(CU_SRC:%.cu=$(BUILD)/obj/%.cu.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_SRC := $(wildcard tests/unit/*.c)
+TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+
+.PHONY: all deps test test-gpu demo bench install clean media check-deps
+.DEFAULT_GOAL := all
+
+all: check-deps $(BUILD)/vkcu $(BUILD)/libvkcu.a $(TEST_BIN)
+
+$(BUILD)/deps.mk:
+	@bash tools/deps.sh
+
+deps:
+	@bash tools/deps.sh
+
+check-deps:
+	@test -f $(BUILD)/deps.mk || { echo "vkcu: dependencies not set up: run 'make deps' (or 'make test'/'make demo', which call it)"; exit 1; }
+
+$(BUILD)/libvkcu.a: $(LIB_OBJ)
+	@mkdir -p $(@D)
+	ar rcs $@ $^
+
+$(BUILD)/vkcu: $(CLI_OBJ) $(BUILD)/libvkcu.a
+	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libvkcu.a $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libvkcu.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libvkcu.a $(LDLIBS)
+
+$(BUILD)/obj/%.o: %.c $(BUILD)/deps.mk
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/obj/%.cu.o: %.cu $(BUILD)/deps.mk
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -MMD -MP -c -o $@ $<
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+
+media: $(BUILD)/deps.mk
+	@bash tools/make-media.sh
+
+test: $(BUILD)/deps.mk
+	@$(MAKE) --no-print-directory all media
+	@bash tests/run.sh
+
+test-gpu: $(BUILD)/deps.mk
+	@$(MAKE) --no-print-directory all
+	@VKCU_GPU_TESTS=1 bash tests/run.sh gpu
+
+demo: $(BUILD)/deps.mk
+	@$(MAKE) --no-print-directory all media
+	@bash tools/demo.sh
+
+bench: $(BUILD)/deps.mk
+	@$(MAKE) --no-print-directory all
+	@bash tools/bench.sh
+
+install: all
+	install -D -m 755 $(BUILD)/vkcu $(DESTDIR)$(PREFIX)/bin/vkcu
+	install -D -m 644 $(BUILD)/libvkcu.a $(DESTDIR)$(PREFIX)/lib/libvkcu.a
+	install -D -m 644 src/vkcu.h $(DESTDIR)$(PREFIX)/include/vkcu/vkcu.h
+	install -d $(DESTDIR)$(PREFIX)/share/vkcu/pipelines
+	install -m 644 pipelines/*.pipe $(DESTDIR)$(PREFIX)/share/vkcu/pipelines/ 2>/dev/null || true
+
+clean:
+	rm -rf $(BUILD)/obj $(BUILD)/vkcu $(BUILD)/libvkcu.a $(BUILD)/tests

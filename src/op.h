@@ -1,0 +1,140 @@
+/*
+ * Operators: the processing steps of a chain (`convert`, `denoise`, ...).
+ *
+ * An operator class declares its name, its keys (typed, with defaults and
+ * ranges) and two implementations of the same math: run_cpu on AVFrames
+ * (the CPU reference backend) and run_gpu on device frames (CUDA). The
+ * per-pixel math lives once in kernels/*.h, compiled by gcc and nvcc.
+ *
+ * Frame flow contract (both backends): run(op, in, out)
+ *   - in != NULL: consume one input frame; returns 0 when `out` was
+ *     written, AVERROR(EAGAIN) when the operator needs more input first
+ *     (temporal look-ahead), or a negative error;
+ *   - in == NULL: flush; returns 0 for each buffered frame, then AVERROR_EOF.
+ * The operator copies timestamps and side data of the frame it outputs
+ * (av_frame_copy_props on the CPU; pts/duration on the GPU).
+ *
+ * Threading: one operator instance is used by one job thread. run_cpu may
+ * use op->threads worker threads internally (vkcu_parallel_rows).
+ */
+#ifndef VKCU_OP_H
+#define VKCU_OP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <libavutil/frame.h>
+#include <libavutil/pixfmt.h>
+#include <libavutil/mastering_display_metadata.h>
+
+/* A picture format: sample layout plus its colour description. */
+typedef struct vkcu_video_format {
+    enum AVPixelFormat pix_fmt; /* software layout (NV12, P010, yuv420p, ...) */
+    int width, height;          /* visible size */
+    enum AVColorSpace matrix;
+    enum AVColorRange range;
+    enum AVColorPrimaries primaries;
+    enum AVColorTransferCharacteristic transfer;
+    enum AVChromaLocation chroma_loc;
+    int has_mastering;
+    AVMasteringDisplayMetadata mastering;
+    int has_cll;
+    AVContentLightMetadata cll;
+} vkcu_video_format;
+
+/* Fills a format from a decoded frame (pix_fmt given separately because
+ * hardware frames carry their software format in hw_frames_ctx). */
+void vkcu_format_from_frame(vkcu_video_format *f, const AVFrame *frame, enum AVPixelFormat sw_fmt);
+/* Writes the format's colour tags (and HDR side data) onto a frame. */
+int vkcu_format_to_frame(const vkcu_video_format *f, AVFrame *frame);
+
+/* One plane of a frame in GPU memory. Either `tex`/`surf` (a CUDA array,
+ * e.g. an imported interop image) or `ptr`/`pitch` (pitch-linear device
+ * memory) is set. Samples are 8-bit or 16-bit; 2-component planes are
+ * interleaved (NV12/P010 chroma). */
+typedef struct vkcu_gpu_plane {
+    unsigned long long tex;  /* cudaTextureObject_t (element reads, unnormalised coords), 0 if none */
+    unsigned long long surf; /* cudaSurfaceObject_t, 0 if none */
+    uint8_t *ptr;
+    size_t pitch;
+    int width, height;       /* in samples of this plane */
+} vkcu_gpu_plane;
+
+typedef struct vkcu_gpu_frame {
+    vkcu_video_format fmt;
+    int nb_planes;
+    vkcu_gpu_plane plane[4];
+    int64_t pts, duration;
+} vkcu_gpu_frame;
+
+enum vkcu_key_type { VKCU_KEY_INT, VKCU_KEY_FLOAT, VKCU_KEY_ENUM, VKCU_KEY_STRING };
+
+typedef struct vkcu_op_key {
+    const char *name;
+    enum vkcu_key_type type;
+    const char *def;       /* default value as text, NULL: unset ("from the stream") */
+    double min, max;       /* INT/FLOAT range */
+    const char *choices;   /* ENUM: '|'-separated values */
+    const char *help;
+} vkcu_op_key;
+
+#define VKCU_OP_MAX_KEYS 32
+
+typedef struct vkcu_op vkcu_op;
+
+typedef struct vkcu_op_class {
+    const char *name;
+    const char *help;            /* one line */
+    const vkcu_op_key *keys;     /* terminated by a zero entry */
+    size_t priv_size;
+    /* Checks the option values against the input and fills *out. Called once
+     * before the first frame on either backend. Errors name the key. */
+    int (*init)(vkcu_op *op, const vkcu_video_format *in, vkcu_video_format *out);
+    int (*run_cpu)(vkcu_op *op, const AVFrame *in, AVFrame *out);
+    /* stream: cudaStream_t. Output planes are owned by the operator and stay
+     * valid until its next run_gpu call (work is ordered on the stream). */
+    int (*init_gpu)(vkcu_op *op);
+    int (*run_gpu)(vkcu_op *op, const vkcu_gpu_frame *in, vkcu_gpu_frame *out, void *stream);
+    void (*uninit)(vkcu_op *op);
+} vkcu_op_class;
+
+struct vkcu_op {
+    const vkcu_op_class *cls;
+    void *priv;
+    int threads;                    /* CPU worker threads for run_cpu */
+    int nb_values;
+    const char *value[VKCU_OP_MAX_KEYS]; /* per key index of cls->keys; NULL: unset */
+    char *text;                     /* owns the value strings */
+    vkcu_video_format in, out;
+};
+
+/* Option access by key name (the name must exist in cls->keys). */
+int vkcu_op_int(const vkcu_op *op, const char *key);
+double vkcu_op_float(const vkcu_op *op, const char *key);
+/* ENUM: index into choices; -1 when unset and without default. */
+int vkcu_op_enum(const vkcu_op *op, const char *key);
+const char *vkcu_op_str(const vkcu_op *op, const char *key);
+int vkcu_op_is_set(const vkcu_op *op, const char *key);
+
+/* The registry of operator classes, NULL-terminated. */
+extern const vkcu_op_class *const vkcu_op_classes[];
+const vkcu_op_class *vkcu_op_find(const char *name);
+
+/* A parsed chain. */
+typedef struct vkcu_chain {
+    int nb_ops;
+    vkcu_op *ops[16];
+} vkcu_chain;
+
+/* Parses "name=k=v:k=v,name2=..." into *chain. On error returns
+ * VKCU_ERR_USAGE and writes a message with the column of the mistake. */
+int vkcu_chain_parse(const char *text, vkcu_chain *chain, char *err, size_t errlen);
+/* Runs init over the chain; *out is the last operator's output format. */
+int vkcu_chain_init(vkcu_chain *chain, const vkcu_video_format *in, vkcu_video_format *out,
+                    char *err, size_t errlen);
+void vkcu_chain_free(vkcu_chain *chain);
+
+/* Splits rows [0, height) over `threads` workers and calls fn on each band. */
+typedef void (*vkcu_rows_fn)(void *ctx, int y0, int y1);
+void vkcu_parallel_rows(int threads, int height, vkcu_rows_fn fn, void *ctx);
+
+#endif

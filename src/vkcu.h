@@ -1,0 +1,142 @@
+/*
+ * vkcu public API: run a video job (decode -> operators -> sink) on the GPU
+ * (Vulkan Video decode, CUDA operators) or on the CPU reference backend.
+ *
+ * Conventions: functions return 0 on success or a negative error code
+ * (AVERROR/negative errno, or one of VKCU_ERR_*). Objects are opaque;
+ * `create` takes a params struct initialised from its defaults function;
+ * `destroy` takes a pointer to the handle, accepts NULL and clears it.
+ * One job runs on one thread; distinct jobs may run on distinct threads.
+ */
+#ifndef VKCU_H
+#define VKCU_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Errors beyond AVERROR codes. Each maps to a documented exit code. */
+#define VKCU_ERR_USAGE     (-0x56430001) /* bad option or argument */
+#define VKCU_ERR_INPUT     (-0x56430002) /* input missing, empty, corrupt, unsupported */
+#define VKCU_ERR_OUTPUT    (-0x56430003) /* output not writable, disk full */
+#define VKCU_ERR_DEVICE    (-0x56430004) /* no usable GPU, device lost, stall */
+#define VKCU_ERR_MISMATCH  (-0x56430005) /* compare/verify found a difference */
+#define VKCU_ERR_INTERRUPT (-0x56430006) /* stopped by a signal */
+
+/* Process exit codes (README and --help list them). */
+enum vkcu_exit {
+    VKCU_EXIT_OK = 0,
+    VKCU_EXIT_FAIL = 1,      /* anything else */
+    VKCU_EXIT_USAGE = 2,
+    VKCU_EXIT_INPUT = 3,
+    VKCU_EXIT_OUTPUT = 4,
+    VKCU_EXIT_DEVICE = 5,
+    VKCU_EXIT_MISMATCH = 6,
+    VKCU_EXIT_INTERRUPT = 130,
+};
+
+enum vkcu_backend {
+    VKCU_BACKEND_AUTO = 0, /* GPU when a matching Vulkan+CUDA device works, else CPU */
+    VKCU_BACKEND_CPU,
+    VKCU_BACKEND_GPU,
+};
+
+enum vkcu_log_level { VKCU_LOG_QUIET = -1, VKCU_LOG_ERROR = 0, VKCU_LOG_WARNING, VKCU_LOG_INFO, VKCU_LOG_VERBOSE, VKCU_LOG_DEBUG };
+
+/* Which way frames took; reported by --stats and batch reports. */
+enum vkcu_path {
+    VKCU_PATH_NONE = 0,
+    VKCU_PATH_CPU,          /* software decode, CPU reference operators */
+    VKCU_PATH_VULKAN_CUDA,  /* Vulkan Video decode, on-GPU copy into the interop ring, CUDA */
+    VKCU_PATH_SW_UPLOAD_CUDA, /* software decode, one upload into the interop ring, CUDA */
+};
+const char *vkcu_path_name(enum vkcu_path path);
+
+/* What a job does with the processed frames. */
+enum vkcu_sink_kind {
+    VKCU_SINK_ENCODE = 0, /* encode and mux to `output` (format from its extension) */
+    VKCU_SINK_HASH,       /* per-frame hashes in framemd5 or JSON text to `hash_out` */
+    VKCU_SINK_NULL,       /* decode and process only (benchmarks) */
+};
+
+enum vkcu_hash_algo { VKCU_HASH_MD5 = 0, VKCU_HASH_CRC32, VKCU_HASH_XXH64 };
+enum vkcu_hash_format { VKCU_HASH_FORMAT_FRAMEMD5 = 0, VKCU_HASH_FORMAT_JSON };
+
+typedef struct vkcu_job_params {
+    const char *input;           /* file path, or "-" for stdin */
+    const char *output;          /* VKCU_SINK_ENCODE: path ("-" for stdout) */
+    enum vkcu_sink_kind sink;
+    enum vkcu_backend backend;
+    int device;                  /* CUDA ordinal (the Vulkan device is matched by UUID) */
+    const char *chain;           /* operator chain text, NULL or "" for none */
+    /* encode */
+    const char *encoder;         /* NULL/"auto": from the output extension */
+    int crf;                     /* -1: encoder default */
+    int64_t bitrate;             /* bits/s, 0: encoder default */
+    const char *preset;
+    int gop;                     /* 0: encoder default */
+    const char *encoder_opts;    /* "k=v:k=v" passed to the encoder */
+    int overwrite;               /* 1: replace an existing output */
+    int keep_partial;            /* 1: keep the partial output on failure */
+    int strict;                  /* 1: a corrupt frame is fatal */
+    /* trimming: <0 unset; time in seconds or frame numbers */
+    double start_time, duration;
+    int64_t start_frame, frame_count;
+    /* hash */
+    FILE *hash_out;
+    enum vkcu_hash_algo hash_algo;
+    enum vkcu_hash_format hash_format;
+    /* GPU */
+    int ring_size;               /* interop ring slots (>= 3) */
+    int stall_timeout_ms;        /* watchdog: no frame out of the decoder for this long fails */
+    int timeline_handoff;        /* 1: one timeline semaphore instead of binary ready/done */
+    int max_frames;              /* >0: stop after this many output frames */
+    /* reporting */
+    int progress;                /* 1: progress line on stderr (only if a terminal) */
+    int stats;                   /* 1: print per-stage statistics at the end */
+} vkcu_job_params;
+
+void vkcu_job_params_default(vkcu_job_params *p);
+
+typedef struct vkcu_job_result {
+    int64_t frames_in;      /* frames out of the decoder */
+    int64_t frames_out;     /* frames handed to the sink */
+    int64_t frames_corrupt; /* frames the decoder flagged and vkcu skipped */
+    double seconds;         /* wall time */
+    double fps;
+    enum vkcu_path path;
+    char error[512];        /* one-line error text when the job failed */
+    /* GPU statistics (zero on the CPU path) */
+    int64_t imports;        /* external memory + semaphore imports into CUDA */
+    int64_t dtod_copies;    /* on-GPU frame copies (decoded image -> interop ring) */
+    int64_t htod_bytes, dtoh_bytes;
+    int max_in_flight;
+    double gpu_ms_copy, gpu_ms_ops, gpu_ms_download; /* per-stage GPU time */
+} vkcu_job_result;
+
+/* Runs one job to completion. Returns 0 or a negative error; on error,
+ * result->error holds a one-line message naming the file. Thread-safe for
+ * distinct params/results. */
+int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *result);
+
+/* Maps a negative error to a process exit code. */
+int vkcu_exit_code(int err);
+
+/* Logging: messages at or below `level` go to stderr. */
+void vkcu_set_log_level(enum vkcu_log_level level);
+
+/* Requests that running jobs stop at the next frame (signal-safe). */
+void vkcu_request_stop(void);
+int vkcu_stop_requested(void);
+
+/* Writes the device report of `vkcu probe` to `out`. Returns 0, or
+ * VKCU_ERR_DEVICE when no GPU pair matched (the report is still written). */
+int vkcu_probe(FILE *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
