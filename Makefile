@@ -19,7 +19,7 @@ WARN    := -Wall -Wextra -Wshadow -Wmissing-prototypes -Werror
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -D_GNU_SOURCE -pthread $(WARN) -Isrc -Ikernels -I$(VK_HEADERS) -I$(CUDA)/include $(FF_CFLAGS)
 NVFLAGS ?= -O3
-NVFLAGS += -std=c++17 -Werror all-warnings -Xcompiler -Wall,-Wextra -Isrc -Ikernels -I$(VK_HEADERS) \
+NVFLAGS += -std=c++17 -Werror all-warnings -Xcompiler -Wall,-Wextra -Isrc -Ikernels -I$(VK_HEADERS) $(FF_CFLAGS) \
            -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 LDLIBS  = $(FF_LIBS) -L$(CUDA)/lib64 -lcudart_static -lzimg -lstdc++ -ldl -lrt -lm -pthread
 
