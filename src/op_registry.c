@@ -2,6 +2,9 @@
 #include <stddef.h>
 #include "op.h"
 
+extern const vkcu_op_class vkcu_op_denoise;
+
 const vkcu_op_class *const vkcu_op_classes[] = {
+    &vkcu_op_denoise,
     NULL,
 };
