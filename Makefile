@@ -47,22 +47,26 @@ check-deps:
 
 $(BUILD)/libvkcu.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
-	ar rcs $@ $^
+	@echo "AR   $@"; ar rcs $@ $^
 
 $(BUILD)/vkcu: $(CLI_OBJ) $(BUILD)/libvkcu.a
-	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libvkcu.a $(LDLIBS)
+	@echo "LINK $@"
+	@$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libvkcu.a $(LDLIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libvkcu.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libvkcu.a $(LDLIBS)
+	@echo "LINK $@"
+	@$(CC) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libvkcu.a $(LDLIBS)
 
 $(BUILD)/obj/%.o: %.c $(BUILD)/deps.mk
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+	@echo "CC   $<"
+	@$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/obj/%.cu.o: %.cu $(BUILD)/deps.mk
 	@mkdir -p $(@D)
-	$(NVCC) $(NVFLAGS) -MMD -MP -c -o $@ $<
+	@echo "NVCC $<"
+	@$(NVCC) $(NVFLAGS) -MMD -MP -c -o $@ $<
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
 

@@ -111,7 +111,7 @@ void vkcu_chain_free(vkcu_chain *chain)
     do {                                                                \
         char why_[256];                                                 \
         snprintf(why_, sizeof(why_), __VA_ARGS__);                      \
-        snprintf(err, errlen, "chain: column %d: %s", (int)(col) + 1, why_); \
+        snprintf(err, errlen, "chain: column %d: %.200s", (int)(col) + 1, why_); \
         goto fail;                                                      \
     } while (0)
 
@@ -186,7 +186,7 @@ int vkcu_chain_parse(const char *text, vkcu_chain *chain, char *err, size_t errl
                 const char *value = op->text + vstart;
                 char why[256];
                 if (check_value(&cls->keys[ki], value, why, sizeof(why)) < 0)
-                    PARSE_ERR(vstart, "%s: %s", name, why);
+                    PARSE_ERR(vstart, "%s: %.180s", name, why);
                 op->value[ki] = value;
                 if (end_of_op)
                     break;

@@ -10,6 +10,10 @@
 #include <stdarg.h>
 #include "vkcu.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 void vkcu_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int vkcu_log_level(void);
 /* Text for a vkcu or AVERROR code. */
@@ -34,4 +38,7 @@ const char *vkcu_err_str(int err, char *buf, size_t size);
         }                                                                       \
     } while (0)
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -4,7 +4,7 @@
  * An operator class declares its name, its keys (typed, with defaults and
  * ranges) and two implementations of the same math: run_cpu on AVFrames
  * (the CPU reference backend) and run_gpu on device frames (CUDA). The
- * per-pixel math lives once in kernels/*.h, compiled by gcc and nvcc.
+ * per-pixel math lives once in the kernels/ headers, compiled by gcc and nvcc.
  *
  * Frame flow contract (both backends): run(op, in, out)
  *   - in != NULL: consume one input frame; returns 0 when `out` was
@@ -25,6 +25,10 @@
 #include <libavutil/frame.h>
 #include <libavutil/pixfmt.h>
 #include <libavutil/mastering_display_metadata.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* A picture format: sample layout plus its colour description. */
 typedef struct vkcu_video_format {
@@ -137,4 +141,7 @@ void vkcu_chain_free(vkcu_chain *chain);
 typedef void (*vkcu_rows_fn)(void *ctx, int y0, int y1);
 void vkcu_parallel_rows(int threads, int height, vkcu_rows_fn fn, void *ctx);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -83,7 +83,7 @@ ffmpeg_flags() {
 --enable-ffnvcodec --enable-nvdec --enable-cuvid
 --enable-libx264 --enable-libx265 --enable-libsvtav1 --enable-libdav1d --enable-libzimg
 --enable-hwaccel=h264_vulkan,hevc_vulkan,av1_vulkan,h264_nvdec,hevc_nvdec,av1_nvdec
---enable-decoder=h264,hevc,libdav1d,vp9,mpeg2video,rawvideo,ffv1,png,h264_cuvid,hevc_cuvid,av1_cuvid,aac,ac3,mp3,opus,pcm_s16le,wrapped_avframe
+--enable-decoder=h264,hevc,av1,libdav1d,vp9,mpeg2video,rawvideo,ffv1,png,h264_cuvid,hevc_cuvid,av1_cuvid,aac,ac3,mp3,opus,pcm_s16le,wrapped_avframe
 --enable-encoder=libx264,libx265,libsvtav1,ffv1,rawvideo,wrapped_avframe,h264_vulkan,hevc_vulkan,png,aac,ac3,opus,pcm_s16le,mpeg2video
 --enable-demuxer=mov,matroska,nut,yuv4mpegpipe,h264,hevc,ivf,obu,rawvideo,aac,ac3,mp3,ogg,wav,mpegts,m4v,image2,image_png_pipe,concat,framemd5,ffmetadata
 --enable-muxer=mp4,mov,matroska,webm,nut,yuv4mpegpipe,h264,hevc,ivf,obu,rawvideo,aac,ac3,mp3,ogg,opus,wav,mpegts,framemd5,framecrc,md5,null,image2,ffmetadata

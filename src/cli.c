@@ -1,0 +1,493 @@
+/*
+ * vkcu command line: `vkcu [options] INPUT -o OUTPUT` and the verbs.
+ * Parses arguments and calls the library; nothing else lives here.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "log.h"
+#include "stage.h"
+
+#define VKCU_VERSION "0.1.0"
+
+const cli_verb cli_verbs[] = {
+    { "probe", "list Vulkan and CUDA devices and which pairs match", cli_main_probe },
+    { "hash", "per-frame hashes of decoded (and processed) frames", cli_main_hash },
+    { NULL, NULL, NULL },
+};
+
+int cli_usage_error(const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "vkcu: error: %s (see vkcu --help)\n", msg);
+    return VKCU_EXIT_USAGE;
+}
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    if (vkcu_stop_requested())
+        _exit(VKCU_EXIT_INTERRUPT); /* second Ctrl-C: leave now */
+    vkcu_request_stop();
+}
+
+void cli_install_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static int parse_int(const char *opt, const char *v, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (!*v || *end || errno || x < lo || x > hi) {
+        cli_usage_error("%s: '%s' is not an integer in [%ld, %ld]", opt, v, lo, hi);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+/* "12.5" seconds, "1:02.5", "01:02:03" or "250f" (a frame number). */
+static int parse_time(const char *opt, const char *v, double *seconds, int64_t *frames)
+{
+    char *end;
+    size_t n = strlen(v);
+    if (n > 1 && v[n - 1] == 'f') {
+        long long f = strtoll(v, &end, 10);
+        if (end != v + n - 1 || f < 0)
+            return cli_usage_error("%s: '%s' is not a frame number (e.g. 250f)", opt, v), -1;
+        *frames = f;
+        return 0;
+    }
+    double total = 0;
+    const char *p = v;
+    for (int part = 0; part < 3; part++) {
+        double x = strtod(p, &end);
+        if (end == p || x < 0)
+            return cli_usage_error("%s: '%s' is not a time (seconds, MM:SS or HH:MM:SS, or NNNf for frames)", opt, v), -1;
+        total = total * 60 + x;
+        if (!*end)
+            break;
+        if (*end != ':' || part == 2)
+            return cli_usage_error("%s: '%s' is not a time (seconds, MM:SS or HH:MM:SS, or NNNf for frames)", opt, v), -1;
+        p = end + 1;
+    }
+    *seconds = total;
+    return 0;
+}
+
+int cli_job_option(vkcu_job_params *p, int argc, char **argv, int i)
+{
+    const char *a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    long x;
+#define NEED_VALUE()                                                \
+    do {                                                            \
+        if (!v) {                                                   \
+            cli_usage_error("%s needs a value", a);                 \
+            return -1;                                              \
+        }                                                           \
+    } while (0)
+    if (!strcmp(a, "--backend")) {
+        NEED_VALUE();
+        if (!strcmp(v, "cpu"))
+            p->backend = VKCU_BACKEND_CPU;
+        else if (!strcmp(v, "gpu"))
+            p->backend = VKCU_BACKEND_GPU;
+        else if (!strcmp(v, "auto"))
+            p->backend = VKCU_BACKEND_AUTO;
+        else
+            return cli_usage_error("--backend: '%s' is not cpu, gpu or auto", v), -1;
+        return 2;
+    }
+    if (!strcmp(a, "--device")) {
+        NEED_VALUE();
+        if (parse_int(a, v, 0, 63, &x) < 0)
+            return -1;
+        p->device = (int)x;
+        return 2;
+    }
+    if (!strcmp(a, "--chain")) {
+        NEED_VALUE();
+        p->chain = v;
+        return 2;
+    }
+    if (!strcmp(a, "--ring-size")) {
+        NEED_VALUE();
+        if (parse_int(a, v, 3, 16, &x) < 0)
+            return -1;
+        p->ring_size = (int)x;
+        return 2;
+    }
+    if (!strcmp(a, "--stall-timeout")) {
+        NEED_VALUE();
+        if (parse_int(a, v, 0, 3600, &x) < 0)
+            return -1;
+        p->stall_timeout_ms = (int)x * 1000;
+        return 2;
+    }
+    if (!strcmp(a, "--handoff")) {
+        NEED_VALUE();
+        if (!strcmp(v, "binary"))
+            p->timeline_handoff = 0;
+        else if (!strcmp(v, "timeline"))
+            p->timeline_handoff = 1;
+        else
+            return cli_usage_error("--handoff: '%s' is not binary or timeline", v), -1;
+        return 2;
+    }
+    if (!strcmp(a, "--frames")) {
+        NEED_VALUE();
+        if (parse_int(a, v, 1, 2147483647, &x) < 0)
+            return -1;
+        p->max_frames = (int)x;
+        return 2;
+    }
+    if (!strcmp(a, "--start") || !strcmp(a, "--duration")) {
+        NEED_VALUE();
+        double sec = -1;
+        int64_t fr = -1;
+        if (parse_time(a, v, &sec, &fr) < 0)
+            return -1;
+        if (!strcmp(a, "--start")) {
+            p->start_time = sec;
+            p->start_frame = fr;
+        } else {
+            p->duration = sec;
+            p->frame_count = fr;
+        }
+        return 2;
+    }
+    if (!strcmp(a, "--strict")) {
+        p->strict = 1;
+        return 1;
+    }
+    if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+        p->progress = 0;
+        vkcu_set_log_level(VKCU_LOG_ERROR);
+        return 1;
+    }
+    if (!strcmp(a, "--stats")) {
+        p->stats = 1;
+        return 1;
+    }
+    if (!strcmp(a, "--log-level")) {
+        NEED_VALUE();
+        static const char *levels[] = { "error", "warning", "info", "verbose", "debug" };
+        for (int l = 0; l < 5; l++)
+            if (!strcmp(v, levels[l])) {
+                vkcu_set_log_level((enum vkcu_log_level)l);
+                return 2;
+            }
+        return cli_usage_error("--log-level: '%s' is not error, warning, info, verbose or debug", v), -1;
+    }
+    return 0;
+#undef NEED_VALUE
+}
+
+void cli_job_options_help(FILE *out)
+{
+    fputs("Processing options:\n"
+          "  --backend gpu|cpu|auto   where frames are processed (default auto: GPU if usable)\n"
+          "  --device N               CUDA device ordinal; the Vulkan device is matched by UUID\n"
+          "  --chain TEXT             operators, e.g. 'convert=format=rgba,denoise=mode=tnr:sigma=6'\n"
+          "  --start T, --duration T  trim: seconds, [HH:]MM:SS, or NNNf for a frame number\n"
+          "  --frames N               stop after N output frames\n"
+          "  --strict                 a corrupt frame is an error (default: skipped with a warning)\n"
+          "  --ring-size K            interop slots (frames in flight) on the GPU, 3..16 (default 4)\n"
+          "  --handoff binary|timeline  Vulkan->CUDA synchronisation (default binary)\n"
+          "  --stall-timeout S        fail a stream whose decoder yields nothing for S seconds (default 10)\n"
+          "  --stats                  per-stage statistics at the end\n"
+          "  -q, --quiet              no progress line, errors only\n"
+          "  --log-level LEVEL        error, warning, info (default), verbose, debug\n",
+          out);
+}
+
+static void exit_codes_help(FILE *out)
+{
+    fputs("Exit codes:\n"
+          "  0 success   1 other failure   2 bad usage/options   3 bad input file\n"
+          "  4 output not writable   5 GPU unavailable, lost or stalled   6 mismatch (compare/verify)\n"
+          "  130 interrupted (Ctrl-C)\n",
+          out);
+}
+
+static void main_help(FILE *out)
+{
+    fprintf(out, "vkcu %s: GPU video post-processing (Vulkan Video decode -> CUDA)\n\n"
+                 "Usage: vkcu [options] INPUT -o OUTPUT\n"
+                 "       vkcu VERB [options] ...   (vkcu VERB --help for each)\n\n"
+                 "Verbs:\n",
+            VKCU_VERSION);
+    for (const cli_verb *v = cli_verbs; v->name; v++)
+        fprintf(out, "  %-10s %s\n", v->name, v->summary);
+    fputs("\nOutput options:\n"
+          "  -o FILE                  output; the container follows the extension (.mkv .mp4 .nut .y4m ...)\n"
+          "  -y / -n                  overwrite / never overwrite an existing output (default: refuse)\n"
+          "  --encoder NAME           libx264, libx265, libsvtav1, ffv1, rawvideo, ... (default by extension)\n"
+          "  --crf N, --bitrate B[k|M], --preset P, --gop N\n"
+          "  --encoder-opt k=v[:k=v]  options passed to the encoder\n"
+          "  --keep-partial           keep what was written when the job fails or is interrupted\n\n",
+          out);
+    cli_job_options_help(out);
+    fputc('\n', out);
+    exit_codes_help(out);
+}
+
+void cli_print_stats(const vkcu_job_params *p, const vkcu_job_result *r, FILE *out)
+{
+    (void)p;
+    fprintf(out, "stats: path=%s frames_in=%lld frames_out=%lld corrupt=%lld time=%.3fs fps=%.1f\n",
+            vkcu_path_name(r->path), (long long)r->frames_in, (long long)r->frames_out, (long long)r->frames_corrupt,
+            r->seconds, r->fps);
+    if (r->path == VKCU_PATH_VULKAN_CUDA || r->path == VKCU_PATH_SW_UPLOAD_CUDA) {
+        double n = r->frames_out > 0 ? (double)r->frames_out : 1;
+        fprintf(out, "stats: gpu ms/frame: vk_copy=%.4f cuda_ops=%.4f download=%.4f; max_in_flight=%d\n",
+                r->gpu_ms_copy / n, r->gpu_ms_ops / n, r->gpu_ms_download / n, r->max_in_flight);
+        fprintf(out, "stats: imports=%lld dtod_copies=%lld htod_bytes=%lld dtoh_bytes=%lld\n", (long long)r->imports,
+                (long long)r->dtod_copies, (long long)r->htod_bytes, (long long)r->dtoh_bytes);
+    }
+}
+
+static int parse_bitrate(const char *v, int64_t *out)
+{
+    char *end;
+    double x = strtod(v, &end);
+    if (end == v || x <= 0)
+        return -1;
+    if (*end == 'k' || *end == 'K')
+        x *= 1e3, end++;
+    else if (*end == 'M' || *end == 'm')
+        x *= 1e6, end++;
+    if (*end)
+        return -1;
+    *out = (int64_t)x;
+    return 0;
+}
+
+static int report(const vkcu_job_params *p, const vkcu_job_result *r, int ret)
+{
+    if (p->stats)
+        cli_print_stats(p, r, stderr);
+    if (ret < 0) {
+        fprintf(stderr, "vkcu: error: %s\n", r->error[0] ? r->error : "failed");
+        return vkcu_exit_code(ret);
+    }
+    return 0;
+}
+
+int cli_main_transcode(int argc, char **argv)
+{
+    vkcu_job_params p;
+    vkcu_job_params_default(&p);
+    p.sink = VKCU_SINK_ENCODE;
+    const char *input = NULL;
+    int no_overwrite = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int n = cli_job_option(&p, argc, argv, i);
+        if (n < 0)
+            return VKCU_EXIT_USAGE;
+        if (n > 0) {
+            i += n - 1;
+            continue;
+        }
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            main_help(stdout);
+            return 0;
+        } else if (!strcmp(a, "--version")) {
+            printf("vkcu %s\n", VKCU_VERSION);
+            return 0;
+        } else if (!strcmp(a, "-y")) {
+            p.overwrite = 1;
+        } else if (!strcmp(a, "-n")) {
+            no_overwrite = 1;
+        } else if (!strcmp(a, "--keep-partial")) {
+            p.keep_partial = 1;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--encoder") || !strcmp(a, "--crf") || !strcmp(a, "--bitrate") ||
+                   !strcmp(a, "--preset") || !strcmp(a, "--gop") || !strcmp(a, "--encoder-opt")) {
+            if (!v)
+                return cli_usage_error("%s needs a value", a);
+            long x;
+            i++;
+            if (!strcmp(a, "-o"))
+                p.output = v;
+            else if (!strcmp(a, "--encoder"))
+                p.encoder = v;
+            else if (!strcmp(a, "--preset"))
+                p.preset = v;
+            else if (!strcmp(a, "--encoder-opt"))
+                p.encoder_opts = v;
+            else if (!strcmp(a, "--bitrate")) {
+                if (parse_bitrate(v, &p.bitrate) < 0)
+                    return cli_usage_error("--bitrate: '%s' is not a bitrate (e.g. 4M, 800k)", v);
+            } else {
+                if (parse_int(a, v, 0, !strcmp(a, "--crf") ? 63 : 100000, &x) < 0)
+                    return VKCU_EXIT_USAGE;
+                if (!strcmp(a, "--crf"))
+                    p.crf = (int)x;
+                else
+                    p.gop = (int)x;
+            }
+        } else if (a[0] == '-' && a[1]) {
+            return cli_usage_error("unknown option '%s'", a);
+        } else if (!input) {
+            input = a;
+        } else {
+            return cli_usage_error("more than one input ('%s' and '%s'); use 'vkcu batch' for many files", input, a);
+        }
+    }
+    if (!input)
+        return cli_usage_error("no input file");
+    if (!p.output)
+        return cli_usage_error("no output: add -o OUTPUT");
+    if (no_overwrite)
+        p.overwrite = 0;
+    p.input = input;
+    cli_install_signals();
+    vkcu_job_result r;
+    int ret = vkcu_job_run(&p, &r);
+    if (ret >= 0 && vkcu_log_level() >= VKCU_LOG_INFO)
+        fprintf(stderr, "vkcu: %s -> %s: %lld frames in %.2f s (%.1f fps), path %s\n", input, p.output,
+                (long long)r.frames_out, r.seconds, r.fps, vkcu_path_name(r.path));
+    return report(&p, &r, ret);
+}
+
+int cli_main_hash(int argc, char **argv)
+{
+    vkcu_job_params p;
+    vkcu_job_params_default(&p);
+    p.sink = VKCU_SINK_HASH;
+    p.progress = 0;
+    const char *input = NULL, *outpath = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int n = cli_job_option(&p, argc, argv, i);
+        if (n < 0)
+            return VKCU_EXIT_USAGE;
+        if (n > 0) {
+            i += n - 1;
+            continue;
+        }
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            printf("Usage: vkcu hash INPUT [options]\n\n"
+                   "Per-frame hashes of the decoded frames (after --chain, if given), in FFmpeg's\n"
+                   "framemd5 format (diffable against `ffmpeg -i INPUT -f framemd5 -`) or JSON lines.\n"
+                   "A frame's hash covers the visible picture, planes in order, rows packed,\n"
+                   "16-bit samples little-endian; GPU-decoded NV12/P010 hash as yuv420p/yuv420p10le.\n\n"
+                   "  --algo md5|crc32|xxh64   hash function (default md5)\n"
+                   "  --format framemd5|json   output format (default framemd5)\n"
+                   "  -o FILE                  write to FILE instead of standard output\n\n");
+            cli_job_options_help(stdout);
+            return 0;
+        } else if (!strcmp(a, "--algo") || !strcmp(a, "--format") || !strcmp(a, "-o")) {
+            if (!v)
+                return cli_usage_error("%s needs a value", a);
+            i++;
+            if (!strcmp(a, "-o"))
+                outpath = v;
+            else if (!strcmp(a, "--algo")) {
+                if (!strcmp(v, "md5"))
+                    p.hash_algo = VKCU_HASH_MD5;
+                else if (!strcmp(v, "crc32"))
+                    p.hash_algo = VKCU_HASH_CRC32;
+                else if (!strcmp(v, "xxh64"))
+                    p.hash_algo = VKCU_HASH_XXH64;
+                else
+                    return cli_usage_error("--algo: '%s' is not md5, crc32 or xxh64", v);
+            } else {
+                if (!strcmp(v, "framemd5"))
+                    p.hash_format = VKCU_HASH_FORMAT_FRAMEMD5;
+                else if (!strcmp(v, "json"))
+                    p.hash_format = VKCU_HASH_FORMAT_JSON;
+                else
+                    return cli_usage_error("--format: '%s' is not framemd5 or json", v);
+            }
+        } else if (a[0] == '-' && a[1]) {
+            return cli_usage_error("hash: unknown option '%s'", a);
+        } else if (!input) {
+            input = a;
+        } else {
+            return cli_usage_error("hash: more than one input");
+        }
+    }
+    if (!input)
+        return cli_usage_error("hash: no input file");
+    p.input = input;
+    char tmp[4200] = "", err[512];
+    FILE *f = NULL;
+    if (outpath) {
+        if (vkcu_outfile_begin(outpath, 1, tmp, sizeof(tmp), err, sizeof(err)) < 0) {
+            fprintf(stderr, "vkcu: error: %s\n", err);
+            return VKCU_EXIT_OUTPUT;
+        }
+        f = fopen(tmp, "w");
+        if (!f) {
+            fprintf(stderr, "vkcu: error: %s: cannot create: %s\n", outpath, strerror(errno));
+            return VKCU_EXIT_OUTPUT;
+        }
+        p.hash_out = f;
+    }
+    cli_install_signals();
+    vkcu_job_result r;
+    int ret = vkcu_job_run(&p, &r);
+    if (f) {
+        if (fclose(f) != 0 && ret >= 0) {
+            snprintf(r.error, sizeof(r.error), "%s: write error", outpath);
+            ret = VKCU_ERR_OUTPUT;
+        }
+        if (ret >= 0 && rename(tmp, outpath) < 0) {
+            snprintf(r.error, sizeof(r.error), "%s: cannot rename into place: %s", outpath, strerror(errno));
+            ret = VKCU_ERR_OUTPUT;
+        }
+        if (ret < 0)
+            unlink(tmp);
+    }
+    return report(&p, &r, ret);
+}
+
+int cli_main_probe(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("Usage: vkcu probe\n\nLists Vulkan devices (video decode/encode queues and codecs, external\n"
+                   "memory/semaphore FD support), CUDA devices, and which pairs match by UUID.\n"
+                   "Exit code 0 when at least one Vulkan/CUDA pair matched, 5 otherwise.\n");
+            return 0;
+        }
+        return cli_usage_error("probe: unknown argument '%s'", argv[i]);
+    }
+    int ret = vkcu_probe(stdout);
+    return ret < 0 ? vkcu_exit_code(ret) : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        main_help(stderr);
+        return VKCU_EXIT_USAGE;
+    }
+    for (const cli_verb *v = cli_verbs; v->name; v++)
+        if (!strcmp(argv[1], v->name))
+            return v->main(argc - 1, argv + 1);
+    return cli_main_transcode(argc, argv);
+}

@@ -1,0 +1,35 @@
+/*
+ * The command-line front end: verbs share the job option parser; each verb
+ * only parses arguments and calls the library.
+ */
+#ifndef VKCU_CLI_H
+#define VKCU_CLI_H
+
+#include "vkcu.h"
+
+typedef struct cli_verb {
+    const char *name;
+    const char *summary;
+    int (*main)(int argc, char **argv); /* argv[0] is the verb */
+} cli_verb;
+
+/* Options every job verb accepts (transcode, hash, batch, verify):
+ * parses argv[i] (and its value); returns the number of arguments consumed
+ * (0: not a job option), or -1 after printing an error. */
+int cli_job_option(vkcu_job_params *p, int argc, char **argv, int i);
+/* Help text for the job options. */
+void cli_job_options_help(FILE *out);
+/* Prints "vkcu: error: ..." and returns VKCU_EXIT_USAGE. */
+int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Installs SIGINT/SIGTERM handlers that request a clean stop. */
+void cli_install_signals(void);
+/* Prints the --stats block for a finished job. */
+void cli_print_stats(const vkcu_job_params *p, const vkcu_job_result *r, FILE *out);
+
+extern const cli_verb cli_verbs[];
+
+int cli_main_transcode(int argc, char **argv);
+int cli_main_hash(int argc, char **argv);
+int cli_main_probe(int argc, char **argv);
+
+#endif

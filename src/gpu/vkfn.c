@@ -1,0 +1,67 @@
+/* Run-time loading of the Vulkan entry points vkcu uses. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stddef.h>
+
+#include "gpu/vkfn.h"
+
+static PFN_vkGetInstanceProcAddr loader_gipa;
+static pthread_once_t loader_once = PTHREAD_ONCE_INIT;
+
+static void open_loader(void)
+{
+    void *lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+        lib = dlopen("libvulkan.so", RTLD_NOW | RTLD_LOCAL);
+    if (lib)
+        loader_gipa = (PFN_vkGetInstanceProcAddr)dlsym(lib, "vkGetInstanceProcAddr");
+}
+
+PFN_vkGetInstanceProcAddr vkcu_vk_loader(void)
+{
+    pthread_once(&loader_once, open_loader);
+    return loader_gipa;
+}
+
+int vkcu_vk_load(vkcu_vkfn *fn, PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkDevice dev,
+                 const char **missing)
+{
+    fn->vkGetInstanceProcAddr = gipa;
+    fn->vkCreateInstance = (PFN_vkCreateInstance)gipa(NULL, "vkCreateInstance");
+    fn->vkEnumerateInstanceVersion = (PFN_vkEnumerateInstanceVersion)gipa(NULL, "vkEnumerateInstanceVersion");
+    if (!inst)
+        return fn->vkCreateInstance ? 0 : (*missing = "vkCreateInstance", -1);
+#define X(name)                                                   \
+    fn->name = (PFN_##name)gipa(inst, #name);                     \
+    if (!fn->name) {                                              \
+        *missing = #name;                                         \
+        return -1;                                                \
+    }
+    VKCU_INSTANCE_FNS(X)
+#undef X
+    if (!dev)
+        return 0;
+#define X(name)                                                   \
+    fn->name = (PFN_##name)fn->vkGetDeviceProcAddr(dev, #name);   \
+    if (!fn->name) {                                              \
+        *missing = #name;                                         \
+        return -1;                                                \
+    }
+    VKCU_DEVICE_FNS(X)
+#undef X
+    return 0;
+}
+
+const char *vkcu_vk_result_str(VkResult r)
+{
+    switch (r) {
+#define R(x) case x: return #x;
+    R(VK_SUCCESS) R(VK_NOT_READY) R(VK_TIMEOUT) R(VK_ERROR_OUT_OF_HOST_MEMORY)
+    R(VK_ERROR_OUT_OF_DEVICE_MEMORY) R(VK_ERROR_INITIALIZATION_FAILED) R(VK_ERROR_DEVICE_LOST)
+    R(VK_ERROR_MEMORY_MAP_FAILED) R(VK_ERROR_LAYER_NOT_PRESENT) R(VK_ERROR_EXTENSION_NOT_PRESENT)
+    R(VK_ERROR_FEATURE_NOT_PRESENT) R(VK_ERROR_INCOMPATIBLE_DRIVER) R(VK_ERROR_TOO_MANY_OBJECTS)
+    R(VK_ERROR_FORMAT_NOT_SUPPORTED) R(VK_ERROR_INVALID_EXTERNAL_HANDLE)
+#undef R
+    default: return "VkResult error";
+    }
+}

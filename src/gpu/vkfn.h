@@ -1,0 +1,71 @@
+/*
+ * Vulkan entry points vkcu calls, loaded at run time: the binary does not
+ * link libvulkan, so it starts (and runs the CPU backend) on machines that
+ * have no Vulkan at all.
+ */
+#ifndef VKCU_VKFN_H
+#define VKCU_VKFN_H
+
+#include <vulkan/vulkan.h>
+
+#define VKCU_INSTANCE_FNS(X)                   \
+    X(vkDestroyInstance)                       \
+    X(vkEnumeratePhysicalDevices)              \
+    X(vkGetPhysicalDeviceProperties2)          \
+    X(vkGetPhysicalDeviceQueueFamilyProperties2) \
+    X(vkGetPhysicalDeviceMemoryProperties)     \
+    X(vkEnumerateDeviceExtensionProperties)    \
+    X(vkGetPhysicalDeviceExternalSemaphoreProperties) \
+    X(vkGetPhysicalDeviceImageFormatProperties2) \
+    X(vkGetDeviceProcAddr)
+
+#define VKCU_DEVICE_FNS(X)          \
+    X(vkCreateImage)                \
+    X(vkDestroyImage)               \
+    X(vkGetImageMemoryRequirements) \
+    X(vkAllocateMemory)             \
+    X(vkFreeMemory)                 \
+    X(vkBindImageMemory)            \
+    X(vkGetMemoryFdKHR)             \
+    X(vkCreateSemaphore)            \
+    X(vkDestroySemaphore)           \
+    X(vkGetSemaphoreFdKHR)          \
+    X(vkCreateCommandPool)          \
+    X(vkDestroyCommandPool)         \
+    X(vkAllocateCommandBuffers)     \
+    X(vkBeginCommandBuffer)         \
+    X(vkEndCommandBuffer)           \
+    X(vkCmdPipelineBarrier2)        \
+    X(vkCmdCopyImage)               \
+    X(vkCmdResetQueryPool)          \
+    X(vkCmdWriteTimestamp2)         \
+    X(vkCreateQueryPool)            \
+    X(vkDestroyQueryPool)           \
+    X(vkGetQueryPoolResults)        \
+    X(vkQueueSubmit2)               \
+    X(vkGetDeviceQueue)             \
+    X(vkCreateFence)                \
+    X(vkDestroyFence)               \
+    X(vkWaitForFences)              \
+    X(vkResetFences)                \
+    X(vkDeviceWaitIdle)
+
+typedef struct vkcu_vkfn {
+    PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr;
+    PFN_vkCreateInstance vkCreateInstance;
+    PFN_vkEnumerateInstanceVersion vkEnumerateInstanceVersion;
+#define X(name) PFN_##name name;
+    VKCU_INSTANCE_FNS(X)
+    VKCU_DEVICE_FNS(X)
+#undef X
+} vkcu_vkfn;
+
+/* Opens libvulkan.so.1 (once per process); NULL when there is none. */
+PFN_vkGetInstanceProcAddr vkcu_vk_loader(void);
+/* Loads instance-level functions (and device-level ones when dev != NULL).
+ * Returns 0, or -1 naming the first missing function in *missing. */
+int vkcu_vk_load(vkcu_vkfn *fn, PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkDevice dev,
+                 const char **missing);
+const char *vkcu_vk_result_str(VkResult r);
+
+#endif

@@ -1,0 +1,495 @@
+/*
+ * The job runner: demux -> decode -> operators (CPU reference, or the GPU
+ * session) -> sink, with trimming, progress, the stall watchdog, and one
+ * error line that names the file when anything goes wrong.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <libavutil/pixdesc.h>
+
+#include "gpu/gpu.h"
+#include "log.h"
+#include "stage.h"
+
+void vkcu_job_params_default(vkcu_job_params *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->backend = VKCU_BACKEND_AUTO;
+    p->crf = -1;
+    p->start_time = -1;
+    p->duration = -1;
+    p->start_frame = -1;
+    p->frame_count = -1;
+    p->hash_out = stdout;
+    p->ring_size = 4;
+    p->stall_timeout_ms = 10000;
+    p->progress = 1;
+}
+
+typedef struct job {
+    const vkcu_job_params *p;
+    vkcu_job_result *r;
+    vkcu_demux *demux;
+    vkcu_decoder *dec;
+    vkcu_gpu *gpu;
+    vkcu_chain chain;
+    vkcu_sink sink;
+    int sink_ready;
+    vkcu_video_format in_fmt, out_fmt;
+    AVRational tb;
+    int threads;
+    vkcu_progress progress;
+    /* trimming, in the video stream's time base */
+    int64_t trim_start, trim_end;
+    int64_t frames_seen;     /* decoded frames, counted from the stream start */
+    int trimmed_done;
+    char *err;
+    size_t errlen;
+    /* watchdog */
+    _Atomic long long last_frame_ms;
+    _Atomic int watchdog_stop;
+    pthread_t watchdog;
+    int watchdog_running;
+} job;
+
+static long long now_ms(void)
+{
+    return (long long)(vkcu_now() * 1000.0);
+}
+
+/* FFmpeg's Vulkan decode can stall inside a driver call that no signal
+ * interrupts (DESIGN.md). Nothing can unwind that thread, so the watchdog
+ * reports the stall, removes partial output, and ends the process. */
+static void *watchdog_main(void *arg)
+{
+    job *j = arg;
+    while (!atomic_load(&j->watchdog_stop)) {
+        usleep(100 * 1000);
+        if (now_ms() - atomic_load(&j->last_frame_ms) > j->p->stall_timeout_ms) {
+            LOGE("%s: decoder stalled: no frame for %.1f s (GPU driver or FFmpeg hang); giving up "
+                 "(raise --stall-timeout, or use --backend cpu)", j->p->input, j->p->stall_timeout_ms / 1000.0);
+            if (j->sink_ready && j->sink.cls->close)
+                j->sink.cls->close(&j->sink, 0);
+            _exit(VKCU_EXIT_DEVICE);
+        }
+    }
+    return NULL;
+}
+
+static int sink_write(job *j, AVFrame *f)
+{
+    vkcu_job_result *r = j->r;
+    if (j->p->max_frames > 0 && r->frames_out >= j->p->max_frames)
+        return 0;
+    int ret = j->sink.cls->write_frame(&j->sink, f);
+    if (ret < 0)
+        return ret;
+    r->frames_out++;
+    vkcu_progress_update(&j->progress, r->frames_out, 0);
+    return 0;
+}
+
+static AVFrame *alloc_out(const vkcu_video_format *fmt)
+{
+    AVFrame *f = av_frame_alloc();
+    if (!f)
+        return NULL;
+    f->format = fmt->pix_fmt;
+    f->width = fmt->width;
+    f->height = fmt->height;
+    if (av_frame_get_buffer(f, 0) < 0)
+        av_frame_free(&f);
+    return f;
+}
+
+/* Feeds `in` (NULL: flush) into CPU operator `i` and on down the chain. */
+static int cpu_chain_feed(job *j, int i, AVFrame *in)
+{
+    int ret = 0;
+    if (i == j->chain.nb_ops) {
+        if (in) {
+            ret = vkcu_format_to_frame(&j->out_fmt, in);
+            if (ret >= 0)
+                ret = sink_write(j, in);
+        }
+        return ret;
+    }
+    vkcu_op *op = j->chain.ops[i];
+    for (;;) {
+        AVFrame *out = alloc_out(&op->out);
+        if (!out)
+            return AVERROR(ENOMEM);
+        ret = op->cls->run_cpu(op, in, out);
+        if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF) {
+            av_frame_free(&out);
+            ret = 0;
+            break;
+        }
+        if (ret < 0) {
+            av_frame_free(&out);
+            char buf[128];
+            snprintf(j->err, j->errlen, "%s: operator %s failed: %s", j->p->input, op->cls->name,
+                     vkcu_err_str(ret, buf, sizeof(buf)));
+            return ret;
+        }
+        ret = cpu_chain_feed(j, i + 1, out);
+        av_frame_free(&out);
+        if (ret < 0 || in)
+            return ret;
+    }
+    return in ? 0 : cpu_chain_feed(j, i + 1, NULL);
+}
+
+static int gpu_drain(job *j, int wait_all)
+{
+    AVFrame *host = av_frame_alloc();
+    if (!host)
+        return AVERROR(ENOMEM);
+    int ret = 0;
+    for (;;) {
+        int wait = wait_all ? vkcu_gpu_pending(j->gpu) > 0 : vkcu_gpu_full(j->gpu);
+        ret = vkcu_gpu_pop(j->gpu, host, wait, j->err, j->errlen);
+        if (ret == AVERROR(EAGAIN)) {
+            ret = 0;
+            break;
+        }
+        if (ret < 0)
+            break;
+        ret = vkcu_format_to_frame(&j->out_fmt, host);
+        if (ret >= 0)
+            ret = sink_write(j, host);
+        av_frame_unref(host);
+        if (ret < 0)
+            break;
+    }
+    av_frame_free(&host);
+    return ret;
+}
+
+/* Sets up operators and the sink from the first decoded frame. */
+static int first_frame(job *j, const AVFrame *f)
+{
+    const vkcu_job_params *p = j->p;
+    enum AVPixelFormat sw = vkcu_frame_sw_format(f);
+    vkcu_format_from_frame(&j->in_fmt, f, sw);
+    int ret = vkcu_chain_init(&j->chain, &j->in_fmt, &j->out_fmt, j->err, j->errlen);
+    if (ret < 0) {
+        char tmp[512];
+        snprintf(tmp, sizeof(tmp), "%s: %s", p->input, j->err);
+        snprintf(j->err, j->errlen, "%s", tmp);
+        return ret;
+    }
+    vkcu_video_format sink_fmt = j->out_fmt;
+    if (j->gpu) {
+        if (f->format != AV_PIX_FMT_VULKAN) {
+            j->r->path = VKCU_PATH_SW_UPLOAD_CUDA;
+            LOGI("%s: the GPU cannot decode this stream (%s %s); software decode + upload to CUDA",
+                 p->input, avcodec_get_name(j->demux->video->codecpar->codec_id), av_get_pix_fmt_name(sw));
+        } else {
+            j->r->path = VKCU_PATH_VULKAN_CUDA;
+        }
+        vkcu_gpu_set_chain(j->gpu, &j->chain);
+        sink_fmt.pix_fmt = vkcu_gpu_host_format(j->out_fmt.pix_fmt);
+        j->out_fmt.pix_fmt = sink_fmt.pix_fmt;
+    }
+    ret = j->sink.cls->open(&j->sink, &sink_fmt, j->tb);
+    j->sink_ready = 1;
+    return ret;
+}
+
+static int frame_is_corrupt(const AVFrame *f)
+{
+    return (f->flags & AV_FRAME_FLAG_CORRUPT) || f->decode_error_flags;
+}
+
+/* Returns 1 when the frame lies inside the trim window. */
+static int in_window(job *j, const AVFrame *f)
+{
+    int64_t idx = j->frames_seen++;
+    const vkcu_job_params *p = j->p;
+    if (p->start_frame >= 0 && idx < p->start_frame)
+        return 0;
+    if (p->frame_count >= 0 && p->start_frame >= 0 && idx >= p->start_frame + p->frame_count) {
+        j->trimmed_done = 1;
+        return 0;
+    }
+    if (p->frame_count >= 0 && p->start_frame < 0 && j->r->frames_in >= p->frame_count) {
+        j->trimmed_done = 1;
+        return 0;
+    }
+    int64_t ts = f->best_effort_timestamp;
+    if (ts != AV_NOPTS_VALUE) {
+        if (j->trim_start != AV_NOPTS_VALUE && ts < j->trim_start)
+            return 0;
+        if (j->trim_end != AV_NOPTS_VALUE && ts >= j->trim_end) {
+            j->trimmed_done = 1;
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int handle_frame(job *j, AVFrame *f)
+{
+    atomic_store(&j->last_frame_ms, now_ms());
+    if (frame_is_corrupt(f)) {
+        j->r->frames_corrupt++;
+        if (j->p->strict) {
+            snprintf(j->err, j->errlen, "%s: frame %lld: corrupt picture (decode errors)", j->p->input,
+                     (long long)j->frames_seen);
+            av_frame_unref(f);
+            return VKCU_ERR_INPUT;
+        }
+        LOGW("%s: frame %lld: corrupt picture, skipped (use --strict to stop)", j->p->input, (long long)j->frames_seen);
+        j->frames_seen++;
+        av_frame_unref(f);
+        return 0;
+    }
+    if (!in_window(j, f)) {
+        av_frame_unref(f);
+        return 0;
+    }
+    f->pts = f->best_effort_timestamp;
+    if (f->pts != AV_NOPTS_VALUE && j->trim_start != AV_NOPTS_VALUE)
+        f->pts -= j->trim_start;
+    if (!j->sink_ready) {
+        int ret = first_frame(j, f);
+        if (ret < 0) {
+            av_frame_unref(f);
+            return ret;
+        }
+    }
+    j->r->frames_in++;
+    if (j->gpu) {
+        int ret = gpu_drain(j, 0);
+        if (ret < 0) {
+            av_frame_unref(f);
+            return ret;
+        }
+        AVFrame *owned = av_frame_clone(f);
+        av_frame_unref(f);
+        if (!owned)
+            return AVERROR(ENOMEM);
+        ret = vkcu_gpu_push(j->gpu, owned, j->err, j->errlen);
+        return ret;
+    }
+    int ret = cpu_chain_feed(j, 0, f);
+    av_frame_unref(f);
+    return ret;
+}
+
+static int decode_packet(job *j, const AVPacket *pkt, AVFrame *frame)
+{
+    int ret = vkcu_decoder_send(j->dec, pkt, j->p->strict, j->err, j->errlen);
+    if (ret == AVERROR_EOF)
+        ret = 0;
+    if (ret < 0 && ret != AVERROR(EAGAIN))
+        return ret;
+    for (;;) {
+        int r = vkcu_decoder_receive(j->dec, frame);
+        if (r == AVERROR(EAGAIN) || r == AVERROR_EOF)
+            break;
+        if (r < 0) {
+            if (r == AVERROR_INVALIDDATA && !j->p->strict) {
+                j->r->frames_corrupt++;
+                LOGW("%s: undecodable frame skipped (use --strict to stop)", j->p->input);
+                continue;
+            }
+            char buf[128];
+            snprintf(j->err, j->errlen, "%s: decode error: %s", j->p->input, vkcu_err_str(r, buf, sizeof(buf)));
+            return r == AVERROR_INVALIDDATA ? VKCU_ERR_INPUT : r;
+        }
+        r = handle_frame(j, frame);
+        if (r < 0)
+            return r;
+        if (vkcu_stop_requested())
+            return VKCU_ERR_INTERRUPT;
+    }
+    if (ret == AVERROR(EAGAIN)) /* the decoder was full: the packet is still ours */
+        return decode_packet(j, pkt, frame);
+    return 0;
+}
+
+static int open_backend(job *j)
+{
+    const vkcu_job_params *p = j->p;
+    char why[512] = "";
+    int ret;
+    if (p->backend != VKCU_BACKEND_CPU) {
+        ret = vkcu_gpu_open(p, &j->gpu, why, sizeof(why));
+        if (ret < 0) {
+            if (p->backend == VKCU_BACKEND_GPU) {
+                snprintf(j->err, j->errlen, "%s: --backend gpu: %s", p->input, why);
+                return VKCU_ERR_DEVICE;
+            }
+            LOGV("no GPU backend (%s); using the CPU reference", why);
+        }
+    }
+    if (j->gpu) {
+        AVBufferRef *vk = vkcu_gpu_vulkan_device(j->gpu);
+        if (vkcu_decoder_vulkan_supported(j->demux, vk, why, sizeof(why))) {
+            ret = vkcu_decoder_open(j->demux, vk, 1, &j->dec, j->err, j->errlen);
+            if (ret >= 0)
+                return 0;
+            LOGV("%s: Vulkan decoder did not open (%s); software decode + upload", p->input, j->err);
+            j->err[0] = 0;
+        } else {
+            LOGI("%s: %s; software decode + upload to CUDA", p->input, why);
+        }
+        j->r->path = VKCU_PATH_SW_UPLOAD_CUDA;
+    } else {
+        j->r->path = VKCU_PATH_CPU;
+    }
+    return vkcu_decoder_open(j->demux, NULL, j->threads, &j->dec, j->err, j->errlen);
+}
+
+static int setup_trim(job *j)
+{
+    const vkcu_job_params *p = j->p;
+    AVRational tb = j->demux->video->time_base;
+    int64_t st = j->demux->video->start_time != AV_NOPTS_VALUE ? j->demux->video->start_time : 0;
+    j->trim_start = j->trim_end = AV_NOPTS_VALUE;
+    if (p->start_time >= 0) {
+        j->trim_start = st + av_rescale_q((int64_t)(p->start_time * 1e6 + 0.5), AV_TIME_BASE_Q, tb);
+        /* decode from the keyframe before the cut, drop frames up to it */
+        if (p->start_time > 0)
+            vkcu_demux_seek(j->demux, j->trim_start);
+    }
+    if (p->duration >= 0) {
+        int64_t s = j->trim_start != AV_NOPTS_VALUE ? j->trim_start : st;
+        j->trim_end = s + av_rescale_q((int64_t)(p->duration * 1e6 + 0.5), AV_TIME_BASE_Q, tb);
+    }
+    return 0;
+}
+
+int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
+{
+    job j_ = { 0 }, *j = &j_;
+    AVPacket *pkt = NULL;
+    AVFrame *frame = NULL;
+    int ret;
+    memset(r, 0, sizeof(*r));
+    j->p = p;
+    j->r = r;
+    j->err = r->error;
+    j->errlen = sizeof(r->error);
+    j->threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (j->threads < 1)
+        j->threads = 1;
+    double t0 = vkcu_now();
+
+    ret = vkcu_chain_parse(p->chain, &j->chain, j->err, j->errlen);
+    if (ret < 0)
+        goto fail;
+    for (int i = 0; i < j->chain.nb_ops; i++)
+        j->chain.ops[i]->threads = j->threads;
+    ret = vkcu_demux_open(p->input, &j->demux, j->err, j->errlen);
+    if (ret < 0)
+        goto fail;
+    j->tb = j->demux->video->time_base;
+    ret = open_backend(j);
+    if (ret < 0)
+        goto fail;
+    setup_trim(j);
+
+    j->sink.cls = p->sink == VKCU_SINK_HASH ? &vkcu_sink_hash : p->sink == VKCU_SINK_NULL ? &vkcu_sink_null : &vkcu_sink_encode;
+    j->sink.params = p;
+    j->sink.demux = j->demux;
+    j->sink.err = j->err;
+    j->sink.errlen = j->errlen;
+    if (j->sink.cls->priv_size && !(j->sink.priv = av_mallocz(j->sink.cls->priv_size))) {
+        ret = AVERROR(ENOMEM);
+        goto fail;
+    }
+    vkcu_progress_init(&j->progress, p->progress, p->frame_count > 0 ? p->frame_count : j->demux->frames_estimate,
+                       p->input);
+
+    pkt = av_packet_alloc();
+    frame = av_frame_alloc();
+    if (!pkt || !frame) {
+        ret = AVERROR(ENOMEM);
+        goto fail;
+    }
+    atomic_store(&j->last_frame_ms, now_ms());
+    if (j->gpu && p->stall_timeout_ms > 0 && pthread_create(&j->watchdog, NULL, watchdog_main, j) == 0)
+        j->watchdog_running = 1;
+
+    for (;;) {
+        if (vkcu_stop_requested()) {
+            ret = VKCU_ERR_INTERRUPT;
+            goto fail;
+        }
+        ret = vkcu_demux_read(j->demux, pkt, j->err, j->errlen);
+        if (ret == AVERROR_EOF)
+            break;
+        if (ret < 0)
+            goto fail;
+        if (pkt->stream_index == j->demux->video_index) {
+            ret = decode_packet(j, pkt, frame);
+        } else if (j->sink.cls->write_packet) {
+            /* Packets before the first video frame wait for the sink. */
+            ret = j->sink_ready ? j->sink.cls->write_packet(&j->sink, pkt) : 0;
+        }
+        av_packet_unref(pkt);
+        if (ret < 0)
+            goto fail;
+        if (j->trimmed_done || (p->max_frames > 0 && r->frames_out >= p->max_frames))
+            break;
+    }
+    if (!j->trimmed_done) {
+        ret = decode_packet(j, NULL, frame);
+        if (ret < 0)
+            goto fail;
+    }
+    if (!j->sink_ready) {
+        snprintf(j->err, j->errlen, "%s: no frames could be decoded (corrupt or truncated file%s)", p->input,
+                 r->frames_corrupt ? ", all frames corrupt" : "");
+        ret = VKCU_ERR_INPUT;
+        goto fail;
+    }
+    if (j->gpu) {
+        ret = vkcu_gpu_push(j->gpu, NULL, j->err, j->errlen);
+        if (ret >= 0)
+            ret = gpu_drain(j, 1);
+    } else {
+        ret = cpu_chain_feed(j, 0, NULL);
+    }
+    if (ret < 0)
+        goto fail;
+    if (r->frames_corrupt)
+        LOGW("%s: %lld corrupt frame(s) skipped", p->input, (long long)r->frames_corrupt);
+    ret = j->sink.cls->close(&j->sink, 1);
+    j->sink_ready = 0;
+    if (ret < 0)
+        goto fail;
+    vkcu_progress_update(&j->progress, r->frames_out, 1);
+    ret = 0;
+fail:
+    if (j->watchdog_running) {
+        atomic_store(&j->watchdog_stop, 1);
+        pthread_join(j->watchdog, NULL);
+    }
+    if (ret < 0 && j->sink.cls && j->sink.priv && j->sink.cls->close)
+        j->sink.cls->close(&j->sink, 0);
+    if (ret < 0 && !j->err[0]) {
+        char buf[128];
+        snprintf(j->err, j->errlen, "%s: %s", p->input, vkcu_err_str(ret, buf, sizeof(buf)));
+    }
+    if (ret == VKCU_ERR_INTERRUPT)
+        snprintf(j->err, j->errlen, "%s: interrupted; partial output removed", p->input);
+    if (j->gpu)
+        vkcu_gpu_stats(j->gpu, r);
+    r->seconds = vkcu_now() - t0;
+    r->fps = r->seconds > 0 ? r->frames_out / r->seconds : 0;
+    av_packet_free(&pkt);
+    av_frame_free(&frame);
+    vkcu_decoder_close(&j->dec);
+    vkcu_chain_free(&j->chain);
+    vkcu_gpu_close(&j->gpu);
+    vkcu_demux_close(&j->demux);
+    av_freep(&j->sink.priv);
+    return ret;
+}

@@ -1,0 +1,104 @@
+/*
+ * The stages a job strings together: demux -> decode -> (CPU operators |
+ * GPU session) -> sink. Each stage writes a one-line, user-facing error into
+ * the `err` buffer it is given; the pipeline prefixes nothing (messages
+ * already name the file).
+ */
+#ifndef VKCU_STAGE_H
+#define VKCU_STAGE_H
+
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+
+#include "op.h"
+#include "vkcu.h"
+
+/* ---- demux (demux.c) ---- */
+typedef struct vkcu_demux {
+    AVFormatContext *fmt;
+    AVStream *video;        /* the stream processed */
+    int video_index;
+    const char *path;
+    AVRational frame_rate;  /* best guess; {0,1} when unknown */
+    int64_t frames_estimate; /* for progress and ETA; 0 when unknown */
+} vkcu_demux;
+
+int vkcu_demux_open(const char *path, vkcu_demux **out, char *err, size_t errlen);
+/* 0, AVERROR_EOF at the end, or an error (err filled). */
+int vkcu_demux_read(vkcu_demux *d, AVPacket *pkt, char *err, size_t errlen);
+/* Seeks to the keyframe at or before `ts` (video stream time base). */
+int vkcu_demux_seek(vkcu_demux *d, int64_t ts);
+void vkcu_demux_close(vkcu_demux **d);
+
+/* ---- decode (decode.c) ---- */
+typedef struct vkcu_decoder {
+    AVCodecContext *avctx;
+    const char *path;
+    int hw;                 /* 1: Vulkan Video hwaccel active */
+    int64_t packets_rejected; /* packets the decoder refused as invalid data */
+} vkcu_decoder;
+
+/* hw_device: a Vulkan AVHWDeviceContext, or NULL for software decode.
+ * With hw_device set, fails with AVERROR(ENOSYS) when the device cannot
+ * decode this stream (codec, profile or size), so the caller can fall back. */
+int vkcu_decoder_open(const vkcu_demux *d, AVBufferRef *hw_device, int threads,
+                      vkcu_decoder **out, char *err, size_t errlen);
+/* Whether a Vulkan device can decode this stream (codec, profile, depth,
+ * chroma format, size): 1 yes, 0 no (reason in why). */
+int vkcu_decoder_vulkan_supported(const vkcu_demux *d, AVBufferRef *hw_device, char *why, size_t whylen);
+/* pkt NULL: drain. Invalid packets are counted and skipped unless strict. */
+int vkcu_decoder_send(vkcu_decoder *dec, const AVPacket *pkt, int strict, char *err, size_t errlen);
+/* 0 with a frame, AVERROR(EAGAIN), AVERROR_EOF, or an error. */
+int vkcu_decoder_receive(vkcu_decoder *dec, AVFrame *frame);
+void vkcu_decoder_close(vkcu_decoder **dec);
+/* The software pixel format of decoded frames (resolves hardware frames). */
+enum AVPixelFormat vkcu_frame_sw_format(const AVFrame *frame);
+
+/* ---- sinks (sink_hash.c, sink_encode.c) ---- */
+typedef struct vkcu_sink vkcu_sink;
+typedef struct vkcu_sink_class {
+    const char *name;
+    size_t priv_size;
+    /* fmt: format of the frames that will arrive; tb: their time base. */
+    int (*open)(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb);
+    int (*write_frame)(vkcu_sink *s, AVFrame *frame);
+    /* Non-video packets of the input (stream copy); may be NULL. */
+    int (*write_packet)(vkcu_sink *s, AVPacket *pkt);
+    /* ok = 0: the job failed; discard partial output. */
+    int (*close)(vkcu_sink *s, int ok);
+} vkcu_sink_class;
+
+struct vkcu_sink {
+    const vkcu_sink_class *cls;
+    void *priv;
+    const vkcu_job_params *params;
+    vkcu_demux *demux;
+    char *err;
+    size_t errlen;
+    int opened;
+};
+
+extern const vkcu_sink_class vkcu_sink_hash, vkcu_sink_encode, vkcu_sink_null;
+
+/* The frame hash definition (docs/hash.md): planes in order, each row's
+ * visible samples packed without padding, 16-bit samples little-endian. */
+int vkcu_frame_hash(const AVFrame *frame, enum vkcu_hash_algo algo, char *hex, size_t hexlen, int *size);
+
+/* ---- output file handling (outfile.c) ---- */
+/* A temporary name beside `path`, renamed over it on success. */
+int vkcu_outfile_begin(const char *path, int overwrite, char *tmp, size_t tmplen, char *err, size_t errlen);
+int vkcu_outfile_commit(const char *tmp, const char *path, char *err, size_t errlen);
+void vkcu_outfile_abort(const char *tmp);
+
+/* ---- progress (progress.c) ---- */
+typedef struct vkcu_progress {
+    int enabled;
+    double start, last;
+    int64_t total;
+    const char *label;
+} vkcu_progress;
+void vkcu_progress_init(vkcu_progress *p, int enabled, int64_t total, const char *label);
+void vkcu_progress_update(vkcu_progress *p, int64_t frames, int final);
+double vkcu_now(void);
+
+#endif
