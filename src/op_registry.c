@@ -3,8 +3,11 @@
 #include "op.h"
 
 extern const vkcu_op_class vkcu_op_copy;
+extern const vkcu_op_class vkcu_op_convert, vkcu_op_tonemap;
 
 const vkcu_op_class *const vkcu_op_classes[] = {
     &vkcu_op_copy,
+    &vkcu_op_convert,
+    &vkcu_op_tonemap,
     NULL,
 };
