@@ -237,33 +237,51 @@ typedef struct tnr_job {
     const AVFrame *in, *prev;
     AVFrame *out;
     int has_prev;
+    int *failed;
 } tnr_job;
 
 static void tnr_rows(void *ctx, int y0, int y1)
 {
     const tnr_job *j = ctx;
     const dn_channel *ch = j->ch;
-    int pl = ch->plane;
+    int pl = ch->plane, w = ch->w;
+    /* three rows of the current frame and of the history, unpacked once per
+     * output row with one replicated sample on each side */
+    int *line = malloc(sizeof(int) * 6 * (size_t)(w + 2));
+    if (!line) {
+        j->failed[0] = 1;
+        return;
+    }
     for (int y = y0; y < y1; y++) {
-        const uint8_t *crow[3], *prow[3];
         for (int r = 0; r < 3; r++) {
             int yy = vkcu_clampi(y + r - 1, 0, ch->h - 1);
-            crow[r] = j->in->data[pl] + (ptrdiff_t)yy * j->in->linesize[pl];
-            prow[r] = j->has_prev ? j->prev->data[pl] + (ptrdiff_t)yy * j->prev->linesize[pl] : NULL;
+            const uint8_t *crow = j->in->data[pl] + (ptrdiff_t)yy * j->in->linesize[pl];
+            int *cl = line + (size_t)r * (w + 2), *plin = line + (size_t)(3 + r) * (w + 2);
+            for (int x = 0; x < w; x++)
+                cl[x + 1] = ch_get(ch, crow, x);
+            cl[0] = cl[1];
+            cl[w + 1] = cl[w];
+            if (j->has_prev) {
+                const uint8_t *prow = j->prev->data[pl] + (ptrdiff_t)yy * j->prev->linesize[pl];
+                for (int x = 0; x < w; x++)
+                    plin[x + 1] = ch_get(ch, prow, x);
+                plin[0] = plin[1];
+                plin[w + 1] = plin[w];
+            }
         }
         uint8_t *orow = j->out->data[pl] + (ptrdiff_t)y * j->out->linesize[pl];
-        for (int x = 0; x < ch->w; x++) {
+        for (int x = 0; x < w; x++) {
             int cur[9], prev[9] = { 0 };
             for (int r = 0; r < 3; r++)
                 for (int c = 0; c < 3; c++) {
-                    int xx = vkcu_clampi(x + c - 1, 0, ch->w - 1);
-                    cur[r * 3 + c] = ch_get(ch, crow[r], xx);
+                    cur[r * 3 + c] = line[(size_t)r * (w + 2) + x + c];
                     if (j->has_prev)
-                        prev[r * 3 + c] = ch_get(ch, prow[r], xx);
+                        prev[r * 3 + c] = line[(size_t)(3 + r) * (w + 2) + x + c];
                 }
             ch_put(ch, orow, x, dn_tnr_sample(cur, prev, j->has_prev, &j->p->tp));
         }
     }
+    free(line);
 }
 
 static int tnr_run_cpu(vkcu_op *op, const AVFrame *in, AVFrame *out)
@@ -288,8 +306,11 @@ static int tnr_run_cpu(vkcu_op *op, const AVFrame *in, AVFrame *out)
             copy_channel(ch, in, out, 0, ch->h);
             continue;
         }
-        tnr_job job = { p, ch, in, p->prev, out, p->has_prev };
+        int failed = 0;
+        tnr_job job = { p, ch, in, p->prev, out, p->has_prev, &failed };
         vkcu_parallel_rows(op->threads, ch->h, tnr_rows, &job);
+        if (failed)
+            return AVERROR(ENOMEM);
     }
     if ((ret = av_frame_copy(p->prev, out)) < 0)
         return ret;
