@@ -30,11 +30,13 @@ LIB_OBJ := $(C_SRC:%.c=$(BUILD)/obj/%.o) $(CU_SRC:%.cu=$(BUILD)/obj/%.cu.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(wildcard tests/unit/*.c)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+BENCH_SRC := $(wildcard tests/bench/*.c)
+BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/tests/%)
 
 .PHONY: all deps test test-gpu demo bench install clean media check-deps
 .DEFAULT_GOAL := all
 
-all: check-deps $(BUILD)/vkcu $(BUILD)/libvkcu.a $(TEST_BIN)
+all: check-deps $(BUILD)/vkcu $(BUILD)/libvkcu.a $(TEST_BIN) $(BENCH_BIN)
 
 $(BUILD)/deps.mk:
 	@bash tools/deps.sh
@@ -57,6 +59,11 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libvkcu.a
 	@mkdir -p $(@D)
 	@echo "LINK $@"
 	@$(CC) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libvkcu.a $(LDLIBS)
+
+$(BUILD)/tests/%: tests/bench/%.c $(BUILD)/libvkcu.a
+	@mkdir -p $(@D)
+	@echo "LINK $@"
+	@$(CC) $(CFLAGS) -Itests -Itests/unit -o $@ $< $(BUILD)/libvkcu.a $(LDLIBS)
 
 $(BUILD)/obj/%.o: %.c $(BUILD)/deps.mk
 	@mkdir -p $(@D)

@@ -160,16 +160,26 @@ int vkcu_chain_parse(const char *text, vkcu_chain *chain, char *err, size_t errl
 
         if (pos < len && text[pos] == '=') {
             pos++;
+            size_t first = pos;
             /* key=value pairs joined by ':' until ',' or the end */
             for (;;) {
                 size_t kstart = pos;
                 while (pos < len && text[pos] != '=' && text[pos] != ':' && text[pos] != ',')
                     pos++;
-                if (pos >= len || text[pos] != '=')
+                int ki;
+                const char *key;
+                if ((pos >= len || text[pos] != '=') && kstart == first && cls->keys && cls->keys[0].name) {
+                    /* "denoise=tnr:sigma=6": a bare first value belongs to the first key */
+                    ki = 0;
+                    key = cls->keys[0].name;
+                    pos = kstart - 1;
+                } else if (pos >= len || text[pos] != '=') {
                     PARSE_ERR(kstart, "expected key=value after '%s='", name);
-                op->text[pos] = 0;
-                const char *key = op->text + kstart;
-                int ki = key_index(cls, key);
+                } else {
+                    op->text[pos] = 0;
+                    key = op->text + kstart;
+                    ki = key_index(cls, key);
+                }
                 if (ki < 0) {
                     char keys[512] = "";
                     for (int i = 0; cls->keys && cls->keys[i].name; i++)

@@ -244,7 +244,8 @@ static void main_help(FILE *out)
           "  --encoder NAME           libx264, libx265, libsvtav1, ffv1, rawvideo, ... (default by extension)\n"
           "  --crf N, --bitrate B[k|M], --preset P, --gop N\n"
           "  --encoder-opt k=v[:k=v]  options passed to the encoder\n"
-          "  --keep-partial           keep what was written when the job fails or is interrupted\n\n",
+          "  --keep-partial           keep what was written when the job fails or is interrupted\n"
+          "  --null                   process but write nothing; --decode-only: decode and drop (benchmarks)\n\n",
           out);
     cli_job_options_help(out);
     fputc('\n', out);
@@ -322,6 +323,11 @@ int cli_main_transcode(int argc, char **argv)
             no_overwrite = 1;
         } else if (!strcmp(a, "--keep-partial")) {
             p.keep_partial = 1;
+        } else if (!strcmp(a, "--null")) {
+            p.sink = VKCU_SINK_NULL; /* process, write nothing (benchmarks) */
+        } else if (!strcmp(a, "--decode-only")) {
+            p.sink = VKCU_SINK_NULL;
+            p.decode_only = 1;
         } else if (!strcmp(a, "-o") || !strcmp(a, "--encoder") || !strcmp(a, "--crf") || !strcmp(a, "--bitrate") ||
                    !strcmp(a, "--preset") || !strcmp(a, "--gop") || !strcmp(a, "--encoder-opt")) {
             if (!v)
@@ -357,7 +363,7 @@ int cli_main_transcode(int argc, char **argv)
     }
     if (!input)
         return cli_usage_error("no input file");
-    if (!p.output)
+    if (!p.output && p.sink != VKCU_SINK_NULL)
         return cli_usage_error("no output: add -o OUTPUT");
     if (no_overwrite)
         p.overwrite = 0;
@@ -366,7 +372,7 @@ int cli_main_transcode(int argc, char **argv)
     vkcu_job_result r;
     int ret = vkcu_job_run(&p, &r);
     if (ret >= 0 && vkcu_log_level() >= VKCU_LOG_INFO)
-        fprintf(stderr, "vkcu: %s -> %s: %lld frames in %.2f s (%.1f fps), path %s\n", input, p.output,
+        fprintf(stderr, "vkcu: %s -> %s: %lld frames in %.2f s (%.1f fps), path %s\n", input, p.output ? p.output : "(null)",
                 (long long)r.frames_out, r.seconds, r.fps, vkcu_path_name(r.path));
     return report(&p, &r, ret);
 }
@@ -482,6 +488,7 @@ int cli_main_probe(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    vkcu_set_log_level(VKCU_LOG_INFO);
     if (argc < 2) {
         main_help(stderr);
         return VKCU_EXIT_USAGE;

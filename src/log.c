@@ -3,13 +3,19 @@
 #include <stdio.h>
 #include <string.h>
 #include <libavutil/error.h>
+#include <libavutil/log.h>
 
 #include "log.h"
 
 static int log_level = VKCU_LOG_INFO;
 static volatile sig_atomic_t stop_flag;
 
-void vkcu_set_log_level(enum vkcu_log_level level) { log_level = level; }
+void vkcu_set_log_level(enum vkcu_log_level level)
+{
+    static const int av_levels[] = { AV_LOG_QUIET, AV_LOG_FATAL, AV_LOG_FATAL, AV_LOG_FATAL, AV_LOG_ERROR, AV_LOG_VERBOSE };
+    log_level = level;
+    av_log_set_level(av_levels[level + 1]);
+}
 int vkcu_log_level(void) { return log_level; }
 
 void vkcu_log(int level, const char *fmt, ...)

@@ -2,11 +2,14 @@
 #include <stddef.h>
 #include "op.h"
 
-extern const vkcu_op_class vkcu_op_copy;
+extern const vkcu_op_class vkcu_op_denoise;
 extern const vkcu_op_class vkcu_op_convert, vkcu_op_tonemap;
+
+extern const vkcu_op_class vkcu_op_copy;
 
 const vkcu_op_class *const vkcu_op_classes[] = {
     &vkcu_op_copy,
+    &vkcu_op_denoise,
     &vkcu_op_convert,
     &vkcu_op_tonemap,
     NULL,

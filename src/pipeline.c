@@ -252,6 +252,16 @@ static int handle_frame(job *j, AVFrame *f)
         av_frame_unref(f);
         return 0;
     }
+    if (j->p->decode_only) {
+        j->r->frames_in++;
+        j->r->frames_out++;
+        if (!j->sink_ready && j->gpu)
+            j->r->path = f->format == AV_PIX_FMT_VULKAN ? VKCU_PATH_VULKAN_CUDA : VKCU_PATH_SW_UPLOAD_CUDA;
+        j->sink_ready = 1;
+        av_frame_unref(f);
+        vkcu_progress_update(&j->progress, j->r->frames_out, 0);
+        return 0;
+    }
     f->pts = f->best_effort_timestamp;
     if (f->pts != AV_NOPTS_VALUE && j->trim_start != AV_NOPTS_VALUE)
         f->pts -= j->trim_start;
@@ -450,7 +460,9 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
         ret = VKCU_ERR_INPUT;
         goto fail;
     }
-    if (j->gpu) {
+    if (p->decode_only) {
+        ret = 0;
+    } else if (j->gpu) {
         ret = vkcu_gpu_push(j->gpu, NULL, j->err, j->errlen);
         if (ret >= 0)
             ret = gpu_drain(j, 1);
@@ -461,7 +473,7 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
         goto fail;
     if (r->frames_corrupt)
         LOGW("%s: %lld corrupt frame(s) skipped", p->input, (long long)r->frames_corrupt);
-    ret = j->sink.cls->close(&j->sink, 1);
+    ret = p->decode_only ? 0 : j->sink.cls->close(&j->sink, 1);
     j->sink_ready = 0;
     if (ret < 0)
         goto fail;

@@ -94,6 +94,7 @@ typedef struct vkcu_job_params {
     int stall_timeout_ms;        /* watchdog: no frame out of the decoder for this long fails */
     int timeline_handoff;        /* 1: one timeline semaphore instead of binary ready/done */
     int max_frames;              /* >0: stop after this many output frames */
+    int decode_only;             /* 1: decode and drop frames (benchmarks: no handoff, no operators) */
     /* reporting */
     int progress;                /* 1: progress line on stderr (only if a terminal) */
     int stats;                   /* 1: print per-stage statistics at the end */

@@ -85,21 +85,44 @@ static dim3 grid_for(int w, int h, dim3 block)
     return dim3((w + block.x - 1) / block.x, (h + block.y - 1) / block.y);
 }
 
-static int launch_plane_copy(const vkcu_gpu_plane &src, uint8_t *dst, int linesize, int elem, cudaStream_t st)
+/* Element types by (bytes per sample, samples per pixel): a texture must be
+ * read with the type of its channel format. */
+template <template <typename> class K, typename... A>
+static int dispatch_elem(int bytes, int comps, dim3 grid, dim3 block, cudaStream_t st, A... args)
 {
-    dim3 block(32, 8), grid = grid_for(src.width, src.height, block);
-    switch (elem) {
-    case 1: plane_copy<uint8_t><<<grid, block, 0, st>>>(src, dst, linesize, src.width, src.height); break;
-    case 2: plane_copy<uint16_t><<<grid, block, 0, st>>>(src, dst, linesize, src.width, src.height); break;
-    case 4: plane_copy<uint32_t><<<grid, block, 0, st>>>(src, dst, linesize, src.width, src.height); break;
-    case 8: plane_copy<uint2><<<grid, block, 0, st>>>(src, dst, linesize, src.width, src.height); break;
-    default:
-        if (src.ptr)
-            return cudaMemcpy2DAsync(dst, linesize, src.ptr, src.pitch, (size_t)src.width * elem, src.height,
-                                     cudaMemcpyDeviceToDevice, st);
-        return cudaErrorInvalidValue;
+    switch (bytes * 8 + comps) {
+    case 9: K<uint8_t>::launch(grid, block, st, args...); break;
+    case 10: K<uchar2>::launch(grid, block, st, args...); break;
+    case 12: K<uchar4>::launch(grid, block, st, args...); break;
+    case 17: K<uint16_t>::launch(grid, block, st, args...); break;
+    case 18: K<ushort2>::launch(grid, block, st, args...); break;
+    case 20: K<ushort4>::launch(grid, block, st, args...); break;
+    default: return cudaErrorInvalidValue;
     }
     return cudaGetLastError();
+}
+
+template <typename E> struct copy_to_linear {
+    static void launch(dim3 g, dim3 b, cudaStream_t st, vkcu_gpu_plane src, uint8_t *dst, int linesize)
+    {
+        plane_copy<E><<<g, b, 0, st>>>(src, dst, linesize, src.width, src.height);
+    }
+};
+template <typename E> struct copy_to_plane {
+    static void launch(dim3 g, dim3 b, cudaStream_t st, vkcu_gpu_plane src, vkcu_gpu_plane dst)
+    {
+        plane_copy_to<E><<<g, b, 0, st>>>(src, dst, src.width, src.height);
+    }
+};
+
+static int launch_plane_copy(const vkcu_gpu_plane &src, uint8_t *dst, int linesize, int bytes, int comps,
+                             cudaStream_t st)
+{
+    dim3 block(32, 8), grid = grid_for(src.width, src.height, block);
+    if (comps == 3 && src.ptr) /* packed 24/48-bit RGB: bytes, row by row */
+        return cudaMemcpy2DAsync(dst, linesize, src.ptr, src.pitch, (size_t)src.width * bytes * comps, src.height,
+                                 cudaMemcpyDeviceToDevice, st);
+    return dispatch_elem<copy_to_linear>(bytes, comps, grid, block, st, src, dst, linesize);
 }
 
 extern "C" int vkcu_cuda_to_planar(const vkcu_gpu_frame *in, int host_fmt, uint8_t *dst, const size_t offset[4],
@@ -122,7 +145,7 @@ extern "C" int vkcu_cuda_to_planar(const vkcu_gpu_frame *in, int host_fmt, uint8
     for (int p = 0; p < in->nb_planes; p++) {
         int bytes, comps, lw, lh;
         vkcu_plane_layout(in->fmt.pix_fmt, p, &bytes, &comps, &lw, &lh);
-        int e = launch_plane_copy(in->plane[p], dst + offset[p], linesize[p], bytes * comps, st);
+        int e = launch_plane_copy(in->plane[p], dst + offset[p], linesize[p], bytes, comps, st);
         if (e)
             return e;
     }
@@ -137,14 +160,9 @@ extern "C" int vkcu_cuda_copy_frame(const vkcu_gpu_frame *in, const vkcu_gpu_fra
         vkcu_plane_layout(in->fmt.pix_fmt, p, &bytes, &comps, &lw, &lh);
         const vkcu_gpu_plane &s = in->plane[p];
         dim3 block(32, 8), grid = grid_for(s.width, s.height, block);
-        switch (bytes * comps) {
-        case 1: plane_copy_to<uint8_t><<<grid, block, 0, st>>>(s, out->plane[p], s.width, s.height); break;
-        case 2: plane_copy_to<uint16_t><<<grid, block, 0, st>>>(s, out->plane[p], s.width, s.height); break;
-        case 4: plane_copy_to<uint32_t><<<grid, block, 0, st>>>(s, out->plane[p], s.width, s.height); break;
-        case 8: plane_copy_to<uint2><<<grid, block, 0, st>>>(s, out->plane[p], s.width, s.height); break;
-        default: return cudaErrorInvalidValue;
-        }
-        int e = cudaGetLastError();
+        int e = comps == 3 ? (int)cudaMemcpy2DAsync(out->plane[p].ptr, out->plane[p].pitch, s.ptr, s.pitch,
+                                                    (size_t)s.width * bytes * 3, s.height, cudaMemcpyDeviceToDevice, st)
+                           : dispatch_elem<copy_to_plane>(bytes, comps, grid, block, st, s, out->plane[p]);
         if (e)
             return e;
     }

@@ -57,7 +57,6 @@ typedef struct frame_slot {
     VkFence fence;
     int submitted;                      /* fence pending */
     int used;                           /* a CUDA `done` signal is pending */
-    uint64_t done_value;                /* timeline mode: value CUDA signals when done */
     uint8_t *staging;                   /* device: planar host layout */
 } frame_slot;
 
@@ -93,7 +92,7 @@ struct vkcu_gpu {
     /* timeline variant */
     VkSemaphore timeline;
     cudaExternalSemaphore_t cu_timeline;
-    uint64_t timeline_value;
+    uint64_t tl_frames;                 /* frames handed over on the timeline */
     /* host side */
     enum AVPixelFormat host_fmt;
     int host_linesize[4];
@@ -615,9 +614,12 @@ static int vulkan_handoff(vkcu_gpu *g, int s, AVFrame *frame, char *err, size_t 
     waits[nw++] = (VkSemaphoreSubmitInfo){ .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, .semaphore = vkf->sem[0],
                                            .value = vkf->sem_value[0], .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT };
     if (g->p->timeline_handoff) {
-        if (sl->used)
+        /* One timeline, two signalling queues: values must rise in order, so
+         * frame n's copy (signal 2n+1) waits CUDA's release of frame n-1 (2n).
+         * That also covers the reuse of this slot, K frames back. */
+        if (g->tl_frames > 0)
             waits[nw++] = (VkSemaphoreSubmitInfo){ .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
-                                                   .semaphore = g->timeline, .value = sl->done_value,
+                                                   .semaphore = g->timeline, .value = 2 * g->tl_frames,
                                                    .stageMask = VK_PIPELINE_STAGE_2_TRANSFER_BIT };
     } else if (sl->used) {
         waits[nw++] = (VkSemaphoreSubmitInfo){ .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, .semaphore = sl->done,
@@ -628,7 +630,7 @@ static int vulkan_handoff(vkcu_gpu *g, int s, AVFrame *frame, char *err, size_t 
                                              .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT };
     if (g->p->timeline_handoff)
         signals[ns++] = (VkSemaphoreSubmitInfo){ .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
-                                                 .semaphore = g->timeline, .value = ++g->timeline_value,
+                                                 .semaphore = g->timeline, .value = 2 * g->tl_frames + 1,
                                                  .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT };
     else
         signals[ns++] = (VkSemaphoreSubmitInfo){ .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
@@ -707,7 +709,10 @@ static int start_download(vkcu_gpu *g, int s, const vkcu_gpu_frame *out, int pen
     int ret = 0;
     pending_frame *pf = &g->pending[pend_idx];
     uint8_t *staging = s >= 0 ? g->slot[s].staging : g->slot[0].staging;
-    int e = vkcu_cuda_to_planar(out, g->host_fmt, staging, g->host_offset, g->host_linesize, g->stream);
+    /* No CPU consumer (null sink): frames end on the GPU. */
+    int e = g->p->sink == VKCU_SINK_NULL ? 0
+                                         : vkcu_cuda_to_planar(out, g->host_fmt, staging, g->host_offset,
+                                                               g->host_linesize, g->stream);
     if (e) {
         snprintf(err, errlen, "CUDA: download kernel failed: %s", cudaGetErrorString((cudaError_t)e));
         return VKCU_ERR_DEVICE;
@@ -726,9 +731,9 @@ static int signal_done(vkcu_gpu *g, int s, char *err, size_t errlen)
     struct cudaExternalSemaphoreSignalParams sp;
     memset(&sp, 0, sizeof(sp));
     if (g->p->timeline_handoff) {
-        sl->done_value = ++g->timeline_value;
-        sp.params.fence.value = sl->done_value;
+        sp.params.fence.value = 2 * g->tl_frames + 2;
         CU_CHECK(cudaSignalExternalSemaphoresAsync(&g->cu_timeline, &sp, 1, g->stream));
+        g->tl_frames++;
     } else {
         CU_CHECK(cudaSignalExternalSemaphoresAsync(&sl->cu_done, &sp, 1, g->stream));
     }
@@ -743,15 +748,17 @@ static int finish_host_copy(vkcu_gpu *g, int s, const vkcu_gpu_frame *out, char 
     int ret = 0;
     int idx = (g->pend_head + g->pend_count) % MAX_PENDING;
     pending_frame *pf = &g->pending[idx];
-    pf->host = av_buffer_pool_get(g->host_pool);
-    if (!pf->host) {
-        snprintf(err, errlen, "cannot allocate pinned host memory");
-        return AVERROR(ENOMEM);
+    if (g->p->sink != VKCU_SINK_NULL) {
+        pf->host = av_buffer_pool_get(g->host_pool);
+        if (!pf->host) {
+            snprintf(err, errlen, "cannot allocate pinned host memory");
+            return AVERROR(ENOMEM);
+        }
+        uint8_t *staging = s >= 0 ? g->slot[s].staging : g->slot[0].staging;
+        CU_CHECK(cudaMemcpyAsync(pf->host->data, staging, g->host_size, cudaMemcpyDeviceToHost, g->stream));
+        g->dtoh_bytes += (int64_t)g->host_size;
     }
-    uint8_t *staging = s >= 0 ? g->slot[s].staging : g->slot[0].staging;
-    CU_CHECK(cudaMemcpyAsync(pf->host->data, staging, g->host_size, cudaMemcpyDeviceToHost, g->stream));
     CU_CHECK(cudaEventRecord(pf->ev_end, g->stream));
-    g->dtoh_bytes += (int64_t)g->host_size;
     pf->slot = s;
     pf->pts = out->pts;
     pf->duration = out->duration;
@@ -829,7 +836,8 @@ int vkcu_gpu_push(vkcu_gpu *g, AVFrame *frame, char *err, size_t errlen)
     pf->ev_ops = g->events[idx][1];
     pf->ev_end = g->events[idx][2];
     pf->vk_timed = 0;
-    if (frame->format == AV_PIX_FMT_VULKAN) {
+    int vulkan = frame->format == AV_PIX_FMT_VULKAN;
+    if (vulkan) {
         ret = vulkan_handoff(g, s, frame, err, errlen);
         if (ret < 0)
             goto fail;
@@ -837,7 +845,7 @@ int vkcu_gpu_push(vkcu_gpu *g, AVFrame *frame, char *err, size_t errlen)
         struct cudaExternalSemaphoreWaitParams wp;
         memset(&wp, 0, sizeof(wp));
         if (g->p->timeline_handoff) {
-            wp.params.fence.value = g->timeline_value;
+            wp.params.fence.value = 2 * g->tl_frames + 1;
             CU_CHECK(cudaWaitExternalSemaphoresAsync(&g->cu_timeline, &wp, 1, g->stream));
         } else {
             CU_CHECK(cudaWaitExternalSemaphoresAsync(&sl->cu_ready, &wp, 1, g->stream));
@@ -853,9 +861,8 @@ int vkcu_gpu_push(vkcu_gpu *g, AVFrame *frame, char *err, size_t errlen)
     ret = run_chain(g, 0, &in, &out, err, errlen);
     if (ret == AVERROR(EAGAIN)) {
         /* Operator holds the frame back (look-ahead): the slot is free again. */
-        if (g->slot[s].cu_done || g->cu_timeline)
-            if ((ret = signal_done(g, s, err, errlen)) < 0)
-                return ret;
+        if (vulkan && (ret = signal_done(g, s, err, errlen)) < 0)
+            return ret;
         return 0;
     }
     if (ret < 0)
@@ -863,9 +870,8 @@ int vkcu_gpu_push(vkcu_gpu *g, AVFrame *frame, char *err, size_t errlen)
     if ((ret = start_download(g, s, &out, idx, err, errlen)) < 0)
         return ret;
     /* The chain and the download kernel have read the slot: release it. */
-    if (g->slot[s].cu_done || g->cu_timeline)
-        if ((ret = signal_done(g, s, err, errlen)) < 0)
-            return ret;
+    if (vulkan && (ret = signal_done(g, s, err, errlen)) < 0)
+        return ret;
     return finish_host_copy(g, s, &out, err, errlen);
 fail:
     av_frame_free(&frame);
@@ -904,7 +910,7 @@ int vkcu_gpu_pop(vkcu_gpu *g, AVFrame *out, int wait, char *err, size_t errlen)
     out->height = of ? of->height : g->ring_h;
     out->buf[0] = pf->host;
     pf->host = NULL;
-    for (int p = 0; p < 4; p++) {
+    for (int p = 0; p < 4 && out->buf[0]; p++) {
         out->data[p] = g->host_linesize[p] ? out->buf[0]->data + g->host_offset[p] : NULL;
         out->linesize[p] = g->host_linesize[p];
     }

@@ -95,7 +95,7 @@ static AVFrame *convert(const AVFrame *in, const char *text, enum AVChromaLocati
 int main(void)
 {
     const int w = 67, h = 43; /* odd: edges and partial chroma samples */
-    char text[256], what[256];
+    char text[200], what[320];
 
     /* the composed re-siting filter never needs more than three taps */
     for (int a = 0; a < 3; a++)

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# `make bench`: the GPU benchmark, every row measured side by side in one
+# run, reported as fps and ratios (issue 3's table). Each figure is the
+# median of 3 runs. Writes bench.md (in $OUT when set, else build/).
+#   vkcu decode-only          Vulkan Video decode, frames dropped
+#   vkcu +handoff+copy        decode, on-GPU copy into the interop ring,
+#                             binary-semaphore handoff, CUDA `copy` kernel
+#   vkcu ... timeline         the same with one timeline semaphore
+#   ffmpeg vulkan             ffmpeg -threads 1 -hwaccel vulkan -hwaccel_output_format vulkan -f null
+#   ffmpeg nvdec              ffmpeg -hwaccel cuda -hwaccel_output_format cuda -f null
+set -u
+source "$(dirname "$0")/gpu-env.sh"
+outdir=${OUT:-$root/build}
+mkdir -p "$outdir"
+if ! timeout -s KILL 60 "$VKCU" probe > /dev/null 2>&1; then
+  echo "bench: no Vulkan/CUDA GPU pair here; the benchmark runs on the GPU machine (see README)" >&2
+  exit 0
+fi
+make_big_clips
+reps=${VKCU_BENCH_REPS:-3}
+
+div() { awk -v a="$1" -v b="$2" 'BEGIN {print (b > 0 ? a / b : 0)}'; }
+median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
+vkcu_fps() { # clip args... -> fps from --stats
+  for _ in $(seq "$reps"); do
+    timeout -s KILL 300 "$VKCU" "$@" --backend gpu --stats -q 2>&1 | sed -n 's/.* fps=\([0-9.]*\).*/\1/p' | head -1
+  done | median
+}
+ffmpeg_fps() { # frames, ffmpeg args...
+  local frames=$1; shift
+  for _ in $(seq "$reps"); do
+    local t0 t1
+    t0=$(date +%s.%N)
+    timeout -s KILL 300 "$FFMPEG" -hide_banner -loglevel error -nostdin "$@" -f null - || { echo 0; continue; }
+    t1=$(date +%s.%N)
+    awk -v f="$frames" -v a="$t0" -v b="$t1" 'BEGIN {print f / (b - a)}'
+  done | median
+}
+
+{
+  echo "| clip | vkcu decode-only | vkcu +handoff+copy (binary) | ratio | +handoff+copy (timeline) | ffmpeg vulkan | vkcu/ffmpeg-vulkan | ffmpeg nvdec | vkcu/nvdec |"
+  echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+  for c in h264-1080p.mp4 h264-2160p.mp4 hevc10-1080p.mp4; do
+    clip=$BIG/$c
+    frames=$("$VKCU" "$clip" --decode-only --backend cpu --stats -q 2>&1 | sed -n 's/.*frames_out=\([0-9]*\).*/\1/p')
+    dec=$(vkcu_fps "$clip" --decode-only)
+    bin=$(vkcu_fps "$clip" --null --chain copy --handoff binary)
+    tl=$(vkcu_fps "$clip" --null --chain copy --handoff timeline)
+    ffv=$(ffmpeg_fps "$frames" -threads 1 -hwaccel vulkan -hwaccel_output_format vulkan -i "$clip")
+    ffn=$(ffmpeg_fps "$frames" -hwaccel cuda -hwaccel_output_format cuda -i "$clip")
+    printf '| %s (%s frames) | %.1f | %.1f | %.3f | %.1f | %.1f | %.2f | %.1f | %.2f |\n' "$c" "$frames" "$dec" "$bin" \
+      "$(div "$bin" "$dec")" "$tl" "$ffv" "$(div "$dec" "$ffv")" "$ffn" "$(div "$dec" "$ffn")"
+  done
+} | tee "$outdir/bench.md"
+"$VKCU" "$BIG/h264-2160p.mp4" --null --chain copy --backend gpu --stats -q 2>&1 | tee "$outdir/bench-stats.txt"
+for b in "$TESTBIN"/bench_*; do
+  [ -x "$b" ] || continue
+  echo "== $(basename "$b")"
+  timeout -s KILL 300 "$b" 2>&1 | tee "$outdir/$(basename "$b").txt"
+done

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Packs what a run on the GPU machine needs into .gpu/ (git-ignored), for the
+# device tool to carry: vkcu, the GPU test and benchmark programs, the FFmpeg
+# programs, the codec libraries they load (the GPU machine has libc,
+# libstdc++ and libcuda, nothing else), and the conformance streams.
+# On the GPU machine: tests/gpu.sh and tools/bench.sh unpack it.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+ffbin=$(sed -n 's/^FFMPEG_BIN := //p' build/deps.mk)
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/bin" "$stage/lib" "$stage/tests" "$stage/conformance" .gpu
+strip -o "$stage/bin/vkcu" build/vkcu
+strip -o "$stage/bin/ffmpeg" "$ffbin/ffmpeg"
+for t in build/tests/*gpu* build/tests/bench_*; do
+  [ -x "$t" ] && strip -o "$stage/tests/$(basename "$t")" "$t"
+done
+# Shared libraries outside the C/C++ runtime.
+for f in "$stage"/bin/* "$stage"/tests/*; do ldd "$f" 2>/dev/null; done |
+  awk '$3 ~ /^\// {print $3}' | sort -u |
+  grep -v -E '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' |
+  while read -r lib; do cp -L "$lib" "$stage/lib/"; done
+cp ../shared/conformance/* "$stage/conformance/" 2>/dev/null || cp "$root"/../shared/conformance/* "$stage/conformance/"
+cp media/gen/*.mkv media/gen/*.ivf media/gen/*.mp4 media/gen/*.h264 "$stage/" 2>/dev/null || true
+mkdir -p "$stage/media" && mv "$stage"/*.mkv "$stage"/*.ivf "$stage"/*.mp4 "$stage"/*.h264 "$stage/media/" 2>/dev/null || true
+tar -C "$stage" -cJf .gpu/bundle.tar.xz .
+ls -la .gpu/bundle.tar.xz >&2

@@ -1,0 +1,43 @@
+# Sourced by tests/gpu.sh and tools/bench.sh: finds vkcu, FFmpeg, the
+# conformance streams and the clips, either in this checkout (a machine with
+# the project built) or in the bundle tools/gpu-bundle.sh made (.gpu/).
+# Sets VKCU FFMPEG CONF MEDIA TESTBIN; generates the large clips if missing.
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+if [ -f "$root/.gpu/bundle.tar.xz" ] && [ ! -x "$root/build/vkcu" -o -n "${VKCU_USE_BUNDLE:-}" ]; then
+  b=$root/.gpu/b
+  if [ ! -f "$b/.stamp" ] || [ "$root/.gpu/bundle.tar.xz" -nt "$b/.stamp" ]; then
+    rm -rf "$b"; mkdir -p "$b"; tar -C "$b" -xJf "$root/.gpu/bundle.tar.xz"; touch "$b/.stamp"
+  fi
+  export LD_LIBRARY_PATH="$b/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  VKCU=$b/bin/vkcu FFMPEG=$b/bin/ffmpeg CONF=$b/conformance MEDIA=$b/media TESTBIN=$b/tests
+else
+  VKCU=$root/build/vkcu TESTBIN=$root/build/tests
+  FFMPEG=$(sed -n 's/^FFMPEG_BIN := //p' "$root/build/deps.mk" 2>/dev/null)/ffmpeg
+  CONF=${VKCU_CONFORMANCE:-$root/../shared/conformance} MEDIA=$root/media/gen
+fi
+# The Vulkan loader carried in .gl (the GPU machine has the driver, not the loader).
+if ls "$root"/.gl/*.deb >/dev/null 2>&1 && ! ldconfig -p | grep -q libvulkan.so.1; then
+  for f in "$root"/.gl/*.deb; do dpkg -x "$f" /; done
+  ldconfig
+fi
+[ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] &&
+  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+BIG=${VKCU_BIG_MEDIA:-$root/.gpu/media}
+export VKCU FFMPEG CONF MEDIA TESTBIN BIG
+
+# Large clips for GPU tests and benchmarks, made where they are used.
+make_big_clips() {
+  mkdir -p "$BIG"
+  local ff="$FFMPEG -hide_banner -loglevel error -nostdin -y"
+  mk() {
+    local name=$1 frames=$2 size=$3; shift 3
+    [ -s "$BIG/$name" ] && return 0
+    $ff -filter_complex "testsrc2=size=$size:rate=30,noise=alls=10:allf=t" -frames:v "$frames" "$@" "$BIG/.tmp-$name" &&
+      mv "$BIG/.tmp-$name" "$BIG/$name"
+  }
+  mk h264-1080p.mp4 600 1920x1080 -c:v libx264 -preset veryfast -crf 26 -pix_fmt yuv420p &
+  mk h264-2160p.mp4 600 3840x2160 -c:v libx264 -preset veryfast -crf 28 -pix_fmt yuv420p &
+  mk hevc10-1080p.mp4 600 1920x1080 -c:v libx265 -preset ultrafast -crf 28 -pix_fmt yuv420p10le -x265-params log-level=error &
+  mk h264-10k.mp4 10000 320x240 -c:v libx264 -preset ultrafast -pix_fmt yuv420p &
+  wait
+}

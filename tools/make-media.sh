@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Generates the test clips vkcu's tests and benchmarks use, with the FFmpeg
+# that tools/deps.sh built. Idempotent: existing clips are kept.
+#   tools/make-media.sh          small clips for the tests (media/gen/)
+#   tools/make-media.sh --large  also 1080p/4K clips for GPU tests and benchmarks
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin=$(sed -n 's/^FFMPEG_BIN := //p' "$root/build/deps.mk")
+ff="$bin/ffmpeg -hide_banner -loglevel error -nostdin -y"
+out=$root/media/gen
+mkdir -p "$out"
+
+make_clip() { # name, then ffmpeg arguments; written to a temp name first
+  local name=$1; shift
+  [ -s "$out/$name" ] && return 0
+  echo "media: $name" >&2
+  local ext=${name##*.}
+  $ff "$@" "$out/.tmp.$ext" && mv "$out/.tmp.$ext" "$out/$name"
+}
+
+src="testsrc2=size=320x240:rate=25"
+tags=(-color_primaries bt709 -color_trc bt709 -colorspace bt709 -color_range tv)
+
+# H.264 + AAC in MP4, with container metadata and a chapter: the transcode tests.
+make_clip h264-aac.mp4 -filter_complex "$src:duration=2[v];sine=frequency=440:sample_rate=48000:duration=2[a]" \
+  -map "[v]" -map "[a]" -c:v libx264 -preset veryfast -g 12 -bf 2 "${tags[@]}" -pix_fmt yuv420p -c:a aac -b:a 96k \
+  -metadata title="vkcu test clip" -metadata:s:a:0 language=eng -shortest
+# HEVC Main10 in Matroska.
+make_clip hevc10.mkv -filter_complex "$src:duration=1.2" -c:v libx265 -preset ultrafast -x265-params log-level=error \
+  -pix_fmt yuv420p10le "${tags[@]}"
+# AV1 (no Vulkan AV1 decode on an H200: the software-decode fallback).
+make_clip av1.ivf -filter_complex "$src:duration=1" -c:v libsvtav1 -preset 12 -pix_fmt yuv420p
+# H.264 4:2:2 (High 4:2:2 profile: no Vulkan decode on NVIDIA).
+make_clip h264-422.mkv -filter_complex "$src:duration=1" -c:v libx264 -preset veryfast -pix_fmt yuv422p
+# Variable frame rate: timestamps must come out unchanged.
+make_clip vfr.mkv -filter_complex "$src:duration=2,setpts='(N*40+floor(N/5)*17)/1000/TB'" -fps_mode passthrough \
+  -c:v libx264 -preset veryfast -enc_time_base 1/1000
+# HDR10 (PQ, BT.2020) with mastering metadata, 10-bit HEVC.
+make_clip hdr10.mkv -filter_complex "$src:duration=0.4" -c:v libx265 -preset ultrafast -pix_fmt yuv420p10le \
+  -color_primaries bt2020 -color_trc smpte2084 -colorspace bt2020nc \
+  -x265-params "log-level=error:hdr10=1:master-display=G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)L(10000000,1):max-cll=1000,400"
+# Audio only, and a file that is not media at all.
+make_clip audio-only.mkv -filter_complex "sine=frequency=440:duration=1" -c:a aac
+[ -s "$out/not-video.mp4" ] || printf 'this is a text file, not a video\n' > "$out/not-video.mp4"
+: > "$out/empty.mp4"
+# Truncated MP4 (moov at the end is cut off) and corrupt H.264 (bytes overwritten).
+[ -s "$out/truncated.mp4" ] || head -c 20000 "$out/h264-aac.mp4" > "$out/truncated.mp4"
+if [ ! -s "$out/corrupt.h264" ]; then
+  $ff -i "$out/h264-aac.mp4" -an -c:v copy -bsf:v h264_mp4toannexb "$out/.tmp.h264"
+  python3 - "$out/.tmp.h264" <<'EOF'
+import sys, random
+data = bytearray(open(sys.argv[1], 'rb').read())
+rnd = random.Random(7)
+for start in (len(data) // 3, len(data) // 2):
+    for i in range(start, start + 600):
+        data[i] = rnd.randrange(256)
+open(sys.argv[1], 'wb').write(data)
+EOF
+  mv "$out/.tmp.h264" "$out/corrupt.h264"
+fi
+
+if [ "${1:-}" = --large ]; then
+  big() { # name size frames codec-args...
+    local name=$1 size=$2 frames=$3; shift 3
+    make_clip "$name" -filter_complex "testsrc2=size=$size:rate=30,noise=alls=12:allf=t" -frames:v "$frames" "$@"
+  }
+  big h264-1080p.mp4 1920x1080 600 -c:v libx264 -preset veryfast -crf 26 -pix_fmt yuv420p
+  big h264-2160p.mp4 3840x2160 600 -c:v libx264 -preset veryfast -crf 28 -pix_fmt yuv420p
+  big hevc10-1080p.mp4 1920x1080 600 -c:v libx265 -preset ultrafast -crf 28 -pix_fmt yuv420p10le -x265-params log-level=error
+fi
