@@ -457,16 +457,18 @@ int cli_main_hash(int argc, char **argv)
     vkcu_job_result r;
     int ret = vkcu_job_run(&p, &r);
     if (f) {
+        if (ret == VKCU_ERR_OUTPUT)
+            snprintf(r.error, sizeof(r.error), "%s: cannot write the hashes (disk full?)", outpath);
         if (fclose(f) != 0 && ret >= 0) {
             snprintf(r.error, sizeof(r.error), "%s: write error", outpath);
             ret = VKCU_ERR_OUTPUT;
         }
-        if (ret >= 0 && rename(tmp, outpath) < 0) {
+        if (ret >= 0 && strcmp(tmp, outpath) && rename(tmp, outpath) < 0) {
             snprintf(r.error, sizeof(r.error), "%s: cannot rename into place: %s", outpath, strerror(errno));
             ret = VKCU_ERR_OUTPUT;
         }
         if (ret < 0)
-            unlink(tmp);
+            vkcu_outfile_abort(tmp);
     }
     return report(&p, &r, ret);
 }

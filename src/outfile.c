@@ -15,6 +15,11 @@
 int vkcu_outfile_begin(const char *path, int overwrite, char *tmp, size_t tmplen, char *err, size_t errlen)
 {
     struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        /* A device or pipe: written in place, nothing to rename or remove. */
+        snprintf(tmp, tmplen, "%s", path);
+        return 0;
+    }
     if (!overwrite && stat(path, &st) == 0) {
         snprintf(err, errlen, "%s: already exists (use -y to overwrite)", path);
         return VKCU_ERR_OUTPUT;
@@ -40,6 +45,8 @@ int vkcu_outfile_begin(const char *path, int overwrite, char *tmp, size_t tmplen
 
 int vkcu_outfile_commit(const char *tmp, const char *path, char *err, size_t errlen)
 {
+    if (!strcmp(tmp, path))
+        return 0;
     if (rename(tmp, path) < 0) {
         snprintf(err, errlen, "%s: cannot rename the finished output into place: %s", path, strerror(errno));
         unlink(tmp);
@@ -50,6 +57,7 @@ int vkcu_outfile_commit(const char *tmp, const char *path, char *err, size_t err
 
 void vkcu_outfile_abort(const char *tmp)
 {
-    if (tmp && *tmp)
+    struct stat st;
+    if (tmp && *tmp && lstat(tmp, &st) == 0 && S_ISREG(st.st_mode))
         unlink(tmp);
 }

@@ -51,6 +51,9 @@ typedef struct job {
     /* watchdog */
     _Atomic long long last_frame_ms;
     _Atomic int watchdog_stop;
+    /* packets of other streams that arrive before the sink opens */
+    AVPacket *early[512];
+    int nb_early;
     pthread_t watchdog;
     int watchdog_running;
 } job;
@@ -197,6 +200,11 @@ static int first_frame(job *j, const AVFrame *f)
     }
     ret = j->sink.cls->open(&j->sink, &sink_fmt, j->tb);
     j->sink_ready = 1;
+    for (int i = 0; i < j->nb_early && ret >= 0; i++)
+        ret = j->sink.cls->write_packet(&j->sink, j->early[i]);
+    for (int i = 0; i < j->nb_early; i++)
+        av_packet_free(&j->early[i]);
+    j->nb_early = 0;
     return ret;
 }
 
@@ -439,9 +447,18 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
             goto fail;
         if (pkt->stream_index == j->demux->video_index) {
             ret = decode_packet(j, pkt, frame);
-        } else if (j->sink.cls->write_packet) {
-            /* Packets before the first video frame wait for the sink. */
-            ret = j->sink_ready ? j->sink.cls->write_packet(&j->sink, pkt) : 0;
+        } else if (j->sink.cls->write_packet && !p->decode_only) {
+            if (j->sink_ready) {
+                ret = j->sink.cls->write_packet(&j->sink, pkt);
+            } else if (j->nb_early < (int)(sizeof(j->early) / sizeof(j->early[0]))) {
+                /* Packets before the first video frame wait for the sink. */
+                j->early[j->nb_early] = av_packet_clone(pkt);
+                ret = j->early[j->nb_early++] ? 0 : AVERROR(ENOMEM);
+            } else {
+                snprintf(j->err, j->errlen, "%s: more than %d packets of other streams before the first video frame",
+                         p->input, j->nb_early);
+                ret = VKCU_ERR_INPUT;
+            }
         }
         av_packet_unref(pkt);
         if (ret < 0)
@@ -498,6 +515,8 @@ fail:
     r->fps = r->seconds > 0 ? r->frames_out / r->seconds : 0;
     av_packet_free(&pkt);
     av_frame_free(&frame);
+    for (int i = 0; i < j->nb_early; i++)
+        av_packet_free(&j->early[i]);
     vkcu_decoder_close(&j->dec);
     vkcu_chain_free(&j->chain);
     vkcu_gpu_close(&j->gpu);

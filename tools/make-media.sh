@@ -19,14 +19,15 @@ make_clip() { # name, then ffmpeg arguments; written to a temp name first
 }
 
 src="testsrc2=size=320x240:rate=25"
+bt709="setparams=color_primaries=bt709:color_trc=bt709:colorspace=bt709:range=tv"
 tags=(-color_primaries bt709 -color_trc bt709 -colorspace bt709 -color_range tv)
 
 # H.264 + AAC in MP4, with container metadata and a chapter: the transcode tests.
-make_clip h264-aac.mp4 -filter_complex "$src:duration=2[v];sine=frequency=440:sample_rate=48000:duration=2[a]" \
+make_clip h264-aac.mp4 -filter_complex "$src:duration=2,$bt709[v];sine=frequency=440:sample_rate=48000:duration=2[a]" \
   -map "[v]" -map "[a]" -c:v libx264 -preset veryfast -g 12 -bf 2 "${tags[@]}" -pix_fmt yuv420p -c:a aac -b:a 96k \
   -metadata title="vkcu test clip" -metadata:s:a:0 language=eng -shortest
 # HEVC Main10 in Matroska.
-make_clip hevc10.mkv -filter_complex "$src:duration=1.2" -c:v libx265 -preset ultrafast -x265-params log-level=error \
+make_clip hevc10.mkv -filter_complex "$src:duration=1.2,$bt709" -c:v libx265 -preset ultrafast -x265-params log-level=error \
   -pix_fmt yuv420p10le "${tags[@]}"
 # AV1 (no Vulkan AV1 decode on an H200: the software-decode fallback).
 make_clip av1.ivf -filter_complex "$src:duration=1" -c:v libsvtav1 -preset 12 -pix_fmt yuv420p
@@ -36,7 +37,7 @@ make_clip h264-422.mkv -filter_complex "$src:duration=1" -c:v libx264 -preset ve
 make_clip vfr.mkv -filter_complex "$src:duration=2,setpts='(N*40+floor(N/5)*17)/1000/TB'" -fps_mode passthrough \
   -c:v libx264 -preset veryfast -enc_time_base 1/1000
 # HDR10 (PQ, BT.2020) with mastering metadata, 10-bit HEVC.
-make_clip hdr10.mkv -filter_complex "$src:duration=0.4" -c:v libx265 -preset ultrafast -pix_fmt yuv420p10le \
+make_clip hdr10.mkv -filter_complex "$src:duration=0.4,setparams=color_primaries=bt2020:color_trc=smpte2084:colorspace=bt2020nc" -c:v libx265 -preset ultrafast -pix_fmt yuv420p10le \
   -color_primaries bt2020 -color_trc smpte2084 -colorspace bt2020nc \
   -x265-params "log-level=error:hdr10=1:master-display=G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)L(10000000,1):max-cll=1000,400"
 # Audio only, and a file that is not media at all.
