@@ -18,6 +18,7 @@ stat_of() { sed -n "s/.*[ :]$2=\([^ ;]*\).*/\1/p" "$1" | head -1; }
 if ! timeout -s KILL 60 "$VKCU" probe > "$OUTDIR/probe.txt" 2>&1; then
   reason="no Vulkan/CUDA GPU pair on this machine ($(grep -m1 -i 'no CUDA' "$OUTDIR/probe.txt" | sed 's/^ *//'))"
   for t in probe conformance large-clips fallback handoff-timeline ring-sizes chain-copy leaks operators; do sk "$t" "$reason"; done
+  for s in "$(dirname "$0")"/gpu.d/*.sh; do [ -f "$s" ] && sk "$(basename "$s" .sh)" "$reason"; done
   echo "$pass passed, $fail failed, $skip skipped"
   exit 0
 fi
@@ -103,6 +104,20 @@ for t in "$TESTBIN"/test_*_gpu; do
     77) sk "$n" "$(tail -1 "$OUTDIR/$n.txt")" ;;
     *) ko "$n" "exit $rc: $(tail -2 "$OUTDIR/$n.txt" | tr '\n' ' ')" ;;
   esac
+done
+
+# More GPU suites (verify manifests, batch, transcode): tests/gpu.d/*.sh print
+# PASS/FAIL/SKIP lines like this script; they see the same variables.
+export OUTDIR
+for s in "$(dirname "$0")"/gpu.d/*.sh; do
+  [ -f "$s" ] || continue
+  while IFS= read -r line; do
+    case $line in
+      PASS*) pass=$((pass + 1)); echo "$line" ;;
+      FAIL*) fail=$((fail + 1)); echo "$line" ;;
+      SKIP*) skip=$((skip + 1)); echo "$line" ;;
+    esac
+  done < <(timeout -s KILL 900 bash "$s" 2>> "$OUTDIR/gpu.d.log")
 done
 
 echo "$pass passed, $fail failed, $skip skipped"
