@@ -19,6 +19,8 @@
 const cli_verb cli_verbs[] = {
     { "probe", "list Vulkan and CUDA devices and which pairs match", cli_main_probe },
     { "hash", "per-frame hashes of decoded (and processed) frames", cli_main_hash },
+    { "batch", "process a folder: presets, concurrent streams, resume, report, shards", cli_main_batch },
+    { "pipelines", "list the pipeline presets (--pipeline NAME)", cli_main_pipelines },
     { NULL, NULL, NULL },
 };
 
@@ -129,6 +131,10 @@ int cli_job_option(vkcu_job_params *p, int argc, char **argv, int i)
         p->chain = v;
         return 2;
     }
+    if (!strcmp(a, "--pipeline")) {
+        NEED_VALUE(); /* a preset: chain, encoder and hash settings; options after it override */
+        return cli_pipeline_option(p, v) < 0 ? -1 : 2;
+    }
     if (!strcmp(a, "--ring-size")) {
         NEED_VALUE();
         if (parse_int(a, v, 3, 16, &x) < 0)
@@ -208,6 +214,7 @@ void cli_job_options_help(FILE *out)
           "  --backend gpu|cpu|auto   where frames are processed (default auto: GPU if usable)\n"
           "  --device N               CUDA device ordinal; the Vulkan device is matched by UUID\n"
           "  --chain TEXT             operators, e.g. 'convert=format=rgba,denoise=mode=tnr:sigma=6'\n"
+          "  --pipeline NAME|FILE     preset: chain, encoder and options (vkcu pipelines lists them)\n"
           "  --start T, --duration T  trim: seconds, [HH:]MM:SS, or NNNf for a frame number\n"
           "  --frames N               stop after N output frames\n"
           "  --strict                 a corrupt frame is an error (default: skipped with a warning)\n"

@@ -31,5 +31,11 @@ extern const cli_verb cli_verbs[];
 int cli_main_transcode(int argc, char **argv);
 int cli_main_hash(int argc, char **argv);
 int cli_main_probe(int argc, char **argv);
+/* cli_batch.c: `vkcu batch`, `vkcu pipelines`, and --pipeline, which loads
+ * a preset (kept for the process's life) and fills p's chain, encoder
+ * settings and hash settings; returns 0, or -1 after printing an error. */
+int cli_main_batch(int argc, char **argv);
+int cli_main_pipelines(int argc, char **argv);
+int cli_pipeline_option(vkcu_job_params *p, const char *arg);
 
 #endif

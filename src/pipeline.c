@@ -5,6 +5,7 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -213,29 +214,57 @@ static int frame_is_corrupt(const AVFrame *f)
     return (f->flags & AV_FRAME_FLAG_CORRUPT) || f->decode_error_flags;
 }
 
-/* Returns 1 when the frame lies inside the trim window. */
+/* Returns 1 when the frame lies inside the trim window [trim_start,
+ * trim_end), counting at most frame_count frames. Frames before the window
+ * are the pre-roll decoded from the keyframe before the cut. */
 static int in_window(job *j, const AVFrame *f)
 {
     int64_t idx = j->frames_seen++;
     const vkcu_job_params *p = j->p;
-    if (p->start_frame >= 0 && idx < p->start_frame)
-        return 0;
-    if (p->frame_count >= 0 && p->start_frame >= 0 && idx >= p->start_frame + p->frame_count) {
-        j->trimmed_done = 1;
-        return 0;
-    }
-    if (p->frame_count >= 0 && p->start_frame < 0 && j->r->frames_in >= p->frame_count) {
-        j->trimmed_done = 1;
-        return 0;
-    }
     int64_t ts = f->best_effort_timestamp;
-    if (ts != AV_NOPTS_VALUE) {
-        if (j->trim_start != AV_NOPTS_VALUE && ts < j->trim_start)
+    if (j->trimmed_done)
+        return 0;
+    if (p->start_frame > 0 && j->trim_start == AV_NOPTS_VALUE) {
+        /* No timestamps to find frame N by (raw streams, pipes): count
+         * from the stream start; the first frame kept sets the time shift. */
+        if (idx < p->start_frame)
             return 0;
-        if (j->trim_end != AV_NOPTS_VALUE && ts >= j->trim_end) {
-            j->trimmed_done = 1;
+        j->trim_start = ts;
+    }
+    if (ts != AV_NOPTS_VALUE && j->trim_start != AV_NOPTS_VALUE && ts < j->trim_start)
+        return 0;
+    if ((p->frame_count >= 0 && j->r->frames_in >= p->frame_count) ||
+        (ts != AV_NOPTS_VALUE && j->trim_end != AV_NOPTS_VALUE && ts >= j->trim_end)) {
+        j->trimmed_done = 1;
+        return 0;
+    }
+    if (!j->r->frames_in && j->trim_start != AV_NOPTS_VALUE)
+        LOGV("%s: trim: first frame at pts %lld, after %lld pre-roll frame(s) decoded from the keyframe before it",
+             p->input, (long long)ts, (long long)idx);
+    return 1;
+}
+
+/* Packets of other streams follow the video cut: those outside the window
+ * are dropped (cut at packet boundaries), the rest shifted like the video.
+ * Returns 1 to keep the packet. */
+static int trim_packet(job *j, AVPacket *pkt)
+{
+    if (j->trim_start == AV_NOPTS_VALUE && j->trim_end == AV_NOPTS_VALUE)
+        return 1;
+    AVRational vtb = j->demux->video->time_base, tb = j->demux->fmt->streams[pkt->stream_index]->time_base;
+    int64_t ts = pkt->pts != AV_NOPTS_VALUE ? pkt->pts : pkt->dts;
+    if (ts == AV_NOPTS_VALUE)
+        return 1;
+    if (j->trim_end != AV_NOPTS_VALUE && av_compare_ts(ts, tb, j->trim_end, vtb) >= 0)
+        return 0;
+    if (j->trim_start != AV_NOPTS_VALUE) {
+        int64_t shift = av_rescale_q(j->trim_start, vtb, tb);
+        if (ts < shift)
             return 0;
-        }
+        if (pkt->pts != AV_NOPTS_VALUE)
+            pkt->pts -= shift;
+        if (pkt->dts != AV_NOPTS_VALUE)
+            pkt->dts -= shift;
     }
     return 1;
 }
@@ -364,23 +393,142 @@ static int open_backend(job *j)
     return vkcu_decoder_open(j->demux, NULL, j->threads, &j->dec, j->err, j->errlen);
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Reads up to `limit` video packets from the start (demux only, no decode):
+ * their presentation timestamps, sorted (*pts, *n; NULL when `pts` is NULL),
+ * and the largest pts - dts (how far a frame can lie after its decode
+ * position). Returns 0, or AVERROR(ENOSYS) when packets carry no pts. */
+static int scan_video_packets(job *j, int64_t limit, int64_t **pts, int64_t *n, int64_t *max_delay)
+{
+    vkcu_demux *d = j->demux;
+    AVPacket *pkt = av_packet_alloc();
+    int64_t cap = 0, count = 0;
+    int64_t *list = NULL;
+    int ret = pkt ? 0 : AVERROR(ENOMEM);
+    *max_delay = 0;
+    while (ret >= 0 && count < limit) {
+        ret = av_read_frame(d->fmt, pkt);
+        if (ret < 0) {
+            ret = ret == AVERROR_EOF || avio_feof(d->fmt->pb) ? 0 : ret;
+            break;
+        }
+        if (pkt->stream_index == d->video_index && !(pkt->flags & AV_PKT_FLAG_DISCARD)) {
+            if (pkt->pts == AV_NOPTS_VALUE) {
+                ret = AVERROR(ENOSYS);
+            } else {
+                if (pkt->dts != AV_NOPTS_VALUE && pkt->pts - pkt->dts > *max_delay)
+                    *max_delay = pkt->pts - pkt->dts;
+                if (pts && count == cap) {
+                    cap = cap ? 2 * cap : 1024;
+                    int64_t *grown = av_realloc_array(list, cap, sizeof(*list));
+                    if (!grown)
+                        ret = AVERROR(ENOMEM);
+                    else
+                        list = grown;
+                }
+                if (ret >= 0 && pts)
+                    list[count] = pkt->pts;
+                count++;
+            }
+        }
+        av_packet_unref(pkt);
+    }
+    av_packet_free(&pkt);
+    if (ret < 0 || !pts) {
+        av_free(list);
+        return ret;
+    }
+    qsort(list, count, sizeof(*list), cmp_i64);
+    *pts = list;
+    *n = count;
+    return 0;
+}
+
+/* Turns --start/--duration into a window of presentation timestamps and
+ * seeks to the keyframe before the cut. A frame number N means the N-th
+ * frame in presentation order (from 0), as `vkcu hash` numbers them: its pts
+ * is found by reading packets (no decoding) when the input is seekable. */
 static int setup_trim(job *j)
 {
     const vkcu_job_params *p = j->p;
-    AVRational tb = j->demux->video->time_base;
-    int64_t st = j->demux->video->start_time != AV_NOPTS_VALUE ? j->demux->video->start_time : 0;
+    vkcu_demux *d = j->demux;
+    AVRational tb = d->video->time_base;
+    int64_t st = d->video->start_time != AV_NOPTS_VALUE ? d->video->start_time : 0;
+    int seekable = d->fmt->pb && (d->fmt->pb->seekable & AVIO_SEEKABLE_NORMAL);
+    double rate = d->frame_rate.num > 0 ? av_q2d(d->frame_rate) : 0;
+    int64_t max_delay = 0;
+    int ret = 0;
     j->trim_start = j->trim_end = AV_NOPTS_VALUE;
-    if (p->start_time >= 0) {
+    j->progress.rate = rate;
+    if (p->start_time < 0 && p->start_frame <= 0 && p->duration < 0 && p->frame_count < 0)
+        return 0;
+    if (p->start_time > 0 && d->fmt->duration > 0 && p->start_time * 1e6 >= d->fmt->duration) {
+        snprintf(j->err, j->errlen, "%s: --start %.3f is past the end (the input lasts %.3f s)", p->input,
+                 p->start_time, d->fmt->duration / 1e6);
+        return VKCU_ERR_USAGE;
+    }
+    if (p->start_frame > 0 && seekable && !(d->fmt->iformat->flags & AVFMT_NOTIMESTAMPS)) {
+        /* Slack past frame N: a frame can come up to 16 (DPB) packets late. */
+        int64_t limit = p->start_frame + 1 + 32 + (p->frame_count > 0 ? p->frame_count : 0);
+        int64_t *pts = NULL, n = 0;
+        ret = scan_video_packets(j, limit, &pts, &n, &max_delay);
+        if (ret >= 0 && n <= p->start_frame) {
+            snprintf(j->err, j->errlen, "%s: --start %lldf is past the end (the input has %lld frames)", p->input,
+                     (long long)p->start_frame, (long long)n);
+            av_free(pts);
+            return VKCU_ERR_USAGE;
+        }
+        if (ret >= 0) {
+            j->trim_start = pts[p->start_frame];
+            if (p->frame_count >= 0 && p->start_frame + p->frame_count < n)
+                j->trim_end = pts[p->start_frame + p->frame_count];
+        }
+        av_free(pts);
+        if (ret < 0 && ret != AVERROR(ENOSYS)) {
+            char buf[128];
+            snprintf(j->err, j->errlen, "%s: cannot read the input to find frame %lld: %s", p->input,
+                     (long long)p->start_frame, vkcu_err_str(ret, buf, sizeof(buf)));
+            return VKCU_ERR_INPUT;
+        }
+        ret = 0;
+    } else if (p->start_time >= 0) {
         j->trim_start = st + av_rescale_q((int64_t)(p->start_time * 1e6 + 0.5), AV_TIME_BASE_Q, tb);
-        /* decode from the keyframe before the cut, drop frames up to it */
-        if (p->start_time > 0)
-            vkcu_demux_seek(j->demux, j->trim_start);
+        if (j->trim_start > st && seekable && scan_video_packets(j, 64, NULL, NULL, &max_delay) < 0)
+            max_delay = 0;
     }
     if (p->duration >= 0) {
         int64_t s = j->trim_start != AV_NOPTS_VALUE ? j->trim_start : st;
         j->trim_end = s + av_rescale_q((int64_t)(p->duration * 1e6 + 0.5), AV_TIME_BASE_Q, tb);
     }
-    return 0;
+    /* Decode from the keyframe before the cut. Seeking is by decode time in
+     * some containers (MP4), so aim max_delay (and a frame) earlier: the
+     * keyframe found then shows at or before the cut. */
+    if (seekable && (j->trim_start != AV_NOPTS_VALUE && j->trim_start > st)) {
+        int64_t frame = rate > 0 ? av_rescale_q(1, av_inv_q(d->frame_rate), tb) : 0;
+        int64_t target = j->trim_start - max_delay - frame;
+        if (target <= st || vkcu_demux_seek(d, target) < 0)
+            avformat_seek_file(d->fmt, d->video_index, INT64_MIN, st, st, 0);
+    } else if (seekable && p->start_frame > 0 && !(d->fmt->iformat->flags & AVFMT_NOTIMESTAMPS) &&
+               avformat_seek_file(d->fmt, d->video_index, INT64_MIN, st, st, 0) < 0) {
+        snprintf(j->err, j->errlen, "%s: cannot seek back to the start after looking for frame %lld", p->input,
+                 (long long)p->start_frame);
+        return VKCU_ERR_INPUT;
+    }
+    /* What the progress line counts towards. */
+    if (p->frame_count >= 0)
+        j->progress.expected = p->frame_count;
+    else if (p->duration >= 0 && rate > 0)
+        j->progress.expected = (int64_t)(p->duration * rate + 0.5);
+    else if (d->frames_estimate > 0 && p->start_frame > 0)
+        j->progress.expected = FFMAX(d->frames_estimate - p->start_frame, 1);
+    else if (d->frames_estimate > 0 && p->start_time > 0 && rate > 0)
+        j->progress.expected = FFMAX(d->frames_estimate - (int64_t)(p->start_time * rate), 1);
+    return ret;
 }
 
 int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
@@ -411,7 +559,9 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
     ret = open_backend(j);
     if (ret < 0)
         goto fail;
-    setup_trim(j);
+    ret = setup_trim(j);
+    if (ret < 0)
+        goto fail;
 
     j->sink.cls = p->sink == VKCU_SINK_HASH ? &vkcu_sink_hash : p->sink == VKCU_SINK_NULL ? &vkcu_sink_null : &vkcu_sink_encode;
     j->sink.params = p;
@@ -447,7 +597,7 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
             goto fail;
         if (pkt->stream_index == j->demux->video_index) {
             ret = decode_packet(j, pkt, frame);
-        } else if (j->sink.cls->write_packet && !p->decode_only) {
+        } else if (j->sink.cls->write_packet && !p->decode_only && trim_packet(j, pkt)) {
             if (j->sink_ready) {
                 ret = j->sink.cls->write_packet(&j->sink, pkt);
             } else if (j->nb_early < (int)(sizeof(j->early) / sizeof(j->early[0]))) {
@@ -508,7 +658,8 @@ fail:
         snprintf(j->err, j->errlen, "%s: %s", p->input, vkcu_err_str(ret, buf, sizeof(buf)));
     }
     if (ret == VKCU_ERR_INTERRUPT)
-        snprintf(j->err, j->errlen, "%s: interrupted; partial output removed", p->input);
+        snprintf(j->err, j->errlen, "%s: interrupted; partial output %s", p->input,
+                 p->keep_partial && p->sink == VKCU_SINK_ENCODE ? "kept (--keep-partial)" : "removed");
     if (j->gpu)
         vkcu_gpu_stats(j->gpu, r);
     r->seconds = vkcu_now() - t0;

@@ -1,0 +1,790 @@
+/*
+ * Batch runner: folder listing (sorted byte-wise so that every shard of a
+ * Slurm array sees the same order), output mapping, N worker threads each
+ * running one vkcu_job_run at a time, the JSON-lines report and the batch
+ * progress line. Memory per file is a few paths; everything heavy lives in
+ * the jobs, of which at most `jobs` exist at once.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+
+#include "batch.h"
+#include "log.h"
+#include "stage.h"
+
+enum file_status { FILE_PENDING = 0, FILE_DONE, FILE_SKIPPED, FILE_FAILED, FILE_INTERRUPTED };
+static const char *const status_names[] = { "pending", "done", "skipped", "failed", "interrupted" };
+
+typedef struct batch_file {
+    char *rel;               /* path relative to in_dir */
+    char *out_rel;           /* output path relative to out_dir */
+    const char *same_output; /* rel of an earlier file with the same output, or NULL */
+} batch_file;
+
+typedef struct file_list {
+    batch_file *v;
+    int n, cap;
+} file_list;
+
+typedef struct batch_run {
+    const vkcu_batch_params *p;
+    vkcu_batch_result *r;
+    batch_file *files; /* this shard's files */
+    int nb_files;
+    FILE *report;
+    char shard_text[32];
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    int next;          /* next file to start */
+    int running;
+    int workers_left;
+    int processed;     /* done + failed (for the ETA) */
+    double start;
+    int progress_shown;
+} batch_run;
+
+void vkcu_batch_params_default(vkcu_batch_params *p)
+{
+    memset(p, 0, sizeof(*p));
+    vkcu_job_params_default(&p->job);
+    p->extension = ".mkv";
+    p->jobs = 1;
+    p->shard_count = 1;
+    p->progress = 1;
+    p->listing = stdout;
+}
+
+/* ---- listing ---- */
+
+static int match_any(const char *const *globs, int n, const char *rel, const char *name)
+{
+    for (int i = 0; i < n; i++) {
+        const char *g = globs[i];
+        if (strchr(g, '/') ? fnmatch(g, rel, FNM_PATHNAME) == 0 : fnmatch(g, name, 0) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static int list_add(file_list *l, const char *rel)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? l->cap * 2 : 256;
+        batch_file *v = realloc(l->v, (size_t)cap * sizeof(*v));
+        if (!v)
+            return AVERROR(ENOMEM);
+        l->v = v;
+        l->cap = cap;
+    }
+    memset(&l->v[l->n], 0, sizeof(l->v[l->n]));
+    if (!(l->v[l->n].rel = strdup(rel)))
+        return AVERROR(ENOMEM);
+    l->n++;
+    return 0;
+}
+
+typedef struct skip_inode {
+    dev_t dev;
+    ino_t ino;
+    int set;
+} skip_inode;
+
+/* Walks dir (in_dir/rel). Folders that are the output folder or hold the
+ * report are not inputs; `skip` lists their inodes. */
+static int walk(const vkcu_batch_params *p, const char *rel, const skip_inode *skip, int nb_skip, file_list *l,
+                char *err, size_t errlen)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s%s%s", p->in_dir, *rel ? "/" : "", rel);
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(err, errlen, "%s: cannot read the folder: %s", dir, strerror(errno));
+        return VKCU_ERR_INPUT;
+    }
+    int ret = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue; /* hidden, ".", "..", and vkcu's own temporary outputs */
+        char sub[PATH_MAX], full[PATH_MAX + 1];
+        if ((size_t)snprintf(sub, sizeof(sub), "%s%s%s", rel, *rel ? "/" : "", e->d_name) >= sizeof(sub))
+            continue;
+        snprintf(full, sizeof(full), "%s/%s", p->in_dir, sub);
+        struct stat st, lst;
+        if (stat(full, &st) < 0 || lstat(full, &lst) < 0) {
+            /* A dangling link is a file the user asked for: let the job report it. */
+            if (!match_any(p->exclude, p->nb_exclude, sub, e->d_name) &&
+                (!p->nb_include || match_any(p->include, p->nb_include, sub, e->d_name)) &&
+                (ret = list_add(l, sub)) < 0)
+                break;
+            continue;
+        }
+        int skipped = 0;
+        for (int i = 0; i < nb_skip; i++)
+            if (skip[i].set && skip[i].dev == st.st_dev && skip[i].ino == st.st_ino)
+                skipped = 1;
+        if (skipped || match_any(p->exclude, p->nb_exclude, sub, e->d_name))
+            continue;
+        if (S_ISDIR(st.st_mode)) {
+            /* Links to folders are not followed: they can loop. */
+            if (p->recursive && !S_ISLNK(lst.st_mode) && (ret = walk(p, sub, skip, nb_skip, l, err, errlen)) < 0)
+                break;
+            continue;
+        }
+        if (p->nb_include && !match_any(p->include, p->nb_include, sub, e->d_name))
+            continue;
+        if ((ret = list_add(l, sub)) < 0)
+            break;
+    }
+    closedir(d);
+    return ret;
+}
+
+static int cmp_rel(const void *a, const void *b)
+{
+    return strcmp(((const batch_file *)a)->rel, ((const batch_file *)b)->rel);
+}
+
+static const file_list *sort_list; /* qsort has no context argument: set under sort_lock */
+static pthread_mutex_t sort_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int cmp_out(const void *a, const void *b)
+{
+    const batch_file *fa = &sort_list->v[*(const int *)a], *fb = &sort_list->v[*(const int *)b];
+    int c = strcmp(fa->out_rel, fb->out_rel);
+    return c ? c : (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
+/* Output names, and which files would write the same output (a.mp4 and
+ * a.mov both become a.mkv): the first in sorted order keeps it. Done on
+ * the whole list so every shard decides the same way. */
+static int map_outputs(file_list *l, const char *ext)
+{
+    for (int i = 0; i < l->n; i++) {
+        const char *rel = l->v[i].rel;
+        const char *slash = strrchr(rel, '/');
+        const char *dot = strrchr(slash ? slash + 1 : rel, '.');
+        size_t stem = dot && dot != (slash ? slash + 1 : rel) ? (size_t)(dot - rel) : strlen(rel);
+        size_t size = stem + strlen(ext) + 1;
+        if (!(l->v[i].out_rel = malloc(size)))
+            return AVERROR(ENOMEM);
+        snprintf(l->v[i].out_rel, size, "%.*s%s", (int)stem, rel, ext);
+    }
+    int *order = malloc((size_t)(l->n ? l->n : 1) * sizeof(int));
+    if (!order)
+        return AVERROR(ENOMEM);
+    for (int i = 0; i < l->n; i++)
+        order[i] = i;
+    pthread_mutex_lock(&sort_lock);
+    sort_list = l;
+    qsort(order, (size_t)l->n, sizeof(int), cmp_out);
+    sort_list = NULL;
+    pthread_mutex_unlock(&sort_lock);
+    for (int i = 1; i < l->n; i++)
+        if (!strcmp(l->v[order[i]].out_rel, l->v[order[i - 1]].out_rel))
+            l->v[order[i]].same_output = l->v[order[i - 1]].same_output ? l->v[order[i - 1]].same_output
+                                                                      : l->v[order[i - 1]].rel;
+    free(order);
+    return 0;
+}
+
+static void list_free(file_list *l)
+{
+    for (int i = 0; i < l->n; i++) {
+        free(l->v[i].rel);
+        free(l->v[i].out_rel);
+    }
+    free(l->v);
+    memset(l, 0, sizeof(*l));
+}
+
+/* ---- devices and shards ---- */
+
+int vkcu_batch_parse_devices(const char *text, int *devices, int max, char *err, size_t errlen)
+{
+    if (!strcmp(text, "all")) {
+        int n = 0;
+        if (cudaGetDeviceCount(&n) != cudaSuccess)
+            n = 0; /* no driver or no GPU: nothing to spread over */
+        if (n > max)
+            n = max;
+        for (int i = 0; i < n; i++)
+            devices[i] = i;
+        return n;
+    }
+    int n = 0;
+    const char *s = text;
+    for (;;) {
+        char *end;
+        errno = 0;
+        long x = strtol(s, &end, 10);
+        if (end == s || errno || x < 0 || x > 63 || (*end && *end != ',') || (*s < '0' || *s > '9')) {
+            snprintf(err, errlen, "--devices: '%s' is not 'all' or a list of CUDA ordinals such as 0,1,2", text);
+            return -1;
+        }
+        for (int i = 0; i < n; i++)
+            if (devices[i] == (int)x) {
+                snprintf(err, errlen, "--devices: device %ld is listed twice in '%s'", x, text);
+                return -1;
+            }
+        if (n == max) {
+            snprintf(err, errlen, "--devices: more than %d devices in '%s'", max, text);
+            return -1;
+        }
+        devices[n++] = (int)x;
+        if (!*end)
+            return n;
+        s = end + 1;
+    }
+}
+
+static int env_int(const char *name, long *out, char *err, size_t errlen)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return 0;
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (*end || errno || x < 0) {
+        snprintf(err, errlen, "%s='%s' is not a non-negative integer", name, v);
+        return -1;
+    }
+    *out = x;
+    return 1;
+}
+
+int vkcu_batch_shard_from_env(int count_hint, int *index, int *count, char *source, size_t sourcelen, char *err,
+                              size_t errlen)
+{
+    long id = 0, n = 0, min = 0, step = 1;
+    int has_id = env_int("SLURM_ARRAY_TASK_ID", &id, err, errlen);
+    if (has_id < 0)
+        return -1;
+    if (has_id) {
+        int has_n = env_int("SLURM_ARRAY_TASK_COUNT", &n, err, errlen);
+        if (has_n < 0 || env_int("SLURM_ARRAY_TASK_MIN", &min, err, errlen) < 0 ||
+            env_int("SLURM_ARRAY_TASK_STEP", &step, err, errlen) < 0)
+            return -1;
+        if (!has_n || n < 1) {
+            snprintf(err, errlen, "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not (use --shard i/N)");
+            return -1;
+        }
+        if (step < 1)
+            step = 1;
+        long k = (id - min) / step;
+        if (id < min || (id - min) % step || k >= n) {
+            snprintf(err, errlen, "SLURM_ARRAY_TASK_ID=%ld does not fit an array of %ld tasks from %ld step %ld "
+                     "(use --shard i/N)", id, n, min, step);
+            return -1;
+        }
+        *index = (int)k;
+        *count = (int)n;
+        snprintf(source, sourcelen, "SLURM_ARRAY_TASK_ID=%ld of SLURM_ARRAY_TASK_COUNT=%ld", id, n);
+        return 1;
+    }
+    long k8s = 0;
+    int has_k8s = env_int("JOB_COMPLETION_INDEX", &k8s, err, errlen);
+    if (has_k8s < 0)
+        return -1;
+    if (!has_k8s)
+        return 0;
+    const char *count_src = "--shard-count";
+    n = count_hint;
+    if (n <= 0) {
+        int has_n = env_int("VKCU_SHARD_COUNT", &n, err, errlen);
+        if (has_n < 0)
+            return -1;
+        if (!has_n || n < 1) {
+            snprintf(err, errlen, "JOB_COMPLETION_INDEX is set: give the number of shards with --shard-count N "
+                     "or VKCU_SHARD_COUNT (the Job's completions)");
+            return -1;
+        }
+        count_src = "VKCU_SHARD_COUNT";
+    }
+    if (k8s >= n) {
+        snprintf(err, errlen, "JOB_COMPLETION_INDEX=%ld is not below the shard count %ld (%s)", k8s, n, count_src);
+        return -1;
+    }
+    *index = (int)k8s;
+    *count = (int)n;
+    snprintf(source, sourcelen, "JOB_COMPLETION_INDEX=%ld of %s=%ld", k8s, count_src, n);
+    return 1;
+}
+
+/* ---- report ---- */
+
+/* JSON string: escapes, and bytes that are not UTF-8 as \u00XX so the
+ * report stays valid JSON whatever the file names hold. */
+static void json_str(FILE *f, const char *s)
+{
+    if (!s) {
+        fputs("null", f);
+        return;
+    }
+    fputc('"', f);
+    const unsigned char *u = (const unsigned char *)s;
+    while (*u) {
+        unsigned char c = *u;
+        int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+        int ok = len > 0;
+        for (int i = 1; ok && i < len; i++)
+            ok = (u[i] & 0xc0) == 0x80;
+        if (len > 1 && ok) {
+            fwrite(u, 1, (size_t)len, f);
+            u += len;
+            continue;
+        }
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c == '\n')
+            fputs("\\n", f);
+        else if (c == '\t')
+            fputs("\\t", f);
+        else if (c < 0x20 || c >= 0x80)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+        u++;
+    }
+    fputc('"', f);
+}
+
+static void report_file(batch_run *b, const batch_file *f, const char *in, const char *out, enum file_status st,
+                        const vkcu_job_result *jr, int err, int device, const char *why)
+{
+    FILE *o = b->report;
+    if (!o)
+        return;
+    fputs("{\"file\": ", o);
+    json_str(o, f->rel);
+    fputs(", \"input\": ", o);
+    json_str(o, in);
+    fputs(", \"output\": ", o);
+    json_str(o, out);
+    fprintf(o, ", \"status\": \"%s\", \"frames\": %lld, \"corrupt_frames\": %lld, \"seconds\": %.3f, \"fps\": %.2f",
+            status_names[st], jr ? (long long)jr->frames_out : 0, jr ? (long long)jr->frames_corrupt : 0,
+            jr ? jr->seconds : 0.0, jr ? jr->fps : 0.0);
+    fputs(", \"path\": ", o);
+    json_str(o, jr && jr->path != VKCU_PATH_NONE ? vkcu_path_name(jr->path) : NULL);
+    if (device >= 0)
+        fprintf(o, ", \"device\": %d", device);
+    else
+        fputs(", \"device\": null", o);
+    fprintf(o, ", \"exit_code\": %d, \"error\": ", err ? vkcu_exit_code(err) : 0);
+    json_str(o, why);
+    fprintf(o, ", \"shard\": \"%s\"}\n", b->shard_text);
+    fflush(o);
+}
+
+static void report_summary(batch_run *b, int ret)
+{
+    FILE *o = b->report;
+    const vkcu_batch_result *r = b->r;
+    if (!o)
+        return;
+    fputs("{\"summary\": true, \"in_dir\": ", o);
+    json_str(o, b->p->in_dir);
+    fputs(", \"out_dir\": ", o);
+    json_str(o, b->p->out_dir);
+    fputs(", \"pipeline\": ", o);
+    json_str(o, b->p->pipeline);
+    fprintf(o, ", \"shard\": \"%s\", \"files\": %d, \"done\": %d, \"skipped\": %d, \"failed\": %d, "
+               "\"interrupted\": %d, \"not_started\": %d, \"frames\": %lld, \"seconds\": %.3f, \"fps\": %.2f, \"exit_code\": %d}\n",
+            b->shard_text, r->total, r->done, r->skipped, r->failed, r->interrupted, r->not_started, (long long)r->frames, r->seconds,
+            r->seconds > 0 ? r->frames / r->seconds : 0.0, vkcu_exit_code(ret));
+    fflush(o);
+}
+
+/* ---- progress ---- */
+
+static void progress_line(batch_run *b, int final)
+{
+    const vkcu_batch_result *r = b->r;
+    double el = vkcu_now() - b->start;
+    int finished = r->done + r->skipped + r->failed + r->interrupted;
+    char eta[32] = "--:--";
+    int left = r->total - finished;
+    if (final) {
+        snprintf(eta, sizeof(eta), "0:00");
+    } else if (b->processed > 0 && el > 0) {
+        /* Files finish at the rate seen so far (all streams together). */
+        int secs = (int)(el / b->processed * left);
+        snprintf(eta, sizeof(eta), "%d:%02d", secs / 60, secs % 60);
+    }
+    fprintf(stderr, "\rbatch: %d/%d files (%d running, %d failed), %lld frames, %.1f fps, ETA %s   ", finished,
+            r->total, b->running, r->failed, (long long)r->frames, el > 0 ? r->frames / el : 0.0, eta);
+    if (final)
+        fputc('\n', stderr);
+    fflush(stderr);
+    b->progress_shown = 1;
+}
+
+/* ---- one file ---- */
+
+/* Which failure decides the exit code: problems of the whole run first,
+ * then a bad file. Lower is more important. */
+static int error_rank(int err)
+{
+    static const int order[] = { VKCU_ERR_INTERRUPT, VKCU_ERR_DEVICE, VKCU_ERR_OUTPUT, VKCU_ERR_USAGE, VKCU_ERR_INPUT };
+    for (int i = 0; i < (int)(sizeof(order) / sizeof(order[0])); i++)
+        if (order[i] == err)
+            return i;
+    return 5;
+}
+
+static int mkdirs_for(const char *path, char *err, size_t errlen)
+{
+    char buf[PATH_MAX];
+    snprintf(buf, sizeof(buf), "%s", path);
+    for (char *s = buf + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = 0;
+        if (mkdir(buf, 0777) < 0 && errno != EEXIST) {
+            snprintf(err, errlen, "%s: cannot create the output folder %s: %s", path, buf, strerror(errno));
+            return VKCU_ERR_OUTPUT;
+        }
+        *s = '/';
+    }
+    return 0;
+}
+
+/* Error text of a file (long paths are cut, not refused). */
+static void job_error(vkcu_job_result *jr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void job_error(vkcu_job_result *jr, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(jr->error, sizeof(jr->error), fmt, ap);
+    va_end(ap);
+}
+
+/* Hash outputs: the job writes to a FILE the batch owns, so the batch
+ * does the temporary name and the rename itself. */
+static int run_hash_job(vkcu_job_params *jp, const char *out, vkcu_job_result *jr)
+{
+    char tmp[PATH_MAX + 64];
+    int ret = vkcu_outfile_begin(out, jp->overwrite, tmp, sizeof(tmp), jr->error, sizeof(jr->error));
+    if (ret < 0)
+        return ret;
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        job_error(jr, "%s: cannot create: %s", out, strerror(errno));
+        return VKCU_ERR_OUTPUT;
+    }
+    jp->hash_out = f;
+    ret = vkcu_job_run(jp, jr);
+    if (fclose(f) != 0 && ret >= 0) {
+        job_error(jr, "%s: write error (disk full?)", out);
+        ret = VKCU_ERR_OUTPUT;
+    }
+    if (ret >= 0)
+        ret = vkcu_outfile_commit(tmp, out, jr->error, sizeof(jr->error));
+    else
+        vkcu_outfile_abort(tmp);
+    return ret;
+}
+
+static void log_line(batch_run *b, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void log_line(batch_run *b, int level, const char *fmt, ...)
+{
+    if (level > vkcu_log_level())
+        return;
+    char msg[1536];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (b->progress_shown)
+        fputs("\r\033[K", stderr); /* under the lock: the progress line is redrawn next tick */
+    vkcu_log(level, "%s", msg);
+}
+
+static void process_file(batch_run *b, int k, int slot)
+{
+    const vkcu_batch_params *p = b->p;
+    const batch_file *f = &b->files[k];
+    char in[PATH_MAX + 1], out[PATH_MAX + 1];
+    snprintf(in, sizeof(in), "%s/%s", p->in_dir, f->rel);
+    snprintf(out, sizeof(out), "%s/%s", p->out_dir, f->out_rel);
+    int device = p->nb_devices ? p->devices[slot % p->nb_devices] : p->job.device;
+    vkcu_job_result jr;
+    memset(&jr, 0, sizeof(jr));
+    enum file_status st;
+    int ret = 0;
+    struct stat sb;
+
+    if (f->same_output) {
+        job_error(&jr, "%s: its output %s is also the output of %s (rename one of them, or "
+                 "leave one out with --exclude)", in, out, f->same_output);
+        ret = VKCU_ERR_USAGE;
+    } else if (stat(out, &sb) == 0 && p->resume) {
+        st = FILE_SKIPPED;
+        goto record;
+    } else if (stat(out, &sb) == 0 && !p->overwrite) {
+        job_error(&jr, "%s: already exists (use --resume to skip finished files, or -y to "
+                 "replace them)", out);
+        ret = VKCU_ERR_OUTPUT;
+    } else if ((ret = mkdirs_for(out, jr.error, sizeof(jr.error))) >= 0) {
+        vkcu_job_params jp = p->job;
+        jp.input = in;
+        jp.output = out;
+        jp.device = device;
+        jp.progress = 0;
+        jp.overwrite = p->overwrite;
+        ret = jp.sink == VKCU_SINK_HASH ? run_hash_job(&jp, out, &jr) : vkcu_job_run(&jp, &jr);
+        if (ret < 0 && !jr.error[0]) {
+            char buf[128];
+            job_error(&jr, "%s: %s", in, vkcu_err_str(ret, buf, sizeof(buf)));
+        }
+    }
+    st = ret >= 0 ? FILE_DONE : ret == VKCU_ERR_INTERRUPT ? FILE_INTERRUPTED : FILE_FAILED;
+record:
+    pthread_mutex_lock(&b->lock);
+    vkcu_batch_result *r = b->r;
+    if (st == FILE_DONE) {
+        r->done++;
+        r->frames += jr.frames_out;
+        b->processed++;
+        log_line(b, VKCU_LOG_VERBOSE, "batch: %s -> %s: %lld frames, %.1f fps, path %s", f->rel, out,
+                 (long long)jr.frames_out, jr.fps, vkcu_path_name(jr.path));
+    } else if (st == FILE_SKIPPED) {
+        r->skipped++;
+        log_line(b, VKCU_LOG_VERBOSE, "batch: %s: skipped, %s exists", f->rel, out);
+    } else {
+        if (st == FILE_INTERRUPTED)
+            r->interrupted++;
+        else
+            r->failed++;
+        b->processed++;
+        log_line(b, VKCU_LOG_ERROR, "%s", jr.error);
+    }
+    if (ret < 0 && (!r->worst_error || error_rank(ret) < error_rank(r->worst_error)))
+        r->worst_error = ret;
+    report_file(b, f, in, st == FILE_DONE || st == FILE_SKIPPED ? out : NULL, st, st == FILE_SKIPPED ? NULL : &jr,
+                ret < 0 ? ret : 0, jr.path == VKCU_PATH_VULKAN_CUDA || jr.path == VKCU_PATH_SW_UPLOAD_CUDA ? device : -1,
+                ret < 0 ? jr.error : NULL);
+    pthread_mutex_unlock(&b->lock);
+}
+
+static void *worker_main(void *arg)
+{
+    batch_run *b = ((void **)arg)[0];
+    int slot = (int)(intptr_t)((void **)arg)[1];
+    for (;;) {
+        pthread_mutex_lock(&b->lock);
+        if (vkcu_stop_requested() || b->next >= b->nb_files) {
+            if (--b->workers_left == 0)
+                pthread_cond_broadcast(&b->changed);
+            pthread_mutex_unlock(&b->lock);
+            return NULL;
+        }
+        int k = b->next++;
+        b->running++;
+        pthread_mutex_unlock(&b->lock);
+        process_file(b, k, slot);
+        pthread_mutex_lock(&b->lock);
+        b->running--;
+        pthread_cond_broadcast(&b->changed);
+        pthread_mutex_unlock(&b->lock);
+    }
+}
+
+/* ---- the batch ---- */
+
+static void dry_run(batch_run *b)
+{
+    const vkcu_batch_params *p = b->p;
+    int todo = 0, skip = 0, fail = 0;
+    for (int k = 0; k < b->nb_files; k++) {
+        const batch_file *f = &b->files[k];
+        char out[PATH_MAX + 1];
+        struct stat sb;
+        snprintf(out, sizeof(out), "%s/%s", p->out_dir, f->out_rel);
+        if (f->same_output) {
+            fprintf(p->listing, "fail     %s: same output as %s\n", f->rel, f->same_output);
+            fail++;
+        } else if (stat(out, &sb) == 0 && p->resume) {
+            fprintf(p->listing, "skip     %s (%s exists)\n", f->rel, out);
+            skip++;
+        } else if (stat(out, &sb) == 0 && !p->overwrite) {
+            fprintf(p->listing, "fail     %s: %s already exists (use --resume or -y)\n", f->rel, out);
+            fail++;
+        } else {
+            fprintf(p->listing, "process  %s -> %s\n", f->rel, out);
+            todo++;
+        }
+    }
+    fflush(p->listing);
+    fprintf(stderr, "batch: dry run: %d to process, %d to skip, %d would fail (shard %s, %d files)\n", todo, skip,
+            fail, b->shard_text, b->nb_files);
+}
+
+int vkcu_batch_run(const vkcu_batch_params *p, vkcu_batch_result *r, char *err, size_t errlen)
+{
+    batch_run b_ = { 0 }, *b = &b_;
+    file_list all = { 0 };
+    pthread_t *threads = NULL;
+    void **args = NULL;
+    int ret = 0, started = 0;
+    struct stat st;
+    memset(r, 0, sizeof(*r));
+    b->p = p;
+    b->r = r;
+    pthread_mutex_init(&b->lock, NULL);
+    pthread_cond_init(&b->changed, NULL);
+    int count = p->shard_count > 1 ? p->shard_count : 1;
+    snprintf(b->shard_text, sizeof(b->shard_text), "%d/%d", count > 1 ? p->shard_index : 0, count);
+
+    if (p->jobs < 1 || (count > 1 && (p->shard_index < 0 || p->shard_index >= count))) {
+        snprintf(err, errlen, "batch: bad jobs or shard parameters");
+        ret = VKCU_ERR_USAGE;
+        goto fail;
+    }
+    if (stat(p->in_dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s: %s (the first argument of batch is the input folder)", p->in_dir,
+                 stat(p->in_dir, &st) < 0 ? "no such folder" : "not a folder");
+        ret = VKCU_ERR_INPUT;
+        goto fail;
+    }
+    skip_inode skip[2] = { { 0 } };
+    char in_real[PATH_MAX], out_real[PATH_MAX];
+    if (stat(p->out_dir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode)) {
+            snprintf(err, errlen, "%s: exists and is not a folder (the second argument of batch is the output folder)",
+                     p->out_dir);
+            ret = VKCU_ERR_OUTPUT;
+            goto fail;
+        }
+        if (realpath(p->in_dir, in_real) && realpath(p->out_dir, out_real) && !strcmp(in_real, out_real)) {
+            snprintf(err, errlen, "%s: the output folder is the input folder (outputs would replace or be taken "
+                     "for inputs): choose another one", p->out_dir);
+            ret = VKCU_ERR_USAGE;
+            goto fail;
+        }
+        skip[0] = (skip_inode){ st.st_dev, st.st_ino, 1 };
+    } else if (!p->dry_run) {
+        char probe[PATH_MAX + 2];
+        snprintf(probe, sizeof(probe), "%s/", p->out_dir);
+        if ((ret = mkdirs_for(probe, err, errlen)) < 0)
+            goto fail;
+        if (stat(p->out_dir, &st) == 0)
+            skip[0] = (skip_inode){ st.st_dev, st.st_ino, 1 };
+    }
+    if (p->report_path && !p->dry_run) {
+        b->report = fopen(p->report_path, "w");
+        if (!b->report) {
+            snprintf(err, errlen, "%s: cannot write the report: %s", p->report_path, strerror(errno));
+            ret = VKCU_ERR_OUTPUT;
+            goto fail;
+        }
+        if (fstat(fileno(b->report), &st) == 0)
+            skip[1] = (skip_inode){ st.st_dev, st.st_ino, 1 };
+    }
+
+    if ((ret = walk(p, "", skip, 2, &all, err, errlen)) < 0)
+        goto fail;
+    if (all.n == 0) {
+        snprintf(err, errlen, "%s: no input files (hidden files are skipped%s%s)", p->in_dir,
+                 p->recursive ? "" : "; --recursive takes subfolders",
+                 p->nb_include || p->nb_exclude ? "; check --include/--exclude" : "");
+        ret = VKCU_ERR_INPUT;
+        goto fail;
+    }
+    qsort(all.v, (size_t)all.n, sizeof(all.v[0]), cmp_rel);
+    if ((ret = map_outputs(&all, p->extension)) < 0)
+        goto fail;
+    /* This shard's files: every count-th of the sorted list. */
+    b->files = malloc((size_t)all.n * sizeof(*b->files));
+    if (!b->files) {
+        ret = AVERROR(ENOMEM);
+        goto fail;
+    }
+    for (int k = 0; k < all.n; k++)
+        if (count <= 1 || k % count == p->shard_index)
+            b->files[b->nb_files++] = all.v[k];
+    r->total = b->nb_files;
+
+    if (p->dry_run) {
+        dry_run(b);
+        ret = 0;
+        goto fail;
+    }
+
+    int jobs = p->jobs < b->nb_files ? p->jobs : (b->nb_files ? b->nb_files : 1);
+    threads = calloc((size_t)jobs, sizeof(*threads));
+    args = calloc((size_t)jobs * 2, sizeof(*args));
+    if (!threads || !args) {
+        ret = AVERROR(ENOMEM);
+        goto fail;
+    }
+    b->start = vkcu_now();
+    int show = p->progress && isatty(STDERR_FILENO) && vkcu_log_level() >= VKCU_LOG_INFO;
+    b->workers_left = jobs;
+    for (int w = 0; w < jobs; w++) {
+        args[2 * w] = b;
+        args[2 * w + 1] = (void *)(intptr_t)w;
+        if (pthread_create(&threads[w], NULL, worker_main, &args[2 * w]) != 0) {
+            pthread_mutex_lock(&b->lock);
+            b->workers_left -= jobs - w;
+            pthread_mutex_unlock(&b->lock);
+            if (w == 0) {
+                snprintf(err, errlen, "batch: cannot start worker threads");
+                ret = AVERROR(EAGAIN);
+                goto fail;
+            }
+            break;
+        }
+        started++;
+    }
+    pthread_mutex_lock(&b->lock);
+    while (b->workers_left > 0) {
+        if (show)
+            progress_line(b, 0);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 250 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&b->changed, &b->lock, &ts);
+    }
+    pthread_mutex_unlock(&b->lock);
+    for (int w = 0; w < started; w++)
+        pthread_join(threads[w], NULL);
+    r->seconds = vkcu_now() - b->start;
+    r->not_started = r->total - r->done - r->skipped - r->failed - r->interrupted;
+    if (r->not_started > 0 && !r->worst_error)
+        r->worst_error = VKCU_ERR_INTERRUPT;
+    if (show)
+        progress_line(b, 1);
+    ret = r->worst_error;
+    report_summary(b, ret);
+fail:
+    if (b->report && fclose(b->report) != 0 && ret >= 0) {
+        snprintf(err, errlen, "%s: cannot write the report (disk full?)", p->report_path);
+        ret = VKCU_ERR_OUTPUT;
+    }
+    free(threads);
+    free(args);
+    free(b->files);
+    list_free(&all);
+    pthread_cond_destroy(&b->changed);
+    pthread_mutex_destroy(&b->lock);
+    return ret;
+}
