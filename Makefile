@@ -23,8 +23,10 @@ NVFLAGS += -std=c++17 -Werror all-warnings -Xcompiler -Wall,-Wextra -Isrc -Ikern
            -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 LDLIBS  = $(FF_LIBS) -L$(CUDA)/lib64 -lcudart_static -lzimg -lstdc++ -ldl -lrt -lm -pthread
 
-C_SRC   := $(filter-out src/cli%.c,$(wildcard src/*.c src/*/*.c))
-CLI_SRC := $(wildcard src/cli*.c)
+# EXCLUDE: sources to leave out of a build (work in progress in a shared tree)
+EXCLUDE ?=
+C_SRC   := $(filter-out src/cli%.c $(EXCLUDE),$(wildcard src/*.c src/*/*.c))
+CLI_SRC := $(filter-out $(EXCLUDE),$(wildcard src/cli*.c))
 CU_SRC  := $(wildcard kernels/*.cu src/*.cu src/*/*.cu)
 LIB_OBJ := $(C_SRC:%.c=$(BUILD)/obj/%.o) $(CU_SRC:%.cu=$(BUILD)/obj/%.cu.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)

@@ -47,6 +47,7 @@ typedef struct job {
     int64_t trim_start, trim_end;
     int64_t frames_seen;     /* decoded frames, counted from the stream start */
     int trimmed_done;
+    double t_first;          /* when the first frame left the decoder */
     char *err;
     size_t errlen;
     /* watchdog */
@@ -272,6 +273,8 @@ static int trim_packet(job *j, AVPacket *pkt)
 static int handle_frame(job *j, AVFrame *f)
 {
     atomic_store(&j->last_frame_ms, now_ms());
+    if (!j->t_first)
+        j->t_first = vkcu_now();
     if (frame_is_corrupt(f)) {
         j->r->frames_corrupt++;
         if (j->p->strict) {
@@ -664,6 +667,8 @@ fail:
         vkcu_gpu_stats(j->gpu, r);
     r->seconds = vkcu_now() - t0;
     r->fps = r->seconds > 0 ? r->frames_out / r->seconds : 0;
+    if (j->t_first && r->frames_out > 1)
+        r->fps_steady = (r->frames_out - 1) / (vkcu_now() - j->t_first);
     av_packet_free(&pkt);
     av_frame_free(&frame);
     for (int i = 0; i < j->nb_early; i++)

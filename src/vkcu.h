@@ -108,6 +108,7 @@ typedef struct vkcu_job_result {
     int64_t frames_corrupt; /* frames the decoder flagged and vkcu skipped */
     double seconds;         /* wall time */
     double fps;
+    double fps_steady;      /* frames after the first / time after the first frame (no set-up) */
     enum vkcu_path path;
     char error[512];        /* one-line error text when the job failed */
     /* GPU statistics (zero on the CPU path) */

@@ -21,9 +21,10 @@ reps=${VKCU_BENCH_REPS:-3}
 
 div() { awk -v a="$1" -v b="$2" 'BEGIN {print (b > 0 ? a / b : 0)}'; }
 median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
-vkcu_fps() { # clip args... -> fps from --stats
+vkcu_fps() { # field clip args... -> median of the --stats field (fps or fps_steady)
+  local field=$1; shift
   for _ in $(seq "$reps"); do
-    timeout -s KILL 300 "$VKCU" "$@" --backend gpu --stats -q 2>&1 | sed -n 's/.* fps=\([0-9.]*\).*/\1/p' | head -1
+    timeout -s KILL 300 "$VKCU" "$@" --stats -q 2>&1 | sed -n "s/.* $field=\([0-9.]*\).*/\1/p" | head -1
   done | median
 }
 ffmpeg_fps() { # frames, ffmpeg args...
@@ -36,20 +37,59 @@ ffmpeg_fps() { # frames, ffmpeg args...
     awk -v f="$frames" -v a="$t0" -v b="$t1" 'BEGIN {print f / (b - a)}'
   done | median
 }
+parallel_fps() { # n frames-each, command... -> aggregate fps of n copies at once
+  local n=$1 frames=$2; shift 2
+  local t0 t1
+  t0=$(date +%s.%N)
+  for _ in $(seq "$n"); do "$@" & done
+  wait
+  t1=$(date +%s.%N)
+  awk -v f="$frames" -v n="$n" -v a="$t0" -v b="$t1" 'BEGIN {print n * f / (b - a)}'
+}
 
 {
-  echo "| clip | vkcu decode-only | vkcu +handoff+copy (binary) | ratio | +handoff+copy (timeline) | ffmpeg vulkan | vkcu/ffmpeg-vulkan | ffmpeg nvdec | vkcu/nvdec |"
-  echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+  echo "### Decode and handoff (issue 3)"
+  echo
+  echo "Steady fps exclude set-up (device, imports); whole-job fps include it, as FFmpeg's wall time does."
+  echo
+  echo "| clip | vkcu decode-only steady | +handoff+copy binary steady | ratio | +handoff+copy timeline steady | ratio | vkcu decode-only whole | ffmpeg vulkan | vkcu/ffmpeg-vulkan | ffmpeg nvdec | vkcu/nvdec |"
+  echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
   for c in h264-1080p.mp4 h264-2160p.mp4 hevc10-1080p.mp4; do
     clip=$BIG/$c
     frames=$("$VKCU" "$clip" --decode-only --backend cpu --stats -q 2>&1 | sed -n 's/.*frames_out=\([0-9]*\).*/\1/p')
-    dec=$(vkcu_fps "$clip" --decode-only)
-    bin=$(vkcu_fps "$clip" --null --chain copy --handoff binary)
-    tl=$(vkcu_fps "$clip" --null --chain copy --handoff timeline)
+    dec=$(vkcu_fps fps_steady "$clip" --backend gpu --decode-only)
+    decw=$(vkcu_fps fps "$clip" --backend gpu --decode-only)
+    bin=$(vkcu_fps fps_steady "$clip" --backend gpu --null --chain copy --handoff binary)
+    tl=$(vkcu_fps fps_steady "$clip" --backend gpu --null --chain copy --handoff timeline)
     ffv=$(ffmpeg_fps "$frames" -threads 1 -hwaccel vulkan -hwaccel_output_format vulkan -i "$clip")
     ffn=$(ffmpeg_fps "$frames" -hwaccel cuda -hwaccel_output_format cuda -i "$clip")
-    printf '| %s (%s frames) | %.1f | %.1f | %.3f | %.1f | %.1f | %.2f | %.1f | %.2f |\n' "$c" "$frames" "$dec" "$bin" \
-      "$(div "$bin" "$dec")" "$tl" "$ffv" "$(div "$dec" "$ffv")" "$ffn" "$(div "$dec" "$ffn")"
+    printf '| %s (%s frames) | %.1f | %.1f | %.3f | %.1f | %.3f | %.1f | %.1f | %.2f | %.1f | %.2f |\n' "$c" "$frames" \
+      "$dec" "$bin" "$(div "$bin" "$dec")" "$tl" "$(div "$tl" "$dec")" "$decw" "$ffv" "$(div "$decw" "$ffv")" "$ffn" "$(div "$decw" "$ffn")"
+  done
+  echo
+  echo "### Hashing GPU frames at 4K (issue 7: at most 10% of decode time)"
+  echo
+  echo "| hash | vkcu decode-only steady fps | vkcu hash --backend gpu steady fps | extra time per frame vs decode |"
+  echo "| --- | ---: | ---: | ---: |"
+  clip=$BIG/h264-2160p.mp4
+  dec=$(vkcu_fps fps_steady "$clip" --backend gpu --decode-only)
+  for algo in md5 xxh64; do
+    h=$(for _ in $(seq "$reps"); do timeout -s KILL 300 "$VKCU" hash "$clip" --backend gpu --algo $algo --stats -o /dev/null 2>&1 |
+          sed -n 's/.* fps_steady=\([0-9.]*\).*/\1/p'; done | median)
+    printf '| %s | %.1f | %.1f | %+.1f%% |\n' "$algo" "$dec" "$h" "$(awk -v d="$dec" -v h="$h" 'BEGIN {print (h > 0 ? (d / h - 1) * 100 : 0)}')"
+  done
+  echo
+  echo "### Concurrent 4K streams (issue 6): aggregate fps"
+  echo
+  echo "| streams | vkcu one process, decode+convert, queues spread | same, FFmpeg's queue choice | ffmpeg vulkan, N processes | ffmpeg nvdec, N processes | vkcu/nvdec |"
+  echo "| ---: | ---: | ---: | ---: | ---: | ---: |"
+  frames=$("$VKCU" "$clip" --decode-only --backend cpu --stats -q 2>&1 | sed -n 's/.*frames_out=\([0-9]*\).*/\1/p')
+  for n in 1 7; do
+    ms=$("$TESTBIN/bench_multistream" "$clip" "$n" 2>&1 | sed -n 's/.*aggregate_fps=\([0-9.]*\).*/\1/p')
+    ms0=$(VKCU_DECODE_QUEUE_SPREAD=0 "$TESTBIN/bench_multistream" "$clip" "$n" 2>&1 | sed -n 's/.*aggregate_fps=\([0-9.]*\).*/\1/p')
+    pv=$(parallel_fps "$n" "$frames" timeout -s KILL 300 "$FFMPEG" -hide_banner -loglevel error -nostdin -threads 1 -hwaccel vulkan -hwaccel_output_format vulkan -i "$clip" -f null -)
+    pn=$(parallel_fps "$n" "$frames" timeout -s KILL 300 "$FFMPEG" -hide_banner -loglevel error -nostdin -hwaccel cuda -hwaccel_output_format cuda -i "$clip" -f null -)
+    printf '| %d | %.1f | %.1f | %.1f | %.1f | %.2f |\n' "$n" "${ms:-0}" "${ms0:-0}" "$pv" "$pn" "$(div "${ms:-0}" "$pn")"
   done
 } | tee "$outdir/bench.md"
 "$VKCU" "$BIG/h264-2160p.mp4" --null --chain copy --backend gpu --stats -q 2>&1 | tee "$outdir/bench-stats.txt"

@@ -27,6 +27,7 @@
 #include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
 
+#include "gpu/device.h"
 #include "gpu/gpu.h"
 #include "gpu/kernels.h"
 #include "gpu/interop_vk.h"
@@ -71,6 +72,7 @@ typedef struct pending_frame {
 struct vkcu_gpu {
     const vkcu_job_params *p;
     int cuda_device;
+    int lane;                           /* decode queue lane (gpu/device.c) */
     cudaStream_t stream;
     AVBufferRef *vk_device;
     AVHWDeviceContext *dev;
@@ -145,55 +147,6 @@ enum AVPixelFormat vkcu_gpu_host_format(enum AVPixelFormat f)
     return f;
 }
 
-static int has_ext(const AVVulkanDeviceContext *hw, const char *name)
-{
-    for (int i = 0; i < hw->nb_enabled_dev_extensions; i++)
-        if (!strcmp(hw->enabled_dev_extensions[i], name))
-            return 1;
-    return 0;
-}
-
-/* Index (in vkEnumeratePhysicalDevices order) of the device whose UUID is `uuid`. */
-static int vulkan_index_for_uuid(const uint8_t uuid[16], char *err, size_t errlen)
-{
-    PFN_vkGetInstanceProcAddr gipa = vkcu_vk_loader();
-    if (!gipa) {
-        snprintf(err, errlen, "no Vulkan loader (libvulkan.so.1) on this machine");
-        return -1;
-    }
-    vkcu_vkfn fn;
-    const char *missing = NULL;
-    vkcu_vk_load(&fn, gipa, NULL, NULL, &missing);
-    VkApplicationInfo app = { .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .pApplicationName = "vkcu",
-                              .apiVersion = VK_API_VERSION_1_3 };
-    VkInstanceCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app };
-    VkInstance inst;
-    if (fn.vkCreateInstance(&ci, NULL, &inst) != VK_SUCCESS) {
-        snprintf(err, errlen, "cannot create a Vulkan 1.3 instance");
-        return -1;
-    }
-    int found = -1;
-    if (vkcu_vk_load(&fn, gipa, inst, NULL, &missing) == 0) {
-        uint32_t n = 0;
-        fn.vkEnumeratePhysicalDevices(inst, &n, NULL);
-        VkPhysicalDevice devs[16];
-        if (n > 16)
-            n = 16;
-        fn.vkEnumeratePhysicalDevices(inst, &n, devs);
-        for (uint32_t i = 0; i < n && found < 0; i++) {
-            VkPhysicalDeviceIDProperties id = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES };
-            VkPhysicalDeviceProperties2 pr = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &id };
-            fn.vkGetPhysicalDeviceProperties2(devs[i], &pr);
-            if (!memcmp(id.deviceUUID, uuid, 16))
-                found = (int)i;
-        }
-    }
-    fn.vkDestroyInstance(inst, NULL);
-    if (found < 0)
-        snprintf(err, errlen, "no Vulkan device has the UUID of the CUDA device (is the NVIDIA Vulkan driver installed?)");
-    return found;
-}
-
 static int pick_queue(vkcu_gpu *g)
 {
     /* Prefer a compute family (FFmpeg's own transfers use the transfer one). */
@@ -209,7 +162,8 @@ static int pick_queue(vkcu_gpu *g)
     if (best < 0)
         return -1;
     g->qf = g->hwctx->qf[best].idx;
-    g->queue_index = g->hwctx->qf[best].num - 1; /* the last queue: FFmpeg starts at 0 */
+    /* From the last queue down, one per stream: FFmpeg's own work starts at 0. */
+    g->queue_index = (uint32_t)(g->hwctx->qf[best].num - 1 - g->lane % g->hwctx->qf[best].num);
     return 0;
 }
 
@@ -236,19 +190,11 @@ int vkcu_gpu_open(const vkcu_job_params *p, vkcu_gpu **out, char *err, size_t er
     CU_CHECK(cudaSetDevice(p->device));
     struct cudaDeviceProp prop;
     CU_CHECK(cudaGetDeviceProperties(&prop, p->device));
-    int vk_index = vulkan_index_for_uuid((const uint8_t *)prop.uuid.bytes, err, errlen);
-    if (vk_index < 0) {
-        ret = VKCU_ERR_DEVICE;
+    int lane = 0;
+    ret = vkcu_vkdev_acquire(p->device, &g->vk_device, &lane, err, errlen);
+    if (ret < 0)
         goto fail;
-    }
-    char idx[16];
-    snprintf(idx, sizeof(idx), "%d", vk_index);
-    ret = av_hwdevice_ctx_create(&g->vk_device, AV_HWDEVICE_TYPE_VULKAN, idx, NULL, 0);
-    if (ret < 0) {
-        snprintf(err, errlen, "cannot create the Vulkan device %d for FFmpeg: %s", vk_index, av_err2str(ret));
-        ret = VKCU_ERR_DEVICE;
-        goto fail;
-    }
+    g->lane = lane;
     g->dev = (AVHWDeviceContext *)g->vk_device->data;
     g->hwctx = g->dev->hwctx;
     const char *missing = NULL;
@@ -257,22 +203,8 @@ int vkcu_gpu_open(const vkcu_job_params *p, vkcu_gpu **out, char *err, size_t er
         ret = VKCU_ERR_DEVICE;
         goto fail;
     }
-    /* Never trust the ordinal: check that FFmpeg opened the device we matched. */
-    VkPhysicalDeviceIDProperties id = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES };
-    VkPhysicalDeviceProperties2 pr = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &id };
+    VkPhysicalDeviceProperties2 pr = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2 };
     g->vk.vkGetPhysicalDeviceProperties2(g->hwctx->phys_dev, &pr);
-    if (memcmp(id.deviceUUID, prop.uuid.bytes, 16)) {
-        snprintf(err, errlen, "FFmpeg opened Vulkan device %d (%s), which is not CUDA device %d", vk_index,
-                 pr.properties.deviceName, p->device);
-        ret = VKCU_ERR_DEVICE;
-        goto fail;
-    }
-    if (!has_ext(g->hwctx, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) ||
-        !has_ext(g->hwctx, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME)) {
-        snprintf(err, errlen, "Vulkan device %s lacks external memory/semaphore FD support", pr.properties.deviceName);
-        ret = VKCU_ERR_DEVICE;
-        goto fail;
-    }
     if (pick_queue(g) < 0) {
         snprintf(err, errlen, "Vulkan device has no compute or transfer queue");
         ret = VKCU_ERR_DEVICE;
@@ -304,8 +236,8 @@ int vkcu_gpu_open(const vkcu_job_params *p, vkcu_gpu **out, char *err, size_t er
     for (int i = 0; i < MAX_PENDING; i++)
         for (int k = 0; k < 3; k++)
             CU_CHECK(cudaEventCreate(&g->events[i][k]));
-    LOGV("GPU: CUDA device %d (%s) = Vulkan device %d; handoff queue family %u index %u; ring of %d slots",
-         p->device, prop.name, vk_index, g->qf, g->queue_index, g->nb_slots);
+    LOGV("GPU: CUDA device %d (%s): decode lane %d, handoff queue family %u index %u; ring of %d slots",
+         p->device, prop.name, g->lane, g->qf, g->queue_index, g->nb_slots);
     *out = g;
     return 0;
 fail:
