@@ -248,7 +248,8 @@ static void main_help(FILE *out)
     fputs("\nOutput options:\n"
           "  -o FILE                  output; the container follows the extension (.mkv .mp4 .nut .y4m ...)\n"
           "  -y / -n                  overwrite / never overwrite an existing output (default: refuse)\n"
-          "  --encoder NAME           libx264, libx265, libsvtav1, ffv1, rawvideo, ... (default by extension)\n"
+          "  --encoder NAME           auto (default: by extension), libx264, libx265, libsvtav1, ffv1, rawvideo,\n"
+          "                           h264_vulkan/hevc_vulkan (GPUs with a Vulkan video encode queue; exit 5 if none)\n"
           "  --crf N, --bitrate B[k|M], --preset P, --gop N\n"
           "  --encoder-opt k=v[:k=v]  options passed to the encoder\n"
           "  --keep-partial           keep what was written when the job fails or is interrupted\n"
@@ -292,6 +293,7 @@ static int parse_bitrate(const char *v, int64_t *out)
 
 static int report(const vkcu_job_params *p, const vkcu_job_result *r, int ret)
 {
+    vkcu_progress_break_line();
     if (p->stats)
         cli_print_stats(p, r, stderr);
     if (ret < 0) {

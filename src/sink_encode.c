@@ -1,9 +1,14 @@
 /*
  * Encode sink: libavcodec encoder + libavformat muxer. The container
  * follows the output's extension; `.y4m` and `.nut` get raw frames. Other
- * streams (audio, subtitles, data) are copied, with container metadata and
- * chapters. Output goes to a temporary name and is renamed at the end.
+ * streams (audio, subtitles, data) are copied, with container metadata,
+ * chapters and rotation. Colour tags and HDR metadata come from the chain's
+ * output format. Encoding and muxing run on their own thread behind a
+ * bounded queue. Output goes to a temporary name and is renamed at the end.
  */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <libavutil/avstring.h>
 #include <libavutil/display.h>
@@ -12,6 +17,18 @@
 
 #include "log.h"
 #include "stage.h"
+#include "vkencode.h"
+
+/* Frames waiting for the encoder thread: the bound keeps memory flat when
+ * the encoder is slower than decode (GPU frames hold pinned buffers). */
+#define QUEUE_FRAMES 8
+/* Stream-copied packets queued between frames (small: audio, subtitles). */
+#define QUEUE_ITEMS 256
+
+typedef struct queue_item {
+    AVFrame *frame;         /* a video frame to encode, or */
+    AVPacket *pkt;          /* a stream-copied packet, already mapped to its output stream */
+} queue_item;
 
 typedef struct encode_sink {
     AVFormatContext *oc;
@@ -20,10 +37,24 @@ typedef struct encode_sink {
     int *stream_map;        /* input stream -> output stream, -1: dropped */
     int nb_map;
     AVPacket *pkt;
+    AVFrame *hw_frame;      /* Vulkan encode: the uploaded frame */
     AVRational in_tb;
     char tmp[4200];
     int header_written;
-    int64_t frames;
+    int64_t frames;         /* frames handed to the encoder (encoder thread) */
+    /* The encoder thread owns enc and oc between open and close: it encodes
+     * frames and writes every packet (encoded and copied) in queue order, so
+     * the muxer sees one writer and the output bytes do not depend on timing. */
+    pthread_t thread;
+    int thread_running;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    queue_item queue[QUEUE_ITEMS];
+    int q_head, q_count, q_frames;
+    int finishing;          /* no more items: flush the encoder and end */
+    int aborting;           /* job failed: drop what is queued and end */
+    int thread_ret;         /* first error of the encoder thread */
+    char thread_err[512];
 } encode_sink;
 
 static const char *default_encoder(const AVOutputFormat *ofmt, const char *path)
@@ -55,6 +86,43 @@ static int pix_fmt_supported(const AVCodec *codec, enum AVPixelFormat fmt)
     return 0;
 }
 
+/* Encoders that print to stderr themselves (x265, SVT-AV1) stay quiet below
+ * --log-level verbose, so the progress line and errors remain readable. */
+static void quiet_encoder_logs(AVCodecContext *enc, const AVCodec *codec, const char *user_opts)
+{
+    if (vkcu_log_level() >= VKCU_LOG_VERBOSE)
+        return;
+    if (!strcmp(codec->name, "libx265") && !(user_opts && strstr(user_opts, "x265-params")))
+        av_opt_set(enc->priv_data, "x265-params", "log-level=error", 0);
+    if (!strcmp(codec->name, "libsvtav1"))
+        setenv("SVT_LOG", "1", 0);
+}
+
+/* HDR static metadata of the output format, for the encoder (x265, SVT-AV1
+ * write it into the bitstream) and, through coded_side_data, the muxer
+ * (Matroska MasteringMetadata, MP4 mdcv/clli). */
+static int set_hdr_side_data(AVCodecContext *enc, const vkcu_video_format *fmt)
+{
+    if (fmt->has_mastering) {
+        AVFrameSideData *sd = av_frame_side_data_new(&enc->decoded_side_data, &enc->nb_decoded_side_data,
+                                                     AV_FRAME_DATA_MASTERING_DISPLAY_METADATA,
+                                                     sizeof(AVMasteringDisplayMetadata), 0);
+        if (!sd)
+            return AVERROR(ENOMEM);
+        memcpy(sd->data, &fmt->mastering, sizeof(fmt->mastering));
+    }
+    if (fmt->has_cll) {
+        AVFrameSideData *sd = av_frame_side_data_new(&enc->decoded_side_data, &enc->nb_decoded_side_data,
+                                                     AV_FRAME_DATA_CONTENT_LIGHT_LEVEL, sizeof(AVContentLightMetadata), 0);
+        if (!sd)
+            return AVERROR(ENOMEM);
+        memcpy(sd->data, &fmt->cll, sizeof(fmt->cll));
+    }
+    return 0;
+}
+
+static void *encode_thread_main(void *arg);
+
 static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb)
 {
     encode_sink *e = s->priv;
@@ -75,28 +143,37 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
         return VKCU_ERR_USAGE;
     }
     const char *encname = p->encoder && *p->encoder && strcmp(p->encoder, "auto") ? p->encoder : default_encoder(ofmt, path);
+    int vk_device = -1;
+    if (vkcu_vkencode_is_vulkan(encname)) {
+        /* Before anything is created: no encode queue, no output. */
+        char why[512];
+        vk_device = vkcu_vkencode_find_device(encname, why, sizeof(why));
+        if (vk_device < 0) {
+            snprintf(s->err, s->errlen, "%s: --encoder %s: %s; use --encoder %s or auto", path, encname, why,
+                     !strcmp(encname, "hevc_vulkan") ? "libx265" : "libx264");
+            return VKCU_ERR_DEVICE;
+        }
+    }
     const AVCodec *codec = avcodec_find_encoder_by_name(encname);
-    if (!codec) {
-        snprintf(s->err, s->errlen, "%s: encoder '%s' is not available in this build", path, encname);
+    if (!codec || codec->type != AVMEDIA_TYPE_VIDEO) {
+        snprintf(s->err, s->errlen, "%s: %s '%s' is not available in this build (try libx264, libx265, libsvtav1, ffv1, "
+                 "rawvideo)", path, codec ? "not a video encoder:" : "encoder", encname);
         return VKCU_ERR_USAGE;
     }
-    if (!pix_fmt_supported(codec, fmt->pix_fmt)) {
+    if (vk_device < 0 && !pix_fmt_supported(codec, fmt->pix_fmt)) {
         snprintf(s->err, s->errlen, "%s: encoder %s cannot take %s frames (add convert=format=... to the chain)",
                  path, codec->name, av_get_pix_fmt_name(fmt->pix_fmt));
         return VKCU_ERR_USAGE;
     }
-    ret = vkcu_outfile_begin(path, p->overwrite, e->tmp, sizeof(e->tmp), s->err, s->errlen);
-    if (ret < 0)
-        return ret;
-    ret = avformat_alloc_output_context2(&e->oc, ofmt, NULL, e->tmp);
-    if (ret < 0)
-        goto fail_out;
+    if (avformat_query_codec(ofmt, codec->id, FF_COMPLIANCE_NORMAL) == 0) {
+        snprintf(s->err, s->errlen, "%s: %s cannot hold %s video (pick another extension or --encoder)", path,
+                 ofmt->name, avcodec_get_name(codec->id));
+        return VKCU_ERR_USAGE;
+    }
 
     e->enc = avcodec_alloc_context3(codec);
-    if (!e->enc) {
-        ret = AVERROR(ENOMEM);
-        goto fail_out;
-    }
+    if (!e->enc)
+        return AVERROR(ENOMEM);
     e->enc->width = fmt->width;
     e->enc->height = fmt->height;
     e->enc->pix_fmt = fmt->pix_fmt;
@@ -108,17 +185,22 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
     e->enc->color_primaries = fmt->primaries;
     e->enc->color_trc = fmt->transfer;
     e->enc->chroma_sample_location = fmt->chroma_loc;
+    ret = set_hdr_side_data(e->enc, fmt);
+    if (ret < 0)
+        goto fail_out;
     if (p->gop > 0)
         e->enc->gop_size = p->gop;
     if (p->bitrate > 0)
         e->enc->bit_rate = p->bitrate;
-    if (p->crf >= 0)
-        av_opt_set_int(e->enc->priv_data, "crf", p->crf, 0);
+    if (p->crf >= 0 && av_opt_set_int(e->enc->priv_data, "crf", p->crf, 0) < 0 &&
+        av_opt_set_int(e->enc->priv_data, "qp", p->crf, 0) < 0)
+        LOGW("%s: encoder %s has no --crf (or qp) setting; ignored", path, codec->name);
     if (p->preset && *p->preset && av_opt_set(e->enc->priv_data, "preset", p->preset, 0) < 0) {
         snprintf(s->err, s->errlen, "%s: encoder %s has no preset '%s'", path, codec->name, p->preset);
         ret = VKCU_ERR_USAGE;
         goto fail_out;
     }
+    quiet_encoder_logs(e->enc, codec, p->encoder_opts);
     if (p->encoder_opts && *p->encoder_opts) {
         AVDictionary *opts = NULL;
         if (av_dict_parse_string(&opts, p->encoder_opts, "=", ":", 0) < 0) {
@@ -142,13 +224,41 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
         e->enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
     if (codec->id == AV_CODEC_ID_FFV1)
         e->enc->thread_count = 0;
+    if (vk_device >= 0) {
+        char why[512];
+        ret = vkcu_vkencode_setup(e->enc, vk_device, fmt->pix_fmt, why, sizeof(why));
+        if (ret < 0) {
+            snprintf(s->err, s->errlen, "%s: --encoder %s: %s", path, encname, why);
+            goto fail_out;
+        }
+        e->hw_frame = av_frame_alloc();
+        if (!e->hw_frame) {
+            ret = AVERROR(ENOMEM);
+            goto fail_out;
+        }
+    }
     ret = avcodec_open2(e->enc, codec, NULL);
     if (ret < 0) {
         char buf[128];
-        snprintf(s->err, s->errlen, "%s: cannot open encoder %s: %s", path, codec->name, vkcu_err_str(ret, buf, sizeof(buf)));
-        ret = VKCU_ERR_USAGE;
+        if (fmt->width > 8192 || fmt->height > 8192) {
+            snprintf(s->err, s->errlen, "%s: encoder %s cannot take %dx%d frames (over its size limit); "
+                     "use --encoder ffv1 or a smaller input", path, codec->name, fmt->width, fmt->height);
+            ret = VKCU_ERR_INPUT;
+        } else {
+            snprintf(s->err, s->errlen, "%s: cannot open encoder %s: %s (check --crf/--preset/--encoder-opt)", path,
+                     codec->name, vkcu_err_str(ret, buf, sizeof(buf)));
+            ret = VKCU_ERR_USAGE;
+        }
         goto fail_out;
     }
+
+    /* Only now, with every option checked, does the output appear. */
+    ret = vkcu_outfile_begin(path, p->overwrite, e->tmp, sizeof(e->tmp), s->err, s->errlen);
+    if (ret < 0)
+        goto fail_out;
+    ret = avformat_alloc_output_context2(&e->oc, ofmt, NULL, e->tmp);
+    if (ret < 0)
+        goto fail_out;
 
     /* Streams: video first at the input's position, others copied. */
     e->nb_map = d->fmt->nb_streams;
@@ -170,24 +280,32 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
             e->vst->time_base = tb;
             e->vst->avg_frame_rate = d->video->avg_frame_rate;
             e->vst->r_frame_rate = d->video->r_frame_rate;
+            e->vst->disposition = ist->disposition;
             av_dict_copy(&e->vst->metadata, ist->metadata, 0);
-            /* Rotation (display matrix) travels with the stream. */
+            /* Rotation (display matrix) and stereo/spherical descriptions
+             * travel with the stream; HDR metadata came from the format. */
             for (int k = 0; k < ist->codecpar->nb_coded_side_data; k++) {
                 const AVPacketSideData *sd = &ist->codecpar->coded_side_data[k];
-                if (sd->type == AV_PKT_DATA_DISPLAYMATRIX &&
-                    !av_packet_side_data_add(&e->vst->codecpar->coded_side_data, &e->vst->codecpar->nb_coded_side_data,
-                                             sd->type, av_memdup(sd->data, sd->size), sd->size, 0)) {
+                if (sd->type != AV_PKT_DATA_DISPLAYMATRIX && sd->type != AV_PKT_DATA_STEREO3D &&
+                    sd->type != AV_PKT_DATA_SPHERICAL)
+                    continue;
+                AVPacketSideData *nsd = av_packet_side_data_new(&e->vst->codecpar->coded_side_data,
+                                                                &e->vst->codecpar->nb_coded_side_data, sd->type,
+                                                                sd->size, 0);
+                if (!nsd) {
                     ret = AVERROR(ENOMEM);
                     goto fail_out;
                 }
+                memcpy(nsd->data, sd->data, sd->size);
             }
             e->stream_map[i] = e->vst->index;
             continue;
         }
         enum AVMediaType t = ist->codecpar->codec_type;
-        if (t != AVMEDIA_TYPE_AUDIO && t != AVMEDIA_TYPE_SUBTITLE && t != AVMEDIA_TYPE_DATA)
+        if (t != AVMEDIA_TYPE_AUDIO && t != AVMEDIA_TYPE_SUBTITLE && t != AVMEDIA_TYPE_DATA &&
+            t != AVMEDIA_TYPE_ATTACHMENT)
             continue;
-        if (avformat_query_codec(ofmt, ist->codecpar->codec_id, FF_COMPLIANCE_NORMAL) != 1) {
+        if (ofmt->flags & AVFMT_NOTIMESTAMPS || avformat_query_codec(ofmt, ist->codecpar->codec_id, FF_COMPLIANCE_NORMAL) != 1) {
             LOGW("%s: stream %d (%s %s) cannot go into %s; dropped", d->path, i, av_get_media_type_string(t),
                  avcodec_get_name(ist->codecpar->codec_id), ofmt->name);
             continue;
@@ -235,7 +353,8 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
     ret = avformat_write_header(e->oc, NULL);
     if (ret < 0) {
         char buf[128];
-        snprintf(s->err, s->errlen, "%s: cannot write the %s header: %s", path, ofmt->name, vkcu_err_str(ret, buf, sizeof(buf)));
+        snprintf(s->err, s->errlen, "%s: cannot write the %s header: %s%s", path, ofmt->name,
+                 vkcu_err_str(ret, buf, sizeof(buf)), ret == AVERROR(ENOSPC) ? " (disk full)" : "");
         ret = VKCU_ERR_OUTPUT;
         goto fail_out;
     }
@@ -245,6 +364,16 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
         ret = AVERROR(ENOMEM);
         goto fail_out;
     }
+    pthread_mutex_init(&e->lock, NULL);
+    pthread_cond_init(&e->cond, NULL);
+    if (pthread_create(&e->thread, NULL, encode_thread_main, s) != 0) {
+        pthread_mutex_destroy(&e->lock);
+        pthread_cond_destroy(&e->cond);
+        snprintf(s->err, s->errlen, "%s: cannot start the encoder thread", path);
+        ret = AVERROR(EAGAIN);
+        goto fail_out;
+    }
+    e->thread_running = 1;
     LOGV("%s: %s in %s, %s", path, codec->name, ofmt->name, av_get_pix_fmt_name(fmt->pix_fmt));
     return 0;
 fail:
@@ -256,15 +385,33 @@ fail_out:
     return ret;
 }
 
+/* ---- encoder thread: everything below until the queue functions runs on it ---- */
+
+static int thread_fail(vkcu_sink *s, int ret, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int thread_fail(vkcu_sink *s, int ret, const char *fmt, ...)
+{
+    encode_sink *e = s->priv;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->thread_err, sizeof(e->thread_err), fmt, ap);
+    va_end(ap);
+    return ret;
+}
+
 static int write_out(vkcu_sink *s, AVPacket *pkt)
 {
     encode_sink *e = s->priv;
     int ret = av_interleaved_write_frame(e->oc, pkt);
     if (ret < 0) {
         char buf[128];
-        snprintf(s->err, s->errlen, "%s: write error: %s%s", s->params->output, vkcu_err_str(ret, buf, sizeof(buf)),
-                 ret == AVERROR(ENOSPC) ? " (disk full)" : "");
-        return VKCU_ERR_OUTPUT;
+        return thread_fail(s, VKCU_ERR_OUTPUT, "%s: write error: %s%s", s->params->output,
+                           vkcu_err_str(ret, buf, sizeof(buf)), ret == AVERROR(ENOSPC) ? " (disk full)" : "");
+    }
+    if (e->oc->pb && e->oc->pb->error < 0) {
+        char buf[128];
+        return thread_fail(s, VKCU_ERR_OUTPUT, "%s: write error: %s%s", s->params->output,
+                           vkcu_err_str(e->oc->pb->error, buf, sizeof(buf)),
+                           e->oc->pb->error == AVERROR(ENOSPC) ? " (disk full)" : "");
     }
     return 0;
 }
@@ -278,8 +425,8 @@ static int drain(vkcu_sink *s)
             return 0;
         if (ret < 0) {
             char buf[128];
-            snprintf(s->err, s->errlen, "%s: encoder error: %s", s->params->output, vkcu_err_str(ret, buf, sizeof(buf)));
-            return ret;
+            return thread_fail(s, ret, "%s: encoder %s failed after frame %lld: %s", s->params->output,
+                               e->enc->codec->name, (long long)e->frames, vkcu_err_str(ret, buf, sizeof(buf)));
         }
         e->pkt->stream_index = e->vst->index;
         av_packet_rescale_ts(e->pkt, e->enc->time_base, e->vst->time_base);
@@ -289,19 +436,109 @@ static int drain(vkcu_sink *s)
     }
 }
 
-static int encode_write(vkcu_sink *s, AVFrame *frame)
+static int encode_one(vkcu_sink *s, AVFrame *frame)
 {
     encode_sink *e = s->priv;
+    AVFrame *in = frame;
+    int ret;
     frame->pict_type = AV_PICTURE_TYPE_NONE;
-    int ret = avcodec_send_frame(e->enc, frame);
+    if (e->hw_frame) {
+        ret = vkcu_vkencode_upload(e->enc, frame, e->hw_frame);
+        if (ret < 0) {
+            char buf[128];
+            return thread_fail(s, VKCU_ERR_DEVICE, "%s: frame %lld: upload to the Vulkan encoder failed: %s",
+                               s->params->output, (long long)e->frames, vkcu_err_str(ret, buf, sizeof(buf)));
+        }
+        in = e->hw_frame;
+    }
+    ret = avcodec_send_frame(e->enc, in);
+    if (e->hw_frame)
+        av_frame_unref(e->hw_frame);
     if (ret < 0) {
         char buf[128];
-        snprintf(s->err, s->errlen, "%s: encoder refused frame %lld: %s", s->params->output, (long long)e->frames,
-                 vkcu_err_str(ret, buf, sizeof(buf)));
-        return ret;
+        return thread_fail(s, ret, "%s: encoder %s refused frame %lld: %s", s->params->output, e->enc->codec->name,
+                           (long long)e->frames, vkcu_err_str(ret, buf, sizeof(buf)));
     }
     e->frames++;
     return drain(s);
+}
+
+static void *encode_thread_main(void *arg)
+{
+    vkcu_sink *s = arg;
+    encode_sink *e = s->priv;
+    int ret = 0;
+    for (;;) {
+        pthread_mutex_lock(&e->lock);
+        while (!e->q_count && !e->finishing && !e->aborting)
+            pthread_cond_wait(&e->cond, &e->lock);
+        if (e->aborting || !e->q_count) {
+            int finish = !e->aborting;
+            pthread_mutex_unlock(&e->lock);
+            if (finish) {
+                avcodec_send_frame(e->enc, NULL);
+                ret = drain(s);
+            }
+            break;
+        }
+        queue_item it = e->queue[e->q_head];
+        e->q_head = (e->q_head + 1) % QUEUE_ITEMS;
+        e->q_count--;
+        if (it.frame)
+            e->q_frames--;
+        pthread_cond_broadcast(&e->cond);
+        pthread_mutex_unlock(&e->lock);
+        if (it.frame) {
+            ret = encode_one(s, it.frame);
+            av_frame_free(&it.frame);
+        } else {
+            ret = write_out(s, it.pkt);
+            av_packet_free(&it.pkt);
+        }
+        if (ret < 0)
+            break;
+    }
+    pthread_mutex_lock(&e->lock);
+    e->thread_ret = ret;
+    pthread_cond_broadcast(&e->cond);
+    pthread_mutex_unlock(&e->lock);
+    return NULL;
+}
+
+/* ---- job thread side ---- */
+
+/* Takes ownership of exactly one of frame/pkt. Waits while the queue is full. */
+static int enqueue(vkcu_sink *s, AVFrame *frame, AVPacket *pkt)
+{
+    encode_sink *e = s->priv;
+    pthread_mutex_lock(&e->lock);
+    while (!e->thread_ret && (e->q_count == QUEUE_ITEMS || (frame && e->q_frames >= QUEUE_FRAMES)))
+        pthread_cond_wait(&e->cond, &e->lock);
+    int ret = e->thread_ret;
+    if (!ret) {
+        e->queue[(e->q_head + e->q_count) % QUEUE_ITEMS] = (queue_item){ .frame = frame, .pkt = pkt };
+        e->q_count++;
+        if (frame)
+            e->q_frames++;
+        pthread_cond_broadcast(&e->cond);
+    }
+    pthread_mutex_unlock(&e->lock);
+    if (ret < 0) {
+        snprintf(s->err, s->errlen, "%s", e->thread_err);
+        av_frame_free(&frame);
+        av_packet_free(&pkt);
+    }
+    return ret;
+}
+
+static int encode_write(vkcu_sink *s, AVFrame *frame)
+{
+    /* A new reference: decoder pool frames and the GPU session's pinned
+     * buffers stay alive while the frame waits in the queue. */
+    AVFrame *ref = av_frame_clone(frame);
+    if (!ref)
+        return AVERROR(ENOMEM);
+    return enqueue(s, ref, NULL);
 }
 
 static int encode_packet(vkcu_sink *s, AVPacket *pkt)
@@ -310,29 +547,55 @@ static int encode_packet(vkcu_sink *s, AVPacket *pkt)
     if (pkt->stream_index >= e->nb_map || e->stream_map[pkt->stream_index] < 0)
         return 0;
     AVStream *ist = s->demux->fmt->streams[pkt->stream_index];
-    pkt->stream_index = e->stream_map[pkt->stream_index];
-    av_packet_rescale_ts(pkt, ist->time_base, e->oc->streams[pkt->stream_index]->time_base);
-    pkt->pos = -1;
-    return write_out(s, pkt);
+    AVPacket *copy = av_packet_clone(pkt);
+    if (!copy)
+        return AVERROR(ENOMEM);
+    copy->stream_index = e->stream_map[pkt->stream_index];
+    av_packet_rescale_ts(copy, ist->time_base, e->oc->streams[copy->stream_index]->time_base);
+    copy->pos = -1;
+    return enqueue(s, NULL, copy);
 }
 
 static int encode_close(vkcu_sink *s, int ok)
 {
     encode_sink *e = s->priv;
     int ret = 0;
-    if (ok && e->enc) {
-        avcodec_send_frame(e->enc, NULL);
-        ret = drain(s);
-        if (ret >= 0 && e->header_written) {
-            ret = av_write_trailer(e->oc);
-            if (ret < 0)
-                snprintf(s->err, s->errlen, "%s: cannot finish the output (disk full?)", s->params->output);
+    if (e->thread_running) {
+        pthread_mutex_lock(&e->lock);
+        if (ok)
+            e->finishing = 1;
+        else
+            e->aborting = 1;
+        pthread_cond_broadcast(&e->cond);
+        pthread_mutex_unlock(&e->lock);
+        pthread_join(e->thread, NULL);
+        e->thread_running = 0;
+        for (; e->q_count; e->q_count--, e->q_head = (e->q_head + 1) % QUEUE_ITEMS) {
+            av_frame_free(&e->queue[e->q_head].frame);
+            av_packet_free(&e->queue[e->q_head].pkt);
+        }
+        pthread_mutex_destroy(&e->lock);
+        pthread_cond_destroy(&e->cond);
+        if (ok && e->thread_ret < 0) {
+            snprintf(s->err, s->errlen, "%s", e->thread_err);
+            ret = e->thread_ret;
+        }
+    }
+    if (ok && ret >= 0 && e->header_written) {
+        ret = av_write_trailer(e->oc);
+        if (ret < 0) {
+            char buf[128];
+            snprintf(s->err, s->errlen, "%s: cannot finish the output: %s%s", s->params->output,
+                     vkcu_err_str(ret, buf, sizeof(buf)), ret == AVERROR(ENOSPC) ? " (disk full)" : "");
+            ret = VKCU_ERR_OUTPUT;
         }
     }
     if (e->oc && e->oc->pb && !(e->oc->oformat->flags & AVFMT_NOFILE)) {
         avio_flush(e->oc->pb);
         if (ok && ret >= 0 && e->oc->pb->error < 0) {
-            snprintf(s->err, s->errlen, "%s: write error%s", s->params->output,
+            char buf[128];
+            snprintf(s->err, s->errlen, "%s: write error: %s%s", s->params->output,
+                     vkcu_err_str(e->oc->pb->error, buf, sizeof(buf)),
                      e->oc->pb->error == AVERROR(ENOSPC) ? " (disk full)" : "");
             ret = VKCU_ERR_OUTPUT;
         }
@@ -341,18 +604,24 @@ static int encode_close(vkcu_sink *s, int ok)
     avformat_free_context(e->oc);
     e->oc = NULL;
     avcodec_free_context(&e->enc);
+    av_frame_free(&e->hw_frame);
     av_packet_free(&e->pkt);
     av_freep(&e->stream_map);
+    e->header_written = 0;
     if (e->tmp[0]) {
         if (ok && ret >= 0)
             ret = vkcu_outfile_commit(e->tmp, s->params->output, s->err, s->errlen);
-        else if (s->params->keep_partial)
-            vkcu_outfile_commit(e->tmp, s->params->output, s->err, s->errlen);
-        else
+        else if (s->params->keep_partial && strcmp(e->tmp, s->params->output)) {
+            char err[512];
+            if (vkcu_outfile_commit(e->tmp, s->params->output, err, sizeof(err)) >= 0)
+                LOGW("%s: partial output kept (--keep-partial)", s->params->output);
+        } else
             vkcu_outfile_abort(e->tmp);
         e->tmp[0] = 0;
     }
-    return ret < 0 ? (ret == VKCU_ERR_OUTPUT ? ret : VKCU_ERR_OUTPUT) : 0;
+    if (ret >= 0)
+        return 0;
+    return ret;
 }
 
 const vkcu_sink_class vkcu_sink_encode = {

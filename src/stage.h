@@ -91,14 +91,22 @@ int vkcu_outfile_commit(const char *tmp, const char *path, char *err, size_t err
 void vkcu_outfile_abort(const char *tmp);
 
 /* ---- progress (progress.c) ---- */
+/* The progress line on a terminal: frames (of the expected total), fps,
+ * speed (x realtime, from the frame rate) and ETA. */
 typedef struct vkcu_progress {
     int enabled;
     double start, last;
     int64_t total;
     const char *label;
+    /* Set before vkcu_progress_init (by the trim set-up); init keeps them. */
+    double rate;            /* frames per second of the input; 0: unknown (no speed) */
+    int64_t expected;       /* frames the trimmed job will write; 0: use init's total */
 } vkcu_progress;
 void vkcu_progress_init(vkcu_progress *p, int enabled, int64_t total, const char *label);
 void vkcu_progress_update(vkcu_progress *p, int64_t frames, int final);
+/* Ends a progress line left open (a job failed mid-way) so that the error
+ * that follows starts on its own line. */
+void vkcu_progress_break_line(void);
 double vkcu_now(void);
 
 #endif

@@ -69,3 +69,19 @@ if [ "${1:-}" = --large ]; then
   big h264-2160p.mp4 3840x2160 600 -c:v libx264 -preset veryfast -crf 28 -pix_fmt yuv420p
   big hevc10-1080p.mp4 1920x1080 600 -c:v libx265 -preset ultrafast -crf 28 -pix_fmt yuv420p10le -x265-params log-level=error
 fi
+
+# Transcode and trim tests (issue 5).
+# Long GOPs (50 frames, no scene cuts) with 3 B-frames and AAC: frame-accurate trimming.
+make_clip trim.mp4 -filter_complex "testsrc2=size=160x120:rate=25:duration=8,$bt709[v];sine=frequency=330:sample_rate=48000:duration=8[a]" \
+  -map "[v]" -map "[a]" -c:v libx264 -preset veryfast -g 50 -keyint_min 50 -sc_threshold 0 -bf 3 "${tags[@]}" -pix_fmt yuv420p \
+  -c:a aac -b:a 64k -shortest
+# The same streams in Matroska (seeking by presentation time, Cues).
+make_clip trim.mkv -i "$out/trim.mp4" -map 0 -c copy
+# Rotation (display matrix) on the video stream, chapters and a title. (This
+# FFmpeg build has no subtitle demuxers or encoders to make a subtitle stream.)
+printf ';FFMETADATA1\ntitle=rotated clip\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=1000\ntitle=one\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=1000\nEND=2000\ntitle=two\n' > "$out/.chapters.txt"
+make_clip rotated.mkv -display_rotation 90 -i "$out/h264-aac.mp4" -f ffmetadata -i "$out/.chapters.txt" \
+  -map 0 -map_metadata 1 -map_chapters 1 -c copy
+make_clip rotated.mp4 -display_rotation 90 -i "$out/h264-aac.mp4" -c copy
+# A longer clip (750 frames) for the bounded encoder queue (memory stays flat).
+make_clip long.mp4 -filter_complex "testsrc2=size=320x240:rate=25:duration=30" -c:v libx264 -preset ultrafast -pix_fmt yuv420p

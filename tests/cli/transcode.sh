@@ -78,3 +78,113 @@ if grep -q "no CUDA device" "$TMP/p"; then
 else
   skip "probe without GPU: this machine has a GPU"
 fi
+
+# ---- encoders (issue 5) ----
+hashes() { "$VKCU" hash --backend cpu "$1" | grep -v '^#' | cut -d, -f6; }
+nin=$(hashes "$in" | wc -l)
+[ "$nin" = 50 ] || fail "hash of $in: $nin frames, expected 50"
+# FFV1 is lossless: decoding the archive gives the input's frames, 8- and 10-bit.
+for src in h264-aac.mp4 hevc10.mkv; do
+  if "$VKCU" --backend cpu -q "$m/$src" -o "$TMP/ffv1-$src.mkv" --encoder ffv1; then
+    [ "$(probe_val "$TMP/ffv1-$src.mkv" v:0 stream=codec_name)" = ffv1 ] && [ "$(hashes "$TMP/ffv1-$src.mkv" | wc -l)" -ge 30 ] &&
+      diff <(hashes "$TMP/ffv1-$src.mkv") <(hashes "$m/$src") > /dev/null &&
+      pass "ffv1 ($src): lossless, frame hashes equal the input's" || fail "ffv1 ($src): frames differ from the input"
+  else
+    fail "ffv1 ($src) transcode failed"
+  fi
+done
+# SVT-AV1, 8- and 10-bit.
+for c in "h264-aac.mp4 yuv420p" "hevc10.mkv yuv420p10le"; do
+  set -- $c
+  if "$VKCU" --backend cpu -q "$m/$1" -o "$TMP/av1-$1.mkv" --encoder libsvtav1 --preset 12 --crf 40; then
+    got="$(probe_val "$TMP/av1-$1.mkv" v:0 stream=codec_name) $(probe_val "$TMP/av1-$1.mkv" v:0 stream=pix_fmt) $(pts_list "$TMP/av1-$1.mkv" | wc -l)"
+    want="av1 $2 $(pts_list "$m/$1" | wc -l)"
+    [ "$got" = "$want" ] && pass "libsvtav1 ($2): codec, depth, frame count" || fail "libsvtav1 ($1): got '$got', want '$want'"
+  else
+    fail "libsvtav1 ($1) transcode failed"
+  fi
+done
+# rawvideo in Matroska: bit-exact frames.
+if "$VKCU" --backend cpu -q "$in" -o "$TMP/raw.mkv" --encoder rawvideo; then
+  [ "$(hashes "$TMP/raw.mkv" | wc -l)" = 50 ] && diff <(hashes "$TMP/raw.mkv") <(hashes "$in") > /dev/null && pass "rawvideo in mkv: bit-exact" || fail "rawvideo in mkv: frames differ"
+else
+  fail "rawvideo transcode failed"
+fi
+# x265 prints nothing of its own below --log-level verbose.
+"$VKCU" --backend cpu "$m/hevc10.mkv" -o "$TMP/quiet.mkv" --encoder libx265 2> "$TMP/err"
+! grep -q "x265 \[info\]" "$TMP/err" && pass "libx265 banner hidden" || fail "libx265 printed its banner: $(head -1 "$TMP/err")"
+
+# ---- Vulkan Video encode: no encode queue here (nor on an H200) ----
+if "$VKCU" probe 2>/dev/null | grep -q "video-encode"; then
+  skip "--encoder h264_vulkan without an encode queue: this machine has one"
+else
+  expect "--encoder h264_vulkan without an encode queue" 5 "v.mkv: --encoder h264_vulkan: .*(no Vulkan video encode queue|no Vulkan).*use --encoder libx264 or auto" -- \
+    "$VKCU" --backend cpu -q "$in" -o "$TMP/vk/v.mkv" --encoder h264_vulkan
+  mkdir -p "$TMP/vk"
+  "$VKCU" --backend cpu -q "$in" -o "$TMP/vk/v.mkv" --encoder hevc_vulkan 2> "$TMP/err"
+  rc=$?
+  [ "$rc" = 5 ] && [ -z "$(ls -A "$TMP/vk")" ] && grep -q "use --encoder libx265 or auto" "$TMP/err" &&
+    pass "--encoder hevc_vulkan: exit 5, nothing created" || fail "hevc_vulkan: exit $rc, files: $(ls -A "$TMP/vk"), $(tail -1 "$TMP/err")"
+fi
+
+# ---- streams and metadata ----
+sd_count() { "$FFPROBE" -v error -select_streams v:0 -show_entries "$2" -of default=nw=1 "$1" | grep -c "$3"; }
+for o in mkv mp4; do
+  for i in mkv mp4; do
+    if "$VKCU" --backend cpu -q "$m/rotated.$i" -o "$TMP/rot-$i.$o"; then
+      r=$(probe_val "$TMP/rot-$i.$o" v:0 stream_side_data=rotation)
+      [ "$r" = 90 ] && pass "rotation kept ($i -> $o)" || fail "rotation $i -> $o: '$r', want 90"
+    else
+      fail "rotated $i -> $o transcode failed"
+    fi
+  done
+done
+"$FFPROBE" -v error -show_entries chapter=start_time,end_time:chapter_tags=title -of csv=p=0 "$TMP/rot-mkv.mkv" > "$TMP/ch.out"
+"$FFPROBE" -v error -show_entries chapter=start_time,end_time:chapter_tags=title -of csv=p=0 "$m/rotated.mkv" > "$TMP/ch.in"
+[ "$(wc -l < "$TMP/ch.in")" = 2 ] && diff "$TMP/ch.in" "$TMP/ch.out" > /dev/null && pass "chapters kept (times, titles)" ||
+  fail "chapters differ: $(tr '\n' ' ' < "$TMP/ch.out")"
+[ "$(probe_val "$TMP/rot-mkv.mkv" "" format_tags=title)" = "rotated clip" ] && pass "container title kept (mkv -> mkv)" ||
+  fail "container title lost"
+# Colour tags describe what convert wrote; primaries pass through.
+if "$VKCU" --backend cpu -q "$in" -o "$TMP/tags.mkv" --chain 'convert=matrix=bt2020:range=full:chroma_loc=topleft'; then
+  got=$("$FFPROBE" -v error -select_streams v:0 -show_entries stream=color_space,color_range,color_primaries,color_transfer,chroma_location \
+    -of default=nw=1 "$TMP/tags.mkv" | sort | tr '\n' ' ')
+  want="chroma_location=topleft color_primaries=bt709 color_range=pc color_space=bt2020nc color_transfer=bt709 "
+  [ "$got" = "$want" ] && pass "colour tags follow the chain (matrix, range, chroma location)" || fail "colour tags: $got"
+else
+  fail "convert transcode failed"
+fi
+# HDR10: mastering display and content light kept in the container and the bitstream; dropped after tonemap.
+for o in mkv mp4; do
+  if "$VKCU" --backend cpu -q "$m/hdr10.mkv" -o "$TMP/hdr.$o" --encoder libx265; then
+    s=$(sd_count "$TMP/hdr.$o" stream_side_data "Mastering display\|Content light") f=$(sd_count "$TMP/hdr.$o" frame_side_data=side_data_type "Mastering display\|Content light")
+    cll=$("$FFPROBE" -v error -select_streams v:0 -show_entries stream_side_data=max_content,max_average -of default=nw=1 "$TMP/hdr.$o" | sort | tr '\n' ' ')
+    [ "$s" = 2 ] && [ "$f" -ge 2 ] && [ "$cll" = "max_average=400 max_content=1000 " ] && [ "$(probe_val "$TMP/hdr.$o" v:0 stream=color_transfer)" = smpte2084 ] &&
+      pass "HDR10 metadata kept ($o: container and bitstream, MaxCLL 1000/400)" || fail "HDR10 $o: stream side data $s, frame side data $f, cll '$cll'"
+  else
+    fail "HDR10 -> $o transcode failed"
+  fi
+done
+if "$VKCU" --backend cpu -q "$m/hdr10.mkv" -o "$TMP/sdr.mkv" --chain tonemap=format=yuv420p; then
+  s=$(sd_count "$TMP/sdr.mkv" stream_side_data "Mastering display\|Content light") f=$(sd_count "$TMP/sdr.mkv" frame_side_data=side_data_type "Mastering display\|Content light")
+  [ "$s" = 0 ] && [ "$f" = 0 ] && [ "$(probe_val "$TMP/sdr.mkv" v:0 stream=color_transfer)" = bt709 ] &&
+    [ "$(probe_val "$TMP/sdr.mkv" v:0 stream=color_primaries)" = bt709 ] && pass "tonemap: HDR metadata dropped, BT.709 tags" ||
+    fail "tonemap output: stream side data $s, frame side data $f, transfer $(probe_val "$TMP/sdr.mkv" v:0 stream=color_transfer)"
+else
+  fail "tonemap transcode failed"
+fi
+
+# ---- encoder thread: a bounded queue keeps memory flat when the encoder is slower than decode ----
+maxrss() { python3 -c 'import resource, subprocess, sys
+subprocess.call(sys.argv[1:])
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"; }
+r100=$(maxrss "$VKCU" --backend cpu -q "$m/long.mp4" -o "$TMP/l1.mkv" --frames 100 --encoder libx265 --preset ultrafast)
+r750=$(maxrss "$VKCU" --backend cpu -q "$m/long.mp4" -o "$TMP/l2.mkv" --frames 750 --encoder libx265 --preset ultrafast)
+[ "$(pts_list "$TMP/l2.mkv" | wc -l)" = 750 ] && [ $((r750 - r100)) -lt 20000 ] &&
+  pass "memory flat: peak RSS 100 frames ${r100} KiB, 750 frames ${r750} KiB" ||
+  fail "memory grows with length: ${r100} KiB at 100 frames, ${r750} KiB at 750 ($(pts_list "$TMP/l2.mkv" | wc -l) frames written)"
+# The output does not depend on thread timing: two runs give the same packets in the same order.
+pkts() { "$FFMPEG" -v error -i "$1" -map 0 -c copy -f framemd5 - | grep -v '^#'; }
+"$VKCU" --backend cpu -q "$in" -o "$TMP/d1.mkv" --encoder ffv1 && "$VKCU" --backend cpu -q "$in" -o "$TMP/d2.mkv" --encoder ffv1
+[ "$(pkts "$TMP/d1.mkv" | cut -d, -f1 | sort -u | tr '\n' ' ')" = "0 1 " ] && diff <(pkts "$TMP/d1.mkv") <(pkts "$TMP/d2.mkv") > /dev/null &&
+  pass "muxing deterministic: video and audio packets interleaved identically in two runs" || fail "two runs differ in packets or order"

@@ -1,0 +1,34 @@
+/*
+ * Vulkan Video encode (FFmpeg's h264_vulkan / hevc_vulkan): whether a device
+ * here can run it, and the upload of host frames into Vulkan frames for it.
+ *
+ * The check runs before any output is created, so `--encoder h264_vulkan`
+ * on a GPU without a video encode queue (an H200) fails at once with one
+ * line that says what to use instead.
+ */
+#ifndef VKCU_VKENCODE_H
+#define VKCU_VKENCODE_H
+
+#include <stddef.h>
+#include <libavcodec/avcodec.h>
+
+/* 1 when `encoder` is a Vulkan Video encoder name (h264_vulkan, hevc_vulkan). */
+int vkcu_vkencode_is_vulkan(const char *encoder);
+
+/* Finds a Vulkan physical device with a video encode queue family that
+ * supports the codec of `encoder`. Returns its index (>= 0) or
+ * VKCU_ERR_DEVICE with a one-line reason in `why` (no loader, no device, or
+ * no encode queue for that codec, naming the devices seen). */
+int vkcu_vkencode_find_device(const char *encoder, char *why, size_t whylen);
+
+/* Sets up `enc` (not yet opened) for Vulkan frames on device `index`:
+ * hw_device_ctx, hw_frames_ctx with NV12 (8-bit) or P010 (10-bit) frames
+ * of enc->width x enc->height, and pix_fmt AV_PIX_FMT_VULKAN. `host_fmt` is
+ * the planar layout frames arrive in (yuv420p or yuv420p10le). */
+int vkcu_vkencode_setup(AVCodecContext *enc, int index, enum AVPixelFormat host_fmt, char *err, size_t errlen);
+
+/* Interleaves a planar host frame into a semi-planar staging frame and
+ * uploads it into a new frame of enc->hw_frames_ctx (props copied). */
+int vkcu_vkencode_upload(AVCodecContext *enc, const AVFrame *host, AVFrame *hw);
+
+#endif
