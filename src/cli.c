@@ -263,9 +263,9 @@ static void main_help(FILE *out)
 void cli_print_stats(const vkcu_job_params *p, const vkcu_job_result *r, FILE *out)
 {
     (void)p;
-    fprintf(out, "stats: path=%s frames_in=%lld frames_out=%lld corrupt=%lld time=%.3fs fps=%.1f\n",
+    fprintf(out, "stats: path=%s frames_in=%lld frames_out=%lld corrupt=%lld time=%.3fs fps=%.1f fps_steady=%.1f\n",
             vkcu_path_name(r->path), (long long)r->frames_in, (long long)r->frames_out, (long long)r->frames_corrupt,
-            r->seconds, r->fps);
+            r->seconds, r->fps, r->fps_steady);
     if (r->path == VKCU_PATH_VULKAN_CUDA || r->path == VKCU_PATH_SW_UPLOAD_CUDA) {
         double n = r->frames_out > 0 ? (double)r->frames_out : 1;
         fprintf(out, "stats: gpu ms/frame: vk_copy=%.4f cuda_ops=%.4f download=%.4f; max_in_flight=%d\n",
