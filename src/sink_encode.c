@@ -560,9 +560,12 @@ static int encode_close(vkcu_sink *s, int ok)
 {
     encode_sink *e = s->priv;
     int ret = 0;
+    /* --keep-partial: what was decoded is encoded, flushed and finished
+     * (trailer, index), so the partial output plays. */
+    int finish = ok || (s->params->keep_partial && strcmp(e->tmp, s->params->output));
     if (e->thread_running) {
         pthread_mutex_lock(&e->lock);
-        if (ok)
+        if (finish)
             e->finishing = 1;
         else
             e->aborting = 1;
@@ -576,12 +579,13 @@ static int encode_close(vkcu_sink *s, int ok)
         }
         pthread_mutex_destroy(&e->lock);
         pthread_cond_destroy(&e->cond);
-        if (ok && e->thread_ret < 0) {
-            snprintf(s->err, s->errlen, "%s", e->thread_err);
+        if (e->thread_ret < 0) {
+            if (ok)
+                snprintf(s->err, s->errlen, "%s", e->thread_err);
             ret = e->thread_ret;
         }
     }
-    if (ok && ret >= 0 && e->header_written) {
+    if (finish && ret >= 0 && e->header_written) {
         ret = av_write_trailer(e->oc);
         if (ret < 0) {
             char buf[128];
