@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Transcode benchmark (issue 5), run on the GPU machine: 1080p and 4K H.264
+# -> HEVC (libx265 -preset fast) and -> FFV1, with convert + denoise=tnr,
+# vkcu (--backend gpu) against the nearest FFmpeg command line:
+#   ffmpeg -threads 1 -hwaccel vulkan -hwaccel_output_format vulkan -i IN
+#          -vf hwdownload,format=nv12,hqdn3d,format=yuv420p -c:v ENCODER ...
+# Same encoder and settings on both sides, the first N frames of each clip
+# (VKCU_BENCH_FRAMES, default 120). Reports fps, the ratio and CPU time
+# (user + system of the process and its threads) per frame, as a markdown
+# table in bench-transcode.md ($OUT when set, else build/).
+set -u
+source "$(dirname "$0")/gpu-env.sh"
+outdir=${OUT:-$root/build}
+mkdir -p "$outdir"
+if ! timeout -s KILL 60 "$VKCU" probe > /dev/null 2>&1; then
+  echo "bench-transcode: no Vulkan/CUDA GPU pair here; run it on the GPU machine (see docs/transcode.md)" >&2
+  exit 0
+fi
+make_big_clips
+frames=${VKCU_BENCH_FRAMES:-120}
+reps=${VKCU_BENCH_REPS:-1}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# timed CMD... -> "wall_seconds cpu_seconds" (cpu: the child's user + system,
+# from bash's `times` in a subshell, so no /usr/bin/time is needed).
+timed() {
+  local t0 t1 cpu
+  t0=$(date +%s.%N)
+  cpu=$( ( "$@" > "$work/log" 2>&1 || echo FAILED >> "$work/log"; times ) | tail -1 |
+    awk '{ n = split($0, f, " "); s = 0; for (i = 1; i <= n; i++) { split(f[i], ms, "m"); s += ms[1] * 60 + ms[2] } print s }')
+  t1=$(date +%s.%N)
+  if grep -q FAILED "$work/log"; then
+    echo "bench-transcode: failed: $*: $(tail -2 "$work/log" | tr '\n' ' ')" >&2
+    echo "0 0"; return
+  fi
+  awk -v a="$t0" -v b="$t1" -v c="$cpu" 'BEGIN { print b - a, c }'
+}
+best() { # reps, CMD... -> the fastest run's "wall cpu"
+  local n=$1 r; shift
+  for _ in $(seq "$n"); do timed "$@"; done | sort -g | awk '$1 > 0' | head -1
+}
+fmt_row() { # name target vkcu(wall cpu) ffmpeg(wall cpu)
+  awk -v name="$1" -v target="$2" -v f="$frames" -v vw="$3" -v vc="$4" -v fw="$5" -v fc="$6" 'BEGIN {
+    vf = vw > 0 ? f / vw : 0; ff = fw > 0 ? f / fw : 0
+    printf "| %s | %s | %.1f | %.1f | %.2f | %.1f | %.1f |\n", name, target, vf, ff, (ff > 0 ? vf / ff : 0),
+      vc * 1000 / f, fc * 1000 / f }'
+}
+
+chain='convert=format=yuv420p,denoise=tnr'
+{
+  echo "Transcode benchmark, first $frames frames of each clip, $(date -u +%Y-%m-%d) on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)."
+  echo "vkcu: \`--backend gpu --chain '$chain'\`; ffmpeg: \`-threads 1 -hwaccel vulkan -hwaccel_output_format vulkan\`, \`hwdownload,format=nv12,hqdn3d,format=yuv420p\`."
+  echo
+  echo "| clip | target | vkcu fps | ffmpeg fps | vkcu/ffmpeg | vkcu CPU ms/frame | ffmpeg CPU ms/frame |"
+  echo "| --- | --- | ---: | ---: | ---: | ---: | ---: |"
+  for c in h264-1080p.mp4 h264-2160p.mp4; do
+    clip=$BIG/$c
+    for target in "hevc:libx265:--preset fast:-preset fast -x265-params log-level=error" "ffv1:ffv1::"; do
+      IFS=: read -r name enc vopts fopts <<< "$target"
+      # shellcheck disable=SC2086
+      v=$(best "$reps" "$VKCU" "$clip" -o "$work/v.mkv" -y -q --backend gpu --chain "$chain" --frames "$frames" --encoder "$enc" $vopts)
+      # shellcheck disable=SC2086
+      f=$(best "$reps" "$FFMPEG" -hide_banner -loglevel error -nostdin -y -threads 1 -hwaccel vulkan -hwaccel_output_format vulkan \
+        -i "$clip" -frames:v "$frames" -vf hwdownload,format=nv12,hqdn3d,format=yuv420p -an -c:v "$enc" $fopts "$work/f.mkv")
+      fmt_row "$c" "$name ($enc)" ${v:-0 0} ${f:-0 0}
+    done
+  done
+} | tee "$outdir/bench-transcode.md"
