@@ -19,6 +19,8 @@
 const cli_verb cli_verbs[] = {
     { "probe", "list Vulkan and CUDA devices and which pairs match", cli_main_probe },
     { "hash", "per-frame hashes of decoded (and processed) frames", cli_main_hash },
+    { "compare", "compare two videos or hash lists frame by frame (PSNR, SSIM, max diff)", cli_main_compare },
+    { "verify", "run a regression manifest: expected hashes or metric limits per case", cli_main_verify },
     { "batch", "process a folder: presets, concurrent streams, resume, report, shards", cli_main_batch },
     { "pipelines", "list the pipeline presets (--pipeline NAME)", cli_main_pipelines },
     { NULL, NULL, NULL },

@@ -31,6 +31,9 @@ extern const cli_verb cli_verbs[];
 int cli_main_transcode(int argc, char **argv);
 int cli_main_hash(int argc, char **argv);
 int cli_main_probe(int argc, char **argv);
+/* cli_regress.c */
+int cli_main_compare(int argc, char **argv);
+int cli_main_verify(int argc, char **argv);
 /* cli_batch.c: `vkcu batch`, `vkcu pipelines`, and --pipeline, which loads
  * a preset (kept for the process's life) and fills p's chain, encoder
  * settings and hash settings; returns 0, or -1 after printing an error. */

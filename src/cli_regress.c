@@ -1,0 +1,208 @@
+/*
+ * The regression verbs: `vkcu compare A B` and `vkcu verify MANIFEST`.
+ * Arguments only; the work is in compare.c and manifest.c.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "compare.h"
+#include "log.h"
+#include "manifest.h"
+
+static int parse_number(const char *opt, const char *v, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (!*v || *end || errno || !(x >= lo && x <= hi))
+        return cli_usage_error("%s: '%s' is not a number in [%g, %g]", opt, v, lo, hi), -1;
+    *out = x;
+    return 0;
+}
+
+/* Job options compare cannot honour (it decodes whole streams, writes nothing). */
+static int reject_unsupported(const char *verb, const vkcu_job_params *p)
+{
+    if (p->start_time >= 0 || p->start_frame >= 0 || p->duration >= 0 || p->frame_count >= 0)
+        return cli_usage_error("%s: --start/--duration are not supported; use --frames N, or trim both inputs first", verb);
+    if (p->stats)
+        return cli_usage_error("%s: --stats is not supported", verb);
+    return 0;
+}
+
+static void compare_help(void)
+{
+    printf("Usage: vkcu compare A B [options]\n\n"
+           "Decodes A and B (media files, or hash lists written by 'vkcu hash'), pairs\n"
+           "their frames by timestamp and reports, per frame, PSNR (per plane), SSIM and\n"
+           "the largest absolute sample difference, the first differing frame, and frames\n"
+           "or timestamps that do not match. PSNR and SSIM are FFmpeg's psnr and ssim\n"
+           "filters' definitions. Without --max-diff or --min-psnr, any difference fails.\n\n"
+           "  --max-diff N             pass when no sample differs by more than N code values\n"
+           "  --min-psnr DB            pass when every frame's PSNR (all planes) is at least DB\n"
+           "  --diff-image FILE.png    draw the worst frame's difference, amplified, with a scale\n"
+           "  --per-frame              one line per frame (default: differing frames only)\n"
+           "  --chain, --backend, --frames and the other processing options apply to both inputs\n\n");
+    cli_job_options_help(stdout);
+    printf("\nExit codes: 0 the inputs match (within the limits), 6 they do not,\n"
+           "  3 an input is missing or unreadable, 2 bad usage, 4 the diff image cannot be written.\n");
+}
+
+int cli_main_compare(int argc, char **argv)
+{
+    vkcu_job_params job;
+    vkcu_job_params_default(&job);
+    job.progress = 0;
+    vkcu_compare_params cp;
+    vkcu_compare_params_default(&cp);
+    const char *inputs[2] = { NULL, NULL };
+    int nb_inputs = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int n = cli_job_option(&job, argc, argv, i);
+        if (n < 0)
+            return VKCU_EXIT_USAGE;
+        if (n > 0) {
+            i += n - 1;
+            continue;
+        }
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            compare_help();
+            return 0;
+        } else if (!strcmp(a, "--max-diff") || !strcmp(a, "--min-psnr") || !strcmp(a, "--diff-image")) {
+            if (!v)
+                return cli_usage_error("%s needs a value", a);
+            i++;
+            double x;
+            if (!strcmp(a, "--diff-image")) {
+                cp.diff_image = v;
+            } else if (!strcmp(a, "--max-diff")) {
+                if (parse_number(a, v, 0, 65535, &x) < 0)
+                    return VKCU_EXIT_USAGE;
+                if (x != floor(x))
+                    return cli_usage_error("--max-diff: '%s' is not a whole number of code values", v);
+                cp.max_diff = (int)x;
+            } else {
+                if (parse_number(a, v, 0, 1000, &x) < 0)
+                    return VKCU_EXIT_USAGE;
+                cp.min_psnr = x;
+            }
+        } else if (!strcmp(a, "--per-frame")) {
+            cp.per_frame = 1;
+        } else if (a[0] == '-' && a[1]) {
+            return cli_usage_error("compare: unknown option '%s'", a);
+        } else if (nb_inputs < 2) {
+            inputs[nb_inputs++] = a;
+        } else {
+            return cli_usage_error("compare: more than two inputs ('%s')", a);
+        }
+    }
+    if (nb_inputs < 2)
+        return cli_usage_error("compare: needs two inputs, A and B");
+    if (reject_unsupported("compare", &job))
+        return VKCU_EXIT_USAGE;
+    cp.a = inputs[0];
+    cp.b = inputs[1];
+    cp.job = &job;
+    cp.report = stdout;
+    cli_install_signals();
+    vkcu_compare_result r;
+    int ret = vkcu_compare_run(&cp, &r);
+    fflush(stdout);
+    if (ret < 0 && ret != VKCU_ERR_MISMATCH) {
+        fprintf(stderr, "vkcu: error: %s\n", r.error[0] ? r.error : "compare failed");
+        return vkcu_exit_code(ret);
+    }
+    if (ret == VKCU_ERR_MISMATCH)
+        fprintf(stderr, "vkcu: %s vs %s: %s\n", cp.a, cp.b, r.verdict);
+    return ret < 0 ? VKCU_EXIT_MISMATCH : 0;
+}
+
+static void verify_help(void)
+{
+    printf("Usage: vkcu verify MANIFEST... [options]\n\n"
+           "Runs every case of a regression manifest (docs/regression.md): decodes the\n"
+           "input, applies its chain or pipeline, and checks the expectation: exact\n"
+           "per-frame hashes, or metric limits against a reference. Prints one line per\n"
+           "case and 'N passed, N failed'.\n\n"
+           "  --backend cpu|gpu|auto   run every case on this backend (overrides the manifest)\n"
+           "  --junit FILE             also write the results as JUnit XML\n"
+           "  --update                 rewrite the expected hashes from this run; prints what changed\n"
+           "  --case NAME              run only the cases with this name (repeatable; '*' globs)\n"
+           "  --device N, --ring-size K, --handoff binary|timeline, -q, --log-level LEVEL\n\n"
+           "Exit codes: 0 every case passed (or was updated), 6 a case failed,\n"
+           "  3 a manifest is missing or malformed, 2 bad usage, 4 an output cannot be written.\n");
+}
+
+int cli_main_verify(int argc, char **argv)
+{
+    vkcu_job_params base;
+    vkcu_job_params_default(&base);
+    base.progress = 0;
+    vkcu_verify_params vp;
+    vkcu_verify_params_default(&vp);
+    const char *manifests[64];
+    const char *cases[64];
+    int nb_manifests = 0, nb_cases = 0, backend_given = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--chain") || !strcmp(a, "--start") || !strcmp(a, "--duration") || !strcmp(a, "--frames") ||
+            !strcmp(a, "--strict") || !strcmp(a, "--stats"))
+            return cli_usage_error("verify: %s belongs in a manifest case, not on the command line", a);
+        if (!strcmp(a, "--backend"))
+            backend_given = 1;
+        int n = cli_job_option(&base, argc, argv, i);
+        if (n < 0)
+            return VKCU_EXIT_USAGE;
+        if (n > 0) {
+            if (!strcmp(a, "--pipeline"))
+                return cli_usage_error("verify: --pipeline belongs in a manifest case, not on the command line");
+            i += n - 1;
+            continue;
+        }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            verify_help();
+            return 0;
+        } else if (!strcmp(a, "--junit") || !strcmp(a, "--case")) {
+            if (!v)
+                return cli_usage_error("%s needs a value", a);
+            i++;
+            if (!strcmp(a, "--junit"))
+                vp.junit = v;
+            else if (nb_cases < 64)
+                cases[nb_cases++] = v;
+            else
+                return cli_usage_error("verify: more than 64 --case options");
+        } else if (!strcmp(a, "--update")) {
+            vp.update = 1;
+        } else if (a[0] == '-' && a[1]) {
+            return cli_usage_error("verify: unknown option '%s'", a);
+        } else if (nb_manifests < 64) {
+            manifests[nb_manifests++] = a;
+        } else {
+            return cli_usage_error("verify: more than 64 manifests");
+        }
+    }
+    if (!nb_manifests)
+        return cli_usage_error("verify: no manifest given");
+    vp.base = &base;
+    vp.backend_override = backend_given ? (int)base.backend : -1;
+    vp.cases = cases;
+    vp.nb_cases = nb_cases;
+    vp.out = stdout;
+    cli_install_signals();
+    char err[1024] = "";
+    int ret = vkcu_verify_run(manifests, nb_manifests, &vp, err, sizeof(err));
+    fflush(stdout);
+    if (ret < 0 && ret != VKCU_ERR_MISMATCH) {
+        fprintf(stderr, "vkcu: error: %s\n", err[0] ? err : "verify failed");
+        return vkcu_exit_code(ret);
+    }
+    return ret < 0 ? VKCU_EXIT_MISMATCH : 0;
+}

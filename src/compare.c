@@ -1,0 +1,1509 @@
+/*
+ * vkcu compare: two inputs (media files decoded through vkcu's own stages,
+ * or hash lists written by `vkcu hash`) aligned frame by frame on their
+ * timestamps, so that one dropped frame is one count mismatch and not a
+ * cascade of differences. Each pair gets FFmpeg's PSNR and SSIM and the
+ * largest absolute difference; the worst pair can be drawn as a PNG.
+ *
+ * Media inputs go through a pull-based frame source built from the same
+ * stages vkcu_job_run strings together (demux, decode, CPU operators or the
+ * GPU session), so the frames compared are the frames `vkcu hash` hashes.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <libavutil/avstring.h>
+#include <libavutil/hash.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/pixdesc.h>
+
+#include "compare.h"
+#include "gpu/gpu.h"
+#include "log.h"
+#include "stage.h"
+
+/* ------------------------------------------------------------------ */
+/* hash lists                                                           */
+
+const char *vkcu_hash_algo_name(enum vkcu_hash_algo a)
+{
+    return a == VKCU_HASH_CRC32 ? "CRC32" : a == VKCU_HASH_XXH64 ? "XXH64" : "MD5";
+}
+
+int vkcu_hash_algo_parse(const char *name, enum vkcu_hash_algo *a)
+{
+    if (!strcasecmp(name, "md5"))
+        *a = VKCU_HASH_MD5;
+    else if (!strcasecmp(name, "crc32"))
+        *a = VKCU_HASH_CRC32;
+    else if (!strcasecmp(name, "xxh64"))
+        *a = VKCU_HASH_XXH64;
+    else
+        return -1;
+    return 0;
+}
+
+void vkcu_hash_list_free(vkcu_hash_list *l)
+{
+    free(l->entries);
+    memset(l, 0, sizeof(*l));
+}
+
+static int list_push(vkcu_hash_list *l, const vkcu_hash_entry *e)
+{
+    if (l->nb == l->cap) {
+        int cap = l->cap ? l->cap * 2 : 64;
+        vkcu_hash_entry *n = realloc(l->entries, (size_t)cap * sizeof(*n));
+        if (!n)
+            return AVERROR(ENOMEM);
+        l->entries = n;
+        l->cap = cap;
+    }
+    l->entries[l->nb++] = *e;
+    return 0;
+}
+
+static int valid_hex(const char *s)
+{
+    size_t n = strlen(s);
+    if (n < 8 || n >= sizeof(((vkcu_hash_entry *)0)->hash))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!strchr("0123456789abcdefABCDEF", s[i]))
+            return 0;
+    return 1;
+}
+
+/* Value of "key":... in a one-line JSON object; NULL when absent. */
+static const char *json_field(const char *line, const char *key, char *buf, size_t buflen)
+{
+    char pat[64];
+    snprintf(pat, sizeof(pat), "\"%s\":", key);
+    const char *p = strstr(line, pat);
+    if (!p)
+        return NULL;
+    p += strlen(pat);
+    while (*p == ' ')
+        p++;
+    size_t n = 0;
+    if (*p == '"') {
+        p++;
+        while (*p && *p != '"' && n + 1 < buflen)
+            buf[n++] = *p++;
+    } else {
+        while (*p && *p != ',' && *p != '}' && *p != ' ' && n + 1 < buflen)
+            buf[n++] = *p++;
+    }
+    buf[n] = 0;
+    return buf;
+}
+
+static int parse_rational(const char *s, AVRational *q)
+{
+    int num, den;
+    if (sscanf(s, "%d/%d", &num, &den) != 2 || num <= 0 || den <= 0)
+        return -1;
+    *q = (AVRational){ num, den };
+    return 0;
+}
+
+static int parse_line(vkcu_hash_list *l, char *line, const char *name, int lineno, char *err, size_t errlen)
+{
+    char buf[128];
+    while (*line == ' ' || *line == '\t')
+        line++;
+    size_t n = strlen(line);
+    while (n && (line[n - 1] == '\r' || line[n - 1] == ' '))
+        line[--n] = 0;
+    if (!n)
+        return 0;
+    if (line[0] == '#') {
+        if (!strncmp(line, "#hash:", 6)) {
+            const char *v = line + 6;
+            while (*v == ' ')
+                v++;
+            if (vkcu_hash_algo_parse(v, &l->algo) < 0) {
+                snprintf(err, errlen, "%s:%d: hash algorithm '%s' is not MD5, CRC32 or XXH64", name, lineno, v);
+                return VKCU_ERR_INPUT;
+            }
+            l->algo_known = 1;
+        } else if (!strncmp(line, "#tb 0:", 6)) {
+            parse_rational(line + 6 + strspn(line + 6, " "), &l->tb);
+        } else if (!strncmp(line, "#dimensions 0:", 14)) {
+            sscanf(line + 14, " %dx%d", &l->width, &l->height);
+        }
+        return 0;
+    }
+    vkcu_hash_entry e = { 0 };
+    if (line[0] == '{') {
+        if (json_field(line, "type", buf, sizeof(buf)) && !strcmp(buf, "header")) {
+            if (json_field(line, "hash", buf, sizeof(buf)) && vkcu_hash_algo_parse(buf, &l->algo) == 0)
+                l->algo_known = 1;
+            if (json_field(line, "tb", buf, sizeof(buf)))
+                parse_rational(buf, &l->tb);
+            if (json_field(line, "width", buf, sizeof(buf)))
+                l->width = atoi(buf);
+            if (json_field(line, "height", buf, sizeof(buf)))
+                l->height = atoi(buf);
+            return 0;
+        }
+        const char *pts = json_field(line, "pts", buf, sizeof(buf));
+        if (!pts)
+            goto bad;
+        e.pts = e.dts = strtoll(pts, NULL, 10);
+        e.duration = json_field(line, "duration", buf, sizeof(buf)) ? strtoll(buf, NULL, 10) : 1;
+        e.size = json_field(line, "size", buf, sizeof(buf)) ? atoi(buf) : 0;
+        if (!json_field(line, "hash", e.hash, sizeof(e.hash)) || !valid_hex(e.hash))
+            goto bad;
+    } else {
+        int stream;
+        long long dts, pts, dur;
+        char hash[80];
+        if (sscanf(line, "%d , %lld , %lld , %lld , %d , %79s", &stream, &dts, &pts, &dur, &e.size, hash) != 6 ||
+            !valid_hex(hash))
+            goto bad;
+        if (stream != 0)
+            return 0; /* framemd5 of a file with audio: only the first stream is video here */
+        e.dts = dts, e.pts = pts, e.duration = dur;
+        snprintf(e.hash, sizeof(e.hash), "%s", hash);
+    }
+    for (char *c = e.hash; *c; c++)
+        if (*c >= 'A' && *c <= 'F')
+            *c = (char)(*c - 'A' + 'a');
+    return list_push(l, &e);
+bad:
+    snprintf(err, errlen, "%s:%d: not a frame hash line (expected 'stream, dts, pts, duration, size, hash' as "
+             "'vkcu hash' writes): %.60s", name, lineno, line);
+    return VKCU_ERR_INPUT;
+}
+
+int vkcu_hash_list_parse(const char *text, size_t len, const char *name, vkcu_hash_list *l, char *err, size_t errlen)
+{
+    memset(l, 0, sizeof(*l));
+    l->tb = (AVRational){ 0, 1 };
+    int lineno = 0, ret = 0;
+    size_t pos = 0;
+    char line[1024];
+    while (pos < len && ret >= 0) {
+        size_t end = pos;
+        while (end < len && text[end] != '\n')
+            end++;
+        size_t n = end - pos < sizeof(line) - 1 ? end - pos : sizeof(line) - 1;
+        memcpy(line, text + pos, n);
+        line[n] = 0;
+        lineno++;
+        ret = parse_line(l, line, name, lineno, err, errlen);
+        pos = end + 1;
+    }
+    if (ret < 0)
+        vkcu_hash_list_free(l);
+    return ret;
+}
+
+static int read_file(const char *path, char **data, size_t *len, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s (check the path)", path, errno == ENOENT ? "no such file" : strerror(errno));
+        return VKCU_ERR_INPUT;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap)
+            break;
+        char *nb = realloc(buf, cap * 2);
+        if (!nb) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = nb;
+        cap *= 2;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (!buf || bad) {
+        free(buf);
+        snprintf(err, errlen, "%s: cannot read", path);
+        return VKCU_ERR_INPUT;
+    }
+    *data = buf;
+    *len = n;
+    return 0;
+}
+
+int vkcu_hash_list_load(const char *path, vkcu_hash_list *l, char *err, size_t errlen)
+{
+    char *data;
+    size_t len;
+    int ret = read_file(path, &data, &len, err, errlen);
+    if (ret < 0)
+        return ret;
+    ret = vkcu_hash_list_parse(data, len, path, l, err, errlen);
+    free(data);
+    if (ret >= 0 && l->nb == 0) {
+        snprintf(err, errlen, "%s: a hash list without frames", path);
+        vkcu_hash_list_free(l);
+        ret = VKCU_ERR_INPUT;
+    }
+    return ret;
+}
+
+int vkcu_hash_list_sniff(const char *path)
+{
+    char head[64] = "";
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    size_t n = fread(head, 1, sizeof(head) - 1, f);
+    fclose(f);
+    head[n] = 0;
+    return !strncmp(head, "#format: frame checksums", 24) || !strncmp(head, "{\"type\":\"header\"", 16);
+}
+
+/* ------------------------------------------------------------------ */
+/* frame metrics (FFmpeg's psnr and ssim filters, libavfilter/vf_*.c)   */
+
+typedef struct comp_view {
+    const uint8_t *data;
+    ptrdiff_t stride;        /* bytes */
+    int w, h;
+    int wide;                /* 16-bit samples */
+} comp_view;
+
+typedef struct frame_view {
+    int nb;
+    comp_view c[4];
+    int depth;
+    uint16_t *buf;           /* unpacked samples for layouts that are not one plane per component */
+} frame_view;
+
+static void frame_view_free(frame_view *v)
+{
+    av_freep(&v->buf);
+}
+
+static int comp_subsampled(const AVPixFmtDescriptor *d, int i)
+{
+    return d->nb_components >= 3 && !(d->flags & AV_PIX_FMT_FLAG_RGB) && (i == 1 || i == 2);
+}
+
+/* One view per component: planar layouts in place, every other layout
+ * (NV12, P010, packed RGB) unpacked into 16-bit samples. */
+static int frame_view_init(frame_view *v, const AVFrame *f)
+{
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(f->format);
+    memset(v, 0, sizeof(*v));
+    if (!d || (d->flags & (AV_PIX_FMT_FLAG_FLOAT | AV_PIX_FMT_FLAG_HWACCEL | AV_PIX_FMT_FLAG_BITSTREAM |
+                           AV_PIX_FMT_FLAG_PAL | AV_PIX_FMT_FLAG_BE)) || d->comp[0].depth > 16)
+        return VKCU_ERR_USAGE;
+    v->nb = d->nb_components;
+    v->depth = d->comp[0].depth;
+    int planar = 1;
+    size_t total = 0;
+    for (int i = 0; i < v->nb; i++) {
+        const AVComponentDescriptor *c = &d->comp[i];
+        int bytes = c->depth > 8 ? 2 : 1;
+        if (c->depth != v->depth)
+            return VKCU_ERR_USAGE;
+        if (c->plane != i || c->step != bytes || c->shift || c->offset)
+            planar = 0;
+        v->c[i].w = comp_subsampled(d, i) ? AV_CEIL_RSHIFT(f->width, d->log2_chroma_w) : f->width;
+        v->c[i].h = comp_subsampled(d, i) ? AV_CEIL_RSHIFT(f->height, d->log2_chroma_h) : f->height;
+        total += (size_t)v->c[i].w * v->c[i].h;
+    }
+    if (planar) {
+        for (int i = 0; i < v->nb; i++) {
+            v->c[i].data = f->data[i];
+            v->c[i].stride = f->linesize[i];
+            v->c[i].wide = v->depth > 8;
+        }
+        return 0;
+    }
+    v->buf = av_malloc(total * sizeof(uint16_t));
+    if (!v->buf)
+        return AVERROR(ENOMEM);
+    uint16_t *p = v->buf;
+    for (int i = 0; i < v->nb; i++) {
+        comp_view *c = &v->c[i];
+        for (int y = 0; y < c->h; y++)
+            av_read_image_line2(p + (size_t)y * c->w, (const uint8_t **)f->data, f->linesize, d, 0, y, i, c->w, 0, 2);
+        c->data = (const uint8_t *)p;
+        c->stride = (ptrdiff_t)c->w * 2;
+        c->wide = 1;
+        p += (size_t)c->w * c->h;
+    }
+    return 0;
+}
+
+static inline int sample_at(const comp_view *c, int x, int y)
+{
+    const uint8_t *row = c->data + (ptrdiff_t)y * c->stride;
+    return c->wide ? ((const uint16_t *)row)[x] : row[x];
+}
+
+/* Sum of squared differences and the largest difference with its place. */
+static uint64_t plane_sse(const comp_view *a, const comp_view *b, int *maxd, int *mx, int *my)
+{
+    uint64_t sse = 0;
+    int best = -1;
+    for (int y = 0; y < a->h; y++) {
+        const uint8_t *ra = a->data + (ptrdiff_t)y * a->stride, *rb = b->data + (ptrdiff_t)y * b->stride;
+        uint64_t line = 0;
+        int line_max = 0, line_x = 0;
+        if (a->wide) {
+            const uint16_t *pa = (const uint16_t *)ra, *pb = (const uint16_t *)rb;
+            for (int x = 0; x < a->w; x++) {
+                int d = abs((int)pa[x] - (int)pb[x]);
+                line += (uint64_t)d * d;
+                if (d > line_max)
+                    line_max = d, line_x = x;
+            }
+        } else {
+            for (int x = 0; x < a->w; x++) {
+                int d = abs((int)ra[x] - (int)rb[x]);
+                line += (unsigned)(d * d);
+                if (d > line_max)
+                    line_max = d, line_x = x;
+            }
+        }
+        sse += line;
+        if (line_max > best) {
+            best = line_max;
+            *mx = line_x;
+            *my = y;
+        }
+    }
+    *maxd = best < 0 ? 0 : best;
+    return sse;
+}
+
+/* vf_ssim.c's ssim_4x4xn: sums over 4x4 blocks of one block row. */
+static void ssim_4x4_row(const comp_view *a, const comp_view *b, int by, int64_t (*sums)[4], int blocks)
+{
+    for (int z = 0; z < blocks; z++) {
+        int64_t s1 = 0, s2 = 0, ss = 0, s12 = 0;
+        for (int y = 0; y < 4; y++)
+            for (int x = 0; x < 4; x++) {
+                int64_t va = sample_at(a, 4 * z + x, 4 * by + y), vb = sample_at(b, 4 * z + x, 4 * by + y);
+                s1 += va;
+                s2 += vb;
+                ss += va * va + vb * vb;
+                s12 += va * vb;
+            }
+        sums[z][0] = s1;
+        sums[z][1] = s2;
+        sums[z][2] = ss;
+        sums[z][3] = s12;
+    }
+}
+
+/* vf_ssim.c's ssim_end1x: SSIM of one 8x8 window from its four 4x4 sums. */
+static float ssim_end1(int64_t s1, int64_t s2, int64_t ss, int64_t s12, int max)
+{
+    int64_t c1 = (int64_t)(.01 * .01 * max * max * 64 + .5);
+    int64_t c2 = (int64_t)(.03 * .03 * max * max * 64 * 63 + .5);
+    int64_t vars = ss * 64 - s1 * s1 - s2 * s2;
+    int64_t covar = s12 * 64 - s1 * s2;
+    return (float)(2 * s1 * s2 + c1) * (float)(2 * covar + c2) / ((float)(s1 * s1 + s2 * s2 + c1) * (float)(vars + c2));
+}
+
+/* Mean SSIM of 8x8 windows stepped by 4 samples, as FFmpeg's ssim filter. */
+static double plane_ssim(const comp_view *a, const comp_view *b, int max)
+{
+    int bw = a->w >> 2, bh = a->h >> 2;
+    if (bw < 2 || bh < 2)
+        return NAN;
+    int64_t (*sum0)[4] = av_malloc_array(2 * (size_t)(bw + 3), sizeof(*sum0));
+    if (!sum0)
+        return NAN;
+    int64_t (*sum1)[4] = sum0 + bw + 3, (*base)[4] = sum0;
+    double total = 0;
+    ssim_4x4_row(a, b, 0, sum0, bw);
+    for (int y = 1; y < bh; y++) {
+        int64_t (*t)[4] = sum0;
+        sum0 = sum1;
+        sum1 = t;
+        ssim_4x4_row(a, b, y, sum0, bw);
+        for (int i = 0; i < bw - 1; i++)
+            total += ssim_end1(sum0[i][0] + sum0[i + 1][0] + sum1[i][0] + sum1[i + 1][0],
+                               sum0[i][1] + sum0[i + 1][1] + sum1[i][1] + sum1[i + 1][1],
+                               sum0[i][2] + sum0[i + 1][2] + sum1[i][2] + sum1[i + 1][2],
+                               sum0[i][3] + sum0[i + 1][3] + sum1[i][3] + sum1[i + 1][3], max);
+    }
+    av_free(base);
+    return total / ((double)(bw - 1) * (bh - 1));
+}
+
+static double psnr_of(double mse, int peak)
+{
+    return 10.0 * log10((double)peak * peak / mse); /* +inf for mse 0, as FFmpeg prints it */
+}
+
+static void comp_labels(const AVPixFmtDescriptor *d, char *names)
+{
+    const char *set = (d->flags & AV_PIX_FMT_FLAG_RGB) ? "rgb" : "yuv";
+    int n = d->nb_components;
+    for (int i = 0; i < n; i++)
+        names[i] = (i == n - 1 && (d->flags & AV_PIX_FMT_FLAG_ALPHA)) ? 'a' : set[i];
+    names[n] = 0;
+}
+
+int vkcu_frame_metrics_compute(const AVFrame *a, const AVFrame *b, vkcu_frame_metrics *m, char *err, size_t errlen)
+{
+    memset(m, 0, sizeof(*m));
+    if (a->format != b->format || a->width != b->width || a->height != b->height) {
+        snprintf(err, errlen, "%dx%d %s against %dx%d %s", a->width, a->height, av_get_pix_fmt_name(a->format),
+                 b->width, b->height, av_get_pix_fmt_name(b->format));
+        return VKCU_ERR_MISMATCH;
+    }
+    frame_view va, vb;
+    int ret = frame_view_init(&va, a);
+    if (ret >= 0)
+        ret = frame_view_init(&vb, b);
+    if (ret < 0) {
+        frame_view_free(&va);
+        snprintf(err, errlen, "%s has no sample metrics (float or bitstream layout); compare hashes instead",
+                 av_get_pix_fmt_name(a->format));
+        return ret;
+    }
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(a->format);
+    m->nb_comps = va.nb;
+    m->peak = (1 << va.depth) - 1;
+    comp_labels(d, m->comp_names);
+    double total_px = 0, avg_peak = 0, ssim_all = 0;
+    for (int i = 0; i < va.nb; i++)
+        total_px += (double)va.c[i].w * va.c[i].h;
+    m->max_diff = 0;
+    for (int i = 0; i < va.nb; i++) {
+        int maxd, mx = 0, my = 0;
+        double px = (double)va.c[i].w * va.c[i].h, weight = px / total_px;
+        uint64_t sse = plane_sse(&va.c[i], &vb.c[i], &maxd, &mx, &my);
+        m->mse[i] = sse / px;
+        m->psnr[i] = psnr_of(m->mse[i], m->peak);
+        m->ssim[i] = plane_ssim(&va.c[i], &vb.c[i], m->peak);
+        m->mse_avg += m->mse[i] * weight;
+        avg_peak += m->peak * weight;
+        ssim_all += m->ssim[i] * weight;
+        if (maxd > m->max_diff || i == 0) {
+            m->max_diff = maxd;
+            m->max_diff_comp = i;
+            m->max_diff_x = mx;
+            m->max_diff_y = my;
+        }
+    }
+    m->psnr_avg = psnr_of(m->mse_avg, (int)lrint(avg_peak));
+    m->ssim_all = ssim_all;
+    frame_view_free(&va);
+    frame_view_free(&vb);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* frame source: demux -> decode -> operators, one frame per call       */
+
+typedef struct frame_source {
+    const vkcu_job_params *p;
+    const char *path;
+    vkcu_demux *demux;
+    vkcu_decoder *dec;
+    vkcu_gpu *gpu;
+    vkcu_chain chain;
+    vkcu_video_format in_fmt, out_fmt;
+    int ready, threads;
+    AVPacket *pkt;
+    AVFrame *decoded;
+    AVFrame **queue;         /* finished frames, oldest first */
+    int q_head, q_len, q_cap;
+    int demux_eof, flushed;
+    int64_t frames_seen, frames_out, corrupt;
+    int64_t start;           /* stream start in the stream time base (as the hash sink counts) */
+    AVRational tb, frame_rate;
+    char *err;
+    size_t errlen;
+} frame_source;
+
+static int queue_push(frame_source *s, AVFrame *f)
+{
+    if (s->p->max_frames > 0 && s->frames_out >= s->p->max_frames) {
+        av_frame_free(&f);
+        return 0;
+    }
+    if (s->q_head > 0 && s->q_head + s->q_len == s->q_cap) {
+        memmove(s->queue, s->queue + s->q_head, (size_t)s->q_len * sizeof(*s->queue));
+        s->q_head = 0;
+    }
+    if (s->q_head + s->q_len == s->q_cap) {
+        int cap = s->q_cap ? s->q_cap * 2 : 16;
+        AVFrame **n = realloc(s->queue, (size_t)cap * sizeof(*n));
+        if (!n) {
+            av_frame_free(&f);
+            return AVERROR(ENOMEM);
+        }
+        s->queue = n;
+        s->q_cap = cap;
+    }
+    s->queue[s->q_head + s->q_len++] = f;
+    s->frames_out++;
+    return 0;
+}
+
+static int source_emit(frame_source *s, AVFrame *f)
+{
+    int ret = vkcu_format_to_frame(&s->out_fmt, f);
+    if (ret < 0)
+        return ret;
+    AVFrame *c = av_frame_clone(f);
+    return c ? queue_push(s, c) : AVERROR(ENOMEM);
+}
+
+/* The CPU chain of pipeline.c: operator i gets `in` (NULL: flush). */
+static int source_cpu_feed(frame_source *s, int i, AVFrame *in)
+{
+    if (i == s->chain.nb_ops)
+        return in ? source_emit(s, in) : 0;
+    vkcu_op *op = s->chain.ops[i];
+    int ret = 0;
+    for (;;) {
+        AVFrame *out = av_frame_alloc();
+        if (!out)
+            return AVERROR(ENOMEM);
+        out->format = op->out.pix_fmt;
+        out->width = op->out.width;
+        out->height = op->out.height;
+        ret = av_frame_get_buffer(out, 0);
+        if (ret >= 0)
+            ret = op->cls->run_cpu(op, in, out);
+        if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF) {
+            av_frame_free(&out);
+            ret = 0;
+            break;
+        }
+        if (ret < 0) {
+            char buf[128];
+            av_frame_free(&out);
+            snprintf(s->err, s->errlen, "%s: operator %s failed: %s", s->path, op->cls->name,
+                     vkcu_err_str(ret, buf, sizeof(buf)));
+            return ret;
+        }
+        ret = source_cpu_feed(s, i + 1, out);
+        av_frame_free(&out);
+        if (ret < 0 || in)
+            return ret;
+    }
+    return in ? 0 : source_cpu_feed(s, i + 1, NULL);
+}
+
+static int source_gpu_drain(frame_source *s, int wait_all)
+{
+    AVFrame *host = av_frame_alloc();
+    if (!host)
+        return AVERROR(ENOMEM);
+    int ret = 0;
+    for (;;) {
+        int wait = wait_all ? vkcu_gpu_pending(s->gpu) > 0 : vkcu_gpu_full(s->gpu);
+        ret = vkcu_gpu_pop(s->gpu, host, wait, s->err, s->errlen);
+        if (ret == AVERROR(EAGAIN)) {
+            ret = 0;
+            break;
+        }
+        if (ret >= 0)
+            ret = source_emit(s, host);
+        av_frame_unref(host);
+        if (ret < 0)
+            break;
+    }
+    av_frame_free(&host);
+    return ret;
+}
+
+static int source_first_frame(frame_source *s, const AVFrame *f)
+{
+    vkcu_format_from_frame(&s->in_fmt, f, vkcu_frame_sw_format(f));
+    int ret = vkcu_chain_init(&s->chain, &s->in_fmt, &s->out_fmt, s->err, s->errlen);
+    if (ret < 0) {
+        char tmp[512];
+        snprintf(tmp, sizeof(tmp), "%s: %s", s->path, s->err);
+        snprintf(s->err, s->errlen, "%s", tmp);
+        return ret;
+    }
+    if (s->gpu) {
+        vkcu_gpu_set_chain(s->gpu, &s->chain);
+        s->out_fmt.pix_fmt = vkcu_gpu_host_format(s->out_fmt.pix_fmt);
+    }
+    s->ready = 1;
+    return 0;
+}
+
+static int source_frame(frame_source *s, AVFrame *f)
+{
+    if ((f->flags & AV_FRAME_FLAG_CORRUPT) || f->decode_error_flags) {
+        s->corrupt++;
+        if (s->p->strict) {
+            snprintf(s->err, s->errlen, "%s: frame %" PRId64 ": corrupt picture (decode errors)", s->path,
+                     s->frames_seen);
+            av_frame_unref(f);
+            return VKCU_ERR_INPUT;
+        }
+        LOGW("%s: frame %" PRId64 ": corrupt picture, skipped (use --strict to stop)", s->path, s->frames_seen);
+        s->frames_seen++;
+        av_frame_unref(f);
+        return 0;
+    }
+    s->frames_seen++;
+    f->pts = f->best_effort_timestamp;
+    int ret = s->ready ? 0 : source_first_frame(s, f);
+    if (ret < 0) {
+        av_frame_unref(f);
+        return ret;
+    }
+    if (s->gpu) {
+        ret = source_gpu_drain(s, 0);
+        AVFrame *owned = ret >= 0 ? av_frame_clone(f) : NULL;
+        av_frame_unref(f);
+        if (ret < 0)
+            return ret;
+        if (!owned)
+            return AVERROR(ENOMEM);
+        return vkcu_gpu_push(s->gpu, owned, s->err, s->errlen);
+    }
+    ret = source_cpu_feed(s, 0, f);
+    av_frame_unref(f);
+    return ret;
+}
+
+static int source_decode(frame_source *s, const AVPacket *pkt)
+{
+    int ret = vkcu_decoder_send(s->dec, pkt, s->p->strict, s->err, s->errlen);
+    if (ret == AVERROR_EOF)
+        ret = 0;
+    if (ret < 0 && ret != AVERROR(EAGAIN))
+        return ret;
+    for (;;) {
+        int r = vkcu_decoder_receive(s->dec, s->decoded);
+        if (r == AVERROR(EAGAIN) || r == AVERROR_EOF)
+            break;
+        if (r < 0) {
+            if (r == AVERROR_INVALIDDATA && !s->p->strict) {
+                s->corrupt++;
+                LOGW("%s: undecodable frame skipped (use --strict to stop)", s->path);
+                continue;
+            }
+            char buf[128];
+            snprintf(s->err, s->errlen, "%s: decode error: %s", s->path, vkcu_err_str(r, buf, sizeof(buf)));
+            return r == AVERROR_INVALIDDATA ? VKCU_ERR_INPUT : r;
+        }
+        r = source_frame(s, s->decoded);
+        if (r < 0)
+            return r;
+    }
+    return ret == AVERROR(EAGAIN) ? source_decode(s, pkt) : 0;
+}
+
+static void source_close(frame_source **ps)
+{
+    frame_source *s = *ps;
+    if (!s)
+        return;
+    for (int i = 0; i < s->q_len; i++)
+        av_frame_free(&s->queue[s->q_head + i]);
+    free(s->queue);
+    av_packet_free(&s->pkt);
+    av_frame_free(&s->decoded);
+    vkcu_decoder_close(&s->dec);
+    vkcu_chain_free(&s->chain);
+    vkcu_gpu_close(&s->gpu);
+    vkcu_demux_close(&s->demux);
+    av_free(s);
+    *ps = NULL;
+}
+
+/* pipeline.c's open_backend: GPU when asked for (or auto and usable). */
+static int source_open_backend(frame_source *s)
+{
+    char why[512] = "";
+    if (s->p->backend != VKCU_BACKEND_CPU && vkcu_gpu_open(s->p, &s->gpu, why, sizeof(why)) < 0) {
+        if (s->p->backend == VKCU_BACKEND_GPU) {
+            snprintf(s->err, s->errlen, "%s: --backend gpu: %s", s->path, why);
+            return VKCU_ERR_DEVICE;
+        }
+        LOGV("no GPU backend (%s); using the CPU reference", why);
+    }
+    if (s->gpu) {
+        AVBufferRef *vk = vkcu_gpu_vulkan_device(s->gpu);
+        if (vkcu_decoder_vulkan_supported(s->demux, vk, why, sizeof(why))) {
+            if (vkcu_decoder_open(s->demux, vk, 1, &s->dec, s->err, s->errlen) >= 0)
+                return 0;
+            s->err[0] = 0;
+        }
+    }
+    return vkcu_decoder_open(s->demux, NULL, s->threads, &s->dec, s->err, s->errlen);
+}
+
+static int source_open(const vkcu_job_params *p, const char *path, frame_source **out, char *err, size_t errlen)
+{
+    frame_source *s = av_mallocz(sizeof(*s));
+    if (!s)
+        return AVERROR(ENOMEM);
+    s->p = p;
+    s->path = path;
+    s->err = err;
+    s->errlen = errlen;
+    s->threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (s->threads < 1)
+        s->threads = 1;
+    int ret = vkcu_chain_parse(p->chain, &s->chain, err, errlen);
+    for (int i = 0; ret >= 0 && i < s->chain.nb_ops; i++)
+        s->chain.ops[i]->threads = s->threads;
+    if (ret >= 0)
+        ret = vkcu_demux_open(path, &s->demux, err, errlen);
+    if (ret >= 0)
+        ret = source_open_backend(s);
+    if (ret >= 0) {
+        s->pkt = av_packet_alloc();
+        s->decoded = av_frame_alloc();
+        if (!s->pkt || !s->decoded)
+            ret = AVERROR(ENOMEM);
+    }
+    if (ret < 0) {
+        source_close(&s);
+        return ret;
+    }
+    s->tb = s->demux->video->time_base;
+    s->frame_rate = s->demux->frame_rate;
+    s->start = s->demux->fmt->start_time != AV_NOPTS_VALUE ? av_rescale_q(s->demux->fmt->start_time, AV_TIME_BASE_Q, s->tb) : 0;
+    *out = s;
+    return 0;
+}
+
+/* 0 with *frame (the caller's), AVERROR_EOF after the last one, or an error. */
+static int source_next(frame_source *s, AVFrame **frame)
+{
+    int ret = 0;
+    while (!s->q_len) {
+        if (s->flushed || (s->p->max_frames > 0 && s->frames_out >= s->p->max_frames))
+            return AVERROR_EOF;
+        if (vkcu_stop_requested())
+            return VKCU_ERR_INTERRUPT;
+        if (!s->demux_eof) {
+            ret = vkcu_demux_read(s->demux, s->pkt, s->err, s->errlen);
+            if (ret == AVERROR_EOF) {
+                s->demux_eof = 1;
+                continue;
+            }
+            if (ret < 0)
+                return ret;
+            if (s->pkt->stream_index == s->demux->video_index)
+                ret = source_decode(s, s->pkt);
+            av_packet_unref(s->pkt);
+            if (ret < 0)
+                return ret;
+            continue;
+        }
+        s->flushed = 1;
+        ret = source_decode(s, NULL);
+        if (ret >= 0 && !s->ready) {
+            snprintf(s->err, s->errlen, "%s: no frames could be decoded (corrupt or truncated file%s)", s->path,
+                     s->corrupt ? ", all frames corrupt" : "");
+            return VKCU_ERR_INPUT;
+        }
+        if (ret >= 0 && s->gpu) {
+            ret = vkcu_gpu_push(s->gpu, NULL, s->err, s->errlen);
+            if (ret >= 0)
+                ret = source_gpu_drain(s, 1);
+        } else if (ret >= 0) {
+            ret = source_cpu_feed(s, 0, NULL);
+        }
+        if (ret < 0)
+            return ret;
+    }
+    *frame = s->queue[s->q_head++];
+    s->q_len--;
+    if (!s->q_len)
+        s->q_head = 0;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* alignment                                                            */
+
+typedef struct side {
+    const char *path;
+    char label;              /* 'A' or 'B' */
+    int is_list;
+    vkcu_hash_list list;
+    frame_source *src;
+    /* the current head item */
+    int have;
+    int64_t index;           /* of the head item, from 0 */
+    int64_t key;             /* timestamp in alignment units */
+    double secs;             /* seconds from the stream start */
+    AVFrame *frame;
+    const vkcu_hash_entry *entry;
+    char err[512];
+} side;
+
+typedef struct align {
+    AVRational tb;           /* alignment units */
+    int64_t window;          /* |key_a - key_b| <= window pairs two frames */
+    int64_t ts_tolerance;    /* paired frames further apart than this are a timestamp mismatch */
+} align;
+
+static int side_advance(side *s, const align *al)
+{
+    av_frame_free(&s->frame);
+    s->entry = NULL;
+    if (s->have)
+        s->index++;
+    s->have = 0;
+    if (s->is_list) {
+        if (s->index >= s->list.nb)
+            return 0;
+        s->entry = &s->list.entries[s->index];
+        s->key = av_rescale_q(s->entry->pts, s->list.tb, al->tb);
+        s->secs = s->entry->pts * av_q2d(s->list.tb);
+        s->have = 1;
+        return 0;
+    }
+    int ret = source_next(s->src, &s->frame);
+    if (ret == AVERROR_EOF)
+        return 0;
+    if (ret < 0)
+        return ret;
+    int64_t rel;
+    AVRational tb = s->src->tb;
+    if (s->frame->pts != AV_NOPTS_VALUE) {
+        rel = s->frame->pts - s->src->start;
+    } else if (s->src->frame_rate.num > 0) {
+        rel = av_rescale_q(s->index, av_inv_q(s->src->frame_rate), tb);
+    } else {
+        rel = s->index;
+        tb = (AVRational){ 1, 25 };
+    }
+    /* Into a hash list's units exactly as the hash sink rounds. */
+    s->key = av_rescale_q(rel, tb, al->tb);
+    s->secs = rel * av_q2d(tb);
+    s->have = 1;
+    return 0;
+}
+
+static int side_open(side *s, const char *path, char label, const vkcu_job_params *job)
+{
+    memset(s, 0, sizeof(*s));
+    s->path = path;
+    s->label = label;
+    s->index = 0;
+    if (vkcu_hash_list_sniff(path)) {
+        s->is_list = 1;
+        int ret = vkcu_hash_list_load(path, &s->list, s->err, sizeof(s->err));
+        if (ret >= 0 && s->list.tb.num <= 0) {
+            snprintf(s->err, sizeof(s->err), "%s: the hash list has no time base ('#tb 0:' line)", path);
+            ret = VKCU_ERR_INPUT;
+        }
+        return ret;
+    }
+    return source_open(job, path, &s->src, s->err, sizeof(s->err));
+}
+
+static void side_close(side *s)
+{
+    av_frame_free(&s->frame);
+    source_close(&s->src);
+    vkcu_hash_list_free(&s->list);
+}
+
+static void fmt_time(char *buf, size_t n, double secs)
+{
+    snprintf(buf, n, "%.3f s", secs);
+}
+
+static void print_metrics(FILE *o, const vkcu_frame_metrics *m)
+{
+    fprintf(o, "max diff %d (%c at %d,%d); PSNR", m->max_diff, m->comp_names[m->max_diff_comp], m->max_diff_x,
+            m->max_diff_y);
+    for (int i = 0; i < m->nb_comps; i++)
+        fprintf(o, " %c:%.2f", m->comp_names[i], m->psnr[i]);
+    fprintf(o, " avg:%.2f dB; SSIM", m->psnr_avg);
+    for (int i = 0; i < m->nb_comps; i++)
+        fprintf(o, " %c:%.5f", m->comp_names[i] - 32, m->ssim[i]);
+    fprintf(o, " All:%.5f", m->ssim_all);
+}
+
+/* ------------------------------------------------------------------ */
+/* difference picture                                                   */
+
+/* 3x5 glyphs for the scale labels: digits, then 'x', '.', '-'. */
+static const uint16_t glyphs[13] = {
+    0x7B6F, 0x2C97, 0x73E7, 0x73CF, 0x5BC9, 0x79CF, 0x79EF, 0x7249, 0x7BEF, 0x7BCF, 0x0AA8, 0x0002, 0x01C0,
+};
+
+static void put_text(uint8_t *rgb, int stride, int w, int h, int x0, int y0, int scale, const char *text)
+{
+    for (const char *c = text; *c; c++, x0 += 4 * scale) {
+        int g = *c >= '0' && *c <= '9' ? *c - '0' : *c == 'x' ? 10 : *c == '.' ? 11 : *c == '-' ? 12 : -1;
+        if (g < 0)
+            continue;
+        for (int gy = 0; gy < 5; gy++)
+            for (int gx = 0; gx < 3; gx++) {
+                if (!(glyphs[g] >> (14 - (gy * 3 + gx)) & 1))
+                    continue;
+                for (int sy = 0; sy < scale; sy++)
+                    for (int sx = 0; sx < scale; sx++) {
+                        int x = x0 + gx * scale + sx, y = y0 + gy * scale + sy;
+                        if (x >= 0 && x < w && y >= 0 && y < h)
+                            memset(rgb + (ptrdiff_t)y * stride + 3 * x, 255, 3);
+                    }
+            }
+    }
+}
+
+/* Black -> blue -> red -> yellow -> white as t goes 0 -> 1. */
+static void heat(double t, uint8_t *px)
+{
+    static const double stops[5][3] = { { 0, 0, 0 }, { 40, 40, 255 }, { 255, 30, 30 }, { 255, 230, 0 }, { 255, 255, 255 } };
+    t = t < 0 ? 0 : t > 1 ? 1 : t;
+    double f = t * 4;
+    int i = f >= 4 ? 3 : (int)f;
+    double u = f - i;
+    for (int c = 0; c < 3; c++)
+        px[c] = (uint8_t)lrint(stops[i][c] + (stops[i + 1][c] - stops[i][c]) * u);
+}
+
+static int write_png(const char *path, AVFrame *rgb, char *err, size_t errlen)
+{
+    const AVCodec *codec = avcodec_find_encoder(AV_CODEC_ID_PNG);
+    AVCodecContext *enc = NULL;
+    AVPacket *pkt = NULL;
+    FILE *f;
+    char tmp[4200], buf[128];
+    int ret;
+    if (!codec) {
+        snprintf(err, errlen, "%s: this FFmpeg build has no PNG encoder", path);
+        return VKCU_ERR_OUTPUT;
+    }
+    ret = vkcu_outfile_begin(path, 1, tmp, sizeof(tmp), err, errlen);
+    if (ret < 0)
+        return VKCU_ERR_OUTPUT;
+    enc = avcodec_alloc_context3(codec);
+    pkt = av_packet_alloc();
+    if (!enc || !pkt) {
+        ret = AVERROR(ENOMEM);
+        goto fail;
+    }
+    enc->width = rgb->width;
+    enc->height = rgb->height;
+    enc->pix_fmt = AV_PIX_FMT_RGB24;
+    enc->time_base = (AVRational){ 1, 1 };
+    ret = avcodec_open2(enc, codec, NULL);
+    if (ret >= 0)
+        ret = avcodec_send_frame(enc, rgb);
+    if (ret >= 0)
+        ret = avcodec_send_frame(enc, NULL);
+    if (ret >= 0)
+        ret = avcodec_receive_packet(enc, pkt);
+    if (ret < 0) {
+        snprintf(err, errlen, "%s: PNG encoding failed: %s", path, vkcu_err_str(ret, buf, sizeof(buf)));
+        goto fail;
+    }
+    f = fopen(tmp, "wb");
+    int ok = f && fwrite(pkt->data, 1, pkt->size, f) == (size_t)pkt->size;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    if (!ok) {
+        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        ret = VKCU_ERR_OUTPUT;
+        goto fail;
+    }
+    ret = vkcu_outfile_commit(tmp, path, err, errlen);
+    if (ret < 0)
+        ret = VKCU_ERR_OUTPUT;
+fail:
+    if (ret < 0)
+        vkcu_outfile_abort(tmp);
+    avcodec_free_context(&enc);
+    av_packet_free(&pkt);
+    return ret;
+}
+
+/* The worst frame: A's luma dimmed as a backdrop, every sample whose
+ * largest per-component difference is non-zero coloured on a heat scale
+ * reaching white at the frame's largest difference, and a labelled scale
+ * bar underneath ("0", the largest difference, and the amplification). */
+static int draw_difference(const char *path, const AVFrame *a, const AVFrame *b, char *err, size_t errlen)
+{
+    frame_view va, vb;
+    int ret = frame_view_init(&va, a);
+    if (ret >= 0)
+        ret = frame_view_init(&vb, b);
+    if (ret < 0) {
+        frame_view_free(&va);
+        snprintf(err, errlen, "%s: cannot draw the difference of %s frames", path, av_get_pix_fmt_name(a->format));
+        return ret;
+    }
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(a->format);
+    int w = a->width, h = a->height, bar = h >= 96 ? 28 : 20, scale = h >= 96 ? 2 : 1;
+    int total_h = h + bar;
+    AVFrame *rgb = av_frame_alloc();
+    int *diff = av_malloc_array((size_t)w * h, sizeof(int));
+    if (!rgb || !diff) {
+        ret = AVERROR(ENOMEM);
+        goto done;
+    }
+    rgb->format = AV_PIX_FMT_RGB24;
+    rgb->width = w;
+    rgb->height = total_h;
+    if ((ret = av_frame_get_buffer(rgb, 0)) < 0)
+        goto done;
+    int maxd = 0, peak = (1 << va.depth) - 1;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            int m = 0;
+            for (int c = 0; c < va.nb; c++) {
+                int sx = comp_subsampled(d, c) ? x >> d->log2_chroma_w : x;
+                int sy = comp_subsampled(d, c) ? y >> d->log2_chroma_h : y;
+                int dd = abs(sample_at(&va.c[c], sx, sy) - sample_at(&vb.c[c], sx, sy));
+                m = dd > m ? dd : m;
+            }
+            diff[(size_t)y * w + x] = m;
+            maxd = m > maxd ? m : maxd;
+        }
+    for (int y = 0; y < h; y++) {
+        uint8_t *row = rgb->data[0] + (ptrdiff_t)y * rgb->linesize[0];
+        for (int x = 0; x < w; x++) {
+            int m = diff[(size_t)y * w + x];
+            if (m) {
+                heat((double)m / maxd, row + 3 * x);
+            } else {
+                int luma = (d->flags & AV_PIX_FMT_FLAG_RGB) ? sample_at(&va.c[1], x, y) : sample_at(&va.c[0], x, y);
+                memset(row + 3 * x, (luma * 64) / (peak ? peak : 1), 3);
+            }
+        }
+    }
+    /* The scale bar: the colour ramp over the width, labels on it. */
+    for (int y = h; y < total_h; y++) {
+        uint8_t *row = rgb->data[0] + (ptrdiff_t)y * rgb->linesize[0];
+        for (int x = 0; x < w; x++) {
+            if (y < h + bar / 2)
+                heat(w > 1 ? (double)x / (w - 1) : 1, row + 3 * x);
+            else
+                memset(row + 3 * x, 0, 3);
+        }
+    }
+    char label[64];
+    int ty = h + bar / 2 + 1;
+    put_text(rgb->data[0], rgb->linesize[0], w, total_h, 1, ty, scale, "0");
+    snprintf(label, sizeof(label), "%d", maxd);
+    int lw = (int)strlen(label) * 4 * scale;
+    put_text(rgb->data[0], rgb->linesize[0], w, total_h, w - lw, ty, scale, label);
+    snprintf(label, sizeof(label), "x%d", maxd ? (255 + maxd - 1) / maxd : 1);
+    lw = (int)strlen(label) * 4 * scale;
+    put_text(rgb->data[0], rgb->linesize[0], w, total_h, (w - lw) / 2, ty, scale, label);
+    ret = write_png(path, rgb, err, errlen);
+done:
+    av_frame_free(&rgb);
+    av_free(diff);
+    frame_view_free(&va);
+    frame_view_free(&vb);
+    return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* the comparison                                                       */
+
+void vkcu_compare_params_default(vkcu_compare_params *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->max_diff = -1;
+    p->min_psnr = NAN;
+}
+
+typedef struct run {
+    const vkcu_compare_params *p;
+    vkcu_compare_result *r;
+    side a, b;
+    align al;
+    int exact;               /* no threshold given: any difference fails */
+    int64_t lines;           /* per-frame lines printed */
+    double mse_sum[4], mse_avg_sum, ssim_sum[4], ssim_all_sum, worst_mse;
+    int64_t metric_frames, ssim_frames;
+    AVFrame *worst_a, *worst_b;
+    char first_problem[256];
+} run;
+
+#define MAX_LINES 20
+
+static FILE *line_out(run *x, int always)
+{
+    FILE *o = x->p->report;
+    if (!o)
+        return NULL;
+    if (always || x->p->per_frame)
+        return o;
+    if (x->lines++ < MAX_LINES)
+        return o;
+    if (x->lines == MAX_LINES + 1)
+        fprintf(o, "... (more differences not listed; --per-frame lists every frame)\n");
+    return NULL;
+}
+
+static void note_problem(run *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note_problem(run *x, const char *fmt, ...)
+{
+    if (x->first_problem[0])
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(x->first_problem, sizeof(x->first_problem), fmt, ap);
+    va_end(ap);
+}
+
+static void unpaired(run *x, side *s)
+{
+    vkcu_compare_result *r = x->r;
+    char t[32];
+    fmt_time(t, sizeof(t), s->secs);
+    if (s->label == 'A')
+        r->only_a++;
+    else
+        r->only_b++;
+    note_problem(x, "%c frame %" PRId64 " (pts %s) has no partner in %c", s->label, s->index, t, s->label == 'A' ? 'B' : 'A');
+    FILE *o = line_out(x, 0);
+    if (o)
+        fprintf(o, "%c frame %" PRId64 " (pts %s): only in %c (missing from %c)\n", s->label, s->index, t, s->label,
+                s->label == 'A' ? 'B' : 'A');
+}
+
+static int pair_hashes(run *x)
+{
+    side *a = &x->a, *b = &x->b;
+    char ha[68], hb[68];
+    int sa = 0, sb = 0;
+    enum vkcu_hash_algo algo = a->is_list ? a->list.algo : b->list.algo;
+    if (a->is_list) {
+        snprintf(ha, sizeof(ha), "%s", a->entry->hash);
+        sa = a->entry->size;
+    } else if (vkcu_frame_hash(a->frame, algo, ha, sizeof(ha), &sa) < 0) {
+        snprintf(x->r->error, sizeof(x->r->error), "%s: cannot hash frame %" PRId64, a->path, a->index);
+        return AVERROR(ENOMEM);
+    }
+    if (b->is_list) {
+        snprintf(hb, sizeof(hb), "%s", b->entry->hash);
+        sb = b->entry->size;
+    } else if (vkcu_frame_hash(b->frame, algo, hb, sizeof(hb), &sb) < 0) {
+        snprintf(x->r->error, sizeof(x->r->error), "%s: cannot hash frame %" PRId64, b->path, b->index);
+        return AVERROR(ENOMEM);
+    }
+    int same = !strcmp(ha, hb) && sa == sb;
+    char t[32];
+    fmt_time(t, sizeof(t), a->secs);
+    if (!same) {
+        x->r->differing++;
+        x->r->over_limit++;
+        if (x->r->first_diff < 0) {
+            x->r->first_diff = a->index;
+            x->r->first_diff_time = a->secs;
+        }
+        note_problem(x, "frame %" PRId64 " (pts %s): %s of A %s, of B %s%s", a->index, t, vkcu_hash_algo_name(algo), ha, hb,
+                     x->exact ? "" : " (a hash list cannot tell by how much: compare the pictures)");
+    }
+    FILE *o = same ? (x->p->per_frame ? x->p->report : NULL) : line_out(x, 0);
+    if (o && same)
+        fprintf(o, "frame %" PRId64 " (pts %s): same hash %s\n", a->index, t, ha);
+    else if (o)
+        fprintf(o, "frame %" PRId64 " (pts %s): hashes differ: A %s (size %d), B %s (size %d)\n", a->index, t, ha, sa, hb,
+                sb);
+    return 0;
+}
+
+static int pair_frames(run *x)
+{
+    side *a = &x->a, *b = &x->b;
+    vkcu_compare_result *r = x->r;
+    vkcu_frame_metrics m;
+    char err[256], t[32];
+    fmt_time(t, sizeof(t), a->secs);
+    int ret = vkcu_frame_metrics_compute(a->frame, b->frame, &m, err, sizeof(err));
+    if (ret == VKCU_ERR_MISMATCH) {
+        r->format_mismatch++;
+        r->differing++;
+        if (r->first_diff < 0) {
+            r->first_diff = a->index;
+            r->first_diff_time = a->secs;
+        }
+        note_problem(x, "frame %" PRId64 " (pts %s): pictures differ in format: %s", a->index, t, err);
+        FILE *o = line_out(x, 0);
+        if (o)
+            fprintf(o, "frame %" PRId64 " (pts %s): different picture formats: %s\n", a->index, t, err);
+        return 0;
+    }
+    if (ret < 0) {
+        snprintf(r->error, sizeof(r->error), "%s: frame %" PRId64 ": %s", a->path, a->index, err);
+        return ret;
+    }
+    if (!r->metrics) {
+        r->metrics = 1;
+        r->nb_comps = m.nb_comps;
+        memcpy(r->comp_names, m.comp_names, sizeof(r->comp_names));
+    }
+    if (m.nb_comps == r->nb_comps) {
+        for (int i = 0; i < m.nb_comps; i++)
+            x->mse_sum[i] += m.mse[i];
+        x->mse_avg_sum += m.mse_avg;
+        x->metric_frames++;
+        if (!isnan(m.ssim_all)) {
+            for (int i = 0; i < m.nb_comps; i++)
+                x->ssim_sum[i] += m.ssim[i];
+            x->ssim_all_sum += m.ssim_all;
+            x->ssim_frames++;
+        }
+        r->psnr_min = fmin(r->psnr_min, m.psnr_avg);
+    }
+    r->max_diff = m.max_diff > r->max_diff ? m.max_diff : r->max_diff;
+    int differs = m.max_diff > 0;
+    int over = x->exact ? differs
+                        : (x->p->max_diff >= 0 && m.max_diff > x->p->max_diff) ||
+                              (!isnan(x->p->min_psnr) && m.psnr_avg < x->p->min_psnr);
+    if (differs) {
+        r->differing++;
+        if (r->first_diff < 0) {
+            r->first_diff = a->index;
+            r->first_diff_time = a->secs;
+        }
+        if (m.mse_avg > x->worst_mse || !x->worst_a) {
+            x->worst_mse = m.mse_avg;
+            r->worst = m;
+            r->worst_index = a->index;
+            av_frame_free(&x->worst_a);
+            av_frame_free(&x->worst_b);
+            x->worst_a = a->frame;
+            x->worst_b = b->frame;
+            a->frame = b->frame = NULL;
+        }
+    }
+    if (over) {
+        r->over_limit++;
+        if (x->exact)
+            note_problem(x, "frame %" PRId64 " (pts %s) differs: max diff %d, PSNR %.2f dB", a->index, t, m.max_diff,
+                         m.psnr_avg);
+        else
+            note_problem(x, "frame %" PRId64 " (pts %s) is outside the limits: max diff %d, PSNR %.2f dB", a->index, t,
+                         m.max_diff, m.psnr_avg);
+    }
+    FILE *o = differs ? line_out(x, 0) : (x->p->per_frame ? x->p->report : NULL);
+    if (o) {
+        fprintf(o, "frame %" PRId64 " (pts %s): %s", a->index, t, !differs ? "identical; " : over ? "DIFFERS: " : "differs (within limits): ");
+        print_metrics(o, &m);
+        fputc('\n', o);
+    }
+    return 0;
+}
+
+static int do_pair(run *x)
+{
+    side *a = &x->a, *b = &x->b;
+    vkcu_compare_result *r = x->r;
+    r->paired++;
+    int64_t dk = a->key - b->key;
+    if (dk < 0)
+        dk = -dk;
+    if (dk > x->al.ts_tolerance) {
+        char ta[32], tb[32];
+        fmt_time(ta, sizeof(ta), a->secs);
+        fmt_time(tb, sizeof(tb), b->secs);
+        r->ts_mismatch++;
+        note_problem(x, "frame %" PRId64 ": timestamps differ (A %s, B %s)", a->index, ta, tb);
+        FILE *o = line_out(x, 0);
+        if (o)
+            fprintf(o, "frame %" PRId64 ": timestamps differ: A %s, B %s\n", a->index, ta, tb);
+    }
+    if (a->is_list || b->is_list)
+        return pair_hashes(x);
+    return pair_frames(x);
+}
+
+static void set_alignment(run *x)
+{
+    side *a = &x->a, *b = &x->b;
+    if (a->is_list || b->is_list) {
+        /* Hash lists count in 1/frame-rate units: frames pair on equal timestamps. */
+        x->al.tb = a->is_list ? a->list.tb : b->list.tb;
+        x->al.window = 0;
+        x->al.ts_tolerance = 0;
+        return;
+    }
+    /* Two media files: microseconds; frames pair within half a frame
+     * interval, and timestamps closer than 1 ms (Matroska's precision) agree. */
+    x->al.tb = (AVRational){ 1, 1000000 };
+    double fps = 0;
+    if (a->src->frame_rate.num > 0)
+        fps = av_q2d(a->src->frame_rate);
+    if (b->src->frame_rate.num > 0)
+        fps = fmax(fps, av_q2d(b->src->frame_rate));
+    if (fps <= 0)
+        fps = 25;
+    x->al.window = (int64_t)(0.5e6 / fps) - 1;
+    x->al.ts_tolerance = 1000;
+}
+
+static void print_header(run *x, side *s)
+{
+    FILE *o = x->p->report;
+    if (!o)
+        return;
+    if (s->is_list)
+        fprintf(o, "%c: %s: hash list, %s, %d frames\n", s->label, s->path, vkcu_hash_algo_name(s->list.algo), s->list.nb);
+    else
+        fprintf(o, "%c: %s\n", s->label, s->path);
+}
+
+static void summarize(run *x)
+{
+    vkcu_compare_result *r = x->r;
+    const vkcu_compare_params *p = x->p;
+    FILE *o = p->report;
+    if (r->metrics && x->metric_frames) {
+        int peak = r->worst.peak;
+        if (!peak) {
+            /* no frame differed: the peak of the format does not matter for +inf */
+            peak = 255;
+        }
+        for (int i = 0; i < r->nb_comps; i++)
+            r->psnr[i] = psnr_of(x->mse_sum[i] / x->metric_frames, peak);
+        r->psnr_avg = psnr_of(x->mse_avg_sum / x->metric_frames, peak);
+        for (int i = 0; i < r->nb_comps && x->ssim_frames; i++)
+            r->ssim[i] = x->ssim_sum[i] / x->ssim_frames;
+        r->ssim_all = x->ssim_frames ? x->ssim_all_sum / x->ssim_frames : NAN;
+        if (o) {
+            fprintf(o, "PSNR");
+            for (int i = 0; i < r->nb_comps; i++)
+                fprintf(o, " %c:%f", r->comp_names[i], r->psnr[i]);
+            fprintf(o, " average:%f min:%f\n", r->psnr_avg, r->psnr_min);
+            fprintf(o, "SSIM");
+            for (int i = 0; i < r->nb_comps; i++)
+                fprintf(o, " %c:%f", r->comp_names[i] - 32, r->ssim[i]);
+            fprintf(o, " All:%f\n", r->ssim_all);
+            fprintf(o, "max diff: %d", r->max_diff);
+            if (r->worst_index >= 0)
+                fprintf(o, " (worst frame %" PRId64 ")", r->worst_index);
+            fputc('\n', o);
+        }
+    }
+    if (o) {
+        fprintf(o, "frames: A %" PRId64 ", B %" PRId64 ", paired %" PRId64 ", differing %" PRId64 "\n", r->frames_a,
+                r->frames_b, r->paired, r->differing);
+        if (r->first_diff >= 0)
+            fprintf(o, "first differing frame: %" PRId64 " (pts %.3f s)\n", r->first_diff, r->first_diff_time);
+    }
+    char limits[128] = "";
+    if (x->exact)
+        snprintf(limits, sizeof(limits), "identical frames required");
+    else {
+        int n = 0;
+        if (p->max_diff >= 0)
+            n += snprintf(limits + n, sizeof(limits) - n, "--max-diff %d", p->max_diff);
+        if (!isnan(p->min_psnr))
+            snprintf(limits + n, sizeof(limits) - n, "%s--min-psnr %g", n ? ", " : "", p->min_psnr);
+    }
+    int count_bad = r->only_a || r->only_b;
+    r->pass = !count_bad && !r->ts_mismatch && !r->format_mismatch && !r->over_limit;
+    if (r->pass && !r->differing)
+        snprintf(r->verdict, sizeof(r->verdict), "IDENTICAL: %" PRId64 " frames", r->paired);
+    else if (r->pass)
+        snprintf(r->verdict, sizeof(r->verdict), "PASS: %" PRId64 " of %" PRId64 " frames differ, within %s", r->differing,
+                 r->paired, limits);
+    else if (count_bad)
+        snprintf(r->verdict, sizeof(r->verdict),
+                 "MISMATCH: frame count differs: A has %" PRId64 ", B has %" PRId64 " (%" PRId64 " only in A, %" PRId64
+                 " only in B; first: %s)",
+                 r->frames_a, r->frames_b, r->only_a, r->only_b, x->first_problem);
+    else if (r->format_mismatch)
+        snprintf(r->verdict, sizeof(r->verdict), "MISMATCH: %s", x->first_problem);
+    else if (r->over_limit)
+        snprintf(r->verdict, sizeof(r->verdict), "MISMATCH: %" PRId64 " of %" PRId64 " frames %s (%s); first: %s",
+                 r->over_limit, r->paired, x->exact ? "differ" : "outside the limits", limits, x->first_problem);
+    else
+        snprintf(r->verdict, sizeof(r->verdict), "MISMATCH: %" PRId64 " timestamp(s) differ; first: %s", r->ts_mismatch,
+                 x->first_problem);
+    if (o)
+        fprintf(o, "result: %s\n", r->verdict);
+}
+
+int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
+{
+    run x_ = { 0 }, *x = &x_;
+    memset(r, 0, sizeof(*r));
+    r->first_diff = r->worst_index = -1;
+    r->psnr_min = INFINITY;
+    x->p = p;
+    x->r = r;
+    x->exact = p->max_diff < 0 && isnan(p->min_psnr);
+    int ret = side_open(&x->a, p->a, 'A', p->job);
+    if (ret >= 0)
+        ret = side_open(&x->b, p->b, 'B', p->job_b ? p->job_b : p->job);
+    if (ret < 0) {
+        av_strlcpy(r->error, x->a.err[0] ? x->a.err : x->b.err, sizeof(r->error));
+        goto done;
+    }
+    if (x->a.is_list && x->b.is_list && x->a.list.algo != x->b.list.algo) {
+        snprintf(r->error, sizeof(r->error), "%s uses %s and %s uses %s: hash both with the same --algo", p->a,
+                 vkcu_hash_algo_name(x->a.list.algo), p->b, vkcu_hash_algo_name(x->b.list.algo));
+        ret = VKCU_ERR_INPUT;
+        goto done;
+    }
+    set_alignment(x);
+    print_header(x, &x->a);
+    print_header(x, &x->b);
+    if ((ret = side_advance(&x->a, &x->al)) < 0 || (ret = side_advance(&x->b, &x->al)) < 0)
+        goto read_error;
+    while (x->a.have || x->b.have) {
+        side *a = &x->a, *b = &x->b;
+        if (a->have && b->have && llabs(a->key - b->key) <= x->al.window) {
+            ret = do_pair(x);
+            if (ret < 0)
+                goto done;
+            if ((ret = side_advance(a, &x->al)) < 0 || (ret = side_advance(b, &x->al)) < 0)
+                goto read_error;
+        } else if (!b->have || (a->have && a->key < b->key)) {
+            unpaired(x, a);
+            if ((ret = side_advance(a, &x->al)) < 0)
+                goto read_error;
+        } else {
+            unpaired(x, b);
+            if ((ret = side_advance(b, &x->al)) < 0)
+                goto read_error;
+        }
+    }
+    r->frames_a = x->a.index;
+    r->frames_b = x->b.index;
+    summarize(x);
+    if (p->diff_image) {
+        const char *why = NULL;
+        if (x->worst_a)
+            ret = draw_difference(p->diff_image, x->worst_a, x->worst_b, r->error, sizeof(r->error));
+        else
+            why = r->metrics ? "no frame differs" : "hash lists hold no pictures";
+        if (why && p->report)
+            fprintf(p->report, "diff image: not written (%s)\n", why);
+        else if (ret >= 0 && p->report)
+            fprintf(p->report, "diff image: %s (frame %" PRId64 ", differences amplified x%d)\n", p->diff_image,
+                    r->worst_index, r->worst.max_diff ? (255 + r->worst.max_diff - 1) / r->worst.max_diff : 1);
+        if (ret < 0)
+            goto done;
+    }
+    ret = r->pass ? 0 : VKCU_ERR_MISMATCH;
+    goto done;
+read_error:
+    av_strlcpy(r->error, x->a.err[0] ? x->a.err : x->b.err[0] ? x->b.err : "read error", sizeof(r->error));
+done:
+    av_frame_free(&x->worst_a);
+    av_frame_free(&x->worst_b);
+    side_close(&x->a);
+    side_close(&x->b);
+    return ret;
+}
