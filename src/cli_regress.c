@@ -57,6 +57,7 @@ int cli_main_compare(int argc, char **argv)
     vkcu_job_params job;
     vkcu_job_params_default(&job);
     job.progress = 0;
+    job.sink = VKCU_SINK_HASH; /* frames are compared, not encoded: hash presets are fine here */
     vkcu_compare_params cp;
     vkcu_compare_params_default(&cp);
     const char *inputs[2] = { NULL, NULL };
