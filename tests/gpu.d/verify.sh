@@ -8,6 +8,8 @@ set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUTDIR:-$(mktemp -d)}
 export VKCU_CONFORMANCE=${CONF:-${VKCU_CONFORMANCE:-}} VKCU_MEDIA=${MEDIA:-$root/media/gen}
+# The presets of this checkout (a bundled vkcu may sit where <binary>/../pipelines is absent).
+export VKCU_PIPELINES=${VKCU_PIPELINES:-$root/pipelines}
 if ! [ -x "${VKCU:-}" ]; then echo "SKIP verify-gpu: \$VKCU not set (run through tests/gpu.sh)"; exit 0; fi
 for m in conformance clips; do
   man=$root/media/$m.manifest
