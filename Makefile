@@ -88,7 +88,7 @@ test: $(BUILD)/deps.mk
 
 test-gpu: $(BUILD)/deps.mk
 	@$(MAKE) --no-print-directory all
-	@VKCU_GPU_TESTS=1 bash tests/run.sh gpu
+	@bash tests/gpu.sh
 
 demo: $(BUILD)/deps.mk
 	@$(MAKE) --no-print-directory all media

@@ -673,9 +673,10 @@ fail:
     av_frame_free(&frame);
     for (int i = 0; i < j->nb_early; i++)
         av_packet_free(&j->early[i]);
+    /* The handoff thread may still run operators: stop it before freeing them. */
+    vkcu_gpu_close(&j->gpu);
     vkcu_decoder_close(&j->dec);
     vkcu_chain_free(&j->chain);
-    vkcu_gpu_close(&j->gpu);
     vkcu_demux_close(&j->demux);
     av_freep(&j->sink.priv);
     return ret;

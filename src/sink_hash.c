@@ -53,10 +53,53 @@ static const char *algo_name(enum vkcu_hash_algo a)
     return a == VKCU_HASH_CRC32 ? "CRC32" : a == VKCU_HASH_XXH64 ? "XXH64" : "MD5";
 }
 
+/* Semi-planar (NV12, P010, ...) and MSB-aligned samples: hashed as their
+ * planar equivalent (yuv420p, yuv420p10le, ...) so that a frame's hash does
+ * not depend on the layout a backend keeps it in. */
+static int needs_planarising(const AVPixFmtDescriptor *d)
+{
+    if (d->flags & AV_PIX_FMT_FLAG_RGB || d->nb_components < 3)
+        return 0;
+    return d->comp[1].plane == d->comp[2].plane || d->comp[0].shift || d->comp[1].shift;
+}
+
+static void walk_planarised(const AVFrame *f, const AVPixFmtDescriptor *d,
+                            void (*update)(void *, const uint8_t *, size_t), void *ctx, int *size)
+{
+    uint8_t row[16384 * 2];
+    int total = 0;
+    for (int c = 0; c < d->nb_components; c++) {
+        const AVComponentDescriptor *cd = &d->comp[c];
+        int w = c == 1 || c == 2 ? AV_CEIL_RSHIFT(f->width, d->log2_chroma_w) : f->width;
+        int h = c == 1 || c == 2 ? AV_CEIL_RSHIFT(f->height, d->log2_chroma_h) : f->height;
+        int wide = cd->depth > 8, mask = (1 << cd->depth) - 1;
+        if (w > 16384)
+            w = 16384;
+        for (int y = 0; y < h; y++) {
+            const uint8_t *src = f->data[cd->plane] + (ptrdiff_t)y * f->linesize[cd->plane] + cd->offset;
+            for (int x = 0; x < w; x++) {
+                const uint8_t *p = src + (ptrdiff_t)x * cd->step;
+                int v = (wide ? AV_RL16(p) : p[0]) >> cd->shift & mask;
+                if (wide)
+                    AV_WL16(row + 2 * x, v);
+                else
+                    row[x] = (uint8_t)v;
+            }
+            update(ctx, row, (size_t)w << wide);
+        }
+        total += (w << wide) * h;
+    }
+    *size = total;
+}
+
 /* Feeds the packed rows of every plane to `update`. */
 static void walk_rows(const AVFrame *f, void (*update)(void *, const uint8_t *, size_t), void *ctx, int *size)
 {
     const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(f->format);
+    if (needs_planarising(desc)) {
+        walk_planarised(f, desc, update, ctx, size);
+        return;
+    }
     int linesizes[4];
     av_image_fill_linesizes(linesizes, f->format, f->width);
     int total = 0;

@@ -49,7 +49,7 @@ done
 
 echo
 if [ "$skip" -gt 0 ]; then
-  echo "($skip skipped: GPU tests need an NVIDIA GPU with Vulkan Video; this machine has none)"
+  echo "($skip skipped, each with its reason above: GPU programs need an NVIDIA GPU with Vulkan Video and run under 'make test-gpu')"
   echo "$pass passed, $fail failed, $skip skipped"
 else
   echo "$pass passed, $fail failed"

@@ -95,6 +95,7 @@ parallel_fps() { # n frames-each, command... -> aggregate fps of n copies at onc
 "$VKCU" "$BIG/h264-2160p.mp4" --null --chain copy --backend gpu --stats -q 2>&1 | tee "$outdir/bench-stats.txt"
 for b in "$TESTBIN"/bench_*; do
   [ -x "$b" ] || continue
+  case $b in *bench_multistream) continue ;; esac # above, with arguments
   echo "== $(basename "$b")"
   timeout -s KILL 300 "$b" 2>&1 | tee "$outdir/$(basename "$b").txt"
 done

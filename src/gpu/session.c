@@ -19,6 +19,7 @@
  * import failed. Teardown frees CUDA's side first, then Vulkan's.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 #include <cuda_runtime_api.h>
@@ -102,7 +103,17 @@ struct vkcu_gpu {
     AVBufferPool *host_pool;
     vkcu_chain *chain;
     pending_frame pending[MAX_PENDING];
-    int pend_head, pend_count;
+    int64_t pend_head, pend_tail;       /* pop side (caller), push side (handoff thread) */
+    /* The handoff thread: Vulkan submissions and CUDA launches run beside
+     * the decoder's thread, which only queues decoded frames. */
+    pthread_t worker;
+    int worker_running, worker_busy, quit, sync_ready;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    struct { AVFrame *frame; int flush; } inq[MAX_SLOTS + 2];
+    int64_t inq_head, inq_tail;
+    int werr;
+    char werrmsg[512];
     cudaEvent_t events[MAX_PENDING][3];
     /* stats */
     int64_t imports, dtod, htod_bytes, dtoh_bytes;
@@ -166,6 +177,8 @@ static int pick_queue(vkcu_gpu *g)
     g->queue_index = (uint32_t)(g->hwctx->qf[best].num - 1 - g->lane % g->hwctx->qf[best].num);
     return 0;
 }
+
+static void *handoff_main(void *arg);
 
 int vkcu_gpu_open(const vkcu_job_params *p, vkcu_gpu **out, char *err, size_t errlen)
 {
@@ -238,6 +251,15 @@ int vkcu_gpu_open(const vkcu_job_params *p, vkcu_gpu **out, char *err, size_t er
             CU_CHECK(cudaEventCreate(&g->events[i][k]));
     LOGV("GPU: CUDA device %d (%s): decode lane %d, handoff queue family %u index %u; ring of %d slots",
          p->device, prop.name, g->lane, g->qf, g->queue_index, g->nb_slots);
+    pthread_mutex_init(&g->lock, NULL);
+    pthread_cond_init(&g->cond, NULL);
+    g->sync_ready = 1;
+    if (pthread_create(&g->worker, NULL, handoff_main, g)) {
+        snprintf(err, errlen, "cannot start the handoff thread");
+        ret = AVERROR(EAGAIN);
+        goto fail;
+    }
+    g->worker_running = 1;
     *out = g;
     return 0;
 fail:
@@ -247,8 +269,25 @@ fail:
 
 AVBufferRef *vkcu_gpu_vulkan_device(vkcu_gpu *g) { return g->vk_device; }
 void vkcu_gpu_set_chain(vkcu_gpu *g, vkcu_chain *chain) { g->chain = chain; }
-int vkcu_gpu_pending(const vkcu_gpu *g) { return g->pend_count; }
-int vkcu_gpu_full(const vkcu_gpu *g) { return g->pend_count >= g->nb_slots; }
+/* Frames queued for, being handled by, or finished by the handoff thread. */
+static int in_flight(const vkcu_gpu *g)
+{
+    return (int)(g->inq_tail - g->inq_head) + g->worker_busy + (int)(g->pend_tail - g->pend_head);
+}
+
+int vkcu_gpu_pending(const vkcu_gpu *g)
+{
+    vkcu_gpu *m = (vkcu_gpu *)g;
+    pthread_mutex_lock(&m->lock);
+    int n = in_flight(g);
+    pthread_mutex_unlock(&m->lock);
+    return n;
+}
+
+int vkcu_gpu_full(const vkcu_gpu *g)
+{
+    return vkcu_gpu_pending(g) >= g->nb_slots;
+}
 
 /* One exportable single-plane image, imported into CUDA as a mipmapped array. */
 static int create_interop_plane(vkcu_gpu *g, interop_plane *pl, VkFormat format, int w, int h, int bytes, int comps,
@@ -678,7 +717,7 @@ fail:
 static int finish_host_copy(vkcu_gpu *g, int s, const vkcu_gpu_frame *out, char *err, size_t errlen)
 {
     int ret = 0;
-    int idx = (g->pend_head + g->pend_count) % MAX_PENDING;
+    int idx = (int)(g->pend_tail % MAX_PENDING);
     pending_frame *pf = &g->pending[idx];
     if (g->p->sink != VKCU_SINK_NULL) {
         pf->host = av_buffer_pool_get(g->host_pool);
@@ -694,20 +733,23 @@ static int finish_host_copy(vkcu_gpu *g, int s, const vkcu_gpu_frame *out, char 
     pf->slot = s;
     pf->pts = out->pts;
     pf->duration = out->duration;
-    g->pend_count++;
-    if (g->pend_count > g->max_in_flight)
-        g->max_in_flight = g->pend_count;
+    pthread_mutex_lock(&g->lock);
+    g->pend_tail++;
+    if (in_flight(g) > g->max_in_flight)
+        g->max_in_flight = in_flight(g);
+    pthread_cond_broadcast(&g->cond);
+    pthread_mutex_unlock(&g->lock);
     return 0;
 fail:
     av_buffer_unref(&pf->host);
     return ret;
 }
 
-int vkcu_gpu_push(vkcu_gpu *g, AVFrame *frame, char *err, size_t errlen)
+static int handoff_frame(vkcu_gpu *g, AVFrame *frame, char *err, size_t errlen)
 {
     int ret = 0;
     vkcu_gpu_frame in, out;
-    if (g->pend_count >= MAX_PENDING - 1) {
+    if (g->pend_tail - g->pend_head >= MAX_PENDING - 1) {
         snprintf(err, errlen, "internal: GPU output queue overflow");
         av_frame_free(&frame);
         return AVERROR_BUG;
@@ -717,7 +759,7 @@ int vkcu_gpu_push(vkcu_gpu *g, AVFrame *frame, char *err, size_t errlen)
         if (!g->ring_ready)
             return 0;
         for (;;) {
-            int idx = (g->pend_head + g->pend_count) % MAX_PENDING;
+            int idx = (int)(g->pend_tail % MAX_PENDING);
             g->pending[idx].ev_start = g->events[idx][0];
             g->pending[idx].ev_ops = g->events[idx][1];
             g->pending[idx].ev_end = g->events[idx][2];
@@ -762,7 +804,7 @@ int vkcu_gpu_push(vkcu_gpu *g, AVFrame *frame, char *err, size_t errlen)
     }
     int s = (int)(g->frame_no++ % g->nb_slots);
     frame_slot *sl = &g->slot[s];
-    int idx = (g->pend_head + g->pend_count) % MAX_PENDING;
+    int idx = (int)(g->pend_tail % MAX_PENDING);
     pending_frame *pf = &g->pending[idx];
     pf->ev_start = g->events[idx][0];
     pf->ev_ops = g->events[idx][1];
@@ -810,12 +852,86 @@ fail:
     return ret;
 }
 
+static void *handoff_main(void *arg)
+{
+    vkcu_gpu *g = arg;
+    char err[512];
+    cudaSetDevice(g->cuda_device);
+    pthread_mutex_lock(&g->lock);
+    for (;;) {
+        if (g->inq_head == g->inq_tail) {
+            if (g->quit)
+                break;
+            pthread_cond_wait(&g->cond, &g->lock);
+            continue;
+        }
+        int i = (int)(g->inq_head % (MAX_SLOTS + 2));
+        AVFrame *frame = g->inq[i].frame;
+        int flush = g->inq[i].flush;
+        g->inq[i].frame = NULL;
+        g->inq_head++;
+        g->worker_busy = 1;
+        int failed = g->werr < 0;
+        pthread_mutex_unlock(&g->lock);
+        int ret = 0;
+        err[0] = 0;
+        if (failed)
+            av_frame_free(&frame); /* after an error, frames are only released */
+        else
+            ret = handoff_frame(g, flush ? NULL : frame, err, sizeof(err));
+        pthread_mutex_lock(&g->lock);
+        g->worker_busy = 0;
+        if (ret < 0 && !g->werr) {
+            g->werr = ret;
+            snprintf(g->werrmsg, sizeof(g->werrmsg), "%s", err[0] ? err : av_err2str(ret));
+        }
+        pthread_cond_broadcast(&g->cond);
+    }
+    pthread_mutex_unlock(&g->lock);
+    return NULL;
+}
+
+int vkcu_gpu_push(vkcu_gpu *g, AVFrame *frame, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&g->lock);
+    /* At most ring-size frames in flight; the caller normally pops first. */
+    while (!g->werr && g->inq_tail - g->inq_head >= MAX_SLOTS + 1)
+        pthread_cond_wait(&g->cond, &g->lock);
+    if (g->werr) {
+        int ret = g->werr;
+        snprintf(err, errlen, "%s", g->werrmsg);
+        pthread_mutex_unlock(&g->lock);
+        av_frame_free(&frame);
+        return ret;
+    }
+    int i = (int)(g->inq_tail % (MAX_SLOTS + 2));
+    g->inq[i].frame = frame;
+    g->inq[i].flush = !frame;
+    g->inq_tail++;
+    pthread_cond_broadcast(&g->cond);
+    pthread_mutex_unlock(&g->lock);
+    return 0;
+}
+
 int vkcu_gpu_pop(vkcu_gpu *g, AVFrame *out, int wait, char *err, size_t errlen)
 {
     int ret = 0;
-    if (!g->pend_count)
-        return AVERROR(EAGAIN);
-    pending_frame *pf = &g->pending[g->pend_head];
+    pthread_mutex_lock(&g->lock);
+    while (g->pend_tail == g->pend_head) {
+        if (g->werr) {
+            ret = g->werr;
+            snprintf(err, errlen, "%s", g->werrmsg);
+            pthread_mutex_unlock(&g->lock);
+            return ret;
+        }
+        if (!wait || (g->inq_head == g->inq_tail && !g->worker_busy)) {
+            pthread_mutex_unlock(&g->lock);
+            return AVERROR(EAGAIN);
+        }
+        pthread_cond_wait(&g->cond, &g->lock);
+    }
+    pending_frame *pf = &g->pending[g->pend_head % MAX_PENDING];
+    pthread_mutex_unlock(&g->lock);
     cudaError_t q = cudaEventQuery(pf->ev_end);
     if (q == cudaErrorNotReady) {
         if (!wait)
@@ -848,8 +964,10 @@ int vkcu_gpu_pop(vkcu_gpu *g, AVFrame *out, int wait, char *err, size_t errlen)
     }
     out->pts = pf->pts;
     out->duration = pf->duration;
-    g->pend_head = (g->pend_head + 1) % MAX_PENDING;
-    g->pend_count--;
+    pthread_mutex_lock(&g->lock);
+    g->pend_head++;
+    pthread_cond_broadcast(&g->cond);
+    pthread_mutex_unlock(&g->lock);
     return 0;
 fail:
     return ret;
@@ -872,6 +990,17 @@ void vkcu_gpu_close(vkcu_gpu **pg)
     vkcu_gpu *g = *pg;
     if (!g)
         return;
+    if (g->worker_running) {
+        pthread_mutex_lock(&g->lock);
+        g->quit = 1;
+        g->werr = g->werr ? g->werr : AVERROR_EXIT; /* release queued frames unprocessed */
+        pthread_cond_broadcast(&g->cond);
+        pthread_mutex_unlock(&g->lock);
+        pthread_join(g->worker, NULL);
+        g->worker_running = 0;
+    }
+    for (int i = 0; i < MAX_SLOTS + 2; i++)
+        av_frame_free(&g->inq[i].frame);
     if (g->stream)
         cudaStreamSynchronize(g->stream);
     VkDevice dev = g->hwctx ? g->hwctx->act_dev : VK_NULL_HANDLE;
@@ -937,5 +1066,9 @@ void vkcu_gpu_close(vkcu_gpu **pg)
             g->vk.vkDestroyCommandPool(dev, g->pool, NULL);
     }
     av_buffer_unref(&g->vk_device);
+    if (g->sync_ready) {
+        pthread_mutex_destroy(&g->lock);
+        pthread_cond_destroy(&g->cond);
+    }
     av_freep(pg);
 }
