@@ -51,3 +51,15 @@ elif [ "$rc" = 0 ]; then
 else
   echo "FAIL transcode-h264_vulkan: exit $rc: $(tail -2 "$out/v.err" | tr '\n' ' ')"
 fi
+# Stall watchdog: input that stops arriving must fail the stream (exit 5)
+# with a clear line instead of hanging.
+if [ -n "${CONF:-}" ] && [ -f "$CONF/BA1_FT_C.264" ]; then
+  start=$(date +%s)
+  { head -c 200000 "$CONF/BA1_FT_C.264"; sleep 8; } | timeout -s KILL 60 "$VKCU" hash - --backend gpu --stall-timeout 2 -o "$out/stall.h" 2> "$out/stall.err"
+  rc=$?
+  if [ "$rc" = 5 ] && grep -q "stalled" "$out/stall.err" && [ ! -e "$out/stall.h" ]; then
+    echo "PASS stall-watchdog: $(tail -1 "$out/stall.err")"
+  else
+    echo "FAIL stall-watchdog: exit $rc after $(( $(date +%s) - start )) s: $(tail -1 "$out/stall.err")"
+  fi
+fi
