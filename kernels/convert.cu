@@ -1,15 +1,25 @@
 /*
- * CUDA backend of the convert and tonemap operators: one thread per 2x2
- * luma quad (one 4:2:0 chroma site), reading input planes through
- * plane_load (texture objects of imported arrays, or pitch-linear memory)
- * and writing operator-owned pitch-linear planes. The arithmetic is the
- * shared fixed-point and table math of convert_math.h / tonemap_math.h, so
- * the bytes equal the CPU reference's.
+ * CUDA backend of the convert and tonemap operators, writing operator-owned
+ * pitch-linear planes. The arithmetic is the shared fixed-point and table
+ * math of convert_math.h / tonemap_math.h, so the bytes equal the CPU
+ * reference's.
+ *
+ * Two kernels:
+ *  - fast_kernel: 4:2:0 input (NV12, P010, yuv420p, yuv420p10) converted to
+ *    packed RGB / RGBA (8, 16 bit, half float) or 4:2:0 YUV, the cases
+ *    decoded video takes; several quads per thread, hoisted chroma weights
+ *    (convert_fast.h), vector reads and stores;
+ *  - convert_kernel: everything else (4:2:2 / 4:4:4 input or output,
+ *    tonemap, unaligned pitch-linear input): one thread per 2x2 luma quad,
+ *    per-pixel taps, reads through plane_load.
+ * Both read texture objects of imported arrays or pitch-linear memory.
+ * VKCU_CONVERT_FAST=0 in the environment forces the generic kernel.
  */
 #include <cuda_runtime.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "convert_fast.h"
 #include "convert_gpu.h"
 extern "C" {
 #include "log.h" /* C declarations without their own extern "C" */
@@ -22,6 +32,8 @@ struct cv_gpu {
     vkcu_gpu_plane plane[4];
     float *tm_block; /* device copy of the tonemap tables */
     tm_tables tm;    /* with device pointers */
+    int fast;        /* the description has a fast path (cvf_supported) */
+    cvf_taps taps;   /* its hoisted chroma weights */
 };
 
 #define CUDA_TRY(call)                                                                                      \
@@ -277,6 +289,376 @@ __global__ void __launch_bounds__(256) convert_kernel(cv_desc d, tm_tables tm, v
     }
 }
 
+/* ---- fast path: 4:2:0 input to packed RGB or 4:2:0 YUV ----
+ *
+ * One thread per block of Q horizontally adjacent 2x2 luma quads (Q = 2
+ * for packed outputs: 16-byte stores of RGBA8, two of RGBA64 / half; Q = 4
+ * for planar and semi-planar outputs: 8- or 16-byte luma stores). The
+ * thread loads the 3 x (Q+2) chroma neighbourhood of its block once (the
+ * middle Q columns as one vector read from pitch-linear memory) and its
+ * 2 x 2Q luma as two vector reads, then forms every resampled value from
+ * registers with the hoisted weights of convert_fast.h (proven equal to the
+ * reference by test_convert_fastpath), and the output codes with the same
+ * cv_apply / cv_apply_half as the reference. Texture inputs (imported
+ * interop arrays) are read with tex2D at clamped coordinates. */
+
+struct fast_params {
+    cv_affine a;
+    cvf_taps t;
+    int w, h, cw, ch;   /* luma size; 4:2:0 chroma size (input and output) */
+    int in_shift, out_shift, ncomp;
+    int luma_chroma;    /* output luma depends on chroma (a.c[0][1], a.c[0][2]) */
+    int site_luma;      /* output chroma depends on luma (a.c[1][0], a.c[2][0]) */
+    const uint8_t *in[3];
+    size_t ipitch[3];
+    unsigned long long tex[3];
+    uint8_t *out[3];
+    size_t opitch[3];
+};
+
+/* N consecutive samples of type T from p (aligned to N * sizeof(T)), one load. */
+template <typename T, int N>
+__device__ __forceinline__ void ld_vec(const uint8_t *p, int32_t *o)
+{
+    constexpr int B = N * (int)sizeof(T);
+    static_assert(B == 2 || B == 4 || B == 8 || B == 16, "vector width");
+    uint32_t wd[B >= 4 ? B / 4 : 1];
+    if constexpr (B == 16) {
+        uint4 v = __ldg((const uint4 *)p);
+        wd[0] = v.x, wd[1] = v.y, wd[2] = v.z, wd[3] = v.w;
+    } else if constexpr (B == 8) {
+        uint2 v = __ldg((const uint2 *)p);
+        wd[0] = v.x, wd[1] = v.y;
+    } else if constexpr (B == 4) {
+        wd[0] = __ldg((const unsigned int *)p);
+    } else {
+        wd[0] = __ldg((const unsigned short *)p);
+    }
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+        if constexpr (sizeof(T) == 1)
+            o[i] = (int32_t)((wd[i / 4] >> (8 * (i % 4))) & 0xffu);
+        else
+            o[i] = (int32_t)((wd[i / 2] >> (16 * (i % 2))) & 0xffffu);
+    }
+}
+
+template <typename T, bool SEMI, bool TEX>
+struct fast_in {
+    typedef typename std::conditional<sizeof(T) == 1, uchar2, ushort2>::type T2;
+
+    /* Raw sample (x, y) of a single-component plane; coordinates in the plane. */
+    static __device__ __forceinline__ int32_t one(const fast_params &p, int plane, int x, int y)
+    {
+        if (TEX)
+            return (int32_t)tex2D<T>((cudaTextureObject_t)p.tex[plane], x, y);
+        return (int32_t)__ldg((const T *)(p.in[plane] + (size_t)y * p.ipitch[plane]) + x);
+    }
+    /* Raw Cb, Cr at chroma (x, y). */
+    static __device__ __forceinline__ void pair(const fast_params &p, int x, int y, int32_t &u, int32_t &v)
+    {
+        if (SEMI) {
+            T2 c;
+            if (TEX)
+                c = tex2D<T2>((cudaTextureObject_t)p.tex[1], x, y);
+            else
+                c = __ldg((const T2 *)(p.in[1] + (size_t)y * p.ipitch[1]) + x);
+            u = (int32_t)c.x, v = (int32_t)c.y;
+        } else {
+            u = one(p, 1, x, y);
+            v = one(p, 2, x, y);
+        }
+    }
+    /* N luma samples of row y from column x0 >= 0 (clamped on the right);
+     * one vector read when `vec` (all inside, aligned). */
+    template <int N>
+    static __device__ __forceinline__ void luma(const fast_params &p, int x0, int y, bool vec, int32_t *o)
+    {
+        if (!TEX && vec) {
+            ld_vec<T, N>(p.in[0] + (size_t)y * p.ipitch[0] + (size_t)x0 * sizeof(T), o);
+        } else {
+#pragma unroll
+            for (int i = 0; i < N; i++)
+                o[i] = one(p, 0, vkcu_mini(x0 + i, p.w - 1), y);
+        }
+#pragma unroll
+        for (int i = 0; i < N; i++)
+            o[i] >>= p.in_shift;
+    }
+    /* Chroma row yc (already clamped), columns q0-1 .. q0+Q clamped. */
+    template <int Q>
+    static __device__ __forceinline__ void chroma(const fast_params &p, int q0, int yc, bool vec, int32_t *u, int32_t *v)
+    {
+        pair(p, vkcu_maxi(q0 - 1, 0), yc, u[0], v[0]);
+        pair(p, vkcu_mini(q0 + Q, p.cw - 1), yc, u[Q + 1], v[Q + 1]);
+        if (!TEX && vec) {
+            if (SEMI) {
+                int32_t m[2 * Q];
+                ld_vec<T, 2 * Q>(p.in[1] + (size_t)yc * p.ipitch[1] + (size_t)q0 * 2 * sizeof(T), m);
+#pragma unroll
+                for (int i = 0; i < Q; i++)
+                    u[1 + i] = m[2 * i], v[1 + i] = m[2 * i + 1];
+            } else {
+                ld_vec<T, Q>(p.in[1] + (size_t)yc * p.ipitch[1] + (size_t)q0 * sizeof(T), u + 1);
+                ld_vec<T, Q>(p.in[2] + (size_t)yc * p.ipitch[2] + (size_t)q0 * sizeof(T), v + 1);
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < Q; i++)
+                pair(p, vkcu_mini(q0 + i, p.cw - 1), yc, u[1 + i], v[1 + i]);
+        }
+#pragma unroll
+        for (int i = 0; i < Q + 2; i++)
+            u[i] >>= p.in_shift, v[i] >>= p.in_shift;
+    }
+};
+
+/* Packed output: one row of 2Q pixels from x0, s[i] the samples of pixel
+ * x0 + i; vector stores when the whole row piece is inside. */
+template <int OUT, int Q>
+__device__ __forceinline__ void fast_put_packed(const fast_params &p, int x0, int y, bool vec, const int32_t (*s)[3])
+{
+    constexpr int N = 2 * Q;
+    const cv_affine &a = p.a;
+    uint8_t *row = p.out[0] + (size_t)y * p.opitch[0];
+    if (OUT == OUT_PACKED8) {
+        uint32_t px[N]; /* r | g << 8 | b << 16 | a << 24 */
+#pragma unroll
+        for (int i = 0; i < N; i++)
+            px[i] = (uint32_t)cv_apply(&a, 0, s[i][0], s[i][1], s[i][2]) | (uint32_t)cv_apply(&a, 1, s[i][0], s[i][1], s[i][2]) << 8 |
+                    (uint32_t)cv_apply(&a, 2, s[i][0], s[i][1], s[i][2]) << 16 | 0xff000000u;
+        if (p.ncomp == 4) {
+            if (vec) {
+#pragma unroll
+                for (int i = 0; i < N; i += 4)
+                    *(uint4 *)(row + 4 * (size_t)(x0 + i)) = make_uint4(px[i], px[i + 1], px[i + 2], px[i + 3]);
+            } else {
+#pragma unroll
+                for (int i = 0; i < N; i++)
+                    if (x0 + i < p.w)
+                        *(uint32_t *)(row + 4 * (size_t)(x0 + i)) = px[i];
+            }
+        } else if (vec) { /* 3N bytes as 3N/4 words, 4-byte aligned (x0 % 4 == 0) */
+            uint32_t wd[3 * N / 4];
+#pragma unroll
+            for (int k = 0; k < 3 * N / 4; k++) {
+                uint32_t v = 0;
+#pragma unroll
+                for (int b = 0; b < 4; b++)
+                    v |= ((px[(4 * k + b) / 3] >> (8 * ((4 * k + b) % 3))) & 0xffu) << (8 * b);
+                wd[k] = v;
+            }
+#pragma unroll
+            for (int k = 0; k < 3 * N / 4; k++)
+                *(uint32_t *)(row + 3 * (size_t)x0 + 4 * k) = wd[k];
+        } else {
+#pragma unroll
+            for (int i = 0; i < N; i++)
+                if (x0 + i < p.w) {
+                    uint8_t *o = row + 3 * (size_t)(x0 + i);
+                    o[0] = (uint8_t)px[i], o[1] = (uint8_t)(px[i] >> 8), o[2] = (uint8_t)(px[i] >> 16);
+                }
+        }
+    } else {
+        uint32_t c[N][3]; /* 16-bit codes */
+#pragma unroll
+        for (int i = 0; i < N; i++)
+#pragma unroll
+            for (int k = 0; k < 3; k++)
+                c[i][k] = OUT == OUT_HALF ? (uint32_t)cv_apply_half(&a, k, s[i][0], s[i][1], s[i][2])
+                                          : (uint32_t)cv_apply(&a, k, s[i][0], s[i][1], s[i][2]);
+        const uint32_t alpha = OUT == OUT_HALF ? 0x3c00u : 0xffffu;
+        if (OUT == OUT_HALF || p.ncomp == 4) {
+            if (vec) {
+#pragma unroll
+                for (int i = 0; i < N; i += 2)
+                    *(uint4 *)(row + 8 * (size_t)(x0 + i)) = make_uint4(c[i][0] | c[i][1] << 16, c[i][2] | alpha << 16,
+                                                                         c[i + 1][0] | c[i + 1][1] << 16, c[i + 1][2] | alpha << 16);
+            } else {
+#pragma unroll
+                for (int i = 0; i < N; i++)
+                    if (x0 + i < p.w)
+                        *(uint2 *)(row + 8 * (size_t)(x0 + i)) = make_uint2(c[i][0] | c[i][1] << 16, c[i][2] | alpha << 16);
+            }
+        } else if (vec) { /* 3N halves as 3N/4 uint2, 8-byte aligned (x0 % 4 == 0) */
+#pragma unroll
+            for (int k = 0; k < 3 * N / 4; k++) {
+                const int e = 4 * k; /* first 16-bit element of this uint2 */
+                *(uint2 *)(row + 6 * (size_t)x0 + 8 * k) =
+                    make_uint2(c[e / 3][e % 3] | c[(e + 1) / 3][(e + 1) % 3] << 16,
+                               c[(e + 2) / 3][(e + 2) % 3] | c[(e + 3) / 3][(e + 3) % 3] << 16);
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < N; i++)
+                if (x0 + i < p.w) {
+                    uint16_t *o = (uint16_t *)(row + 6 * (size_t)(x0 + i));
+                    o[0] = (uint16_t)c[i][0], o[1] = (uint16_t)c[i][1], o[2] = (uint16_t)c[i][2];
+                }
+        }
+    }
+}
+
+/* N samples of 8- or 16-bit codes v from x0 of a plane row (element step
+ * `step`, offset `idx`, for semi-planar chroma): one vector store of the
+ * N-element run when `vec`, else element by element up to `lim`. Only
+ * used with step 1 (planes) or a full Cb/Cr interleave (see callers). */
+template <int BYTES, int N>
+__device__ __forceinline__ void st_run(uint8_t *row, int x0, bool vec, int lim, const uint32_t *v)
+{
+    constexpr int B = N * BYTES;
+    static_assert(B == 4 || B == 8 || B == 16, "store width");
+    if (vec) {
+        uint32_t wd[B / 4];
+#pragma unroll
+        for (int k = 0; k < B / 4; k++) {
+            if (BYTES == 1)
+                wd[k] = v[4 * k] | v[4 * k + 1] << 8 | v[4 * k + 2] << 16 | v[4 * k + 3] << 24;
+            else
+                wd[k] = v[2 * k] | v[2 * k + 1] << 16;
+        }
+        uint8_t *o = row + (size_t)x0 * BYTES;
+        if constexpr (B == 16)
+            *(uint4 *)o = make_uint4(wd[0], wd[1], wd[2], wd[3]);
+        else if constexpr (B == 8)
+            *(uint2 *)o = make_uint2(wd[0], wd[1]);
+        else
+            *(uint32_t *)o = wd[0];
+    } else {
+#pragma unroll
+        for (int i = 0; i < N; i++)
+            if (x0 + i < lim) {
+                if (BYTES == 1)
+                    row[x0 + i] = (uint8_t)v[i];
+                else
+                    ((uint16_t *)row)[x0 + i] = (uint16_t)v[i];
+            }
+    }
+}
+
+template <typename T, bool SEMI, bool TEX, int OUT, int Q>
+__global__ void __launch_bounds__(256, Q == 2 ? 4 : 2) fast_kernel(const __grid_constant__ fast_params p)
+{
+    typedef fast_in<T, SEMI, TEX> IN;
+    constexpr bool PACKED = OUT == OUT_PACKED8 || OUT == OUT_PACKED16 || OUT == OUT_HALF;
+    constexpr int OB = OUT == OUT_PLANAR8 || OUT == OUT_SEMI8 ? 1 : 2; /* planar output bytes per sample */
+    const int q0 = (int)(blockIdx.x * blockDim.x + threadIdx.x) * Q;
+    const int qy = (int)(blockIdx.y * blockDim.y + threadIdx.y);
+    if (2 * q0 >= p.w || qy >= p.ch)
+        return;
+    const bool vec = 2 * q0 + 2 * Q <= p.w; /* block inside the picture: vector reads and stores */
+    const cvf_taps &t = p.t;
+    const cv_affine &a = p.a;
+
+    /* all loads first: chroma rows qy-1 .. qy+1 and the two luma rows */
+    int32_t cu[3][Q + 2], cv[3][Q + 2], yl[2][2 * Q];
+#pragma unroll
+    for (int j = 0; j < 3; j++)
+        IN::template chroma<Q>(p, q0, vkcu_clampi(qy - 1 + j, 0, p.ch - 1), vec, cu[j], cv[j]);
+#pragma unroll
+    for (int dy = 0; dy < 2; dy++)
+        IN::template luma<2 * Q>(p, 2 * q0, vkcu_mini(2 * qy + dy, p.h - 1), vec, yl[dy]);
+
+    /* luma positions */
+    const bool need_c = PACKED || p.luma_chroma;
+#pragma unroll
+    for (int dy = 0; dy < 2; dy++) {
+        const int y = 2 * qy + dy;
+        if (y >= p.h)
+            break;
+        int32_t su[Q + 2] = {}, sv[Q + 2] = {};
+        if (need_c) {
+            cvf_vsum3(t.uy[dy], cu[0], cu[1], cu[2], Q + 2, su);
+            cvf_vsum3(t.uy[dy], cv[0], cv[1], cv[2], Q + 2, sv);
+        }
+        int32_t s[2 * Q][3];
+#pragma unroll
+        for (int q = 0; q < Q; q++)
+#pragma unroll
+            for (int d = 0; d < 2; d++) {
+                s[2 * q + d][0] = yl[dy][2 * q + d] << CV_FRAC;
+                s[2 * q + d][1] = need_c ? cvf_up(&t, su, q, d) : 0;
+                s[2 * q + d][2] = need_c ? cvf_up(&t, sv, q, d) : 0;
+            }
+        if constexpr (PACKED) {
+            fast_put_packed<OUT, Q>(p, 2 * q0, y, vec, s);
+        } else {
+            uint32_t v[2 * Q];
+#pragma unroll
+            for (int i = 0; i < 2 * Q; i++)
+                v[i] = (uint32_t)cv_apply(&a, 0, s[i][0], s[i][1], s[i][2]) << p.out_shift;
+            st_run<OB, 2 * Q>(p.out[0] + (size_t)y * p.opitch[0], 2 * q0, vec, p.w, v);
+        }
+    }
+    if constexpr (!PACKED) {
+        /* the Q 4:2:0 output chroma sites of the block, row qy */
+        int32_t sc[Q][3];
+        int32_t su[Q + 2], sv[Q + 2];
+        cvf_vsum3(t.cy, cu[0], cu[1], cu[2], Q + 2, su);
+        cvf_vsum3(t.cy, cv[0], cv[1], cv[2], Q + 2, sv);
+#pragma unroll
+        for (int q = 0; q < Q; q++) {
+            sc[q][0] = 0;
+            sc[q][1] = cvf_site_chroma(&t, su, q);
+            sc[q][2] = cvf_site_chroma(&t, sv, q);
+        }
+        if (p.site_luma) { /* luma rows 2qy-1 .. 2qy+2, columns 2q0-1 .. 2q0+2Q, clamped */
+            int32_t l[4][2 * Q + 2], sl[2 * Q + 2];
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const int yy = vkcu_clampi(2 * qy - 1 + j, 0, p.h - 1);
+#pragma unroll
+                for (int i = 0; i < 2 * Q + 2; i++)
+                    l[j][i] = IN::one(p, 0, vkcu_clampi(2 * q0 - 1 + i, 0, p.w - 1), yy) >> p.in_shift;
+            }
+            cvf_vsum4(t.ly, l[0], l[1], l[2], l[3], 2 * Q + 2, sl);
+#pragma unroll
+            for (int q = 0; q < Q; q++)
+                sc[q][0] = cvf_site_luma(&t, sl, q);
+        }
+        uint32_t cb[Q], cr[Q];
+#pragma unroll
+        for (int q = 0; q < Q; q++) {
+            cb[q] = (uint32_t)cv_apply(&a, 1, sc[q][0], sc[q][1], sc[q][2]) << p.out_shift;
+            cr[q] = (uint32_t)cv_apply(&a, 2, sc[q][0], sc[q][1], sc[q][2]) << p.out_shift;
+        }
+        if (OUT == OUT_SEMI8 || OUT == OUT_SEMI16) {
+            uint32_t i2[2 * Q];
+#pragma unroll
+            for (int q = 0; q < Q; q++)
+                i2[2 * q] = cb[q], i2[2 * q + 1] = cr[q];
+            /* Cb, Cr pairs: element index 2q, limit 2 * cw */
+            st_run<OB, 2 * Q>(p.out[1] + (size_t)qy * p.opitch[1], 2 * q0, vec, 2 * p.cw, i2);
+        } else {
+            st_run<OB, Q>(p.out[1] + (size_t)qy * p.opitch[1], q0, vec, p.cw, cb);
+            st_run<OB, Q>(p.out[2] + (size_t)qy * p.opitch[2], q0, vec, p.cw, cr);
+        }
+    }
+}
+
+template <typename T, bool SEMI, bool TEX, int OUT, int Q>
+static void launch_fast_q(const fast_params &fp, cudaStream_t st)
+{
+    dim3 block(32, 8);
+    int nbx = (fp.cw + Q - 1) / Q; /* quad blocks per row (fp.cw quads) */
+    dim3 grid((unsigned)((nbx + block.x - 1) / block.x), (unsigned)((fp.ch + block.y - 1) / block.y));
+    fast_kernel<T, SEMI, TEX, OUT, Q><<<grid, block, 0, st>>>(fp);
+}
+
+template <typename T, bool SEMI, bool TEX>
+static void launch_fast(int out, const fast_params &fp, cudaStream_t st)
+{
+    switch (out) {
+    case OUT_PLANAR8: launch_fast_q<T, SEMI, TEX, OUT_PLANAR8, 4>(fp, st); break;
+    case OUT_PLANAR16: launch_fast_q<T, SEMI, TEX, OUT_PLANAR16, 4>(fp, st); break;
+    case OUT_SEMI8: launch_fast_q<T, SEMI, TEX, OUT_SEMI8, 4>(fp, st); break;
+    case OUT_SEMI16: launch_fast_q<T, SEMI, TEX, OUT_SEMI16, 4>(fp, st); break;
+    case OUT_PACKED8: launch_fast_q<T, SEMI, TEX, OUT_PACKED8, 2>(fp, st); break;
+    case OUT_PACKED16: launch_fast_q<T, SEMI, TEX, OUT_PACKED16, 2>(fp, st); break;
+    default: launch_fast_q<T, SEMI, TEX, OUT_HALF, 2>(fp, st); break;
+    }
+}
+
 /* ---- host side ---- */
 
 static int out_kind(const cv_layout &l)
@@ -322,6 +704,10 @@ extern "C" int cv_gpu_create(cv_gpu **pg, const cv_desc *desc, const float *tm_b
         return -12; /* ENOMEM */
     g->desc = *desc;
     {
+        const char *e = getenv("VKCU_CONVERT_FAST"); /* 0: always the generic kernel (diagnostics) */
+        g->fast = cvf_supported(desc) && cvf_taps_init(&g->taps, desc) == 0 && !(e && e[0] == '0');
+    }
+    {
         const cv_layout &l = desc->out;
         int w = desc->width, h = desc->height;
         int cw = (w + l.ssx) >> l.ssx, ch = (h + l.ssy) >> l.ssy;
@@ -358,6 +744,57 @@ fail:
     return ret;
 }
 
+/* Launches the fast kernel when the description has one and the input
+ * planes are all textures, or all pitch-linear memory aligned for 16-byte
+ * vector reads; returns whether it did. */
+static bool run_fast(const cv_gpu *g, const vkcu_gpu_frame *in, cudaStream_t st)
+{
+    const cv_desc &d = g->desc;
+    if (!g->fast)
+        return false;
+    const int np = d.in.kind == CV_SEMIPLANAR ? 2 : 3;
+    const bool tex = in->plane[0].tex != 0;
+    for (int i = 0; i < np; i++) {
+        const vkcu_gpu_plane &pl = in->plane[i];
+        if ((pl.tex != 0) != tex)
+            return false;
+        if (!tex && (!pl.ptr || (uintptr_t)pl.ptr % 16 || pl.pitch % 16))
+            return false;
+    }
+    fast_params fp;
+    memset(&fp, 0, sizeof(fp));
+    fp.a = d.aff;
+    fp.t = g->taps;
+    fp.w = d.width, fp.h = d.height;
+    fp.cw = (d.width + 1) >> 1, fp.ch = (d.height + 1) >> 1;
+    fp.in_shift = d.in.shift, fp.out_shift = d.out.shift, fp.ncomp = d.out.ncomp;
+    fp.luma_chroma = d.aff.c[0][1] || d.aff.c[0][2];
+    fp.site_luma = d.aff.c[1][0] || d.aff.c[2][0];
+    for (int i = 0; i < np; i++) {
+        fp.in[i] = in->plane[i].ptr;
+        fp.ipitch[i] = in->plane[i].pitch;
+        fp.tex[i] = in->plane[i].tex;
+    }
+    for (int i = 0; i < g->nb_planes && i < 3; i++) {
+        fp.out[i] = g->plane[i].ptr;
+        fp.opitch[i] = g->plane[i].pitch;
+    }
+    const int out = out_kind(d.out);
+    const bool semi = d.in.kind == CV_SEMIPLANAR, b8 = d.in.bytes == 1;
+    if (tex) {
+        if (semi)
+            b8 ? launch_fast<uint8_t, true, true>(out, fp, st) : launch_fast<uint16_t, true, true>(out, fp, st);
+        else
+            b8 ? launch_fast<uint8_t, false, true>(out, fp, st) : launch_fast<uint16_t, false, true>(out, fp, st);
+    } else {
+        if (semi)
+            b8 ? launch_fast<uint8_t, true, false>(out, fp, st) : launch_fast<uint16_t, true, false>(out, fp, st);
+        else
+            b8 ? launch_fast<uint8_t, false, false>(out, fp, st) : launch_fast<uint16_t, false, false>(out, fp, st);
+    }
+    return true;
+}
+
 extern "C" int cv_gpu_run(cv_gpu *g, const vkcu_gpu_frame *in, vkcu_gpu_frame *out, void *stream)
 {
     int ret = 0;
@@ -372,7 +809,9 @@ extern "C" int cv_gpu_run(cv_gpu *g, const vkcu_gpu_frame *in, vkcu_gpu_frame *o
     out->nb_planes = g->nb_planes;
     for (int i = 0; i < g->nb_planes; i++)
         out->plane[i] = g->plane[i];
-    if (l.kind == CV_SEMIPLANAR) {
+    if (run_fast(g, in, st)) {
+        /* launched */
+    } else if (l.kind == CV_SEMIPLANAR) {
         if (l.bytes == 1)
             launch_in<uint8_t, true>(g, *in, *out, st);
         else

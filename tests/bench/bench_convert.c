@@ -1,19 +1,24 @@
 /*
- * Benchmark (not run by make test): 4K NV12 -> RGBA with convert's run_gpu
+ * Benchmark (not run by make test): 4K conversions with convert's run_gpu
  * against a device-to-device cudaMemcpy of the same output bytes, timed
  * with CUDA events over many iterations; prints both and their ratio
- * (target: ratio <= 2). Inputs as pitch-linear memory and as textures.
+ * (target: ratio <= 2). Each case runs with the input planes as CUDA arrays
+ * read through texture objects (what frames from the interop ring are) and
+ * as pitch-linear device memory (what earlier operators hand on), and,
+ * for comparison, pitch-linear through the generic kernel
+ * (VKCU_CONVERT_FAST=0).
  *
- * Build (after make BUILD=build):
- *   cc -O2 -std=c11 -D_GNU_SOURCE -Isrc -Ikernels -I/usr/local/cuda/include \
- *      $(PKG_CONFIG_PATH=... pkg-config --cflags libavutil) tests/bench/bench_convert.c \
- *      build/libvkcu.a $(... pkg-config --static --libs libavformat libavcodec libswscale libavutil) \
- *      -L/usr/local/cuda/lib64 -lcudart_static -lzimg -lstdc++ -ldl -lrt -lm -pthread -o build/bench_convert
+ * Usage: bench_convert [iterations [case ...]], a case being `in->out`
+ * (nv12, p010, yuv420p, yuv420p10 -> any convert format) or just `out`
+ * (NV12 input). Default cases: nv12->rgba nv12->rgbaf16 p010->rgba64
+ * nv12->yuv420p. Built by `make` as build/tests/bench_convert.
  */
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libavutil/common.h>
+#include <libavutil/pixdesc.h>
 
 #include "op.h"
 #include "vkcu.h"
@@ -23,71 +28,114 @@
         cudaError_t e_ = (call);                                                          \
         if (e_ != cudaSuccess) {                                                          \
             printf("%s: %s (%s:%d)\n", #call, cudaGetErrorString(e_), __FILE__, __LINE__); \
-            return 1;                                                                     \
+            return -1;                                                                    \
         }                                                                                 \
     } while (0)
 
-int main(int argc, char **argv)
+enum { W = 3840, H = 2160 };
+
+typedef struct input {
+    vkcu_gpu_frame pitch, tex; /* the same picture both ways */
+    void *mem[3];
+    cudaArray_t arr[3];
+} input;
+
+/* Uploads a pseudo-random picture of pix_fmt as pitch-linear memory and as
+ * CUDA arrays with texture objects (clamped, element reads, point). */
+static int make_input(enum AVPixelFormat pf, const vkcu_video_format *fmt, input *in)
 {
-    const int w = 3840, h = 2160, iters = argc > 1 ? atoi(argv[1]) : 500;
-    const char *fmt = argc > 2 ? argv[2] : "rgba";
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1) {
-        printf("bench_convert: no CUDA device\n");
-        return 77;
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(pf);
+    int planes = av_pix_fmt_count_planes(pf), bytes = d->comp[0].depth > 8 ? 2 : 1;
+    uint32_t seed = 12345;
+    memset(in, 0, sizeof(*in));
+    in->pitch.fmt = in->tex.fmt = *fmt;
+    in->pitch.nb_planes = in->tex.nb_planes = planes;
+    for (int p = 0; p < planes; p++) {
+        int w = p ? AV_CEIL_RSHIFT(W, d->log2_chroma_w) : W, h = p ? AV_CEIL_RSHIFT(H, d->log2_chroma_h) : H;
+        int comps = planes == 2 && p == 1 ? 2 : 1;
+        size_t row = (size_t)w * comps * bytes;
+        uint8_t *host = malloc(row * h);
+        if (!host)
+            return -1;
+        for (size_t i = 0; i < row * h; i++) {
+            seed = seed * 1664525u + 1013904223u;
+            host[i] = (uint8_t)(seed >> 24);
+        }
+        vkcu_gpu_plane *pl = &in->pitch.plane[p], *tl = &in->tex.plane[p];
+        CK(cudaMallocPitch(&in->mem[p], &pl->pitch, row, h));
+        CK(cudaMemcpy2D(in->mem[p], pl->pitch, host, row, row, h, cudaMemcpyHostToDevice));
+        pl->ptr = in->mem[p];
+        pl->width = tl->width = w;
+        pl->height = tl->height = h;
+        struct cudaChannelFormatDesc cd =
+            cudaCreateChannelDesc(bytes * 8, comps == 2 ? bytes * 8 : 0, 0, 0, cudaChannelFormatKindUnsigned);
+        CK(cudaMallocArray(&in->arr[p], &cd, w, h, cudaArraySurfaceLoadStore));
+        CK(cudaMemcpy2DToArray(in->arr[p], 0, 0, host, row, row, h, cudaMemcpyHostToDevice));
+        free(host);
+        struct cudaResourceDesc rd;
+        memset(&rd, 0, sizeof(rd));
+        rd.resType = cudaResourceTypeArray;
+        rd.res.array.array = in->arr[p];
+        struct cudaTextureDesc td;
+        memset(&td, 0, sizeof(td));
+        td.addressMode[0] = td.addressMode[1] = cudaAddressModeClamp;
+        td.filterMode = cudaFilterModePoint;
+        td.readMode = cudaReadModeElementType;
+        cudaTextureObject_t t;
+        CK(cudaCreateTextureObject(&t, &rd, &td, NULL));
+        tl->tex = t;
     }
-    vkcu_video_format inf;
-    memset(&inf, 0, sizeof(inf));
-    inf.pix_fmt = AV_PIX_FMT_NV12;
-    inf.width = w, inf.height = h;
-    inf.matrix = AVCOL_SPC_BT709, inf.range = AVCOL_RANGE_MPEG, inf.chroma_loc = AVCHROMA_LOC_LEFT;
-    char text[64], err[256];
-    snprintf(text, sizeof(text), "convert=format=%s", fmt);
-    vkcu_chain ch;
-    vkcu_video_format outf;
-    if (vkcu_chain_parse(text, &ch, err, sizeof(err)) < 0 || vkcu_chain_init(&ch, &inf, &outf, err, sizeof(err)) < 0) {
-        printf("bench_convert: %s\n", err);
-        return 1;
+    return 0;
+}
+
+static void free_input(input *in)
+{
+    for (int p = 0; p < 3; p++) {
+        if (in->tex.plane[p].tex)
+            cudaDestroyTextureObject(in->tex.plane[p].tex);
+        if (in->arr[p])
+            cudaFreeArray(in->arr[p]);
+        if (in->mem[p])
+            cudaFree(in->mem[p]);
     }
-    vkcu_op *op = ch.ops[0];
+}
 
-    /* input NV12 (random-ish bytes), pitch-linear */
-    vkcu_gpu_frame in;
-    memset(&in, 0, sizeof(in));
-    in.fmt = inf;
-    in.nb_planes = 2;
-    void *y, *uv;
-    CK(cudaMallocPitch(&y, &in.plane[0].pitch, w, h));
-    CK(cudaMallocPitch(&uv, &in.plane[1].pitch, w, h / 2));
-    CK(cudaMemset2D(y, in.plane[0].pitch, 100, w, h));
-    CK(cudaMemset2D(uv, in.plane[1].pitch, 140, w, h / 2));
-    in.plane[0].ptr = y, in.plane[0].width = w, in.plane[0].height = h;
-    in.plane[1].ptr = uv, in.plane[1].width = w / 2, in.plane[1].height = h / 2;
-
-    cudaStream_t st;
-    CK(cudaStreamCreate(&st));
-    if (op->cls->init_gpu(op) < 0)
-        return 1;
-    vkcu_gpu_frame out;
-    memset(&out, 0, sizeof(out));
+/* Microseconds per run_gpu call; *out receives the output planes. */
+static double time_convert(vkcu_op *op, const vkcu_gpu_frame *in, vkcu_gpu_frame *out, int iters, cudaStream_t st)
+{
     cudaEvent_t e0, e1;
+    float ms = 0;
+    if (op->cls->init_gpu(op) < 0)
+        return -1;
+    memset(out, 0, sizeof(*out));
+    for (int i = 0; i < 20; i++) /* warm-up */
+        if (op->cls->run_gpu(op, in, out, st) < 0)
+            return -1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
-    for (int i = 0; i < 20; i++) /* warm-up */
-        op->cls->run_gpu(op, &in, &out, st);
     CK(cudaEventRecord(e0, st));
     for (int i = 0; i < iters; i++)
-        op->cls->run_gpu(op, &in, &out, st);
+        op->cls->run_gpu(op, in, out, st);
     CK(cudaEventRecord(e1, st));
     CK(cudaEventSynchronize(e1));
-    float ms_conv = 0;
-    CK(cudaEventElapsedTime(&ms_conv, e0, e1));
+    CK(cudaGetLastError());
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    return ms * 1000.0 / iters;
+}
 
-    /* device-to-device copy of the same output bytes */
-    size_t bytes = out.plane[0].pitch * (size_t)h;
+/* Microseconds per device-to-device copy of `bytes`. */
+static double time_copy(size_t bytes, int iters, cudaStream_t st)
+{
     void *a, *b;
+    cudaEvent_t e0, e1;
+    float ms = 0;
     CK(cudaMalloc(&a, bytes));
     CK(cudaMalloc(&b, bytes));
+    CK(cudaMemset(a, 0x5a, bytes));
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
     for (int i = 0; i < 20; i++)
         CK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, st));
     CK(cudaEventRecord(e0, st));
@@ -95,17 +143,114 @@ int main(int argc, char **argv)
         CK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, st));
     CK(cudaEventRecord(e1, st));
     CK(cudaEventSynchronize(e1));
-    float ms_copy = 0;
-    CK(cudaEventElapsedTime(&ms_copy, e0, e1));
-
-    double c = ms_conv / iters, m = ms_copy / iters;
-    printf("bench_convert: 4K NV12 -> %s: %.1f us/frame (%.0f fps); D2D copy of %.1f MB: %.1f us; ratio %.2f (target <= 2)\n",
-           fmt, c * 1000, 1000.0 / c, bytes / 1e6, m * 1000, c / m);
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
     cudaFree(a);
     cudaFree(b);
-    cudaFree(y);
-    cudaFree(uv);
+    return ms * 1000.0 / iters;
+}
+
+/* One case in both input kinds (and the generic kernel); returns 0, or -1
+ * when a ratio misses the target, or -2 on errors. */
+static int run_case(const char *spec, int iters, cudaStream_t st)
+{
+    char in_name[32] = "nv12", out_name[32];
+    const char *arrow = strstr(spec, "->");
+    if (arrow) {
+        snprintf(in_name, sizeof(in_name), "%.*s", (int)(arrow - spec), spec);
+        snprintf(out_name, sizeof(out_name), "%s", arrow + 2);
+    } else {
+        snprintf(out_name, sizeof(out_name), "%s", spec);
+    }
+    const struct { const char *name; enum AVPixelFormat pf; } ins[] = {
+        { "nv12", AV_PIX_FMT_NV12 }, { "p010", AV_PIX_FMT_P010LE }, { "yuv420p", AV_PIX_FMT_YUV420P },
+        { "yuv420p10", AV_PIX_FMT_YUV420P10LE } };
+    enum AVPixelFormat pf = AV_PIX_FMT_NONE;
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(in_name, ins[i].name))
+            pf = ins[i].pf;
+    if (pf == AV_PIX_FMT_NONE) {
+        printf("bench_convert: %s: input must be nv12, p010, yuv420p or yuv420p10\n", spec);
+        return -2;
+    }
+    vkcu_video_format inf;
+    memset(&inf, 0, sizeof(inf));
+    inf.pix_fmt = pf;
+    inf.width = W, inf.height = H;
+    inf.matrix = AVCOL_SPC_BT709, inf.range = AVCOL_RANGE_MPEG, inf.chroma_loc = AVCHROMA_LOC_LEFT;
+    char text[96], err[256];
+    snprintf(text, sizeof(text), "convert=format=%s", out_name);
+    vkcu_chain ch;
+    vkcu_video_format outf;
+    if (vkcu_chain_parse(text, &ch, err, sizeof(err)) < 0 || vkcu_chain_init(&ch, &inf, &outf, err, sizeof(err)) < 0) {
+        printf("bench_convert: %s: %s\n", spec, err);
+        return -2;
+    }
+    vkcu_op *op = ch.ops[0];
+    input in;
+    int ret = 0;
+    if (make_input(pf, &inf, &in) < 0) {
+        vkcu_chain_free(&ch);
+        return -2;
+    }
+    const char *kinds[] = { "texture input", "pitch-linear input", "pitch-linear input, generic kernel" };
+    double copy_us = 0;
+    size_t bytes = 0;
+    for (int k = 0; k < 3; k++) {
+        if (k == 2)
+            setenv("VKCU_CONVERT_FAST", "0", 1);
+        vkcu_gpu_frame out;
+        double us = time_convert(op, k ? &in.pitch : &in.tex, &out, k == 2 ? iters / 4 + 1 : iters, st);
+        unsetenv("VKCU_CONVERT_FAST");
+        if (us < 0) {
+            printf("bench_convert: %s, %s: run_gpu failed\n", spec, kinds[k]);
+            ret = -2;
+            break;
+        }
+        if (!bytes) { /* D2D copy of the output planes' bytes (pitch included) */
+            for (int p = 0; p < out.nb_planes; p++)
+                bytes += out.plane[p].pitch * (size_t)out.plane[p].height;
+            copy_us = time_copy(bytes, iters, st);
+            if (copy_us <= 0) {
+                ret = -2;
+                break;
+            }
+        }
+        double ratio = us / copy_us;
+        printf("bench_convert: 4K %s -> %s, %s: %.1f us/frame (%.0f fps); D2D copy of %.1f MB: %.1f us; ratio %.2f%s\n",
+               in_name, out_name, kinds[k], us, 1e6 / us, bytes / 1e6, copy_us, ratio, k == 2 ? "" : " (target <= 2)");
+        if (k < 2 && ratio > 2.0 && !ret)
+            ret = -1;
+    }
+    free_input(&in);
     vkcu_chain_free(&ch);
+    return ret;
+}
+
+int main(int argc, char **argv)
+{
+    const int iters = argc > 1 ? atoi(argv[1]) : 500;
+    const char *defaults[] = { "nv12->rgba", "nv12->rgbaf16", "p010->rgba64", "nv12->yuv420p" };
+    int n = 0, missed = 0, errors = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1) {
+        printf("bench_convert: no CUDA device\n");
+        return 77;
+    }
+    if (iters < 1) {
+        printf("usage: bench_convert [iterations [in->out ...]]\n");
+        return 2;
+    }
+    cudaStream_t st;
+    if (cudaStreamCreate(&st) != cudaSuccess)
+        return 1;
+    int ncases = argc > 2 ? argc - 2 : 4;
+    for (int i = 0; i < ncases; i++) {
+        int r = run_case(argc > 2 ? argv[2 + i] : defaults[i], iters, st);
+        missed += r == -1;
+        errors += r == -2;
+    }
     cudaStreamDestroy(st);
-    return 0;
+    printf("bench_convert: %d cases, %d over the target ratio, %d errors\n", ncases, missed, errors);
+    return errors ? 1 : 0;
 }
