@@ -76,8 +76,7 @@ static void *watchdog_main(void *arg)
         if (now_ms() - atomic_load(&j->last_frame_ms) > j->p->stall_timeout_ms) {
             LOGE("%s: decoder stalled: no frame for %.1f s (GPU driver or FFmpeg hang); giving up "
                  "(raise --stall-timeout, or use --backend cpu)", j->p->input, j->p->stall_timeout_ms / 1000.0);
-            if (j->sink_ready && j->sink.cls->close)
-                j->sink.cls->close(&j->sink, 0);
+            vkcu_outfile_abort_all();
             _exit(VKCU_EXIT_DEVICE);
         }
     }

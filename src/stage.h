@@ -89,6 +89,8 @@ int vkcu_frame_hash(const AVFrame *frame, enum vkcu_hash_algo algo, char *hex, s
 int vkcu_outfile_begin(const char *path, int overwrite, char *tmp, size_t tmplen, char *err, size_t errlen);
 int vkcu_outfile_commit(const char *tmp, const char *path, char *err, size_t errlen);
 void vkcu_outfile_abort(const char *tmp);
+/* Removes every temporary output of the process (before an immediate exit). */
+void vkcu_outfile_abort_all(void);
 
 /* ---- progress (progress.c) ---- */
 /* The progress line on a terminal: frames (of the expected total), fps,
