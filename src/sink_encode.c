@@ -200,6 +200,10 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
         ret = VKCU_ERR_USAGE;
         goto fail_out;
     }
+    /* Encoder threads as the ffmpeg CLI sets them: automatic (libavcodec's
+     * default is 1, which leaves x264/x265 on one frame thread).
+     * --encoder-opt threads=N still overrides. */
+    e->enc->thread_count = 0;
     quiet_encoder_logs(e->enc, codec, p->encoder_opts);
     if (p->encoder_opts && *p->encoder_opts) {
         AVDictionary *opts = NULL;
@@ -222,8 +226,6 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
     }
     if (ofmt->flags & AVFMT_GLOBALHEADER)
         e->enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
-    if (codec->id == AV_CODEC_ID_FFV1)
-        e->enc->thread_count = 0;
     if (vk_device >= 0) {
         char why[512];
         ret = vkcu_vkencode_setup(e->enc, vk_device, fmt->pix_fmt, why, sizeof(why));
