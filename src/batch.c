@@ -614,7 +614,7 @@ static void *worker_main(void *arg)
 static void dry_run(batch_run *b)
 {
     const vkcu_batch_params *p = b->p;
-    int todo = 0, skip = 0, fail = 0;
+    int to_process = 0, skip = 0, fail = 0;
     for (int k = 0; k < b->nb_files; k++) {
         const batch_file *f = &b->files[k];
         char out[PATH_MAX + 1];
@@ -631,11 +631,11 @@ static void dry_run(batch_run *b)
             fail++;
         } else {
             fprintf(p->listing, "process  %s -> %s\n", f->rel, out);
-            todo++;
+            to_process++;
         }
     }
     fflush(p->listing);
-    fprintf(stderr, "batch: dry run: %d to process, %d to skip, %d would fail (shard %s, %d files)\n", todo, skip,
+    fprintf(stderr, "batch: dry run: %d to process, %d to skip, %d would fail (shard %s, %d files)\n", to_process, skip,
             fail, b->shard_text, b->nb_files);
 }
 
