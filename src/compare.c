@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -506,204 +507,71 @@ int vkcu_frame_metrics_compute(const AVFrame *a, const AVFrame *b, vkcu_frame_me
 }
 
 /* ------------------------------------------------------------------ */
-/* frame source: demux -> decode -> operators, one frame per call       */
+/* frame source: a job (vkcu_job_run, either backend) on its own thread  */
+/* whose frames arrive through the callback sink into a small queue.     */
+
+#define SOURCE_QUEUE 8
 
 typedef struct frame_source {
-    const vkcu_job_params *p;
+    vkcu_job_params p;       /* the caller's job, with the callback sink */
+    vkcu_job_result r;
     const char *path;
-    vkcu_demux *demux;
-    vkcu_decoder *dec;
-    vkcu_gpu *gpu;
-    vkcu_chain chain;
-    vkcu_video_format in_fmt, out_fmt;
-    int ready, threads;
-    AVPacket *pkt;
-    AVFrame *decoded;
-    AVFrame **queue;         /* finished frames, oldest first */
-    int q_head, q_len, q_cap;
-    int demux_eof, flushed;
-    int64_t frames_seen, frames_out, corrupt;
+    pthread_t thread;
+    int started;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    AVFrame *queue[SOURCE_QUEUE];
+    int q_head, q_len;
+    int opened, done, closing, ret;
     int64_t start;           /* stream start in the stream time base (as the hash sink counts) */
     AVRational tb, frame_rate;
     char *err;
     size_t errlen;
 } frame_source;
 
-static int queue_push(frame_source *s, AVFrame *f)
+static int source_on_open(void *opaque, const vkcu_stream_info *info)
 {
-    if (s->p->max_frames > 0 && s->frames_out >= s->p->max_frames) {
-        av_frame_free(&f);
-        return 0;
-    }
-    if (s->q_head > 0 && s->q_head + s->q_len == s->q_cap) {
-        memmove(s->queue, s->queue + s->q_head, (size_t)s->q_len * sizeof(*s->queue));
-        s->q_head = 0;
-    }
-    if (s->q_head + s->q_len == s->q_cap) {
-        int cap = s->q_cap ? s->q_cap * 2 : 16;
-        AVFrame **n = realloc(s->queue, (size_t)cap * sizeof(*n));
-        if (!n) {
-            av_frame_free(&f);
-            return AVERROR(ENOMEM);
-        }
-        s->queue = n;
-        s->q_cap = cap;
-    }
-    s->queue[s->q_head + s->q_len++] = f;
-    s->frames_out++;
+    frame_source *s = opaque;
+    pthread_mutex_lock(&s->lock);
+    s->tb = (AVRational){ info->tb_num, info->tb_den };
+    s->frame_rate = (AVRational){ info->fps_num, info->fps_den };
+    s->start = info->start;
+    s->opened = 1;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
     return 0;
 }
 
-static int source_emit(frame_source *s, AVFrame *f)
+static int source_on_frame(void *opaque, const AVFrame *f)
 {
-    int ret = vkcu_format_to_frame(&s->out_fmt, f);
-    if (ret < 0)
-        return ret;
-    AVFrame *c = av_frame_clone(f);
-    return c ? queue_push(s, c) : AVERROR(ENOMEM);
-}
-
-/* The CPU chain of pipeline.c: operator i gets `in` (NULL: flush). */
-static int source_cpu_feed(frame_source *s, int i, AVFrame *in)
-{
-    if (i == s->chain.nb_ops)
-        return in ? source_emit(s, in) : 0;
-    vkcu_op *op = s->chain.ops[i];
-    int ret = 0;
-    for (;;) {
-        AVFrame *out = av_frame_alloc();
-        if (!out)
-            return AVERROR(ENOMEM);
-        out->format = op->out.pix_fmt;
-        out->width = op->out.width;
-        out->height = op->out.height;
-        ret = av_frame_get_buffer(out, 0);
-        if (ret >= 0)
-            ret = op->cls->run_cpu(op, in, out);
-        if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF) {
-            av_frame_free(&out);
-            ret = 0;
-            break;
-        }
-        if (ret < 0) {
-            char buf[128];
-            av_frame_free(&out);
-            snprintf(s->err, s->errlen, "%s: operator %s failed: %s", s->path, op->cls->name,
-                     vkcu_err_str(ret, buf, sizeof(buf)));
-            return ret;
-        }
-        ret = source_cpu_feed(s, i + 1, out);
-        av_frame_free(&out);
-        if (ret < 0 || in)
-            return ret;
-    }
-    return in ? 0 : source_cpu_feed(s, i + 1, NULL);
-}
-
-static int source_gpu_drain(frame_source *s, int wait_all)
-{
-    AVFrame *host = av_frame_alloc();
-    if (!host)
+    frame_source *s = opaque;
+    AVFrame *ref = av_frame_clone(f);
+    if (!ref)
         return AVERROR(ENOMEM);
-    int ret = 0;
-    for (;;) {
-        int wait = wait_all ? vkcu_gpu_pending(s->gpu) > 0 : vkcu_gpu_full(s->gpu);
-        ret = vkcu_gpu_pop(s->gpu, host, wait, s->err, s->errlen);
-        if (ret == AVERROR(EAGAIN)) {
-            ret = 0;
-            break;
-        }
-        if (ret >= 0)
-            ret = source_emit(s, host);
-        av_frame_unref(host);
-        if (ret < 0)
-            break;
+    pthread_mutex_lock(&s->lock);
+    while (s->q_len == SOURCE_QUEUE && !s->closing)
+        pthread_cond_wait(&s->cond, &s->lock);
+    if (s->closing) {
+        pthread_mutex_unlock(&s->lock);
+        av_frame_free(&ref);
+        return AVERROR_EXIT;
     }
-    av_frame_free(&host);
-    return ret;
-}
-
-static int source_first_frame(frame_source *s, const AVFrame *f)
-{
-    vkcu_format_from_frame(&s->in_fmt, f, vkcu_frame_sw_format(f));
-    int ret = vkcu_chain_init(&s->chain, &s->in_fmt, &s->out_fmt, s->err, s->errlen);
-    if (ret < 0) {
-        char tmp[512];
-        snprintf(tmp, sizeof(tmp), "%s: %s", s->path, s->err);
-        snprintf(s->err, s->errlen, "%s", tmp);
-        return ret;
-    }
-    if (s->gpu) {
-        vkcu_gpu_set_chain(s->gpu, &s->chain);
-        s->out_fmt.pix_fmt = vkcu_gpu_host_format(s->out_fmt.pix_fmt);
-    }
-    s->ready = 1;
+    s->queue[(s->q_head + s->q_len++) % SOURCE_QUEUE] = ref;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
     return 0;
 }
 
-static int source_frame(frame_source *s, AVFrame *f)
+static void *source_main(void *arg)
 {
-    if ((f->flags & AV_FRAME_FLAG_CORRUPT) || f->decode_error_flags) {
-        s->corrupt++;
-        if (s->p->strict) {
-            snprintf(s->err, s->errlen, "%s: frame %" PRId64 ": corrupt picture (decode errors)", s->path,
-                     s->frames_seen);
-            av_frame_unref(f);
-            return VKCU_ERR_INPUT;
-        }
-        LOGW("%s: frame %" PRId64 ": corrupt picture, skipped (use --strict to stop)", s->path, s->frames_seen);
-        s->frames_seen++;
-        av_frame_unref(f);
-        return 0;
-    }
-    s->frames_seen++;
-    f->pts = f->best_effort_timestamp;
-    int ret = s->ready ? 0 : source_first_frame(s, f);
-    if (ret < 0) {
-        av_frame_unref(f);
-        return ret;
-    }
-    if (s->gpu) {
-        ret = source_gpu_drain(s, 0);
-        AVFrame *owned = ret >= 0 ? av_frame_clone(f) : NULL;
-        av_frame_unref(f);
-        if (ret < 0)
-            return ret;
-        if (!owned)
-            return AVERROR(ENOMEM);
-        return vkcu_gpu_push(s->gpu, owned, s->err, s->errlen);
-    }
-    ret = source_cpu_feed(s, 0, f);
-    av_frame_unref(f);
-    return ret;
-}
-
-static int source_decode(frame_source *s, const AVPacket *pkt)
-{
-    int ret = vkcu_decoder_send(s->dec, pkt, s->p->strict, s->err, s->errlen);
-    if (ret == AVERROR_EOF)
-        ret = 0;
-    if (ret < 0 && ret != AVERROR(EAGAIN))
-        return ret;
-    for (;;) {
-        int r = vkcu_decoder_receive(s->dec, s->decoded);
-        if (r == AVERROR(EAGAIN) || r == AVERROR_EOF)
-            break;
-        if (r < 0) {
-            if (r == AVERROR_INVALIDDATA && !s->p->strict) {
-                s->corrupt++;
-                LOGW("%s: undecodable frame skipped (use --strict to stop)", s->path);
-                continue;
-            }
-            char buf[128];
-            snprintf(s->err, s->errlen, "%s: decode error: %s", s->path, vkcu_err_str(r, buf, sizeof(buf)));
-            return r == AVERROR_INVALIDDATA ? VKCU_ERR_INPUT : r;
-        }
-        r = source_frame(s, s->decoded);
-        if (r < 0)
-            return r;
-    }
-    return ret == AVERROR(EAGAIN) ? source_decode(s, pkt) : 0;
+    frame_source *s = arg;
+    int ret = vkcu_job_run(&s->p, &s->r);
+    pthread_mutex_lock(&s->lock);
+    s->ret = ret;
+    s->done = 1;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
 }
 
 static void source_close(frame_source **ps)
@@ -711,73 +579,54 @@ static void source_close(frame_source **ps)
     frame_source *s = *ps;
     if (!s)
         return;
+    if (s->started) {
+        pthread_mutex_lock(&s->lock);
+        s->closing = 1;
+        pthread_cond_broadcast(&s->cond);
+        pthread_mutex_unlock(&s->lock);
+        pthread_join(s->thread, NULL);
+    }
     for (int i = 0; i < s->q_len; i++)
-        av_frame_free(&s->queue[s->q_head + i]);
-    free(s->queue);
-    av_packet_free(&s->pkt);
-    av_frame_free(&s->decoded);
-    vkcu_decoder_close(&s->dec);
-    vkcu_chain_free(&s->chain);
-    vkcu_gpu_close(&s->gpu);
-    vkcu_demux_close(&s->demux);
-    av_free(s);
-    *ps = NULL;
+        av_frame_free(&s->queue[(s->q_head + i) % SOURCE_QUEUE]);
+    pthread_mutex_destroy(&s->lock);
+    pthread_cond_destroy(&s->cond);
+    av_freep(ps);
 }
 
-/* pipeline.c's open_backend: GPU when asked for (or auto and usable). */
-static int source_open_backend(frame_source *s)
-{
-    char why[512] = "";
-    if (s->p->backend != VKCU_BACKEND_CPU && vkcu_gpu_open(s->p, &s->gpu, why, sizeof(why)) < 0) {
-        if (s->p->backend == VKCU_BACKEND_GPU) {
-            snprintf(s->err, s->errlen, "%s: --backend gpu: %s", s->path, why);
-            return VKCU_ERR_DEVICE;
-        }
-        LOGV("no GPU backend (%s); using the CPU reference", why);
-    }
-    if (s->gpu) {
-        AVBufferRef *vk = vkcu_gpu_vulkan_device(s->gpu);
-        if (vkcu_decoder_vulkan_supported(s->demux, vk, why, sizeof(why))) {
-            if (vkcu_decoder_open(s->demux, vk, 1, &s->dec, s->err, s->errlen) >= 0)
-                return 0;
-            s->err[0] = 0;
-        }
-    }
-    return vkcu_decoder_open(s->demux, NULL, s->threads, &s->dec, s->err, s->errlen);
-}
-
+/* Starts the job and waits for its stream description (first frame) or its error. */
 static int source_open(const vkcu_job_params *p, const char *path, frame_source **out, char *err, size_t errlen)
 {
     frame_source *s = av_mallocz(sizeof(*s));
     if (!s)
         return AVERROR(ENOMEM);
-    s->p = p;
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->cond, NULL);
+    s->p = *p;
+    s->p.input = path;
+    s->p.sink = VKCU_SINK_CALLBACK;
+    s->p.on_open = source_on_open;
+    s->p.on_frame = source_on_frame;
+    s->p.cb_opaque = s;
+    s->p.progress = 0;
     s->path = path;
     s->err = err;
     s->errlen = errlen;
-    s->threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    if (s->threads < 1)
-        s->threads = 1;
-    int ret = vkcu_chain_parse(p->chain, &s->chain, err, errlen);
-    for (int i = 0; ret >= 0 && i < s->chain.nb_ops; i++)
-        s->chain.ops[i]->threads = s->threads;
-    if (ret >= 0)
-        ret = vkcu_demux_open(path, &s->demux, err, errlen);
-    if (ret >= 0)
-        ret = source_open_backend(s);
-    if (ret >= 0) {
-        s->pkt = av_packet_alloc();
-        s->decoded = av_frame_alloc();
-        if (!s->pkt || !s->decoded)
-            ret = AVERROR(ENOMEM);
+    if (pthread_create(&s->thread, NULL, source_main, s)) {
+        snprintf(err, errlen, "%s: cannot start a decoding thread", path);
+        source_close(&s);
+        return AVERROR(EAGAIN);
     }
+    s->started = 1;
+    pthread_mutex_lock(&s->lock);
+    while (!s->opened && !s->done)
+        pthread_cond_wait(&s->cond, &s->lock);
+    int ret = s->opened ? 0 : s->ret < 0 ? s->ret : VKCU_ERR_INPUT;
+    pthread_mutex_unlock(&s->lock);
     if (ret < 0) {
+        snprintf(err, errlen, "%s", s->r.error[0] ? s->r.error : "no frames could be decoded");
         source_close(&s);
         return ret;
     }
-    s->tb = s->demux->video->time_base;
-    s->frame_rate = s->demux->frame_rate;
-    s->start = s->demux->fmt->start_time != AV_NOPTS_VALUE ? av_rescale_q(s->demux->fmt->start_time, AV_TIME_BASE_Q, s->tb) : 0;
     *out = s;
     return 0;
 }
@@ -785,49 +634,24 @@ static int source_open(const vkcu_job_params *p, const char *path, frame_source 
 /* 0 with *frame (the caller's), AVERROR_EOF after the last one, or an error. */
 static int source_next(frame_source *s, AVFrame **frame)
 {
-    int ret = 0;
-    while (!s->q_len) {
-        if (s->flushed || (s->p->max_frames > 0 && s->frames_out >= s->p->max_frames))
-            return AVERROR_EOF;
-        if (vkcu_stop_requested())
-            return VKCU_ERR_INTERRUPT;
-        if (!s->demux_eof) {
-            ret = vkcu_demux_read(s->demux, s->pkt, s->err, s->errlen);
-            if (ret == AVERROR_EOF) {
-                s->demux_eof = 1;
-                continue;
-            }
-            if (ret < 0)
-                return ret;
-            if (s->pkt->stream_index == s->demux->video_index)
-                ret = source_decode(s, s->pkt);
-            av_packet_unref(s->pkt);
-            if (ret < 0)
-                return ret;
-            continue;
-        }
-        s->flushed = 1;
-        ret = source_decode(s, NULL);
-        if (ret >= 0 && !s->ready) {
-            snprintf(s->err, s->errlen, "%s: no frames could be decoded (corrupt or truncated file%s)", s->path,
-                     s->corrupt ? ", all frames corrupt" : "");
-            return VKCU_ERR_INPUT;
-        }
-        if (ret >= 0 && s->gpu) {
-            ret = vkcu_gpu_push(s->gpu, NULL, s->err, s->errlen);
-            if (ret >= 0)
-                ret = source_gpu_drain(s, 1);
-        } else if (ret >= 0) {
-            ret = source_cpu_feed(s, 0, NULL);
-        }
-        if (ret < 0)
-            return ret;
+    pthread_mutex_lock(&s->lock);
+    while (!s->q_len && !s->done)
+        pthread_cond_wait(&s->cond, &s->lock);
+    if (s->q_len) {
+        *frame = s->queue[s->q_head];
+        s->q_head = (s->q_head + 1) % SOURCE_QUEUE;
+        s->q_len--;
+        pthread_cond_broadcast(&s->cond);
+        pthread_mutex_unlock(&s->lock);
+        return 0;
     }
-    *frame = s->queue[s->q_head++];
-    s->q_len--;
-    if (!s->q_len)
-        s->q_head = 0;
-    return 0;
+    int ret = s->ret;
+    pthread_mutex_unlock(&s->lock);
+    if (ret < 0) {
+        snprintf(s->err, s->errlen, "%s", s->r.error);
+        return ret;
+    }
+    return AVERROR_EOF;
 }
 
 /* ------------------------------------------------------------------ */

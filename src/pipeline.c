@@ -565,7 +565,10 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
     if (ret < 0)
         goto fail;
 
-    j->sink.cls = p->sink == VKCU_SINK_HASH ? &vkcu_sink_hash : p->sink == VKCU_SINK_NULL ? &vkcu_sink_null : &vkcu_sink_encode;
+    j->sink.cls = p->sink == VKCU_SINK_HASH       ? &vkcu_sink_hash
+                  : p->sink == VKCU_SINK_NULL     ? &vkcu_sink_null
+                  : p->sink == VKCU_SINK_CALLBACK ? &vkcu_sink_callback
+                                                  : &vkcu_sink_encode;
     j->sink.params = p;
     j->sink.demux = j->demux;
     j->sink.err = j->err;

@@ -78,7 +78,7 @@ struct vkcu_sink {
     int opened;
 };
 
-extern const vkcu_sink_class vkcu_sink_hash, vkcu_sink_encode, vkcu_sink_null;
+extern const vkcu_sink_class vkcu_sink_hash, vkcu_sink_encode, vkcu_sink_null, vkcu_sink_callback;
 
 /* The frame hash definition (docs/hash.md): planes in order, each row's
  * visible samples packed without padding, 16-bit samples little-endian. */

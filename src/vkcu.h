@@ -18,6 +18,8 @@
 extern "C" {
 #endif
 
+struct AVFrame;
+
 /* Errors beyond AVERROR codes. Each maps to a documented exit code. */
 #define VKCU_ERR_USAGE     (-0x56430001) /* bad option or argument */
 #define VKCU_ERR_INPUT     (-0x56430002) /* input missing, empty, corrupt, unsupported */
@@ -60,10 +62,20 @@ enum vkcu_sink_kind {
     VKCU_SINK_ENCODE = 0, /* encode and mux to `output` (format from its extension) */
     VKCU_SINK_HASH,       /* per-frame hashes in framemd5 or JSON text to `hash_out` */
     VKCU_SINK_NULL,       /* decode and process only (benchmarks) */
+    VKCU_SINK_CALLBACK,   /* hand each processed frame to on_frame (in-process consumers) */
 };
 
 enum vkcu_hash_algo { VKCU_HASH_MD5 = 0, VKCU_HASH_CRC32, VKCU_HASH_XXH64 };
 enum vkcu_hash_format { VKCU_HASH_FORMAT_FRAMEMD5 = 0, VKCU_HASH_FORMAT_JSON };
+
+/* What a callback consumer learns before the first frame. */
+typedef struct vkcu_stream_info {
+    int tb_num, tb_den;          /* time base of the frames' pts */
+    int fps_num, fps_den;        /* frame rate; 0/1 when unknown */
+    int64_t start;               /* stream start in that time base */
+    int width, height;
+    int pix_fmt;                 /* enum AVPixelFormat of the frames */
+} vkcu_stream_info;
 
 typedef struct vkcu_job_params {
     const char *input;           /* file path, or "-" for stdin */
@@ -95,6 +107,13 @@ typedef struct vkcu_job_params {
     int timeline_handoff;        /* 1: one timeline semaphore instead of binary ready/done */
     int max_frames;              /* >0: stop after this many output frames */
     int decode_only;             /* 1: decode and drop frames (benchmarks: no handoff, no operators) */
+    /* VKCU_SINK_CALLBACK: called on the job's thread. on_open once, before the
+     * first frame; on_frame per frame in output order (the frame is the
+     * caller's to reference with av_frame_ref, not to keep). A negative
+     * return ends the job with that error. */
+    int (*on_open)(void *opaque, const struct vkcu_stream_info *info);
+    int (*on_frame)(void *opaque, const struct AVFrame *frame);
+    void *cb_opaque;
     /* reporting */
     int progress;                /* 1: progress line on stderr (only if a terminal) */
     int stats;                   /* 1: print per-stage statistics at the end */
