@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "log.h"
+#include "preset.h"
 #include "stage.h"
 
 #define VKCU_VERSION "0.1.0"
@@ -55,7 +56,7 @@ void cli_install_signals(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
-static int parse_int(const char *opt, const char *v, long lo, long hi, long *out)
+int cli_parse_int(const char *opt, const char *v, long lo, long hi, long *out)
 {
     char *end;
     errno = 0;
@@ -123,7 +124,7 @@ int cli_job_option(vkcu_job_params *p, int argc, char **argv, int i)
     }
     if (!strcmp(a, "--device")) {
         NEED_VALUE();
-        if (parse_int(a, v, 0, 63, &x) < 0)
+        if (cli_parse_int(a, v, 0, 63, &x) < 0)
             return -1;
         p->device = (int)x;
         return 2;
@@ -139,14 +140,14 @@ int cli_job_option(vkcu_job_params *p, int argc, char **argv, int i)
     }
     if (!strcmp(a, "--ring-size")) {
         NEED_VALUE();
-        if (parse_int(a, v, 3, 16, &x) < 0)
+        if (cli_parse_int(a, v, 3, 16, &x) < 0)
             return -1;
         p->ring_size = (int)x;
         return 2;
     }
     if (!strcmp(a, "--stall-timeout")) {
         NEED_VALUE();
-        if (parse_int(a, v, 0, 3600, &x) < 0)
+        if (cli_parse_int(a, v, 0, 3600, &x) < 0)
             return -1;
         p->stall_timeout_ms = (int)x * 1000;
         return 2;
@@ -163,7 +164,7 @@ int cli_job_option(vkcu_job_params *p, int argc, char **argv, int i)
     }
     if (!strcmp(a, "--frames")) {
         NEED_VALUE();
-        if (parse_int(a, v, 1, 2147483647, &x) < 0)
+        if (cli_parse_int(a, v, 1, 2147483647, &x) < 0)
             return -1;
         p->max_frames = (int)x;
         return 2;
@@ -277,22 +278,6 @@ void cli_print_stats(const vkcu_job_params *p, const vkcu_job_result *r, FILE *o
     }
 }
 
-static int parse_bitrate(const char *v, int64_t *out)
-{
-    char *end;
-    double x = strtod(v, &end);
-    if (end == v || x <= 0)
-        return -1;
-    if (*end == 'k' || *end == 'K')
-        x *= 1e3, end++;
-    else if (*end == 'M' || *end == 'm')
-        x *= 1e6, end++;
-    if (*end)
-        return -1;
-    *out = (int64_t)x;
-    return 0;
-}
-
 static int report(const vkcu_job_params *p, const vkcu_job_result *r, int ret)
 {
     vkcu_progress_break_line();
@@ -354,10 +339,10 @@ int cli_main_transcode(int argc, char **argv)
             else if (!strcmp(a, "--encoder-opt"))
                 p.encoder_opts = v;
             else if (!strcmp(a, "--bitrate")) {
-                if (parse_bitrate(v, &p.bitrate) < 0)
+                if (vkcu_parse_bitrate(v, &p.bitrate) < 0)
                     return cli_usage_error("--bitrate: '%s' is not a bitrate (e.g. 4M, 800k)", v);
             } else {
-                if (parse_int(a, v, 0, !strcmp(a, "--crf") ? 63 : 100000, &x) < 0)
+                if (cli_parse_int(a, v, 0, !strcmp(a, "--crf") ? 63 : 100000, &x) < 0)
                     return VKCU_EXIT_USAGE;
                 if (!strcmp(a, "--crf"))
                     p.crf = (int)x;

@@ -17,6 +17,8 @@ typedef struct cli_verb {
  * parses argv[i] (and its value); returns the number of arguments consumed
  * (0: not a job option), or -1 after printing an error. */
 int cli_job_option(vkcu_job_params *p, int argc, char **argv, int i);
+/* Parses an integer option value in [lo, hi]; prints the error and returns -1 when it is not one. */
+int cli_parse_int(const char *opt, const char *v, long lo, long hi, long *out);
 /* Help text for the job options. */
 void cli_job_options_help(FILE *out);
 /* Prints "vkcu: error: ..." and returns VKCU_EXIT_USAGE. */

@@ -224,19 +224,6 @@ static int parse_shard(const char *v, int *index, int *count)
     return 0;
 }
 
-static int parse_count(const char *opt, const char *v, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (!*v || *end || errno || x < lo || x > hi) {
-        cli_usage_error("%s: '%s' is not an integer in [%ld, %ld]", opt, v, lo, hi);
-        return -1;
-    }
-    *out = x;
-    return 0;
-}
-
 int cli_main_batch(int argc, char **argv)
 {
     vkcu_batch_params bp;
@@ -285,7 +272,7 @@ int cli_main_batch(int argc, char **argv)
             }
             i++;
             if (!strcmp(a, "-j") || !strcmp(a, "--jobs")) {
-                if (parse_count(a, v, 1, 256, &x) < 0)
+                if (cli_parse_int(a, v, 1, 256, &x) < 0)
                     goto done;
                 bp.jobs = (int)x;
             } else if (!strcmp(a, "--include")) {
@@ -303,7 +290,7 @@ int cli_main_batch(int argc, char **argv)
                     goto done;
                 }
             } else if (!strcmp(a, "--shard-count")) {
-                if (parse_count(a, v, 1, 1000000, &shard_count) < 0)
+                if (cli_parse_int(a, v, 1, 1000000, &shard_count) < 0)
                     goto done;
             } else if (!strcmp(a, "--container")) {
                 container = v;
@@ -326,7 +313,7 @@ int cli_main_batch(int argc, char **argv)
                 }
                 p->bitrate = (int64_t)b;
             } else {
-                if (parse_count(a, v, !strcmp(a, "--crf") ? 0 : 1, !strcmp(a, "--crf") ? 63 : 100000, &x) < 0)
+                if (cli_parse_int(a, v, !strcmp(a, "--crf") ? 0 : 1, !strcmp(a, "--crf") ? 63 : 100000, &x) < 0)
                     goto done;
                 if (!strcmp(a, "--crf"))
                     p->crf = (int)x;

@@ -110,7 +110,7 @@ static int parse_op(parse_state *s, int line, int col, const char *v, vkcu_prese
     return 0;
 }
 
-static int parse_bitrate_value(const char *v, int64_t *out)
+int vkcu_parse_bitrate(const char *v, int64_t *out)
 {
     char *end;
     double x = strtod(v, &end);
@@ -174,7 +174,7 @@ static int parse_statement(parse_state *s, int line, int key, int col, const cha
             return perr(s, line, col, "preset: '%s' is not a preset name (such as medium or slow)", v);
         return copy_value(s, line, col, ps->encoder_preset, sizeof(ps->encoder_preset), v, name);
     case KEY_BITRATE:
-        if (parse_bitrate_value(v, &ps->bitrate) < 0)
+        if (vkcu_parse_bitrate(v, &ps->bitrate) < 0)
             return perr(s, line, col, "bitrate: '%s' is not a bitrate (e.g. 4M, 800k)", v);
         return 0;
     case KEY_GOP:
