@@ -86,43 +86,22 @@ int vkcu_probe(FILE *out)
                                    pr.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ? "integrated GPU" : "other";
                 fprintf(out, "  [%u] %s (%s), Vulkan %u.%u.%u, UUID %s\n", i, pr.properties.deviceName, type,
                         VK_API_VERSION_MAJOR(v), VK_API_VERSION_MINOR(v), VK_API_VERSION_PATCH(v), u);
-                /* extensions */
-                uint32_t ne = 0;
-                fn.vkEnumerateDeviceExtensionProperties(devs[i], NULL, &ne, NULL);
-                VkExtensionProperties ext[512];
-                if (ne > 512)
-                    ne = 512;
-                fn.vkEnumerateDeviceExtensionProperties(devs[i], NULL, &ne, ext);
-                int mem_fd = 0, sem_fd = 0, vq = 0;
-                for (uint32_t e = 0; e < ne; e++) {
-                    mem_fd |= !strcmp(ext[e].extensionName, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
-                    sem_fd |= !strcmp(ext[e].extensionName, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
-                    vq |= !strcmp(ext[e].extensionName, VK_KHR_VIDEO_QUEUE_EXTENSION_NAME);
-                }
+                int mem_fd = vkcu_vk_has_device_ext(&fn, devs[i], VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
+                int sem_fd = vkcu_vk_has_device_ext(&fn, devs[i], VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
+                int vq = vkcu_vk_has_device_ext(&fn, devs[i], VK_KHR_VIDEO_QUEUE_EXTENSION_NAME);
                 fprintf(out, "      external memory FD: %s, external semaphore FD: %s, video queue: %s\n",
                         mem_fd ? "yes" : "no", sem_fd ? "yes" : "no", vq ? "yes" : "no");
-                /* queue families, with video codec operations */
-                uint32_t nq = 0;
-                fn.vkGetPhysicalDeviceQueueFamilyProperties2(devs[i], &nq, NULL);
-                VkQueueFamilyProperties2 qp[32];
-                VkQueueFamilyVideoPropertiesKHR qv[32];
-                if (nq > 32)
-                    nq = 32;
-                for (uint32_t q = 0; q < nq; q++) {
-                    qv[q] = (VkQueueFamilyVideoPropertiesKHR){ .sType = VK_STRUCTURE_TYPE_QUEUE_FAMILY_VIDEO_PROPERTIES_KHR };
-                    qp[q] = (VkQueueFamilyProperties2){ .sType = VK_STRUCTURE_TYPE_QUEUE_FAMILY_PROPERTIES_2,
-                                                        .pNext = vq ? &qv[q] : NULL };
-                }
-                fn.vkGetPhysicalDeviceQueueFamilyProperties2(devs[i], &nq, qp);
-                for (uint32_t q = 0; q < nq; q++) {
-                    VkQueueFlags f = qp[q].queueFamilyProperties.queueFlags;
-                    fprintf(out, "      queue family %u: %u queue(s):%s%s%s%s%s", q, qp[q].queueFamilyProperties.queueCount,
+                vkcu_vk_queue_family qf[32];
+                int nq = vkcu_vk_queue_families(&fn, devs[i], qf, 32);
+                for (int q = 0; q < nq; q++) {
+                    VkQueueFlags f = qf[q].flags;
+                    fprintf(out, "      queue family %d: %u queue(s):%s%s%s%s%s", q, qf[q].count,
                             f & VK_QUEUE_GRAPHICS_BIT ? " graphics" : "", f & VK_QUEUE_COMPUTE_BIT ? " compute" : "",
                             f & VK_QUEUE_TRANSFER_BIT ? " transfer" : "",
                             f & VK_QUEUE_VIDEO_DECODE_BIT_KHR ? " video-decode" : "",
                             f & VK_QUEUE_VIDEO_ENCODE_BIT_KHR ? " video-encode" : "");
                     if (f & (VK_QUEUE_VIDEO_DECODE_BIT_KHR | VK_QUEUE_VIDEO_ENCODE_BIT_KHR))
-                        fprintf(out, " [%s]", codec_ops(qv[q].videoCodecOperations, buf, sizeof(buf)));
+                        fprintf(out, " [%s]", codec_ops(qf[q].video_ops, buf, sizeof(buf)));
                     fputc('\n', out);
                 }
             }

@@ -55,30 +55,10 @@ int vkcu_vkencode_find_device(const char *encoder, char *why, size_t whylen)
         fn.vkGetPhysicalDeviceProperties2(devs[i], &pr);
         snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", names[0] ? ", " : "",
                  pr.properties.deviceName);
-        uint32_t ne = 0;
-        fn.vkEnumerateDeviceExtensionProperties(devs[i], NULL, &ne, NULL);
-        VkExtensionProperties ext[512];
-        if (ne > 512)
-            ne = 512;
-        fn.vkEnumerateDeviceExtensionProperties(devs[i], NULL, &ne, ext);
-        int video_queue = 0;
-        for (uint32_t e = 0; e < ne; e++)
-            video_queue |= !strcmp(ext[e].extensionName, VK_KHR_VIDEO_QUEUE_EXTENSION_NAME);
-        uint32_t nq = 0;
-        fn.vkGetPhysicalDeviceQueueFamilyProperties2(devs[i], &nq, NULL);
-        VkQueueFamilyProperties2 qp[32];
-        VkQueueFamilyVideoPropertiesKHR qv[32];
-        if (nq > 32)
-            nq = 32;
-        for (uint32_t q = 0; q < nq; q++) {
-            qv[q] = (VkQueueFamilyVideoPropertiesKHR){ .sType = VK_STRUCTURE_TYPE_QUEUE_FAMILY_VIDEO_PROPERTIES_KHR };
-            qp[q] = (VkQueueFamilyProperties2){ .sType = VK_STRUCTURE_TYPE_QUEUE_FAMILY_PROPERTIES_2,
-                                                .pNext = video_queue ? &qv[q] : NULL };
-        }
-        fn.vkGetPhysicalDeviceQueueFamilyProperties2(devs[i], &nq, qp);
-        for (uint32_t q = 0; q < nq; q++)
-            if (video_queue && (qp[q].queueFamilyProperties.queueFlags & VK_QUEUE_VIDEO_ENCODE_BIT_KHR) &&
-                (qv[q].videoCodecOperations & need))
+        vkcu_vk_queue_family qf[32];
+        int nq = vkcu_vk_queue_families(&fn, devs[i], qf, 32);
+        for (int q = 0; q < nq; q++)
+            if ((qf[q].flags & VK_QUEUE_VIDEO_ENCODE_BIT_KHR) && (qf[q].video_ops & need))
                 found = (int)i;
     }
     fn.vkDestroyInstance(inst, NULL);

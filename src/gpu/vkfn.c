@@ -2,6 +2,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "gpu/vkfn.h"
 
@@ -64,4 +65,42 @@ const char *vkcu_vk_result_str(VkResult r)
 #undef R
     default: return "VkResult error";
     }
+}
+
+int vkcu_vk_has_device_ext(const vkcu_vkfn *fn, VkPhysicalDevice dev, const char *name)
+{
+    uint32_t n = 0;
+    fn->vkEnumerateDeviceExtensionProperties(dev, NULL, &n, NULL);
+    VkExtensionProperties ext[512];
+    if (n > 512)
+        n = 512;
+    fn->vkEnumerateDeviceExtensionProperties(dev, NULL, &n, ext);
+    for (uint32_t i = 0; i < n; i++)
+        if (!strcmp(ext[i].extensionName, name))
+            return 1;
+    return 0;
+}
+
+int vkcu_vk_queue_families(const vkcu_vkfn *fn, VkPhysicalDevice dev, vkcu_vk_queue_family *out, int max)
+{
+    VkQueueFamilyProperties2 qp[32];
+    VkQueueFamilyVideoPropertiesKHR qv[32];
+    int video = vkcu_vk_has_device_ext(fn, dev, VK_KHR_VIDEO_QUEUE_EXTENSION_NAME);
+    uint32_t n = 0;
+    fn->vkGetPhysicalDeviceQueueFamilyProperties2(dev, &n, NULL);
+    if (n > 32)
+        n = 32;
+    if ((int)n > max)
+        n = (uint32_t)max;
+    for (uint32_t q = 0; q < n; q++) {
+        qv[q] = (VkQueueFamilyVideoPropertiesKHR){ .sType = VK_STRUCTURE_TYPE_QUEUE_FAMILY_VIDEO_PROPERTIES_KHR };
+        qp[q] = (VkQueueFamilyProperties2){ .sType = VK_STRUCTURE_TYPE_QUEUE_FAMILY_PROPERTIES_2,
+                                            .pNext = video ? &qv[q] : NULL };
+    }
+    fn->vkGetPhysicalDeviceQueueFamilyProperties2(dev, &n, qp);
+    for (uint32_t q = 0; q < n; q++)
+        out[q] = (vkcu_vk_queue_family){ .flags = qp[q].queueFamilyProperties.queueFlags,
+                                         .count = qp[q].queueFamilyProperties.queueCount,
+                                         .video_ops = video ? qv[q].videoCodecOperations : 0 };
+    return (int)n;
 }

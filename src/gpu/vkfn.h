@@ -68,4 +68,17 @@ int vkcu_vk_load(vkcu_vkfn *fn, PFN_vkGetInstanceProcAddr gipa, VkInstance inst,
                  const char **missing);
 const char *vkcu_vk_result_str(VkResult r);
 
+/* One queue family of a physical device, with the video codec operations
+ * its queues support (0 without VK_KHR_video_queue). */
+typedef struct vkcu_vk_queue_family {
+    VkQueueFlags flags;
+    uint32_t count;
+    VkVideoCodecOperationFlagsKHR video_ops;
+} vkcu_vk_queue_family;
+
+/* Whether the device offers the extension. */
+int vkcu_vk_has_device_ext(const vkcu_vkfn *fn, VkPhysicalDevice dev, const char *name);
+/* Fills up to max families; returns how many. */
+int vkcu_vk_queue_families(const vkcu_vkfn *fn, VkPhysicalDevice dev, vkcu_vk_queue_family *out, int max);
+
 #endif
