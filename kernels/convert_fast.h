@@ -24,6 +24,9 @@
 #ifndef VKCU_CONVERT_FAST_H
 #define VKCU_CONVERT_FAST_H
 
+#include <math.h>
+#include <string.h>
+
 #include "convert_math.h"
 
 typedef struct cvf_taps {
@@ -125,6 +128,83 @@ VKCU_HD int32_t cvf_site_chroma(const cvf_taps *t, const int32_t *col, int q)
 VKCU_HD int32_t cvf_site_luma(const cvf_taps *t, const int32_t *col, int q)
 {
     return cvf_dot4(t->lx, col[2 * q], col[2 * q + 1], col[2 * q + 2], col[2 * q + 3]);
+}
+
+/* ---- the affine in double precision ----
+ *
+ * cv_apply computes floor(acc / 2^shift), acc = k + sum c_i x_i, in int64:
+ * on the GPU that is three IMAD.WIDE, a 64-bit shift and 64-bit compares per
+ * component, which made the 8-bit packed conversions compute-bound. The
+ * fast path evaluates the same integer in double precision instead, where
+ * every step is exact:
+ *  - x_i are integers in [0, xmax], xmax = (2^depth - 1) << CV_FRAC (the
+ *    resampling weights are non-negative and sum to 2^CV_FRAC);
+ *  - kd = k - 2^(shift-1) + 1/2, and every partial sum kd + c_0 x_0 + ... is
+ *    a multiple of 1/2 below 2^51 in magnitude (cvf_f64_init checks the
+ *    bound), so each FMA is exact;
+ *  - with acc = n 2^shift + r, 0 <= r < 2^shift, the sum is
+ *    (n + f) 2^shift with |f| < 1/2, so fma(sum, 2^-shift, 1.5 * 2^52) rounds
+ *    (once, to nearest) to exactly 1.5 * 2^52 + n, |n| < 2^30: the low 32
+ *    bits of its encoding are n, the int64 path's acc >> shift.
+ * tests/unit/test_convert_f64 checks it against cv_apply for every affine
+ * the fast path can meet. */
+typedef struct cvf_f64 {
+    double c[3][3];
+    double k[3];     /* k - 2^(shift-1) + 1/2 */
+    double scale;    /* 2^-shift */
+    int32_t maxv[3];
+} cvf_f64;
+
+#define CVF_MAGIC 6755399441055744.0 /* 1.5 * 2^52 */
+
+/* Whether the double form is exact for inputs of in_depth bits; fills f. */
+static inline int cvf_f64_init(cvf_f64 *f, const cv_affine *a, int in_depth)
+{
+    const double xmax = ldexp((double)((1 << in_depth) - 1), CV_FRAC);
+    if (a->shift < 1 || a->shift > 60 || in_depth < 1 || in_depth > 16)
+        return 0;
+    const int64_t half = (int64_t)1 << (a->shift - 1);
+    for (int r = 0; r < 3; r++) {
+        const int64_t k = a->k[r] - half; /* |k| < 2^62: no overflow for built affines */
+        double bound = fabs((double)k) + 1.0;
+        for (int c = 0; c < 3; c++) {
+            f->c[r][c] = (double)a->c[r][c];
+            bound += fabs(f->c[r][c]) * xmax;
+        }
+        /* margins of 2x for the rounding of `bound` itself */
+        if (!(bound < 2251799813685248.0) || !(ldexp(bound, -a->shift) < 536870912.0)) /* 2^51, 2^29 */
+            return 0;
+        f->k[r] = (double)k + 0.5;
+        f->maxv[r] = a->maxv[r];
+    }
+    f->scale = ldexp(1.0, -a->shift);
+    return 1;
+}
+
+/* An int32 as a double: exact (on the GPU with one DADD instead of a
+ * conversion-unit instruction). */
+VKCU_HD double cvf_i2d(int32_t x)
+{
+#ifdef __CUDA_ARCH__
+    return __hiloint2double(0x43300000, (int)((uint32_t)x ^ 0x80000000u)) - 4503601774854144.0; /* 2^52 + 2^31 */
+#else
+    return (double)x;
+#endif
+}
+
+/* cv_apply(a, comp, x0, x1, x2) for the x_i as doubles (cvf_i2d). */
+VKCU_HD int cvf_apply_f64(const cvf_f64 *f, int comp, double x0, double x1, double x2)
+{
+    const double acc = fma(f->c[comp][2], x2, fma(f->c[comp][1], x1, fma(f->c[comp][0], x0, f->k[comp])));
+    const double z = fma(acc, f->scale, CVF_MAGIC);
+#ifdef __CUDA_ARCH__
+    const int32_t n = __double2loint(z);
+#else
+    uint64_t bits;
+    memcpy(&bits, &z, sizeof(bits));
+    const int32_t n = (int32_t)(uint32_t)bits;
+#endif
+    return n < 0 ? 0 : n > f->maxv[comp] ? f->maxv[comp] : n;
 }
 
 #endif

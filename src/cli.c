@@ -265,16 +265,21 @@ static void main_help(FILE *out)
 
 void cli_print_stats(const vkcu_job_params *p, const vkcu_job_result *r, FILE *out)
 {
-    (void)p;
     fprintf(out, "stats: path=%s frames_in=%lld frames_out=%lld corrupt=%lld time=%.3fs fps=%.1f fps_steady=%.1f\n",
             vkcu_path_name(r->path), (long long)r->frames_in, (long long)r->frames_out, (long long)r->frames_corrupt,
             r->seconds, r->fps, r->fps_steady);
+    fprintf(out, "stats: setup=%.3fs (job start to first decoded frame)\n", r->setup_seconds);
     if (r->path == VKCU_PATH_VULKAN_CUDA || r->path == VKCU_PATH_SW_UPLOAD_CUDA) {
         double n = r->frames_out > 0 ? (double)r->frames_out : 1;
         fprintf(out, "stats: gpu ms/frame: vk_copy=%.4f cuda_ops=%.4f download=%.4f; max_in_flight=%d\n",
                 r->gpu_ms_copy / n, r->gpu_ms_ops / n, r->gpu_ms_download / n, r->max_in_flight);
         fprintf(out, "stats: imports=%lld dtod_copies=%lld htod_bytes=%lld dtoh_bytes=%lld\n", (long long)r->imports,
                 (long long)r->dtod_copies, (long long)r->htod_bytes, (long long)r->dtoh_bytes);
+    }
+    if (p->sink == VKCU_SINK_ENCODE && r->frames_out > 0) {
+        double n = (double)r->frames_out;
+        fprintf(out, "stats: encoder thread ms/frame: encode=%.3f mux=%.3f idle=%.3f\n", r->enc_ms_encode / n,
+                r->enc_ms_mux / n, r->enc_ms_idle / n);
     }
 }
 

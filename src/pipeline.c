@@ -570,6 +570,7 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
                   : p->sink == VKCU_SINK_CALLBACK ? &vkcu_sink_callback
                                                   : &vkcu_sink_encode;
     j->sink.params = p;
+    j->sink.result = r;
     j->sink.demux = j->demux;
     j->sink.err = j->err;
     j->sink.errlen = j->errlen;
@@ -668,6 +669,7 @@ fail:
     if (j->gpu)
         vkcu_gpu_stats(j->gpu, r);
     r->seconds = vkcu_now() - t0;
+    r->setup_seconds = j->t_first ? j->t_first - t0 : r->seconds;
     r->fps = r->seconds > 0 ? r->frames_out / r->seconds : 0;
     if (j->t_first && r->frames_out > 1)
         r->fps_steady = (r->frames_out - 1) / (vkcu_now() - j->t_first);

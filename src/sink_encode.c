@@ -54,6 +54,7 @@ typedef struct encode_sink {
     int finishing;          /* no more items: flush the encoder and end */
     int aborting;           /* job failed: drop what is queued and end */
     int thread_ret;         /* first error of the encoder thread */
+    double t_encode, t_mux, t_idle; /* encoder thread time, seconds (--stats) */
     char thread_err[512];
 } encode_sink;
 
@@ -403,7 +404,9 @@ static int thread_fail(vkcu_sink *s, int ret, const char *fmt, ...)
 static int write_out(vkcu_sink *s, AVPacket *pkt)
 {
     encode_sink *e = s->priv;
+    double t = vkcu_now();
     int ret = av_interleaved_write_frame(e->oc, pkt);
+    e->t_mux += vkcu_now() - t;
     if (ret < 0) {
         char buf[128];
         return thread_fail(s, VKCU_ERR_OUTPUT, "%s: write error: %s%s", s->params->output,
@@ -422,7 +425,9 @@ static int drain(vkcu_sink *s)
 {
     encode_sink *e = s->priv;
     for (;;) {
+        double t = vkcu_now();
         int ret = avcodec_receive_packet(e->enc, e->pkt);
+        e->t_encode += vkcu_now() - t;
         if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF)
             return 0;
         if (ret < 0) {
@@ -453,7 +458,9 @@ static int encode_one(vkcu_sink *s, AVFrame *frame)
         }
         in = e->hw_frame;
     }
+    double t = vkcu_now();
     ret = avcodec_send_frame(e->enc, in);
+    e->t_encode += vkcu_now() - t;
     if (e->hw_frame)
         av_frame_unref(e->hw_frame);
     if (ret < 0) {
@@ -472,8 +479,11 @@ static void *encode_thread_main(void *arg)
     int ret = 0;
     for (;;) {
         pthread_mutex_lock(&e->lock);
+        double t = vkcu_now();
         while (!e->q_count && !e->finishing && !e->aborting)
             pthread_cond_wait(&e->cond, &e->lock);
+        if (e->frames) /* waiting for the first frame is set-up, not starvation */
+            e->t_idle += vkcu_now() - t;
         if (e->aborting || !e->q_count) {
             int finish = !e->aborting;
             pthread_mutex_unlock(&e->lock);
@@ -575,6 +585,11 @@ static int encode_close(vkcu_sink *s, int ok)
         pthread_mutex_unlock(&e->lock);
         pthread_join(e->thread, NULL);
         e->thread_running = 0;
+        if (s->result) {
+            s->result->enc_ms_encode = e->t_encode * 1000;
+            s->result->enc_ms_mux = e->t_mux * 1000;
+            s->result->enc_ms_idle = e->t_idle * 1000;
+        }
         for (; e->q_count; e->q_count--, e->q_head = (e->q_head + 1) % QUEUE_ITEMS) {
             av_frame_free(&e->queue[e->q_head].frame);
             av_packet_free(&e->queue[e->q_head].pkt);

@@ -72,6 +72,7 @@ struct vkcu_sink {
     const vkcu_sink_class *cls;
     void *priv;
     const vkcu_job_params *params;
+    vkcu_job_result *result;  /* sinks may add their statistics at close */
     vkcu_demux *demux;
     char *err;
     size_t errlen;

@@ -128,6 +128,7 @@ typedef struct vkcu_job_result {
     double seconds;         /* wall time */
     double fps;
     double fps_steady;      /* frames after the first / time after the first frame (no set-up) */
+    double setup_seconds;   /* from the start of the job to the first decoded frame */
     enum vkcu_path path;
     char error[512];        /* one-line error text when the job failed */
     /* GPU statistics (zero on the CPU path) */
@@ -136,6 +137,8 @@ typedef struct vkcu_job_result {
     int64_t htod_bytes, dtoh_bytes;
     int max_in_flight;
     double gpu_ms_copy, gpu_ms_ops, gpu_ms_download; /* per-stage GPU time */
+    /* encode sink: the encoder thread's time encoding, muxing and waiting for frames */
+    double enc_ms_encode, enc_ms_mux, enc_ms_idle;
 } vkcu_job_result;
 
 /* Runs one job to completion. Returns 0 or a negative error; on error,

@@ -6,7 +6,8 @@
  * read through texture objects (what frames from the interop ring are) and
  * as pitch-linear device memory (what earlier operators hand on), and,
  * for comparison, pitch-linear through the generic kernel
- * (VKCU_CONVERT_FAST=0).
+ * (VKCU_CONVERT_FAST=0) and textures through the fast kernel with its
+ * affine in int64 rather than double (VKCU_CONVERT_F64=0).
  *
  * Usage: bench_convert [iterations [case ...]], a case being `in->out`
  * (nv12, p010, yuv420p, yuv420p10 -> any convert format) or just `out`
@@ -194,15 +195,19 @@ static int run_case(const char *spec, int iters, cudaStream_t st)
         vkcu_chain_free(&ch);
         return -2;
     }
-    const char *kinds[] = { "texture input", "pitch-linear input", "pitch-linear input, generic kernel" };
+    const char *kinds[] = { "texture input", "pitch-linear input", "pitch-linear input, generic kernel",
+                            "texture input, fast kernel in int64" };
     double copy_us = 0;
     size_t bytes = 0;
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         if (k == 2)
             setenv("VKCU_CONVERT_FAST", "0", 1);
+        if (k == 3)
+            setenv("VKCU_CONVERT_F64", "0", 1);
         vkcu_gpu_frame out;
-        double us = time_convert(op, k ? &in.pitch : &in.tex, &out, k == 2 ? iters / 4 + 1 : iters, st);
+        double us = time_convert(op, k == 1 || k == 2 ? &in.pitch : &in.tex, &out, k == 2 ? iters / 4 + 1 : iters, st);
         unsetenv("VKCU_CONVERT_FAST");
+        unsetenv("VKCU_CONVERT_F64");
         if (us < 0) {
             printf("bench_convert: %s, %s: run_gpu failed\n", spec, kinds[k]);
             ret = -2;
@@ -219,7 +224,7 @@ static int run_case(const char *spec, int iters, cudaStream_t st)
         }
         double ratio = us / copy_us;
         printf("bench_convert: 4K %s -> %s, %s: %.1f us/frame (%.0f fps); D2D copy of %.1f MB: %.1f us; ratio %.2f%s\n",
-               in_name, out_name, kinds[k], us, 1e6 / us, bytes / 1e6, copy_us, ratio, k == 2 ? "" : " (target <= 2)");
+               in_name, out_name, kinds[k], us, 1e6 / us, bytes / 1e6, copy_us, ratio, k >= 2 ? "" : " (target <= 2)");
         if (k < 2 && ratio > 2.0 && !ret)
             ret = -1;
     }
