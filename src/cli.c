@@ -255,6 +255,8 @@ static void main_help(FILE *out)
           "                           h264_vulkan/hevc_vulkan (GPUs with a Vulkan video encode queue; exit 5 if none)\n"
           "  --crf N, --bitrate B[k|M], --preset P, --gop N\n"
           "  --encoder-opt k=v[:k=v]  options passed to the encoder\n"
+          "  --encode-workers N       FFV1: encode N GOPs at once, output identical to one encoder\n"
+          "                           (default: auto, about one per 4 cores; 1: one encoder)\n"
           "  --keep-partial           keep what was written when the job fails or is interrupted\n"
           "  --null                   process but write nothing; --decode-only: decode and drop (benchmarks)\n\n",
           out);
@@ -330,7 +332,8 @@ int cli_main_transcode(int argc, char **argv)
             p.sink = VKCU_SINK_NULL;
             p.decode_only = 1;
         } else if (!strcmp(a, "-o") || !strcmp(a, "--encoder") || !strcmp(a, "--crf") || !strcmp(a, "--bitrate") ||
-                   !strcmp(a, "--preset") || !strcmp(a, "--gop") || !strcmp(a, "--encoder-opt")) {
+                   !strcmp(a, "--preset") || !strcmp(a, "--gop") || !strcmp(a, "--encoder-opt") ||
+                   !strcmp(a, "--encode-workers")) {
             if (!v)
                 return cli_usage_error("%s needs a value", a);
             long x;
@@ -347,10 +350,13 @@ int cli_main_transcode(int argc, char **argv)
                 if (vkcu_parse_bitrate(v, &p.bitrate) < 0)
                     return cli_usage_error("--bitrate: '%s' is not a bitrate (e.g. 4M, 800k)", v);
             } else {
-                if (cli_parse_int(a, v, 0, !strcmp(a, "--crf") ? 63 : 100000, &x) < 0)
+                const int workers = !strcmp(a, "--encode-workers");
+                if (cli_parse_int(a, v, workers, !strcmp(a, "--crf") ? 63 : workers ? 64 : 100000, &x) < 0)
                     return VKCU_EXIT_USAGE;
                 if (!strcmp(a, "--crf"))
                     p.crf = (int)x;
+                else if (workers)
+                    p.encode_workers = (int)x;
                 else
                     p.gop = (int)x;
             }

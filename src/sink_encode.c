@@ -10,8 +10,10 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <libavutil/avstring.h>
 #include <libavutil/display.h>
+#include <libavutil/imgutils.h>
 #include <libavutil/opt.h>
 #include <libavutil/pixdesc.h>
 
@@ -22,13 +24,36 @@
 /* Frames waiting for the encoder thread: the bound keeps memory flat when
  * the encoder is slower than decode (GPU frames hold pinned buffers). */
 #define QUEUE_FRAMES 8
-/* Stream-copied packets queued between frames (small: audio, subtitles). */
-#define QUEUE_ITEMS 256
+/* GOP-parallel encoding holds a GOP per worker: at most this many frames,
+ * and this many bytes of them. */
+#define GOP_QUEUE_FRAMES 192
+#define GOP_QUEUE_BYTES ((int64_t)1 << 30)
+#define MAX_GOP_WORKERS 8
+/* Queue slots: frames plus stream-copied packets between them (audio,
+ * subtitles). */
+#define QUEUE_ITEMS 512
 
 typedef struct queue_item {
     AVFrame *frame;         /* a video frame to encode, or */
     AVPacket *pkt;          /* a stream-copied packet, already mapped to its output stream */
+    int64_t index;          /* frames: number in the stream (GOP-parallel: which worker) */
+    int state;              /* GOP-parallel frames: 0 queued, 1 being encoded, 2 encoded into pkt */
 } queue_item;
+
+/* GOP-parallel encoding (intra-only codecs whose frames depend only on the
+ * GOP's first, FFV1): worker w encodes GOPs w, w + n, w + 2n ... with its own
+ * encoder context, opened with the same settings, so that every worker sees
+ * its GOPs at frame numbers that are multiples of the GOP size, where the
+ * encoder starts a key frame and resets its state. The packets are the ones
+ * one encoder would have made; the encoder thread writes them in order. */
+typedef struct gop_worker {
+    vkcu_sink *s;
+    AVCodecContext *enc;
+    AVPacket *pkt;
+    pthread_t thread;
+    int running;
+    int64_t next;           /* the next frame number this worker encodes */
+} gop_worker;
 
 typedef struct encode_sink {
     AVFormatContext *oc;
@@ -53,7 +78,11 @@ typedef struct encode_sink {
     int q_head, q_count, q_frames;
     int finishing;          /* no more items: flush the encoder and end */
     int aborting;           /* job failed: drop what is queued and end */
-    int thread_ret;         /* first error of the encoder thread */
+    int thread_ret;         /* first error of the encoder thread (or of a worker) */
+    int64_t next_index;     /* number of the next frame enqueued */
+    int max_frames;         /* frames the queue holds */
+    gop_worker *gw;         /* GOP-parallel workers (nb_gw > 1), else NULL */
+    int nb_gw, gop;
     double t_encode, t_mux, t_idle; /* encoder thread time, seconds (--stats) */
     char thread_err[512];
 } encode_sink;
@@ -123,6 +152,81 @@ static int set_hdr_side_data(AVCodecContext *enc, const vkcu_video_format *fmt)
 }
 
 static void *encode_thread_main(void *arg);
+static int setup_workers(vkcu_sink *s, const AVCodec *codec, const vkcu_video_format *fmt, AVRational tb,
+                         int global_header);
+static int start_workers(vkcu_sink *s);
+
+/* An encoder context with every setting of the job (several identical ones
+ * for GOP-parallel encoding). Errors go to s->err. */
+static int configure_encoder(vkcu_sink *s, const AVCodec *codec, const vkcu_video_format *fmt, AVRational tb,
+                             int global_header, AVCodecContext **out)
+{
+    const vkcu_job_params *p = s->params;
+    const vkcu_demux *d = s->demux;
+    const char *path = p->output;
+    int ret = 0;
+    AVCodecContext *enc = avcodec_alloc_context3(codec);
+    if (!enc)
+        return AVERROR(ENOMEM);
+    enc->width = fmt->width;
+    enc->height = fmt->height;
+    enc->pix_fmt = fmt->pix_fmt;
+    enc->time_base = tb;
+    enc->framerate = d->frame_rate;
+    enc->sample_aspect_ratio = d->video->codecpar->sample_aspect_ratio;
+    enc->colorspace = fmt->matrix;
+    enc->color_range = fmt->range;
+    enc->color_primaries = fmt->primaries;
+    enc->color_trc = fmt->transfer;
+    enc->chroma_sample_location = fmt->chroma_loc;
+    ret = set_hdr_side_data(enc, fmt);
+    if (ret < 0)
+        goto fail;
+    if (p->gop > 0)
+        enc->gop_size = p->gop;
+    if (p->bitrate > 0)
+        enc->bit_rate = p->bitrate;
+    if (p->crf >= 0 && av_opt_set_int(enc->priv_data, "crf", p->crf, 0) < 0 &&
+        av_opt_set_int(enc->priv_data, "qp", p->crf, 0) < 0)
+        LOGW("%s: encoder %s has no --crf (or qp) setting; ignored", path, codec->name);
+    if (p->preset && *p->preset && av_opt_set(enc->priv_data, "preset", p->preset, 0) < 0) {
+        snprintf(s->err, s->errlen, "%s: encoder %s has no preset '%s'", path, codec->name, p->preset);
+        ret = VKCU_ERR_USAGE;
+        goto fail;
+    }
+    /* Encoder threads as the ffmpeg CLI sets them: automatic (libavcodec's
+     * default is 1, which leaves x264/x265 on one frame thread).
+     * --encoder-opt threads=N still overrides. */
+    enc->thread_count = 0;
+    quiet_encoder_logs(enc, codec, p->encoder_opts);
+    if (p->encoder_opts && *p->encoder_opts) {
+        AVDictionary *opts = NULL;
+        if (av_dict_parse_string(&opts, p->encoder_opts, "=", ":", 0) < 0) {
+            snprintf(s->err, s->errlen, "--encoder-opt: cannot parse '%s' (expected key=value:key=value)", p->encoder_opts);
+            av_dict_free(&opts);
+            ret = VKCU_ERR_USAGE;
+            goto fail;
+        }
+        const AVDictionaryEntry *t = NULL;
+        while ((t = av_dict_iterate(opts, t))) {
+            if (av_opt_set(enc, t->key, t->value, AV_OPT_SEARCH_CHILDREN) < 0) {
+                snprintf(s->err, s->errlen, "--encoder-opt: %s has no option %s=%s", codec->name, t->key, t->value);
+                av_dict_free(&opts);
+                ret = VKCU_ERR_USAGE;
+                goto fail;
+            }
+        }
+        av_dict_free(&opts);
+    }
+    if (global_header)
+        enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+    *out = enc;
+    return 0;
+fail:
+    avcodec_free_context(&enc);
+    return ret;
+}
+
 
 static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb)
 {
@@ -172,61 +276,9 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
         return VKCU_ERR_USAGE;
     }
 
-    e->enc = avcodec_alloc_context3(codec);
-    if (!e->enc)
-        return AVERROR(ENOMEM);
-    e->enc->width = fmt->width;
-    e->enc->height = fmt->height;
-    e->enc->pix_fmt = fmt->pix_fmt;
-    e->enc->time_base = tb;
-    e->enc->framerate = d->frame_rate;
-    e->enc->sample_aspect_ratio = d->video->codecpar->sample_aspect_ratio;
-    e->enc->colorspace = fmt->matrix;
-    e->enc->color_range = fmt->range;
-    e->enc->color_primaries = fmt->primaries;
-    e->enc->color_trc = fmt->transfer;
-    e->enc->chroma_sample_location = fmt->chroma_loc;
-    ret = set_hdr_side_data(e->enc, fmt);
+    ret = configure_encoder(s, codec, fmt, tb, !!(ofmt->flags & AVFMT_GLOBALHEADER), &e->enc);
     if (ret < 0)
         goto fail_out;
-    if (p->gop > 0)
-        e->enc->gop_size = p->gop;
-    if (p->bitrate > 0)
-        e->enc->bit_rate = p->bitrate;
-    if (p->crf >= 0 && av_opt_set_int(e->enc->priv_data, "crf", p->crf, 0) < 0 &&
-        av_opt_set_int(e->enc->priv_data, "qp", p->crf, 0) < 0)
-        LOGW("%s: encoder %s has no --crf (or qp) setting; ignored", path, codec->name);
-    if (p->preset && *p->preset && av_opt_set(e->enc->priv_data, "preset", p->preset, 0) < 0) {
-        snprintf(s->err, s->errlen, "%s: encoder %s has no preset '%s'", path, codec->name, p->preset);
-        ret = VKCU_ERR_USAGE;
-        goto fail_out;
-    }
-    /* Encoder threads as the ffmpeg CLI sets them: automatic (libavcodec's
-     * default is 1, which leaves x264/x265 on one frame thread).
-     * --encoder-opt threads=N still overrides. */
-    e->enc->thread_count = 0;
-    quiet_encoder_logs(e->enc, codec, p->encoder_opts);
-    if (p->encoder_opts && *p->encoder_opts) {
-        AVDictionary *opts = NULL;
-        if (av_dict_parse_string(&opts, p->encoder_opts, "=", ":", 0) < 0) {
-            snprintf(s->err, s->errlen, "--encoder-opt: cannot parse '%s' (expected key=value:key=value)", p->encoder_opts);
-            av_dict_free(&opts);
-            ret = VKCU_ERR_USAGE;
-            goto fail_out;
-        }
-        const AVDictionaryEntry *t = NULL;
-        while ((t = av_dict_iterate(opts, t))) {
-            if (av_opt_set(e->enc, t->key, t->value, AV_OPT_SEARCH_CHILDREN) < 0) {
-                snprintf(s->err, s->errlen, "--encoder-opt: %s has no option %s=%s", codec->name, t->key, t->value);
-                av_dict_free(&opts);
-                ret = VKCU_ERR_USAGE;
-                goto fail_out;
-            }
-        }
-        av_dict_free(&opts);
-    }
-    if (ofmt->flags & AVFMT_GLOBALHEADER)
-        e->enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
     if (vk_device >= 0) {
         char why[512];
         ret = vkcu_vkencode_setup(e->enc, vk_device, fmt->pix_fmt, why, sizeof(why));
@@ -254,6 +306,10 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
         }
         goto fail_out;
     }
+    if (!e->hw_frame && (ret = setup_workers(s, codec, fmt, tb, !!(ofmt->flags & AVFMT_GLOBALHEADER))) < 0)
+        goto fail_out;
+    if (e->max_frames < 1)
+        e->max_frames = QUEUE_FRAMES;
 
     /* Only now, with every option checked, does the output appear. */
     ret = vkcu_outfile_begin(path, p->overwrite, e->tmp, sizeof(e->tmp), s->err, s->errlen);
@@ -377,6 +433,9 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
         goto fail_out;
     }
     e->thread_running = 1;
+    ret = start_workers(s);
+    if (ret < 0)
+        goto fail_out;
     LOGV("%s: %s in %s, %s", path, codec->name, ofmt->name, av_get_pix_fmt_name(fmt->pix_fmt));
     return 0;
 fail:
@@ -395,9 +454,16 @@ static int thread_fail(vkcu_sink *s, int ret, const char *fmt, ...)
 {
     encode_sink *e = s->priv;
     va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(e->thread_err, sizeof(e->thread_err), fmt, ap);
-    va_end(ap);
+    /* The first error wins (workers and the encoder thread may fail together). */
+    pthread_mutex_lock(&e->lock);
+    if (!e->thread_ret) {
+        va_start(ap, fmt);
+        vsnprintf(e->thread_err, sizeof(e->thread_err), fmt, ap);
+        va_end(ap);
+        e->thread_ret = ret;
+    }
+    pthread_cond_broadcast(&e->cond);
+    pthread_mutex_unlock(&e->lock);
     return ret;
 }
 
@@ -472,12 +538,119 @@ static int encode_one(vkcu_sink *s, AVFrame *frame)
     return drain(s);
 }
 
+/* The queue slot holding frame `index`, or -1 (lock held). */
+static int find_frame(const encode_sink *e, int64_t index)
+{
+    for (int i = 0; i < e->q_count; i++) {
+        const queue_item *it = &e->queue[(e->q_head + i) % QUEUE_ITEMS];
+        if (it->frame && it->index == index)
+            return (e->q_head + i) % QUEUE_ITEMS;
+    }
+    return -1;
+}
+
+static void *gop_worker_main(void *arg)
+{
+    gop_worker *w = arg;
+    vkcu_sink *s = w->s;
+    encode_sink *e = s->priv;
+    for (;;) {
+        pthread_mutex_lock(&e->lock);
+        int slot;
+        while ((slot = find_frame(e, w->next)) < 0 && !e->thread_ret && !e->aborting &&
+               !(e->finishing && e->next_index <= w->next))
+            pthread_cond_wait(&e->cond, &e->lock);
+        if (slot < 0) { /* done, failed or aborted */
+            pthread_mutex_unlock(&e->lock);
+            break;
+        }
+        queue_item *it = &e->queue[slot];
+        AVFrame *frame = it->frame;
+        it->frame = NULL; /* the worker owns it now; the slot still counts as a frame */
+        it->state = 1;
+        pthread_mutex_unlock(&e->lock);
+
+        double t = vkcu_now();
+        frame->pict_type = AV_PICTURE_TYPE_NONE;
+        int ret = avcodec_send_frame(w->enc, frame);
+        AVPacket *out = NULL;
+        if (ret >= 0)
+            ret = avcodec_receive_packet(w->enc, w->pkt);
+        if (ret >= 0 && !(out = av_packet_alloc()))
+            ret = AVERROR(ENOMEM);
+        if (out)
+            av_packet_move_ref(out, w->pkt);
+        av_frame_free(&frame);
+        if (ret < 0) {
+            char buf[128];
+            av_packet_free(&out);
+            thread_fail(s, ret, "%s: encoder %s failed at frame %lld: %s", s->params->output, w->enc->codec->name,
+                        (long long)w->next, vkcu_err_str(ret, buf, sizeof(buf)));
+            break;
+        }
+        pthread_mutex_lock(&e->lock);
+        e->t_encode += vkcu_now() - t;
+        it->pkt = out;
+        it->state = 2;
+        w->next++;
+        if (w->next % e->gop == 0)
+            w->next += (int64_t)(e->nb_gw - 1) * e->gop;
+        pthread_cond_broadcast(&e->cond);
+        pthread_mutex_unlock(&e->lock);
+    }
+    return NULL;
+}
+
+/* The encoder thread with GOP workers: writes the queue in order, each
+ * frame's packet once its worker has made it. */
+static int gop_mux_loop(vkcu_sink *s)
+{
+    encode_sink *e = s->priv;
+    for (;;) {
+        pthread_mutex_lock(&e->lock);
+        double t = vkcu_now();
+        int starved = !e->q_count;
+        while (!e->thread_ret && !e->aborting &&
+               (e->q_count ? e->queue[e->q_head].index >= 0 && e->queue[e->q_head].state != 2 : !e->finishing))
+            pthread_cond_wait(&e->cond, &e->lock);
+        if (starved && e->frames)
+            e->t_idle += vkcu_now() - t;
+        if (e->thread_ret || e->aborting || !e->q_count) {
+            int ret = e->thread_ret;
+            pthread_mutex_unlock(&e->lock);
+            return ret;
+        }
+        queue_item it = e->queue[e->q_head];
+        e->queue[e->q_head] = (queue_item){ 0 };
+        e->q_head = (e->q_head + 1) % QUEUE_ITEMS;
+        e->q_count--;
+        if (it.index >= 0)
+            e->q_frames--;
+        pthread_cond_broadcast(&e->cond);
+        pthread_mutex_unlock(&e->lock);
+        int ret;
+        if (it.index >= 0) {
+            it.pkt->stream_index = e->vst->index;
+            av_packet_rescale_ts(it.pkt, e->enc->time_base, e->vst->time_base);
+            e->frames++;
+        }
+        ret = write_out(s, it.pkt);
+        av_packet_free(&it.pkt);
+        if (ret < 0)
+            return ret;
+    }
+}
+
 static void *encode_thread_main(void *arg)
 {
     vkcu_sink *s = arg;
     encode_sink *e = s->priv;
     int ret = 0;
     for (;;) {
+        if (e->nb_gw > 1) {
+            ret = gop_mux_loop(s);
+            break;
+        }
         pthread_mutex_lock(&e->lock);
         double t = vkcu_now();
         while (!e->q_count && !e->finishing && !e->aborting)
@@ -511,10 +684,113 @@ static void *encode_thread_main(void *arg)
             break;
     }
     pthread_mutex_lock(&e->lock);
-    e->thread_ret = ret;
+    if (!e->thread_ret)
+        e->thread_ret = ret;
     pthread_cond_broadcast(&e->cond);
     pthread_mutex_unlock(&e->lock);
     return NULL;
+}
+
+/* Joins the GOP workers (after the encoder thread: they stop on finishing,
+ * on an error or on abort, which the encoder thread's end implies). */
+static void stop_workers(encode_sink *e)
+{
+    pthread_mutex_lock(&e->lock);
+    if (e->thread_ret || !e->finishing)
+        e->aborting = 1;
+    pthread_cond_broadcast(&e->cond);
+    pthread_mutex_unlock(&e->lock);
+    for (int i = 0; i < e->nb_gw; i++)
+        if (e->gw[i].running) {
+            pthread_join(e->gw[i].thread, NULL);
+            e->gw[i].running = 0;
+        }
+}
+
+static void free_workers(encode_sink *e)
+{
+    for (int i = 0; i < e->nb_gw; i++) {
+        if (i) /* worker 0 uses e->enc */
+            avcodec_free_context(&e->gw[i].enc);
+        av_packet_free(&e->gw[i].pkt);
+    }
+    av_freep(&e->gw);
+    e->nb_gw = 0;
+}
+
+/* Sets up GOP-parallel encoding where it applies (FFV1, not two-pass, more
+ * than one worker wanted, the queue of n GOPs within its bounds); otherwise
+ * leaves one encoder. Extra encoders must come out of avcodec_open2 with
+ * the first one's extradata, or the idea of "the same packets" fails. */
+static int setup_workers(vkcu_sink *s, const AVCodec *codec, const vkcu_video_format *fmt, AVRational tb, int global_header)
+{
+    encode_sink *e = s->priv;
+    const vkcu_job_params *p = s->params;
+    e->max_frames = QUEUE_FRAMES;
+    int want = p->encode_workers;
+    if (want == 1)
+        return 0;
+    if (codec->id != AV_CODEC_ID_FFV1 || (e->enc->flags & (AV_CODEC_FLAG_PASS1 | AV_CODEC_FLAG_PASS2))) {
+        if (want > 1)
+            LOGW("%s: --encode-workers applies to FFV1 (one pass) only; %s uses its own threads", p->output, codec->name);
+        return 0;
+    }
+    if (want <= 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        want = (int)(cpus / 4); /* FFV1 itself uses about 4 slice threads */
+    }
+    const int gop = e->enc->gop_size > 0 ? e->enc->gop_size : 1;
+    int64_t bytes = av_image_get_buffer_size(fmt->pix_fmt, fmt->width, fmt->height, 1);
+    int64_t frames = bytes > 0 ? FFMIN(GOP_QUEUE_FRAMES, GOP_QUEUE_BYTES / bytes) : 0;
+    int n = FFMIN(FFMIN(want, MAX_GOP_WORKERS), (int)(frames / gop));
+    if (n < 2) {
+        if (p->encode_workers > 1)
+            LOGW("%s: --encode-workers %d: GOPs of %d frames of %dx%d do not fit the queue (%d frames, 1 GiB); "
+                 "one encoder", p->output, p->encode_workers, gop, fmt->width, fmt->height, GOP_QUEUE_FRAMES);
+        return 0;
+    }
+    if (!(e->gw = av_calloc(n, sizeof(*e->gw))))
+        return AVERROR(ENOMEM);
+    e->nb_gw = n;
+    for (int i = 0; i < n; i++) {
+        gop_worker *w = &e->gw[i];
+        w->s = s;
+        w->next = (int64_t)i * gop;
+        if (!(w->pkt = av_packet_alloc()))
+            return AVERROR(ENOMEM);
+        if (!i) {
+            w->enc = e->enc;
+            continue;
+        }
+        int ret = configure_encoder(s, codec, fmt, tb, global_header, &w->enc);
+        if (ret < 0)
+            return ret;
+        ret = avcodec_open2(w->enc, codec, NULL);
+        if (ret < 0 || w->enc->extradata_size != e->enc->extradata_size ||
+            (e->enc->extradata_size && memcmp(w->enc->extradata, e->enc->extradata, e->enc->extradata_size))) {
+            LOGV("%s: a second %s encoder %s; one encoder", p->output, codec->name,
+                 ret < 0 ? "does not open" : "has other extradata");
+            free_workers(e);
+            return 0;
+        }
+    }
+    e->gop = gop;
+    e->max_frames = n * gop;
+    LOGV("%s: %s: %d GOPs of %d frames encoded at once", p->output, codec->name, n, gop);
+    return 0;
+}
+
+static int start_workers(vkcu_sink *s)
+{
+    encode_sink *e = s->priv;
+    for (int i = 0; i < e->nb_gw; i++) {
+        if (pthread_create(&e->gw[i].thread, NULL, gop_worker_main, &e->gw[i]) != 0) {
+            snprintf(s->err, s->errlen, "%s: cannot start an encoder thread", s->params->output);
+            return AVERROR(EAGAIN);
+        }
+        e->gw[i].running = 1;
+    }
+    return 0;
 }
 
 /* ---- job thread side ---- */
@@ -524,11 +800,12 @@ static int enqueue(vkcu_sink *s, AVFrame *frame, AVPacket *pkt)
 {
     encode_sink *e = s->priv;
     pthread_mutex_lock(&e->lock);
-    while (!e->thread_ret && (e->q_count == QUEUE_ITEMS || (frame && e->q_frames >= QUEUE_FRAMES)))
+    while (!e->thread_ret && (e->q_count == QUEUE_ITEMS || (frame && e->q_frames >= e->max_frames)))
         pthread_cond_wait(&e->cond, &e->lock);
     int ret = e->thread_ret;
     if (!ret) {
-        e->queue[(e->q_head + e->q_count) % QUEUE_ITEMS] = (queue_item){ .frame = frame, .pkt = pkt };
+        e->queue[(e->q_head + e->q_count) % QUEUE_ITEMS] =
+            (queue_item){ .frame = frame, .pkt = pkt, .index = frame ? e->next_index++ : -1 };
         e->q_count++;
         if (frame)
             e->q_frames++;
@@ -585,6 +862,7 @@ static int encode_close(vkcu_sink *s, int ok)
         pthread_mutex_unlock(&e->lock);
         pthread_join(e->thread, NULL);
         e->thread_running = 0;
+        stop_workers(e);
         if (s->result) {
             s->result->enc_ms_encode = e->t_encode * 1000;
             s->result->enc_ms_mux = e->t_mux * 1000;
@@ -624,6 +902,7 @@ static int encode_close(vkcu_sink *s, int ok)
     }
     avformat_free_context(e->oc);
     e->oc = NULL;
+    free_workers(e);
     avcodec_free_context(&e->enc);
     av_frame_free(&e->hw_frame);
     av_packet_free(&e->pkt);
