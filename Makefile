@@ -97,6 +97,8 @@ demo: $(BUILD)/deps.mk
 bench: $(BUILD)/deps.mk
 	@$(MAKE) --no-print-directory all
 	@bash tools/bench.sh
+	@bash tools/bench-transcode.sh
+	@bash tools/bench-batch.sh
 
 install: all
 	install -D -m 755 $(BUILD)/vkcu $(DESTDIR)$(PREFIX)/bin/vkcu

@@ -5,7 +5,7 @@
 #   ffmpeg -threads 1 -hwaccel vulkan -hwaccel_output_format vulkan -i IN
 #          -vf hwdownload,format=nv12,hqdn3d,format=yuv420p -c:v ENCODER ...
 # Same encoder and settings on both sides, the first N frames of each clip
-# (VKCU_BENCH_FRAMES, default 120). Reports fps, the ratio and CPU time
+# (VKCU_BENCH_FRAMES, default 600: the whole clips). Reports fps, the ratio and CPU time
 # (user + system of the process and its threads) per frame, as a markdown
 # table in bench-transcode.md ($OUT when set, else build/).
 set -u
@@ -17,7 +17,7 @@ if ! timeout -s KILL 60 "$VKCU" probe > /dev/null 2>&1; then
   exit 0
 fi
 make_big_clips
-frames=${VKCU_BENCH_FRAMES:-120}
+frames=${VKCU_BENCH_FRAMES:-600}
 reps=${VKCU_BENCH_REPS:-1}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -40,20 +40,23 @@ best() { # reps, CMD... -> the fastest run's "wall cpu"
   local n=$1 r; shift
   for _ in $(seq "$n"); do timed "$@"; done | sort -g | awk '$1 > 0' | head -1
 }
-fmt_row() { # name target vkcu(wall cpu) ffmpeg(wall cpu)
-  awk -v name="$1" -v target="$2" -v f="$frames" -v vw="$3" -v vc="$4" -v fw="$5" -v fc="$6" 'BEGIN {
+fmt_row() { # name target vkcu(wall cpu) ffmpeg(wall cpu) vkcu-bytes ffmpeg-bytes
+  awk -v name="$1" -v target="$2" -v f="$frames" -v vw="$3" -v vc="$4" -v fw="$5" -v fc="$6" -v vb="$7" -v fb="$8" 'BEGIN {
     vf = vw > 0 ? f / vw : 0; ff = fw > 0 ? f / fw : 0
-    printf "| %s | %s | %.1f | %.1f | %.2f | %.1f | %.1f |\n", name, target, vf, ff, (ff > 0 ? vf / ff : 0),
-      vc * 1000 / f, fc * 1000 / f }'
+    printf "| %s | %s | %.1f | %.1f | %.2f | %.1f | %.1f | %.1f | %.1f |\n", name, target, vf, ff, (ff > 0 ? vf / ff : 0),
+      vc * 1000 / f, fc * 1000 / f, vb / 1e6, fb / 1e6 }'
 }
+size() { stat -c %s "$1" 2>/dev/null || echo 0; }
 
 chain='convert=format=yuv420p,denoise=tnr'
 {
   echo "Transcode benchmark, first $frames frames of each clip, $(date -u +%Y-%m-%d) on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)."
   echo "vkcu: \`--backend gpu --chain '$chain'\`; ffmpeg: \`-threads 1 -hwaccel vulkan -hwaccel_output_format vulkan\`, \`hwdownload,format=nv12,hqdn3d,format=yuv420p\`."
+  echo "Same encoder and settings; vkcu's FFV1 encodes $(( $(nproc) / 4 < 8 ? $(nproc) / 4 : 8 )) GOPs at once (--encode-workers auto: packets identical to one encoder)."
+  echo "Output sizes differ because tnr and hqdn3d leave different detail: FFV1's time per frame follows its output size."
   echo
-  echo "| clip | target | vkcu fps | ffmpeg fps | vkcu/ffmpeg | vkcu CPU ms/frame | ffmpeg CPU ms/frame |"
-  echo "| --- | --- | ---: | ---: | ---: | ---: | ---: |"
+  echo "| clip | target | vkcu fps | ffmpeg fps | vkcu/ffmpeg | vkcu CPU ms/frame | ffmpeg CPU ms/frame | vkcu output MB | ffmpeg output MB |"
+  echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
   for c in h264-1080p.mp4 h264-2160p.mp4; do
     clip=$BIG/$c
     for target in "hevc:libx265:--preset fast:-preset fast -x265-params log-level=error" "ffv1:ffv1::"; do
@@ -63,7 +66,7 @@ chain='convert=format=yuv420p,denoise=tnr'
       # shellcheck disable=SC2086
       f=$(best "$reps" "$FFMPEG" -hide_banner -loglevel error -nostdin -y -threads 1 -hwaccel vulkan -hwaccel_output_format vulkan \
         -i "$clip" -frames:v "$frames" -vf hwdownload,format=nv12,hqdn3d,format=yuv420p -an -c:v "$enc" $fopts "$work/f.mkv")
-      fmt_row "$c" "$name ($enc)" ${v:-0 0} ${f:-0 0}
+      fmt_row "$c" "$name ($enc)" ${v:-0 0} ${f:-0 0} "$(size "$work/v.mkv")" "$(size "$work/f.mkv")"
     done
   done
 } | tee "$outdir/bench-transcode.md"

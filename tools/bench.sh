@@ -91,6 +91,38 @@ parallel_fps() { # n frames-each, command... -> aggregate fps of n copies at onc
     pn=$(parallel_fps "$n" "$frames" timeout -s KILL 300 "$FFMPEG" -hide_banner -loglevel error -nostdin -hwaccel cuda -hwaccel_output_format cuda -i "$clip" -f null -)
     printf '| %d | %.1f | %.1f | %.1f | %.1f | %.2f |\n' "$n" "${ms:-0}" "${ms0:-0}" "$pv" "$pn" "$(div "${ms:-0}" "$pn")"
   done
+  echo
+  echo "### nlm against FFmpeg's nlmeans_vulkan (issue 4: at least 5x), 1080p H.264, the same radii"
+  echo
+  echo "nlmeans_vulkan \`s=4\` at its default patch 7x7 and search 15x15; vkcu \`denoise=nlm:patch=3:search=7:tradius=0\`"
+  echo "(radii 3 and 7: the same windows). Both decode with Vulkan Video and keep frames on the GPU (\`-f null\`, \`--null\`)."
+  echo "FFmpeg's denoiser time per frame is the difference of the wall times with and without it; vkcu's is its CUDA"
+  echo "kernel time (\`--stats\` cuda_ops), larger than its wall-time difference, which decode overlaps."
+  echo
+  echo "| | decode only, s | with the denoiser, s | denoiser ms/frame | denoiser fps | whole job fps |"
+  echo "| --- | ---: | ---: | ---: | ---: | ---: |"
+  clip=$BIG/h264-1080p.mp4
+  frames=$("$VKCU" "$clip" --decode-only --backend cpu --stats -q 2>&1 | sed -n 's/.*frames_out=\([0-9]*\).*/\1/p')
+  wall() { # median wall seconds of a command
+    for _ in $(seq "$reps"); do
+      local t0 t1
+      t0=$(date +%s.%N)
+      timeout -s KILL 300 "$@" > /dev/null 2>&1 || { echo 0; continue; }
+      t1=$(date +%s.%N)
+      awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}'
+    done | median
+  }
+  ffd=$(wall "$FFMPEG" -hide_banner -nostdin -threads 1 -hwaccel vulkan -hwaccel_output_format vulkan -i "$clip" -f null -)
+  ffn=$(wall "$FFMPEG" -hide_banner -nostdin -threads 1 -hwaccel vulkan -hwaccel_output_format vulkan -i "$clip" -vf nlmeans_vulkan=s=4 -f null -)
+  vkd=$(wall "$VKCU" "$clip" --null --backend gpu --chain copy)
+  nlm=(--null --backend gpu --chain denoise=nlm:patch=3:search=7:tradius=0)
+  vkn=$(wall "$VKCU" "$clip" "${nlm[@]}")
+  vko=$("$VKCU" "$clip" "${nlm[@]}" --stats -q 2>&1 | sed -n 's/.* cuda_ops=\([0-9.]*\).*/\1/p')
+  ffms=$(awk -v a="$ffd" -v b="$ffn" -v f="$frames" 'BEGIN {print (b - a) * 1000 / f}')
+  awk -v f="$frames" -v fd="$ffd" -v fn="$ffn" -v vd="$vkd" -v vn="$vkn" -v fm="$ffms" -v vm="$vko" 'BEGIN {
+    printf "| ffmpeg nlmeans_vulkan | %.2f | %.2f | %.2f | %.1f | %.1f |\n", fd, fn, fm, (fm > 0 ? 1000 / fm : 0), f / fn
+    printf "| vkcu nlm | %.2f | %.2f | %.2f | %.1f | %.1f |\n", vd, vn, vm, (vm > 0 ? 1000 / vm : 0), f / vn
+    printf "| vkcu / ffmpeg | | | | **%.1fx** | %.1fx |\n", (vm > 0 ? fm / vm : 0), fn / vn }'
 } | tee "$outdir/bench.md"
 "$VKCU" "$BIG/h264-2160p.mp4" --null --chain copy --backend gpu --stats -q 2>&1 | tee "$outdir/bench-stats.txt"
 for b in "$TESTBIN"/bench_*; do
