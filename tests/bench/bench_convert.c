@@ -223,9 +223,11 @@ static int run_case(const char *spec, int iters, cudaStream_t st)
             }
         }
         double ratio = us / copy_us;
+        /* issue 4's target is NV12 -> RGBA; the other cases are reported for comparison */
+        const int target = k < 2 && !strcmp(in_name, "nv12") && !strcmp(out_name, "rgba");
         printf("bench_convert: 4K %s -> %s, %s: %.1f us/frame (%.0f fps); D2D copy of %.1f MB: %.1f us; ratio %.2f%s\n",
-               in_name, out_name, kinds[k], us, 1e6 / us, bytes / 1e6, copy_us, ratio, k >= 2 ? "" : " (target <= 2)");
-        if (k < 2 && ratio > 2.0 && !ret)
+               in_name, out_name, kinds[k], us, 1e6 / us, bytes / 1e6, copy_us, ratio, target ? " (target <= 2)" : "");
+        if (target && ratio > 2.0 && !ret)
             ret = -1;
     }
     free_input(&in);
@@ -256,6 +258,6 @@ int main(int argc, char **argv)
         errors += r == -2;
     }
     cudaStreamDestroy(st);
-    printf("bench_convert: %d cases, %d over the target ratio, %d errors\n", ncases, missed, errors);
+    printf("bench_convert: %d cases, %d over the target ratio (NV12 -> RGBA <= 2), %d errors\n", ncases, missed, errors);
     return errors ? 1 : 0;
 }
