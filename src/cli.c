@@ -379,7 +379,8 @@ int cli_main_transcode(int argc, char **argv)
     vkcu_job_result r;
     int ret = vkcu_job_run(&p, &r);
     if (ret >= 0 && vkcu_log_level() >= VKCU_LOG_INFO)
-        fprintf(stderr, "vkcu: %s -> %s: %lld frames in %.2f s (%.1f fps), path %s\n", input, p.output ? p.output : "(null)",
+        fprintf(stderr, "vkcu: %s -> %s: %lld frames in %.2f s (%.1f fps), path %s\n", input,
+                p.output ? p.output : p.decode_only ? "decoded, nothing written" : "processed, nothing written",
                 (long long)r.frames_out, r.seconds, r.fps, vkcu_path_name(r.path));
     return report(&p, &r, ret);
 }

@@ -558,9 +558,12 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
     if (ret < 0)
         goto fail;
     j->tb = j->demux->video->time_base;
+    double t_open = vkcu_now();
     ret = open_backend(j);
     if (ret < 0)
         goto fail;
+    LOGD("%s: set-up: demux %.0f ms, backend and decoder %.0f ms", p->input, (t_open - t0) * 1e3,
+         (vkcu_now() - t_open) * 1e3);
     ret = setup_trim(j);
     if (ret < 0)
         goto fail;
