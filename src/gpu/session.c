@@ -181,17 +181,6 @@ static int pick_queue(vkcu_gpu *g)
 
 static void *handoff_main(void *arg);
 
-/* Creates (or finds) the device's primary CUDA context: run on its own
- * thread while the Vulkan device is set up, the two largest parts of the
- * set-up overlap. */
-static void *cuda_context_main(void *arg)
-{
-    int dev = *(const int *)arg;
-    if (cudaSetDevice(dev) == cudaSuccess)
-        cudaFree(NULL);
-    return NULL;
-}
-
 int vkcu_gpu_open(const vkcu_job_params *p, vkcu_gpu **out, char *err, size_t errlen)
 {
     int ret = 0, n = 0;
@@ -218,15 +207,8 @@ int vkcu_gpu_open(const vkcu_job_params *p, vkcu_gpu **out, char *err, size_t er
     CU_CHECK(cudaGetDeviceProperties(&prop, p->device));
     double t1 = vkcu_now();
     int lane = 0;
-    pthread_t ctx_thread;
-    const char *e = getenv("VKCU_CUDA_INIT_THREAD"); /* 0: no overlap (diagnostics) */
-    int ctx_thread_ok = !(e && e[0] == '0') && pthread_create(&ctx_thread, NULL, cuda_context_main, &g->cuda_device) == 0;
     ret = vkcu_vkdev_acquire(p->device, &g->vk_device, &lane, err, errlen);
-    double t2 = vkcu_now();
-    if (ctx_thread_ok)
-        pthread_join(ctx_thread, NULL);
-    LOGD("GPU set-up: CUDA runtime %.0f ms, Vulkan device %.0f ms, CUDA context ready %.0f ms later", (t1 - t0) * 1e3,
-         (t2 - t1) * 1e3, (vkcu_now() - t2) * 1e3);
+    LOGD("GPU set-up: CUDA runtime %.0f ms, Vulkan device %.0f ms", (t1 - t0) * 1e3, (vkcu_now() - t1) * 1e3);
     if (ret < 0)
         goto fail;
     g->lane = lane;
@@ -267,7 +249,9 @@ int vkcu_gpu_open(const vkcu_job_params *p, vkcu_gpu **out, char *err, size_t er
             g->ts_period = pr.properties.limits.timestampPeriod;
         }
     }
+    double t3 = vkcu_now();
     CU_CHECK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
+    LOGD("GPU set-up: CUDA context and stream %.0f ms", (vkcu_now() - t3) * 1e3);
     for (int i = 0; i < MAX_PENDING; i++)
         for (int k = 0; k < 3; k++)
             CU_CHECK(cudaEventCreate(&g->events[i][k]));
