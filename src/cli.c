@@ -145,6 +145,13 @@ int cli_job_option(vkcu_job_params *p, int argc, char **argv, int i)
         p->ring_size = (int)x;
         return 2;
     }
+    if (!strcmp(a, "--decode-threads")) {
+        NEED_VALUE();
+        if (cli_parse_int(a, v, 1, 256, &x) < 0)
+            return -1;
+        p->decode_threads = (int)x;
+        return 2;
+    }
     if (!strcmp(a, "--stall-timeout")) {
         NEED_VALUE();
         if (cli_parse_int(a, v, 0, 3600, &x) < 0)
@@ -223,6 +230,8 @@ void cli_job_options_help(FILE *out)
           "  --strict                 a corrupt frame is an error (default: skipped with a warning)\n"
           "  --ring-size K            interop slots (frames in flight) on the GPU, 3..16 (default 4)\n"
           "  --handoff binary|timeline  Vulkan->CUDA synchronisation (default binary)\n"
+          "  --decode-threads N       software decoder threads (default: one per core; hash, verify and compare\n"
+          "                           use 1, so that damaged streams decode the same on every run)\n"
           "  --stall-timeout S        fail a stream whose decoder yields nothing for S seconds (default 10)\n"
           "  --stats                  per-stage statistics at the end\n"
           "  -q, --quiet              no progress line, errors only\n"

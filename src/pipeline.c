@@ -392,7 +392,14 @@ static int open_backend(job *j)
     } else {
         j->r->path = VKCU_PATH_CPU;
     }
-    return vkcu_decoder_open(j->demux, NULL, j->threads, &j->dec, j->err, j->errlen);
+    /* Hashes and comparisons must repeat exactly: FFmpeg's threaded decoders
+     * conceal a damaged picture from whatever another thread has finished by
+     * then (frame and slice threads alike), so damaged streams decode
+     * differently from run to run unless the decoder has one thread. */
+    int threads = p->decode_threads > 0                                           ? p->decode_threads
+                  : p->sink == VKCU_SINK_HASH || p->sink == VKCU_SINK_CALLBACK ? 1
+                                                                               : j->threads;
+    return vkcu_decoder_open(j->demux, NULL, threads, &j->dec, j->err, j->errlen);
 }
 
 static int cmp_i64(const void *a, const void *b)

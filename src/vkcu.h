@@ -91,6 +91,7 @@ typedef struct vkcu_job_params {
     const char *preset;
     int gop;                     /* 0: encoder default */
     const char *encoder_opts;    /* "k=v:k=v" passed to the encoder */
+    int decode_threads;          /* software decoder threads; 0: one per core, or 1 for hash/compare sinks */
     int encode_workers;          /* intra-GOP encoders (FFV1): GOPs encoded at once; 0: auto, 1: one encoder */
     int overwrite;               /* 1: replace an existing output */
     int keep_partial;            /* 1: keep the partial output on failure */
