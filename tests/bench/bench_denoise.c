@@ -14,30 +14,16 @@
  *      -L/usr/local/cuda/lib64 -lcudart_static -lzimg -lstdc++ -ldl -lrt -lm -pthread
  *   build/bench_denoise
  */
-#include <cuda_runtime_api.h>
+#include <libavutil/imgutils.h>
 
 #include "test_denoise_util.h"
-
-#define CK(call)                                                                                     \
-    do {                                                                                             \
-        cudaError_t e_ = (call);                                                                     \
-        if (e_ != cudaSuccess) {                                                                     \
-            fprintf(stderr, "bench_denoise: %s: %s (%s:%d)\n", #call, cudaGetErrorString(e_), __FILE__, __LINE__); \
-            exit(1);                                                                                 \
-        }                                                                                            \
-    } while (0)
-
-typedef struct dev_frame {
-    vkcu_gpu_frame g;
-    cudaArray_t arr[4];
-} dev_frame;
+#include "test_gpu_util.h"
 
 /* Noisy test picture uploaded into CUDA arrays with texture objects. */
-static void make_input(enum AVPixelFormat fmt, int w, int h, dev_frame *d)
+static void make_input(enum AVPixelFormat fmt, int w, int h, tg_frame *d)
 {
-    AVFrame *f = dt_frame(fmt, w, h);
-    const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(fmt);
-    int depth = desc->comp[0].depth, bytes = depth > 8 ? 2 : 1;
+    AVFrame *f = tu_frame(fmt, w, h);
+    int depth = av_pix_fmt_desc_get(fmt)->comp[0].depth;
     uint64_t s = 99;
     for (int c = 0; c < 3; c++) {
         int cw, ch;
@@ -45,54 +31,16 @@ static void make_input(enum AVPixelFormat fmt, int w, int h, dev_frame *d)
         for (int y = 0; y < ch; y++)
             for (int x = 0; x < cw; x++) {
                 double v = (128 + 80 * sin(x * 0.01 + c) * cos(y * 0.013) + 8 * dt_gauss(&s)) * (1 << (depth - 8));
-                dt_set(f, c, x, y, (int)fmin(fmax(v, 0), (1 << depth) - 1));
+                tu_set(f, c, x, y, (int)fmin(fmax(v, 0), (1 << depth) - 1));
             }
     }
-    memset(d, 0, sizeof(*d));
-    d->g.fmt.pix_fmt = fmt;
-    d->g.fmt.width = w;
-    d->g.fmt.height = h;
-    d->g.nb_planes = av_pix_fmt_count_planes(fmt);
-    for (int p = 0; p < d->g.nb_planes; p++) {
-        int ncomp = (p == 1 && d->g.nb_planes == 2) ? 2 : 1;
-        int pw = p ? AV_CEIL_RSHIFT(w, desc->log2_chroma_w) : w;
-        int ph = p ? AV_CEIL_RSHIFT(h, desc->log2_chroma_h) : h;
-        struct cudaChannelFormatDesc cd =
-            cudaCreateChannelDesc(8 * bytes, ncomp > 1 ? 8 * bytes : 0, 0, 0, cudaChannelFormatKindUnsigned);
-        CK(cudaMallocArray(&d->arr[p], &cd, pw, ph, cudaArraySurfaceLoadStore));
-        CK(cudaMemcpy2DToArray(d->arr[p], 0, 0, f->data[p], f->linesize[p], (size_t)pw * ncomp * bytes, ph,
-                               cudaMemcpyHostToDevice));
-        struct cudaResourceDesc rd;
-        memset(&rd, 0, sizeof(rd));
-        rd.resType = cudaResourceTypeArray;
-        rd.res.array.array = d->arr[p];
-        struct cudaTextureDesc td;
-        memset(&td, 0, sizeof(td));
-        td.addressMode[0] = td.addressMode[1] = cudaAddressModeClamp;
-        td.filterMode = cudaFilterModePoint;
-        td.readMode = cudaReadModeElementType;
-        cudaTextureObject_t tex;
-        CK(cudaCreateTextureObject(&tex, &rd, &td, NULL));
-        d->g.plane[p].tex = tex;
-        d->g.plane[p].width = pw;
-        d->g.plane[p].height = ph;
-    }
+    tg_upload(f, 1, d);
     av_frame_free(&f);
-}
-
-static double frame_bytes(const dev_frame *d)
-{
-    const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(d->g.fmt.pix_fmt);
-    int bytes = desc->comp[0].depth > 8 ? 2 : 1;
-    double b = 0;
-    for (int p = 0; p < d->g.nb_planes; p++)
-        b += (double)d->g.plane[p].width * d->g.plane[p].height * bytes * ((p == 1 && d->g.nb_planes == 2) ? 2 : 1);
-    return b;
 }
 
 static void bench_op(const char *text, enum AVPixelFormat fmt, int w, int h, int frames)
 {
-    dev_frame d;
+    tg_frame d;
     make_input(fmt, w, h, &d);
     vkcu_chain chain;
     if (dt_make(&chain, text, fmt, w, h, 1) < 0)
@@ -126,7 +74,7 @@ static void bench_op(const char *text, enum AVPixelFormat fmt, int w, int h, int
     if (strstr(text, "tnr")) {
         /* reference: a device-to-device copy of the same bytes (read + write) */
         void *src, *dst;
-        double bytes = frame_bytes(&d);
+        double bytes = av_image_get_buffer_size(fmt, w, h, 1);
         CK(cudaMalloc(&src, (size_t)bytes));
         CK(cudaMalloc(&dst, (size_t)bytes));
         CK(cudaEventRecord(a, st));
@@ -141,12 +89,7 @@ static void bench_op(const char *text, enum AVPixelFormat fmt, int w, int h, int
         cudaFree(dst);
     }
     vkcu_chain_free(&chain);
-    for (int p = 0; p < 4; p++) {
-        if (d.g.plane[p].tex)
-            cudaDestroyTextureObject((cudaTextureObject_t)d.g.plane[p].tex);
-        if (d.arr[p])
-            cudaFreeArray(d.arr[p]);
-    }
+    tg_free(&d);
     cudaEventDestroy(a);
     cudaEventDestroy(b);
     cudaStreamDestroy(st);

@@ -12,29 +12,7 @@
 #include <libavutil/pixdesc.h>
 
 #include "compare.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                 \
-    do {                                                                 \
-        if (!(cond)) {                                                   \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);        \
-            fprintf(stderr, __VA_ARGS__);                                \
-            fprintf(stderr, "\n");                                       \
-            failures++;                                                  \
-        }                                                                \
-    } while (0)
-
-static AVFrame *make(enum AVPixelFormat fmt, int w, int h)
-{
-    AVFrame *f = av_frame_alloc();
-    f->format = fmt;
-    f->width = w;
-    f->height = h;
-    if (av_frame_get_buffer(f, 0) < 0)
-        return NULL;
-    return f;
-}
+#include "test_util.h"
 
 /* A deterministic textured 4:2:0 picture; depth 8 or 10 (values in range). */
 static void fill_planar(AVFrame *f, int depth, int seed)
@@ -56,7 +34,7 @@ static void fill_planar(AVFrame *f, int depth, int seed)
 /* The semi-planar form of a planar 4:2:0 frame (P010 keeps samples in the high bits). */
 static AVFrame *to_semiplanar(const AVFrame *src, int depth)
 {
-    AVFrame *f = make(depth > 8 ? AV_PIX_FMT_P010LE : AV_PIX_FMT_NV12, src->width, src->height);
+    AVFrame *f = tu_frame(depth > 8 ? AV_PIX_FMT_P010LE : AV_PIX_FMT_NV12, src->width, src->height);
     int cw = (src->width + 1) / 2, ch = (src->height + 1) / 2;
     for (int y = 0; y < src->height; y++)
         for (int x = 0; x < src->width; x++) {
@@ -82,7 +60,7 @@ static void test_identical_and_offset(void)
 {
     char err[256];
     vkcu_frame_metrics m;
-    AVFrame *a = make(AV_PIX_FMT_YUV420P, 64, 48), *b = make(AV_PIX_FMT_YUV420P, 64, 48);
+    AVFrame *a = tu_frame(AV_PIX_FMT_YUV420P, 64, 48), *b = tu_frame(AV_PIX_FMT_YUV420P, 64, 48);
     fill_planar(a, 8, 1);
     av_frame_copy(b, a);
     CHECK(vkcu_frame_metrics_compute(a, b, &m, err, sizeof(err)) == 0, "identical: %s", err);
@@ -121,7 +99,7 @@ static void test_semiplanar(int depth)
     char err[256];
     vkcu_frame_metrics mp, ms;
     enum AVPixelFormat pf = depth > 8 ? AV_PIX_FMT_YUV420P10LE : AV_PIX_FMT_YUV420P;
-    AVFrame *a = make(pf, 66, 38), *b = make(pf, 66, 38);
+    AVFrame *a = tu_frame(pf, 66, 38), *b = tu_frame(pf, 66, 38);
     fill_planar(a, depth, 1);
     fill_planar(b, depth, 2);
     AVFrame *sa = to_semiplanar(a, depth), *sb = to_semiplanar(b, depth);
@@ -142,10 +120,10 @@ static void test_mismatch(void)
 {
     char err[256];
     vkcu_frame_metrics m;
-    AVFrame *a = make(AV_PIX_FMT_YUV420P, 32, 32), *b = make(AV_PIX_FMT_YUV420P, 32, 16);
+    AVFrame *a = tu_frame(AV_PIX_FMT_YUV420P, 32, 32), *b = tu_frame(AV_PIX_FMT_YUV420P, 32, 16);
     CHECK(vkcu_frame_metrics_compute(a, b, &m, err, sizeof(err)) == VKCU_ERR_MISMATCH && strstr(err, "32x16"),
           "size mismatch: '%s'", err);
-    AVFrame *c = make(AV_PIX_FMT_RGBAF16LE, 32, 32), *d = make(AV_PIX_FMT_RGBAF16LE, 32, 32);
+    AVFrame *c = tu_frame(AV_PIX_FMT_RGBAF16LE, 32, 32), *d = tu_frame(AV_PIX_FMT_RGBAF16LE, 32, 32);
     CHECK(vkcu_frame_metrics_compute(c, d, &m, err, sizeof(err)) == VKCU_ERR_USAGE && strstr(err, "compare hashes"),
           "float layout: '%s'", err);
     av_frame_free(&a);
@@ -190,8 +168,8 @@ int main(void)
     test_semiplanar(10);
     test_mismatch();
     test_hash_lists();
-    if (failures) {
-        fprintf(stderr, "%d check(s) failed\n", failures);
+    if (tu_failures) {
+        fprintf(stderr, "%d check(s) failed\n", tu_failures);
         return 1;
     }
     printf("compare: metrics and hash lists OK\n");

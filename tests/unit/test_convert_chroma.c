@@ -29,7 +29,7 @@ static double up_ref(const AVFrame *f, int c, int ssx, int ssy, const int off[2]
                 continue;
             int sx = kx + i < 0 ? 0 : kx + i >= cw ? cw - 1 : kx + i;
             int sy = ky + j < 0 ? 0 : ky + j >= ch ? ch - 1 : ky + j;
-            v += w * ct_get(f, c, sx, sy);
+            v += w * tu_get(f, c, sx, sy);
         }
     return v;
 }
@@ -113,7 +113,7 @@ int main(void)
     /* upsampling: 4:2:0 and 4:2:2 8-bit -> yuv444p16 (x256 exactly) */
     const enum AVPixelFormat sub_fmts[2] = { AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUV422P };
     for (int fi = 0; fi < 2; fi++) {
-        AVFrame *in = ct_frame(sub_fmts[fi], w, h);
+        AVFrame *in = tu_frame(sub_fmts[fi], w, h);
         ct_fill_random(in, 77 + fi);
         int ssy = fi == 0;
         for (int s = 0; s < 6; s++) {
@@ -122,9 +122,9 @@ int main(void)
             ct_tally t = { 0 };
             for (int y = 0; o && y < h; y++)
                 for (int x = 0; x < w; x++) {
-                    ct_count(&t, ct_get(o, 0, x, y), ct_get(in, 0, x, y) * 256);
+                    ct_count(&t, tu_get(o, 0, x, y), tu_get(in, 0, x, y) * 256);
                     for (int c = 1; c < 3; c++)
-                        ct_count(&t, ct_get(o, c, x, y), (int)floor(up_ref(in, c, 1, ssy, site_off[s], x, y) * 256 + 0.5));
+                        ct_count(&t, tu_get(o, c, x, y), (int)floor(up_ref(in, c, 1, ssy, site_off[s], x, y) * 256 + 0.5));
                 }
             snprintf(what, sizeof(what), "%s %s", av_get_pix_fmt_name(sub_fmts[fi]), text);
             check(what, &t);
@@ -134,7 +134,7 @@ int main(void)
     }
 
     /* downsampling 4:4:4 -> 4:2:0 and re-siting 4:2:0 -> 4:2:0, 8-bit -> 10-bit (x4 exactly) */
-    AVFrame *in444 = ct_frame(AV_PIX_FMT_YUV444P, w, h), *in420 = ct_frame(AV_PIX_FMT_YUV420P, w, h);
+    AVFrame *in444 = tu_frame(AV_PIX_FMT_YUV444P, w, h), *in420 = tu_frame(AV_PIX_FMT_YUV420P, w, h);
     ct_fill_random(in444, 5);
     ct_fill_random(in420, 6);
     for (int src = 0; src < 2; src++) {
@@ -149,7 +149,7 @@ int main(void)
                     for (int x = 0; x < (w + 1) / 2; x++)
                         for (int c = 1; c < 3; c++) {
                             double ref = down_ref(in, c, src, site_off[si], site_off[so], x, y);
-                            ct_count(&t, ct_get(o, c, x, y), (int)floor(ref * 4 + 0.5));
+                            ct_count(&t, tu_get(o, c, x, y), (int)floor(ref * 4 + 0.5));
                         }
                 snprintf(what, sizeof(what), "%s %s", av_get_pix_fmt_name(in->format), text);
                 check(what, &t);
@@ -165,7 +165,7 @@ int main(void)
         for (int c = 0; o && c < 3; c++)
             for (int y = 0; y < (c ? (h + 1) / 2 : h); y++)
                 for (int x = 0; x < (c ? (w + 1) / 2 : w); x++)
-                    ct_count(&t, ct_get(o, c, x, y), ct_get(in420, c, x, y));
+                    ct_count(&t, tu_get(o, c, x, y), tu_get(in420, c, x, y));
         check("yuv420p -> nv12 pass-through", &t);
         av_frame_free(&o);
     }

@@ -30,13 +30,13 @@ static double ref_at(const AVFrame *in, double x, double y, int c, int rgb, int 
     double px = ssx ? x / 2.0 : x, py = ssy ? (y - 0.5) / 2.0 : y; /* left siting */
     int kx = (int)floor(px), ky = (int)floor(py);
     double fx = px - kx, fy = py - ky, cc[3];
-    cc[0] = ct_get(in, 0, (int)x, (int)y);
+    cc[0] = tu_get(in, 0, (int)x, (int)y);
     for (int k = 1; k < 3; k++) {
         cc[k] = 0;
         for (int j = 0; j < 2; j++)
             for (int i = 0; i < 2; i++) {
                 int sx = kx + i < 0 ? 0 : kx + i >= cw ? cw - 1 : kx + i, sy = ky + j < 0 ? 0 : ky + j >= ch ? ch - 1 : ky + j;
-                cc[k] += (i ? fx : 1 - fx) * (j ? fy : 1 - fy) * ct_get(in, k, sx, sy);
+                cc[k] += (i ? fx : 1 - fx) * (j ? fy : 1 - fy) * tu_get(in, k, sx, sy);
             }
     }
     double s = 1 << (id - 8);
@@ -59,7 +59,7 @@ int main(void)
     const int w = 97, h = 61;
     int failures = 0, cases = 0;
     for (int ii = 0; ii < 6; ii++) {
-        AVFrame *in = ct_frame(in_fmts[ii], w, h);
+        AVFrame *in = tu_frame(in_fmts[ii], w, h);
         ct_fill_random(in, 1000 + ii);
         int in444 = in_fmts[ii] == AV_PIX_FMT_YUV444P || in_fmts[ii] == AV_PIX_FMT_YUV444P10LE;
         for (int oi = 0; oi < 14; oi++) {
@@ -105,7 +105,7 @@ int main(void)
                         } else {
                             ref = ref_at(in, x, y, c, rgb, depth);
                         }
-                        int got = ct_get(o, c, x, y);
+                        int got = tu_get(o, c, x, y);
                         if (half) {
                             double gv = half_to_double(got);
                             double ulp = ldexp(1.0, (int)floor(log2(fmax(fabs(ref), 6.1e-5))) - 10);

@@ -4,81 +4,13 @@
  * memory and as CUDA arrays read through texture objects (what imported
  * interop images look like). Exits 77 when no CUDA device is present.
  */
-#include <cuda_runtime_api.h>
 #include <libavutil/imgutils.h>
 
 #include "test_convert_util.h"
+#include "test_gpu_util.h"
 
 static const char *out_names[] = { "yuv420p", "yuv420p10", "yuv422p", "yuv422p10", "yuv444p", "yuv444p10", "yuv444p16",
                                    "nv12", "p010", "rgb24", "rgba", "rgb48", "rgba64", "rgbaf16" };
-
-#define CK(call)                                                                              \
-    do {                                                                                      \
-        cudaError_t e_ = (call);                                                              \
-        if (e_ != cudaSuccess) {                                                              \
-            printf("FAIL %s: %s (%s:%d)\n", #call, cudaGetErrorString(e_), __FILE__, __LINE__); \
-            exit(1);                                                                          \
-        }                                                                                     \
-    } while (0)
-
-typedef struct dev_input {
-    vkcu_gpu_frame f;
-    void *mem[4];
-    cudaArray_t arr[4];
-} dev_input;
-
-/* Uploads a software frame as pitch-linear memory (arrays = 0) or as CUDA
- * arrays with texture objects (arrays = 1). */
-static void upload(const AVFrame *src, int arrays, dev_input *di)
-{
-    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(src->format);
-    int planes = av_pix_fmt_count_planes(src->format), bytes = d->comp[0].depth > 8 ? 2 : 1;
-    memset(di, 0, sizeof(*di));
-    di->f.nb_planes = planes;
-    for (int p = 0; p < planes; p++) {
-        int w = p ? AV_CEIL_RSHIFT(src->width, d->log2_chroma_w) : src->width;
-        int h = p ? AV_CEIL_RSHIFT(src->height, d->log2_chroma_h) : src->height;
-        int comps = planes == 2 && p == 1 ? 2 : 1;
-        size_t row = (size_t)w * comps * bytes;
-        vkcu_gpu_plane *pl = &di->f.plane[p];
-        pl->width = w, pl->height = h;
-        if (!arrays) {
-            CK(cudaMallocPitch(&di->mem[p], &pl->pitch, row, h));
-            CK(cudaMemcpy2D(di->mem[p], pl->pitch, src->data[p], src->linesize[p], row, h, cudaMemcpyHostToDevice));
-            pl->ptr = di->mem[p];
-            continue;
-        }
-        struct cudaChannelFormatDesc cd = cudaCreateChannelDesc(bytes * 8, comps == 2 ? bytes * 8 : 0, 0, 0,
-                                                                cudaChannelFormatKindUnsigned);
-        CK(cudaMallocArray(&di->arr[p], &cd, w, h, cudaArraySurfaceLoadStore));
-        CK(cudaMemcpy2DToArray(di->arr[p], 0, 0, src->data[p], src->linesize[p], row, h, cudaMemcpyHostToDevice));
-        struct cudaResourceDesc rd;
-        memset(&rd, 0, sizeof(rd));
-        rd.resType = cudaResourceTypeArray;
-        rd.res.array.array = di->arr[p];
-        struct cudaTextureDesc td;
-        memset(&td, 0, sizeof(td));
-        td.addressMode[0] = td.addressMode[1] = cudaAddressModeClamp;
-        td.filterMode = cudaFilterModePoint;
-        td.readMode = cudaReadModeElementType;
-        td.normalizedCoords = 0;
-        cudaTextureObject_t tex;
-        CK(cudaCreateTextureObject(&tex, &rd, &td, NULL));
-        pl->tex = tex;
-    }
-}
-
-static void release(dev_input *di)
-{
-    for (int p = 0; p < 4; p++) {
-        if (di->f.plane[p].tex)
-            cudaDestroyTextureObject(di->f.plane[p].tex);
-        if (di->arr[p])
-            cudaFreeArray(di->arr[p]);
-        if (di->mem[p])
-            cudaFree(di->mem[p]);
-    }
-}
 
 /* Compares the GPU output planes with the CPU frame; returns differing bytes. */
 static long long compare(const vkcu_gpu_frame *g, const AVFrame *cpu)
@@ -114,14 +46,14 @@ static void run(const char *op, const AVFrame *in, vkcu_video_format inf, const 
         vkcu_op *o = ch.ops[0];
         AVFrame *ref = ct_run(&ch, in, &outf);
         for (int arrays = 0; arrays < 2 && ref; arrays++) {
-            dev_input di;
-            upload(in, arrays, &di);
-            di.f.fmt = inf;
+            tg_frame di;
+            tg_upload(in, arrays, &di);
+            di.g.fmt = inf;
             vkcu_gpu_frame out;
             memset(&out, 0, sizeof(out));
             int ret = o->cls->init_gpu(o);
             if (ret >= 0)
-                ret = o->cls->run_gpu(o, &di.f, &out, NULL);
+                ret = o->cls->run_gpu(o, &di.g, &out, NULL);
             CK(cudaDeviceSynchronize());
             long long diff = ret < 0 ? -1 : compare(&out, ref);
             cases++;
@@ -130,7 +62,7 @@ static void run(const char *op, const AVFrame *in, vkcu_video_format inf, const 
                        arrays ? "array/texture" : "pitch-linear", diff, ret < 0 ? " (run_gpu failed)" : "");
                 failures++;
             }
-            release(&di);
+            tg_free(&di);
         }
         av_frame_free(&ref);
         vkcu_chain_free(&ch);
@@ -150,7 +82,7 @@ int main(void)
     for (int si = 0; si < 2; si++)
         for (int fi = 0; fi < 6; fi++) {
             int w = sizes[si][0], h = sizes[si][1];
-            AVFrame *in = ct_frame(fmts[fi], w, h);
+            AVFrame *in = tu_frame(fmts[fi], w, h);
             ct_fill_random(in, 42 + fi + si);
             vkcu_video_format inf = ct_format(fmts[fi], w, h, AVCOL_SPC_BT709, AVCOL_RANGE_MPEG);
             run("convert", in, inf, ":matrix=bt2020:range=full");

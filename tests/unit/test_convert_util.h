@@ -14,53 +14,8 @@
 #include <libavutil/pixdesc.h>
 
 #include "op.h"
+#include "test_util.h"
 #include "vkcu.h"
-
-static inline uint64_t ct_rand(uint64_t *s)
-{
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return *s * 2685821657736338717ull;
-}
-
-static inline AVFrame *ct_frame(enum AVPixelFormat fmt, int w, int h)
-{
-    AVFrame *f = av_frame_alloc();
-    if (!f)
-        return NULL;
-    f->format = fmt;
-    f->width = w;
-    f->height = h;
-    if (av_frame_get_buffer(f, 0) < 0)
-        av_frame_free(&f);
-    return f;
-}
-
-/* Sample of component c (pixdesc order) at (x, y) of its own grid, shift removed. */
-static inline int ct_get(const AVFrame *f, int c, int x, int y)
-{
-    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(f->format);
-    const AVComponentDescriptor *cd = &d->comp[c];
-    const uint8_t *p = f->data[cd->plane] + (ptrdiff_t)y * f->linesize[cd->plane] + x * cd->step + cd->offset;
-    if (d->comp[0].depth > 8 || (d->flags & AV_PIX_FMT_FLAG_FLOAT))
-        return (p[0] | p[1] << 8) >> cd->shift;
-    return p[0];
-}
-
-static inline void ct_set(AVFrame *f, int c, int x, int y, int v)
-{
-    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(f->format);
-    const AVComponentDescriptor *cd = &d->comp[c];
-    uint8_t *p = f->data[cd->plane] + (ptrdiff_t)y * f->linesize[cd->plane] + x * cd->step + cd->offset;
-    if (d->comp[0].depth > 8) {
-        v <<= cd->shift;
-        p[0] = (uint8_t)v;
-        p[1] = (uint8_t)(v >> 8);
-    } else {
-        p[0] = (uint8_t)v;
-    }
-}
 
 /* Fills every sample of a YUV frame with seeded random values of its depth. */
 static inline void ct_fill_random(AVFrame *f, uint64_t seed)
@@ -72,7 +27,7 @@ static inline void ct_fill_random(AVFrame *f, uint64_t seed)
         int h = c ? AV_CEIL_RSHIFT(f->height, d->log2_chroma_h) : f->height;
         for (int y = 0; y < h; y++)
             for (int x = 0; x < w; x++)
-                ct_set(f, c, x, y, (int)(ct_rand(&s) >> 40) & ((1 << d->comp[c].depth) - 1));
+                tu_set(f, c, x, y, (int)(tu_rand(&s) >> 40) & ((1 << d->comp[c].depth) - 1));
     }
 }
 
@@ -111,7 +66,7 @@ static inline vkcu_video_format ct_format(enum AVPixelFormat pf, int w, int h, e
 /* Runs op 0 of ch on one frame into a new frame of out's layout. */
 static inline AVFrame *ct_run(vkcu_chain *ch, const AVFrame *in, const vkcu_video_format *out)
 {
-    AVFrame *o = ct_frame(out->pix_fmt, out->width, out->height);
+    AVFrame *o = tu_frame(out->pix_fmt, out->width, out->height);
     if (!o)
         return NULL;
     if (ch->ops[0]->cls->run_cpu(ch->ops[0], in, o) < 0)

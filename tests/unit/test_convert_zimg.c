@@ -128,13 +128,13 @@ static void run_case(const AVFrame *in, int depth, int mi, int full, const char 
         for (int x = 0; x < w; x++) {
             for (int c = 0; c < 3; c++) {
                 /* ours: pixdesc component order is R,G,B for RGB and Y,U,V for YUV, like zimg's planes */
-                ct_count(&t, ct_get(o, c, x, y), zp[c][(size_t)y * w + x]);
+                ct_count(&t, tu_get(o, c, x, y), zp[c][(size_t)y * w + x]);
             }
             if (out_depth == 16) {
                 double rgb[3];
-                ref_rgb(mi, depth, full, ct_get(in, 0, x, y), ct_get(in, 1, x, y), ct_get(in, 2, x, y), 16, rgb);
+                ref_rgb(mi, depth, full, tu_get(in, 0, x, y), tu_get(in, 1, x, y), tu_get(in, 2, x, y), 16, rgb);
                 for (int c = 0; c < 3; c++)
-                    ct_count(&tr, ct_get(o, c, x, y), round_clamp(rgb[c], 65535));
+                    ct_count(&tr, tu_get(o, c, x, y), round_clamp(rgb[c], 65535));
             }
         }
     av_frame_free(&o);
@@ -154,8 +154,8 @@ static void run_case(const AVFrame *in, int depth, int mi, int full, const char 
 int main(void)
 {
     const int cube_w = 4096, cube_h = 4096, rnd_w = 1024, rnd_h = 1024;
-    AVFrame *cube = ct_frame(AV_PIX_FMT_YUV444P, cube_w, cube_h);
-    AVFrame *rnd = ct_frame(AV_PIX_FMT_YUV444P10LE, rnd_w, rnd_h);
+    AVFrame *cube = tu_frame(AV_PIX_FMT_YUV444P, cube_w, cube_h);
+    AVFrame *rnd = tu_frame(AV_PIX_FMT_YUV444P10LE, rnd_w, rnd_h);
     uint16_t *zp[3];
     for (int c = 0; c < 3; c++)
         if (posix_memalign((void **)&zp[c], 64, (size_t)cube_w * cube_h * 2))

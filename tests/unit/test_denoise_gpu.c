@@ -10,102 +10,13 @@
 #include <unistd.h>
 
 #include "test_denoise_util.h"
+#include "test_gpu_util.h"
 
 static int failures;
 
-#define CK(call)                                                                          \
-    do {                                                                                  \
-        cudaError_t e_ = (call);                                                          \
-        if (e_ != cudaSuccess) {                                                          \
-            fprintf(stderr, "FAIL %s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-            exit(1);                                                                      \
-        }                                                                                 \
-    } while (0)
-
-/* Device copy of one frame: planes as pitch-linear memory or as arrays. */
-typedef struct dev_frame {
-    vkcu_gpu_frame g;
-    void *mem[4];
-    cudaArray_t arr[4];
-} dev_frame;
-
-static void upload(const AVFrame *f, int as_array, dev_frame *d)
-{
-    const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(f->format);
-    int bytes = desc->comp[0].depth > 8 ? 2 : 1;
-    memset(d, 0, sizeof(*d));
-    d->g.fmt.pix_fmt = f->format;
-    d->g.fmt.width = f->width;
-    d->g.fmt.height = f->height;
-    d->g.nb_planes = av_pix_fmt_count_planes(f->format);
-    d->g.pts = f->pts;
-    d->g.duration = f->duration;
-    for (int p = 0; p < d->g.nb_planes; p++) {
-        int ncomp = (p == 1 && d->g.nb_planes == 2) ? 2 : 1;
-        int w = p ? AV_CEIL_RSHIFT(f->width, desc->log2_chroma_w) : f->width;
-        int h = p ? AV_CEIL_RSHIFT(f->height, desc->log2_chroma_h) : f->height;
-        size_t wb = (size_t)w * ncomp * bytes;
-        vkcu_gpu_plane *gp = &d->g.plane[p];
-        gp->width = w;
-        gp->height = h;
-        if (!as_array) {
-            CK(cudaMallocPitch(&d->mem[p], &gp->pitch, wb, h));
-            CK(cudaMemcpy2D(d->mem[p], gp->pitch, f->data[p], f->linesize[p], wb, h, cudaMemcpyHostToDevice));
-            gp->ptr = d->mem[p];
-            continue;
-        }
-        struct cudaChannelFormatDesc cd =
-            cudaCreateChannelDesc(8 * bytes, ncomp > 1 ? 8 * bytes : 0, 0, 0, cudaChannelFormatKindUnsigned);
-        CK(cudaMallocArray(&d->arr[p], &cd, w, h, cudaArraySurfaceLoadStore));
-        CK(cudaMemcpy2DToArray(d->arr[p], 0, 0, f->data[p], f->linesize[p], wb, h, cudaMemcpyHostToDevice));
-        struct cudaResourceDesc rd;
-        memset(&rd, 0, sizeof(rd));
-        rd.resType = cudaResourceTypeArray;
-        rd.res.array.array = d->arr[p];
-        struct cudaTextureDesc td;
-        memset(&td, 0, sizeof(td));
-        td.addressMode[0] = td.addressMode[1] = cudaAddressModeClamp;
-        td.filterMode = cudaFilterModePoint;
-        td.readMode = cudaReadModeElementType;
-        td.normalizedCoords = 0;
-        cudaTextureObject_t tex;
-        CK(cudaCreateTextureObject(&tex, &rd, &td, NULL));
-        gp->tex = tex;
-    }
-}
-
-static void dev_free(dev_frame *d)
-{
-    for (int p = 0; p < 4; p++) {
-        if (d->g.plane[p].tex)
-            cudaDestroyTextureObject((cudaTextureObject_t)d->g.plane[p].tex);
-        if (d->arr[p])
-            cudaFreeArray(d->arr[p]);
-        if (d->mem[p])
-            cudaFree(d->mem[p]);
-    }
-    memset(d, 0, sizeof(*d));
-}
-
-static AVFrame *download(const vkcu_gpu_frame *g, enum AVPixelFormat fmt)
-{
-    AVFrame *f = dt_frame(fmt, g->fmt.width, g->fmt.height);
-    const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(fmt);
-    int bytes = desc->comp[0].depth > 8 ? 2 : 1;
-    for (int p = 0; p < g->nb_planes; p++) {
-        int ncomp = (p == 1 && g->nb_planes == 2) ? 2 : 1;
-        size_t wb = (size_t)g->plane[p].width * ncomp * bytes;
-        CK(cudaMemcpy2D(f->data[p], f->linesize[p], g->plane[p].ptr, g->plane[p].pitch, wb, g->plane[p].height,
-                        cudaMemcpyDeviceToHost));
-    }
-    f->pts = g->pts;
-    f->duration = g->duration;
-    return f;
-}
-
 static AVFrame *make_noisy(enum AVPixelFormat fmt, int w, int h, int t)
 {
-    AVFrame *f = dt_frame(fmt, w, h);
+    AVFrame *f = tu_frame(fmt, w, h);
     const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(fmt);
     int depth = d->comp[0].depth, maxval = (1 << depth) - 1;
     uint64_t s = 0x1234567ull + (uint64_t)t * 7919;
@@ -117,7 +28,7 @@ static AVFrame *make_noisy(enum AVPixelFormat fmt, int w, int h, int t)
                 double v = 120 + 70 * sin((x + 3 * t) * 0.09 + c) * cos(y * 0.07) + (((x + t) / 16 + y / 12) & 1) * 30 +
                            12 * dt_gauss(&s);
                 v *= 1 << (depth - 8);
-                dt_set(f, c, x, y, (int)fmin(fmax(lrint(v), 0), maxval));
+                tu_set(f, c, x, y, (int)fmin(fmax(lrint(v), 0), maxval));
             }
     }
     f->pts = 90000 + 3000 * t;
@@ -133,7 +44,7 @@ static int count_diff(const AVFrame *a, const AVFrame *b, long *total)
         dt_comp_size(a, c, &w, &h);
         for (int y = 0; y < h; y++)
             for (int x = 0; x < w; x++)
-                diff += dt_get(a, c, x, y) != dt_get(b, c, x, y);
+                diff += tu_get(a, c, x, y) != tu_get(b, c, x, y);
         *total += (long)w * h;
     }
     return diff;
@@ -166,15 +77,15 @@ static void check_case(const char *text, enum AVPixelFormat fmt, int w, int h, i
     }
     for (int i = 0; i <= N; i++) {
         for (;;) {
-            dev_frame d;
+            tg_frame d;
             vkcu_gpu_frame out;
             memset(&out, 0, sizeof(out));
             if (i < N)
-                upload(in[i], as_array, &d);
+                tg_upload(in[i], as_array, &d);
             ret = op->cls->run_gpu(op, i < N ? &d.g : NULL, &out, stream);
             CK(cudaStreamSynchronize(stream));
             if (i < N)
-                dev_free(&d);
+                tg_free(&d);
             if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF)
                 break;
             if (ret < 0) {
@@ -182,7 +93,7 @@ static void check_case(const char *text, enum AVPixelFormat fmt, int w, int h, i
                 failures++;
                 goto done;
             }
-            AVFrame *o = download(&out, fmt);
+            AVFrame *o = tg_download(&out, fmt);
             if (nout >= nref) {
                 fprintf(stderr, "FAIL %s %s: GPU gave more frames than the CPU (%d)\n", text, name, nref);
                 failures++;

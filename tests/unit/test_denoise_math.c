@@ -8,18 +8,6 @@
 #include "test_denoise_util.h"
 #include "denoise_math.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                  \
-    do {                                                  \
-        if (!(cond)) {                                    \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                 \
-            fprintf(stderr, "\n");                        \
-            failures++;                                   \
-        }                                                 \
-    } while (0)
-
 static void test_math(void)
 {
     dn_tnr_params tp = { .maxval = 255, .sp_slope = 65536 / 15, .sp_amount = 256,
@@ -81,7 +69,7 @@ static void test_options(void)
 /* A smooth moving pattern with seeded noise. */
 static AVFrame *make_frame(enum AVPixelFormat fmt, int w, int h, int t, double sigma, uint64_t seed)
 {
-    AVFrame *f = dt_frame(fmt, w, h);
+    AVFrame *f = tu_frame(fmt, w, h);
     if (!f)
         return NULL;
     const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(fmt);
@@ -94,7 +82,7 @@ static AVFrame *make_frame(enum AVPixelFormat fmt, int w, int h, int t, double s
             for (int x = 0; x < cw; x++) {
                 double v = 128 + 60 * sin((x + 2 * t) * 0.15 + c) * cos(y * 0.11) + ((x / 8 + y / 8) & 1) * 20;
                 v = v * (1 << (depth - 8)) + sigma * (1 << (depth - 8)) * dt_gauss(&s);
-                dt_set(f, c, x, y, (int)fmin(fmax(lrint(v), 0), maxval));
+                tu_set(f, c, x, y, (int)fmin(fmax(lrint(v), 0), maxval));
             }
     }
     f->pts = 1000 + 40 * t;
@@ -140,7 +128,7 @@ static void test_flat_and_counts(void)
                     dt_comp_size(in[i], c, &w, &h);
                     for (int y = 0; y < h; y++)
                         for (int x = 0; x < w; x++)
-                            dt_set(in[i], c, x, y, 37 * (c + 1));
+                            tu_set(in[i], c, x, y, 37 * (c + 1));
                 }
             }
             int n = run_chain(modes[m], fmts[fi], 34, 18, 2, in, N, out);
@@ -202,8 +190,8 @@ int main(void)
     test_options();
     test_flat_and_counts();
     test_threads_layouts_gain();
-    if (failures) {
-        printf("test_denoise_math: %d checks FAILED\n", failures);
+    if (tu_failures) {
+        printf("test_denoise_math: %d checks FAILED\n", tu_failures);
         return 1;
     }
     printf("test_denoise_math: tnr/nlm math, options, flat input, frame counts and pts through flush, "

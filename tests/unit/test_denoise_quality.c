@@ -57,7 +57,7 @@ static int decode_clip(const char *path, clip *c, int nframes)
                 goto done;
             c->w = f->width;
             c->h = f->height;
-            AVFrame *k = dt_frame(AV_PIX_FMT_YUV420P, f->width, f->height);
+            AVFrame *k = tu_frame(AV_PIX_FMT_YUV420P, f->width, f->height);
             if (!k || av_frame_copy(k, f) < 0) {
                 av_frame_free(&k);
                 goto done;
@@ -94,15 +94,15 @@ static void add_noise(AVFrame *const *clean, AVFrame **noisy, int n, double sigm
 {
     uint64_t s = seed;
     for (int i = 0; i < n; i++) {
-        noisy[i] = dt_frame(AV_PIX_FMT_YUV420P, clean[i]->width, clean[i]->height);
+        noisy[i] = tu_frame(AV_PIX_FMT_YUV420P, clean[i]->width, clean[i]->height);
         noisy[i]->pts = clean[i]->pts;
         for (int c = 0; c < 3; c++) {
             int w, h;
             dt_comp_size(clean[i], c, &w, &h);
             for (int y = 0; y < h; y++)
                 for (int x = 0; x < w; x++) {
-                    long v = lrint(dt_get(clean[i], c, x, y) + sigma * dt_gauss(&s));
-                    dt_set(noisy[i], c, x, y, v < 0 ? 0 : v > 255 ? 255 : (int)v);
+                    long v = lrint(tu_get(clean[i], c, x, y) + sigma * dt_gauss(&s));
+                    tu_set(noisy[i], c, x, y, v < 0 ? 0 : v > 255 ? 255 : (int)v);
                 }
         }
     }
@@ -131,7 +131,7 @@ static double psnr_raw(const char *path, AVFrame *const *clean, int n)
         return -1;
     double sse = 0, cnt = 0;
     for (int i = 0; i < n; i++) {
-        AVFrame *g = dt_frame(AV_PIX_FMT_YUV420P, clean[i]->width, clean[i]->height);
+        AVFrame *g = tu_frame(AV_PIX_FMT_YUV420P, clean[i]->width, clean[i]->height);
         int ok = 1;
         for (int c = 0; c < 3 && ok; c++) {
             int w, h;

@@ -1,0 +1,71 @@
+/*
+ * Helpers every test program shares: a seeded generator, software frames,
+ * sample access by component, and a CHECK macro that counts failures.
+ */
+#ifndef VKCU_TEST_UTIL_H
+#define VKCU_TEST_UTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <libavutil/frame.h>
+#include <libavutil/pixdesc.h>
+
+/* xorshift64*: the same sequence on every machine. */
+static inline uint64_t tu_rand(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 2685821657736338717ull;
+}
+
+static inline AVFrame *tu_frame(enum AVPixelFormat fmt, int w, int h)
+{
+    AVFrame *f = av_frame_alloc();
+    if (!f)
+        return NULL;
+    f->format = fmt;
+    f->width = w;
+    f->height = h;
+    if (av_frame_get_buffer(f, 0) < 0)
+        av_frame_free(&f);
+    return f;
+}
+
+/* Component c (pixdesc order) at (x, y) of its own grid, as a value at the
+ * component's depth (shift removed); 16-bit samples little-endian. */
+static inline int tu_get(const AVFrame *f, int c, int x, int y)
+{
+    const AVComponentDescriptor *cd = &av_pix_fmt_desc_get(f->format)->comp[c];
+    const uint8_t *p = f->data[cd->plane] + (ptrdiff_t)y * f->linesize[cd->plane] + x * cd->step + cd->offset;
+    if (cd->depth > 8)
+        return (p[0] | p[1] << 8) >> cd->shift;
+    return p[0];
+}
+
+static inline void tu_set(AVFrame *f, int c, int x, int y, int v)
+{
+    const AVComponentDescriptor *cd = &av_pix_fmt_desc_get(f->format)->comp[c];
+    uint8_t *p = f->data[cd->plane] + (ptrdiff_t)y * f->linesize[cd->plane] + x * cd->step + cd->offset;
+    if (cd->depth > 8) {
+        v <<= cd->shift;
+        p[0] = (uint8_t)v;
+        p[1] = (uint8_t)(v >> 8);
+    } else {
+        p[0] = (uint8_t)v;
+    }
+}
+
+/* CHECK(cond, fmt, ...): prints FAIL with the place and counts it in tu_failures. */
+static int tu_failures __attribute__((unused));
+#define CHECK(cond, ...)                                         \
+    do {                                                         \
+        if (!(cond)) {                                           \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                        \
+            fprintf(stderr, "\n");                               \
+            tu_failures++;                                       \
+        }                                                        \
+    } while (0)
+
+#endif
