@@ -33,8 +33,7 @@ struct cv_gpu {
     float *tm_block; /* device copy of the tonemap tables */
     tm_tables tm;    /* with device pointers */
     int fast;        /* the description has a fast path (cvf_supported) */
-    cvf_f64 f64;     /* its affine in double precision, and whether that is exact */
-    int use_f64;
+    cvf_f64 f64;     /* fast path, integer outputs: its affine in double precision */
     cvf_taps taps;   /* its hoisted chroma weights */
 };
 
@@ -309,8 +308,7 @@ struct fast_params {
     cvf_taps t;
     int w, h, cw, ch;   /* luma size; 4:2:0 chroma size (input and output) */
     int in_shift, out_shift, ncomp;
-    cvf_f64 f;          /* the affine in double precision (when f64) */
-    int f64;            /* integer outputs through cvf_apply_f64 (exact; see convert_fast.h) */
+    cvf_f64 f;          /* integer outputs: the affine in double precision (exact; see convert_fast.h) */
     int luma_chroma;    /* output luma depends on chroma (a.c[0][1], a.c[0][2]) */
     int site_luma;      /* output chroma depends on luma (a.c[1][0], a.c[2][0]) */
     const uint8_t *in[3];
@@ -417,19 +415,15 @@ struct fast_in {
     }
 };
 
-/* One integer output code: the affine in double precision (F64) or int64. */
-template <bool F64>
+/* One integer output code: cv_apply, computed in double precision. */
 __device__ __forceinline__ int fast_code(const fast_params &p, int comp, int32_t x0, int32_t x1, int32_t x2)
 {
-    if constexpr (F64)
-        return cvf_apply_f64(&p.f, comp, cvf_i2d(x0), cvf_i2d(x1), cvf_i2d(x2));
-    else
-        return cv_apply(&p.a, comp, x0, x1, x2);
+    return cvf_apply_f64(&p.f, comp, cvf_i2d(x0), cvf_i2d(x1), cvf_i2d(x2));
 }
 
 /* Packed output: one row of 2Q pixels from x0, s[i] the samples of pixel
  * x0 + i; vector stores when the whole row piece is inside. */
-template <int OUT, int Q, bool F64>
+template <int OUT, int Q>
 __device__ __forceinline__ void fast_put_packed(const fast_params &p, int x0, int y, bool vec, const int32_t (*s)[3])
 {
     constexpr int N = 2 * Q;
@@ -439,8 +433,8 @@ __device__ __forceinline__ void fast_put_packed(const fast_params &p, int x0, in
         uint32_t px[N]; /* r | g << 8 | b << 16 | a << 24 */
 #pragma unroll
         for (int i = 0; i < N; i++)
-            px[i] = (uint32_t)fast_code<F64>(p, 0, s[i][0], s[i][1], s[i][2]) | (uint32_t)fast_code<F64>(p, 1, s[i][0], s[i][1], s[i][2]) << 8 |
-                    (uint32_t)fast_code<F64>(p, 2, s[i][0], s[i][1], s[i][2]) << 16 | 0xff000000u;
+            px[i] = (uint32_t)fast_code(p, 0, s[i][0], s[i][1], s[i][2]) | (uint32_t)fast_code(p, 1, s[i][0], s[i][1], s[i][2]) << 8 |
+                    (uint32_t)fast_code(p, 2, s[i][0], s[i][1], s[i][2]) << 16 | 0xff000000u;
         if (p.ncomp == 4) {
             if (vec) {
 #pragma unroll
@@ -480,7 +474,7 @@ __device__ __forceinline__ void fast_put_packed(const fast_params &p, int x0, in
 #pragma unroll
             for (int k = 0; k < 3; k++)
                 c[i][k] = OUT == OUT_HALF ? (uint32_t)cv_apply_half(&a, k, s[i][0], s[i][1], s[i][2])
-                                          : (uint32_t)fast_code<F64>(p, k, s[i][0], s[i][1], s[i][2]);
+                                          : (uint32_t)fast_code(p, k, s[i][0], s[i][1], s[i][2]);
         const uint32_t alpha = OUT == OUT_HALF ? 0x3c00u : 0xffffu;
         if (OUT == OUT_HALF || p.ncomp == 4) {
             if (vec) {
@@ -550,7 +544,7 @@ __device__ __forceinline__ void st_run(uint8_t *row, int x0, bool vec, int lim, 
     }
 }
 
-template <typename T, bool SEMI, bool TEX, int OUT, int Q, bool F64>
+template <typename T, bool SEMI, bool TEX, int OUT, int Q>
 __global__ void __launch_bounds__(256, Q == 2 ? 4 : 2) fast_kernel(const __grid_constant__ fast_params p)
 {
     typedef fast_in<T, SEMI, TEX> IN;
@@ -594,12 +588,12 @@ __global__ void __launch_bounds__(256, Q == 2 ? 4 : 2) fast_kernel(const __grid_
                 s[2 * q + d][2] = need_c ? cvf_up(&t, sv, q, d) : 0;
             }
         if constexpr (PACKED) {
-            fast_put_packed<OUT, Q, F64>(p, 2 * q0, y, vec, s);
+            fast_put_packed<OUT, Q>(p, 2 * q0, y, vec, s);
         } else {
             uint32_t v[2 * Q];
 #pragma unroll
             for (int i = 0; i < 2 * Q; i++)
-                v[i] = (uint32_t)fast_code<F64>(p, 0, s[i][0], s[i][1], s[i][2]) << p.out_shift;
+                v[i] = (uint32_t)fast_code(p, 0, s[i][0], s[i][1], s[i][2]) << p.out_shift;
             st_run<OB, 2 * Q>(p.out[0] + (size_t)y * p.opitch[0], 2 * q0, vec, p.w, v);
         }
     }
@@ -632,8 +626,8 @@ __global__ void __launch_bounds__(256, Q == 2 ? 4 : 2) fast_kernel(const __grid_
         uint32_t cb[Q], cr[Q];
 #pragma unroll
         for (int q = 0; q < Q; q++) {
-            cb[q] = (uint32_t)fast_code<F64>(p, 1, sc[q][0], sc[q][1], sc[q][2]) << p.out_shift;
-            cr[q] = (uint32_t)fast_code<F64>(p, 2, sc[q][0], sc[q][1], sc[q][2]) << p.out_shift;
+            cb[q] = (uint32_t)fast_code(p, 1, sc[q][0], sc[q][1], sc[q][2]) << p.out_shift;
+            cr[q] = (uint32_t)fast_code(p, 2, sc[q][0], sc[q][1], sc[q][2]) << p.out_shift;
         }
         if (OUT == OUT_SEMI8 || OUT == OUT_SEMI16) {
             uint32_t i2[2 * Q];
@@ -655,10 +649,7 @@ static void launch_fast_q(const fast_params &fp, cudaStream_t st)
     dim3 block(32, 8);
     int nbx = (fp.cw + Q - 1) / Q; /* quad blocks per row (fp.cw quads) */
     dim3 grid((unsigned)((nbx + block.x - 1) / block.x), (unsigned)((fp.ch + block.y - 1) / block.y));
-    if (fp.f64)
-        fast_kernel<T, SEMI, TEX, OUT, Q, true><<<grid, block, 0, st>>>(fp);
-    else
-        fast_kernel<T, SEMI, TEX, OUT, Q, false><<<grid, block, 0, st>>>(fp);
+    fast_kernel<T, SEMI, TEX, OUT, Q><<<grid, block, 0, st>>>(fp);
 }
 
 template <typename T, bool SEMI, bool TEX>
@@ -721,10 +712,10 @@ extern "C" int cv_gpu_create(cv_gpu **pg, const cv_desc *desc, const float *tm_b
     g->desc = *desc;
     {
         const char *e = getenv("VKCU_CONVERT_FAST"); /* 0: always the generic kernel (diagnostics) */
-        g->fast = cvf_supported(desc) && cvf_taps_init(&g->taps, desc) == 0 && !(e && e[0] == '0');
-        const char *e64 = getenv("VKCU_CONVERT_F64"); /* 0: the fast path in int64 (diagnostics) */
-        g->use_f64 = g->fast && !desc->out.is_half && cvf_f64_init(&g->f64, &desc->aff, desc->in.depth) &&
-                     !(e64 && e64[0] == '0');
+        /* Integer outputs need the double-precision affine to be exact (it is
+         * for every 8/10-bit input; test_convert_f64); half float keeps int64. */
+        g->fast = cvf_supported(desc) && cvf_taps_init(&g->taps, desc) == 0 && !(e && e[0] == '0') &&
+                  (desc->out.is_half || cvf_f64_init(&g->f64, &desc->aff, desc->in.depth));
     }
     {
         const cv_layout &l = desc->out;
@@ -784,7 +775,6 @@ static bool run_fast(const cv_gpu *g, const vkcu_gpu_frame *in, cudaStream_t st)
     memset(&fp, 0, sizeof(fp));
     fp.a = d.aff;
     fp.f = g->f64;
-    fp.f64 = g->use_f64;
     fp.t = g->taps;
     fp.w = d.width, fp.h = d.height;
     fp.cw = (d.width + 1) >> 1, fp.ch = (d.height + 1) >> 1;

@@ -6,8 +6,7 @@
  * read through texture objects (what frames from the interop ring are) and
  * as pitch-linear device memory (what earlier operators hand on), and,
  * for comparison, pitch-linear through the generic kernel
- * (VKCU_CONVERT_FAST=0) and textures through the fast kernel with its
- * affine in int64 rather than double (VKCU_CONVERT_F64=0).
+ * (VKCU_CONVERT_FAST=0).
  *
  * Usage: bench_convert [iterations [case ...]], a case being `in->out`
  * (nv12, p010, yuv420p, yuv420p10 -> any convert format) or just `out`
@@ -22,83 +21,41 @@
 #include <libavutil/pixdesc.h>
 
 #include "op.h"
+#include "test_gpu_util.h"
 #include "vkcu.h"
-
-#define CK(call)                                                                          \
-    do {                                                                                  \
-        cudaError_t e_ = (call);                                                          \
-        if (e_ != cudaSuccess) {                                                          \
-            printf("%s: %s (%s:%d)\n", #call, cudaGetErrorString(e_), __FILE__, __LINE__); \
-            return -1;                                                                    \
-        }                                                                                 \
-    } while (0)
 
 enum { W = 3840, H = 2160 };
 
 typedef struct input {
-    vkcu_gpu_frame pitch, tex; /* the same picture both ways */
-    void *mem[3];
-    cudaArray_t arr[3];
+    tg_frame pitch, tex; /* the same picture both ways */
 } input;
 
 /* Uploads a pseudo-random picture of pix_fmt as pitch-linear memory and as
- * CUDA arrays with texture objects (clamped, element reads, point). */
+ * CUDA arrays with texture objects. */
 static int make_input(enum AVPixelFormat pf, const vkcu_video_format *fmt, input *in)
 {
-    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(pf);
-    int planes = av_pix_fmt_count_planes(pf), bytes = d->comp[0].depth > 8 ? 2 : 1;
-    uint32_t seed = 12345;
-    memset(in, 0, sizeof(*in));
-    in->pitch.fmt = in->tex.fmt = *fmt;
-    in->pitch.nb_planes = in->tex.nb_planes = planes;
-    for (int p = 0; p < planes; p++) {
-        int w = p ? AV_CEIL_RSHIFT(W, d->log2_chroma_w) : W, h = p ? AV_CEIL_RSHIFT(H, d->log2_chroma_h) : H;
-        int comps = planes == 2 && p == 1 ? 2 : 1;
-        size_t row = (size_t)w * comps * bytes;
-        uint8_t *host = malloc(row * h);
-        if (!host)
-            return -1;
-        for (size_t i = 0; i < row * h; i++) {
-            seed = seed * 1664525u + 1013904223u;
-            host[i] = (uint8_t)(seed >> 24);
-        }
-        vkcu_gpu_plane *pl = &in->pitch.plane[p], *tl = &in->tex.plane[p];
-        CK(cudaMallocPitch(&in->mem[p], &pl->pitch, row, h));
-        CK(cudaMemcpy2D(in->mem[p], pl->pitch, host, row, row, h, cudaMemcpyHostToDevice));
-        pl->ptr = in->mem[p];
-        pl->width = tl->width = w;
-        pl->height = tl->height = h;
-        struct cudaChannelFormatDesc cd =
-            cudaCreateChannelDesc(bytes * 8, comps == 2 ? bytes * 8 : 0, 0, 0, cudaChannelFormatKindUnsigned);
-        CK(cudaMallocArray(&in->arr[p], &cd, w, h, cudaArraySurfaceLoadStore));
-        CK(cudaMemcpy2DToArray(in->arr[p], 0, 0, host, row, row, h, cudaMemcpyHostToDevice));
-        free(host);
-        struct cudaResourceDesc rd;
-        memset(&rd, 0, sizeof(rd));
-        rd.resType = cudaResourceTypeArray;
-        rd.res.array.array = in->arr[p];
-        struct cudaTextureDesc td;
-        memset(&td, 0, sizeof(td));
-        td.addressMode[0] = td.addressMode[1] = cudaAddressModeClamp;
-        td.filterMode = cudaFilterModePoint;
-        td.readMode = cudaReadModeElementType;
-        cudaTextureObject_t t;
-        CK(cudaCreateTextureObject(&t, &rd, &td, NULL));
-        tl->tex = t;
+    AVFrame *f = tu_frame(pf, W, H);
+    uint64_t seed = 12345;
+    if (!f)
+        return -1;
+    for (int p = 0; p < av_pix_fmt_count_planes(pf); p++) {
+        const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(pf);
+        int h = p ? AV_CEIL_RSHIFT(H, d->log2_chroma_h) : H;
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < f->linesize[p]; x++)
+                f->data[p][(size_t)y * f->linesize[p] + x] = (uint8_t)(tu_rand(&seed) >> 56);
     }
+    tg_upload(f, 0, &in->pitch);
+    tg_upload(f, 1, &in->tex);
+    in->pitch.g.fmt = in->tex.g.fmt = *fmt;
+    av_frame_free(&f);
     return 0;
 }
 
 static void free_input(input *in)
 {
-    for (int p = 0; p < 3; p++) {
-        if (in->tex.plane[p].tex)
-            cudaDestroyTextureObject(in->tex.plane[p].tex);
-        if (in->arr[p])
-            cudaFreeArray(in->arr[p]);
-        if (in->mem[p])
-            cudaFree(in->mem[p]);
-    }
+    tg_free(&in->pitch);
+    tg_free(&in->tex);
 }
 
 /* Microseconds per run_gpu call; *out receives the output planes. */
@@ -195,19 +152,15 @@ static int run_case(const char *spec, int iters, cudaStream_t st)
         vkcu_chain_free(&ch);
         return -2;
     }
-    const char *kinds[] = { "texture input", "pitch-linear input", "pitch-linear input, generic kernel",
-                            "texture input, fast kernel in int64" };
+    const char *kinds[] = { "texture input", "pitch-linear input", "pitch-linear input, generic kernel" };
     double copy_us = 0;
     size_t bytes = 0;
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 3; k++) {
         if (k == 2)
             setenv("VKCU_CONVERT_FAST", "0", 1);
-        if (k == 3)
-            setenv("VKCU_CONVERT_F64", "0", 1);
         vkcu_gpu_frame out;
-        double us = time_convert(op, k == 1 || k == 2 ? &in.pitch : &in.tex, &out, k == 2 ? iters / 4 + 1 : iters, st);
+        double us = time_convert(op, k ? &in.pitch.g : &in.tex.g, &out, k == 2 ? iters / 4 + 1 : iters, st);
         unsetenv("VKCU_CONVERT_FAST");
-        unsetenv("VKCU_CONVERT_F64");
         if (us < 0) {
             printf("bench_convert: %s, %s: run_gpu failed\n", spec, kinds[k]);
             ret = -2;
