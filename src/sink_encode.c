@@ -306,10 +306,9 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
         }
         goto fail_out;
     }
+    e->max_frames = QUEUE_FRAMES;
     if (!e->hw_frame && (ret = setup_workers(s, codec, fmt, tb, !!(ofmt->flags & AVFMT_GLOBALHEADER))) < 0)
         goto fail_out;
-    if (e->max_frames < 1)
-        e->max_frames = QUEUE_FRAMES;
 
     /* Only now, with every option checked, does the output appear. */
     ret = vkcu_outfile_begin(path, p->overwrite, e->tmp, sizeof(e->tmp), s->err, s->errlen);
@@ -601,85 +600,66 @@ static void *gop_worker_main(void *arg)
     return NULL;
 }
 
-/* The encoder thread with GOP workers: writes the queue in order, each
- * frame's packet once its worker has made it. */
-static int gop_mux_loop(vkcu_sink *s)
+/* Takes the first queue item (lock held). */
+static queue_item pop_head(encode_sink *e)
 {
-    encode_sink *e = s->priv;
-    for (;;) {
-        pthread_mutex_lock(&e->lock);
-        double t = vkcu_now();
-        int starved = !e->q_count;
-        while (!e->thread_ret && !e->aborting &&
-               (e->q_count ? e->queue[e->q_head].index >= 0 && e->queue[e->q_head].state != 2 : !e->finishing))
-            pthread_cond_wait(&e->cond, &e->lock);
-        if (starved && e->frames)
-            e->t_idle += vkcu_now() - t;
-        if (e->thread_ret || e->aborting || !e->q_count) {
-            int ret = e->thread_ret;
-            pthread_mutex_unlock(&e->lock);
-            return ret;
-        }
-        queue_item it = e->queue[e->q_head];
-        e->queue[e->q_head] = (queue_item){ 0 };
-        e->q_head = (e->q_head + 1) % QUEUE_ITEMS;
-        e->q_count--;
-        if (it.index >= 0)
-            e->q_frames--;
-        pthread_cond_broadcast(&e->cond);
-        pthread_mutex_unlock(&e->lock);
-        int ret;
-        if (it.index >= 0) {
-            it.pkt->stream_index = e->vst->index;
-            av_packet_rescale_ts(it.pkt, e->enc->time_base, e->vst->time_base);
-            e->frames++;
-        }
-        ret = write_out(s, it.pkt);
-        av_packet_free(&it.pkt);
-        if (ret < 0)
-            return ret;
-    }
+    queue_item it = e->queue[e->q_head];
+    e->queue[e->q_head] = (queue_item){ 0 };
+    e->q_head = (e->q_head + 1) % QUEUE_ITEMS;
+    e->q_count--;
+    if (it.index >= 0)
+        e->q_frames--;
+    pthread_cond_broadcast(&e->cond);
+    return it;
 }
 
+/* Whether the first item can be written now (lock held): a copied packet, a
+ * frame this thread encodes itself, or one its GOP worker has encoded. */
+static int head_ready(const encode_sink *e)
+{
+    const queue_item *h = &e->queue[e->q_head];
+    return e->q_count && (h->index < 0 || e->nb_gw < 2 || h->state == 2);
+}
+
+/* The encoder thread: takes the queue in order and writes every packet, so
+ * the muxer has one writer. With GOP workers it only writes their packets. */
 static void *encode_thread_main(void *arg)
 {
     vkcu_sink *s = arg;
     encode_sink *e = s->priv;
+    const int workers = e->nb_gw > 1;
     int ret = 0;
     for (;;) {
-        if (e->nb_gw > 1) {
-            ret = gop_mux_loop(s);
-            break;
-        }
         pthread_mutex_lock(&e->lock);
         double t = vkcu_now();
-        while (!e->q_count && !e->finishing && !e->aborting)
+        int starved = !e->q_count;
+        while (!e->thread_ret && !e->aborting && !head_ready(e) && !(e->finishing && !e->q_count))
             pthread_cond_wait(&e->cond, &e->lock);
-        if (e->frames) /* waiting for the first frame is set-up, not starvation */
+        if (starved && e->frames) /* waiting for the first frame is set-up, not starvation */
             e->t_idle += vkcu_now() - t;
-        if (e->aborting || !e->q_count) {
-            int finish = !e->aborting;
+        if (e->thread_ret || e->aborting || !e->q_count) {
+            int finish = !e->thread_ret && !e->aborting;
             pthread_mutex_unlock(&e->lock);
-            if (finish) {
+            if (finish && !workers) { /* intra-only workers have nothing left to flush */
                 avcodec_send_frame(e->enc, NULL);
                 ret = drain(s);
             }
             break;
         }
-        queue_item it = e->queue[e->q_head];
-        e->q_head = (e->q_head + 1) % QUEUE_ITEMS;
-        e->q_count--;
-        if (it.frame)
-            e->q_frames--;
-        pthread_cond_broadcast(&e->cond);
+        queue_item it = pop_head(e);
         pthread_mutex_unlock(&e->lock);
-        if (it.frame) {
+        if (it.index >= 0 && !workers) {
             ret = encode_one(s, it.frame);
-            av_frame_free(&it.frame);
         } else {
+            if (it.index >= 0) {
+                it.pkt->stream_index = e->vst->index;
+                av_packet_rescale_ts(it.pkt, e->enc->time_base, e->vst->time_base);
+                e->frames++;
+            }
             ret = write_out(s, it.pkt);
-            av_packet_free(&it.pkt);
         }
+        av_frame_free(&it.frame);
+        av_packet_free(&it.pkt);
         if (ret < 0)
             break;
     }
@@ -726,7 +706,6 @@ static int setup_workers(vkcu_sink *s, const AVCodec *codec, const vkcu_video_fo
 {
     encode_sink *e = s->priv;
     const vkcu_job_params *p = s->params;
-    e->max_frames = QUEUE_FRAMES;
     int want = p->encode_workers;
     if (want == 1)
         return 0;
@@ -868,9 +847,10 @@ static int encode_close(vkcu_sink *s, int ok)
             s->result->enc_ms_mux = e->t_mux * 1000;
             s->result->enc_ms_idle = e->t_idle * 1000;
         }
-        for (; e->q_count; e->q_count--, e->q_head = (e->q_head + 1) % QUEUE_ITEMS) {
-            av_frame_free(&e->queue[e->q_head].frame);
-            av_packet_free(&e->queue[e->q_head].pkt);
+        while (e->q_count) { /* every thread has ended: no lock needed */
+            queue_item it = pop_head(e);
+            av_frame_free(&it.frame);
+            av_packet_free(&it.pkt);
         }
         pthread_mutex_destroy(&e->lock);
         pthread_cond_destroy(&e->cond);
