@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,11 +99,54 @@ static int parse_time(const char *opt, const char *v, double *seconds, int64_t *
     return 0;
 }
 
+/* Integer options: where each goes in vkcu_job_params, its range, and the
+ * factor from the value given to the value stored. */
+typedef struct int_option {
+    const char *name;
+    long lo, hi;
+    int scale;
+    size_t offset;
+} int_option;
+
+static const int_option job_int_options[] = {
+    { "--device", 0, 63, 1, offsetof(vkcu_job_params, device) },
+    { "--frames", 1, 2147483647, 1, offsetof(vkcu_job_params, max_frames) },
+    { "--ring-size", 3, 16, 1, offsetof(vkcu_job_params, ring_size) },
+    { "--decode-threads", 1, 256, 1, offsetof(vkcu_job_params, decode_threads) },
+    { "--stall-timeout", 0, 3600, 1000, offsetof(vkcu_job_params, stall_timeout_ms) },
+};
+
+static const int_option encode_int_options[] = {
+    { "--crf", 0, 63, 1, offsetof(vkcu_job_params, crf) },
+    { "--gop", 0, 100000, 1, offsetof(vkcu_job_params, gop) },
+    { "--encode-workers", 1, 64, 1, offsetof(vkcu_job_params, encode_workers) },
+};
+
+/* 2 when `a` is one of the n options (value v parsed and stored), -1 after a
+ * usage error, 0 when `a` is none of them. */
+static int parse_int_option(const int_option *opts, int n, vkcu_job_params *p, const char *a, const char *v)
+{
+    for (int k = 0; k < n; k++) {
+        if (strcmp(a, opts[k].name))
+            continue;
+        long x;
+        if (!v)
+            return cli_usage_error("%s needs a value", a), -1;
+        if (cli_parse_int(a, v, opts[k].lo, opts[k].hi, &x) < 0)
+            return -1;
+        *(int *)((char *)p + opts[k].offset) = (int)x * opts[k].scale;
+        return 2;
+    }
+    return 0;
+}
+
 int cli_job_option(vkcu_job_params *p, int argc, char **argv, int i)
 {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    long x;
+    int n = parse_int_option(job_int_options, (int)(sizeof(job_int_options) / sizeof(job_int_options[0])), p, a, v);
+    if (n)
+        return n;
 #define NEED_VALUE()                                                \
     do {                                                            \
         if (!v) {                                                   \
@@ -122,13 +166,6 @@ int cli_job_option(vkcu_job_params *p, int argc, char **argv, int i)
             return cli_usage_error("--backend: '%s' is not cpu, gpu or auto", v), -1;
         return 2;
     }
-    if (!strcmp(a, "--device")) {
-        NEED_VALUE();
-        if (cli_parse_int(a, v, 0, 63, &x) < 0)
-            return -1;
-        p->device = (int)x;
-        return 2;
-    }
     if (!strcmp(a, "--chain")) {
         NEED_VALUE();
         p->chain = v;
@@ -138,27 +175,6 @@ int cli_job_option(vkcu_job_params *p, int argc, char **argv, int i)
         NEED_VALUE(); /* a preset: chain, encoder and hash settings; options after it override */
         return cli_pipeline_option(p, v) < 0 ? -1 : 2;
     }
-    if (!strcmp(a, "--ring-size")) {
-        NEED_VALUE();
-        if (cli_parse_int(a, v, 3, 16, &x) < 0)
-            return -1;
-        p->ring_size = (int)x;
-        return 2;
-    }
-    if (!strcmp(a, "--decode-threads")) {
-        NEED_VALUE();
-        if (cli_parse_int(a, v, 1, 256, &x) < 0)
-            return -1;
-        p->decode_threads = (int)x;
-        return 2;
-    }
-    if (!strcmp(a, "--stall-timeout")) {
-        NEED_VALUE();
-        if (cli_parse_int(a, v, 0, 3600, &x) < 0)
-            return -1;
-        p->stall_timeout_ms = (int)x * 1000;
-        return 2;
-    }
     if (!strcmp(a, "--handoff")) {
         NEED_VALUE();
         if (!strcmp(v, "binary"))
@@ -167,13 +183,6 @@ int cli_job_option(vkcu_job_params *p, int argc, char **argv, int i)
             p->timeline_handoff = 1;
         else
             return cli_usage_error("--handoff: '%s' is not binary or timeline", v), -1;
-        return 2;
-    }
-    if (!strcmp(a, "--frames")) {
-        NEED_VALUE();
-        if (cli_parse_int(a, v, 1, 2147483647, &x) < 0)
-            return -1;
-        p->max_frames = (int)x;
         return 2;
     }
     if (!strcmp(a, "--start") || !strcmp(a, "--duration")) {
@@ -340,12 +349,15 @@ int cli_main_transcode(int argc, char **argv)
         } else if (!strcmp(a, "--decode-only")) {
             p.sink = VKCU_SINK_NULL;
             p.decode_only = 1;
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--encoder") || !strcmp(a, "--crf") || !strcmp(a, "--bitrate") ||
-                   !strcmp(a, "--preset") || !strcmp(a, "--gop") || !strcmp(a, "--encoder-opt") ||
-                   !strcmp(a, "--encode-workers")) {
+        } else if ((n = parse_int_option(encode_int_options,
+                                         (int)(sizeof(encode_int_options) / sizeof(encode_int_options[0])), &p, a, v))) {
+            if (n < 0)
+                return VKCU_EXIT_USAGE;
+            i++;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--encoder") || !strcmp(a, "--bitrate") || !strcmp(a, "--preset") ||
+                   !strcmp(a, "--encoder-opt")) {
             if (!v)
                 return cli_usage_error("%s needs a value", a);
-            long x;
             i++;
             if (!strcmp(a, "-o"))
                 p.output = v;
@@ -355,20 +367,8 @@ int cli_main_transcode(int argc, char **argv)
                 p.preset = v;
             else if (!strcmp(a, "--encoder-opt"))
                 p.encoder_opts = v;
-            else if (!strcmp(a, "--bitrate")) {
-                if (vkcu_parse_bitrate(v, &p.bitrate) < 0)
-                    return cli_usage_error("--bitrate: '%s' is not a bitrate (e.g. 4M, 800k)", v);
-            } else {
-                const int workers = !strcmp(a, "--encode-workers");
-                if (cli_parse_int(a, v, workers, !strcmp(a, "--crf") ? 63 : workers ? 64 : 100000, &x) < 0)
-                    return VKCU_EXIT_USAGE;
-                if (!strcmp(a, "--crf"))
-                    p.crf = (int)x;
-                else if (workers)
-                    p.encode_workers = (int)x;
-                else
-                    p.gop = (int)x;
-            }
+            else if (vkcu_parse_bitrate(v, &p.bitrate) < 0)
+                return cli_usage_error("--bitrate: '%s' is not a bitrate (e.g. 4M, 800k)", v);
         } else if (a[0] == '-' && a[1]) {
             return cli_usage_error("unknown option '%s'", a);
         } else if (!input) {

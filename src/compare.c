@@ -343,6 +343,17 @@ static int frame_view_init(frame_view *v, const AVFrame *f)
     return 0;
 }
 
+/* Views of both frames, or neither (an error). */
+static int frame_views_init(frame_view *va, frame_view *vb, const AVFrame *a, const AVFrame *b)
+{
+    int ret = frame_view_init(va, a);
+    if (ret >= 0)
+        ret = frame_view_init(vb, b);
+    if (ret < 0)
+        frame_view_free(va);
+    return ret;
+}
+
 static inline int sample_at(const comp_view *c, int x, int y)
 {
     const uint8_t *row = c->data + (ptrdiff_t)y * c->stride;
@@ -465,11 +476,8 @@ int vkcu_frame_metrics_compute(const AVFrame *a, const AVFrame *b, vkcu_frame_me
         return VKCU_ERR_MISMATCH;
     }
     frame_view va, vb;
-    int ret = frame_view_init(&va, a);
-    if (ret >= 0)
-        ret = frame_view_init(&vb, b);
+    int ret = frame_views_init(&va, &vb, a, b);
     if (ret < 0) {
-        frame_view_free(&va);
         snprintf(err, errlen, "%s has no sample metrics (float or bitstream layout); compare hashes instead",
                  av_get_pix_fmt_name(a->format));
         return ret;
@@ -862,11 +870,8 @@ fail:
 static int draw_difference(const char *path, const AVFrame *a, const AVFrame *b, char *err, size_t errlen)
 {
     frame_view va, vb;
-    int ret = frame_view_init(&va, a);
-    if (ret >= 0)
-        ret = frame_view_init(&vb, b);
+    int ret = frame_views_init(&va, &vb, a, b);
     if (ret < 0) {
-        frame_view_free(&va);
         snprintf(err, errlen, "%s: cannot draw the difference of %s frames", path, av_get_pix_fmt_name(a->format));
         return ret;
     }
