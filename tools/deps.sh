@@ -22,11 +22,21 @@ jobs=${VKCU_JOBS:-$(nproc)}
 mkdir -p "$cache" "$root/build"
 
 # Bump when the build recipe below changes in a way flags do not capture.
-recipe=3
+recipe=4
+
+# FFmpeg is pinned to one exact Debian 13 source version: the golden hashes
+# depend on its decoders, so a point release must be a deliberate change here
+# (update the version and the three checksums from `apt-cache showsrc ffmpeg`
+# against Debian 13, then re-run the golden manifests).
+FFMPEG_DEB_VERSION=7:7.1.5-0+deb13u1
+FFMPEG_SHA256="\
+9ed2ed34cbe7f056eeebbe9045c5e2d15e41b5b053fe7c8ba6979a0b6fb081ce  ffmpeg_7.1.5-0+deb13u1.dsc
+de668509caf9e35e3cd162473441fdb29538c6d96ed080292b3cf9e6fc5d558f  ffmpeg_7.1.5.orig.tar.xz
+a1be51d8a10744952fe94fa318bf71bbc8074bed0951382c079ab7ef227f74ef  ffmpeg_7.1.5-0+deb13u1.debian.tar.xz"
 
 packages=(build-essential pkg-config nasm dpkg-dev xz-utils ca-certificates
   libvulkan1 mesa-vulkan-drivers libzimg-dev libx264-dev libx265-dev
-  libsvtav1enc-dev libdav1d-dev glslang-dev zlib1g-dev)
+  libsvtav1enc-dev libdav1d-dev libvpx-dev libaom-dev glslang-dev zlib1g-dev)
 
 install_packages() {
   [ "${VKCU_NO_APT:-0}" = 1 ] && return 0
@@ -68,10 +78,15 @@ private_apt() {
 
 ffmpeg_version() {
   apt-cache "${APT_OPTS[@]}" showsrc ffmpeg 2>/dev/null |
-    awk '/^Version: / {print $2}' | grep -E '^(7:)?7\.1\.' | sort -V | tail -1
+    awk '/^Version: / {print $2}' | grep -qxF "$FFMPEG_DEB_VERSION" ||
+    die "Debian 13 no longer has ffmpeg $FFMPEG_DEB_VERSION (the pinned version); pin the current one in tools/deps.sh (FFMPEG_DEB_VERSION and FFMPEG_SHA256) and re-check the golden hashes"
+  echo "$FFMPEG_DEB_VERSION"
 }
 
 # Configuration: kept in one list so its hash names the cache entry.
+# Every native decoder, demuxer, parser and bitstream filter is built (users
+# bring every format), plus libdav1d; encoders, muxers and filters are the
+# ones vkcu and its tests use (the test corpus is encoded by this ffmpeg).
 ffmpeg_flags() {
   cat <<'EOF'
 --enable-static --disable-shared --enable-pic --enable-gpl
@@ -81,16 +96,14 @@ ffmpeg_flags() {
 --enable-ffmpeg --enable-ffprobe --disable-ffplay
 --enable-vulkan --enable-libglslang
 --enable-ffnvcodec --enable-nvdec --enable-cuvid
---enable-libx264 --enable-libx265 --enable-libsvtav1 --enable-libdav1d --enable-libzimg
+--enable-libx264 --enable-libx265 --enable-libsvtav1 --enable-libdav1d --enable-libzimg --enable-libvpx --enable-libaom
+--enable-decoders --enable-demuxers --enable-parsers --enable-bsfs
 --enable-hwaccel=h264_vulkan,hevc_vulkan,av1_vulkan,h264_nvdec,hevc_nvdec,av1_nvdec
---enable-decoder=h264,hevc,av1,libdav1d,vp9,mpeg2video,rawvideo,ffv1,png,h264_cuvid,hevc_cuvid,av1_cuvid,aac,ac3,mp3,opus,pcm_s16le,wrapped_avframe
---enable-encoder=libx264,libx265,libsvtav1,ffv1,rawvideo,wrapped_avframe,h264_vulkan,hevc_vulkan,png,aac,ac3,opus,pcm_s16le,mpeg2video
---enable-demuxer=mov,matroska,nut,yuv4mpegpipe,h264,hevc,ivf,obu,rawvideo,aac,ac3,mp3,ogg,wav,mpegts,m4v,image2,image_png_pipe,concat,framemd5,ffmetadata
---enable-muxer=mp4,mov,matroska,webm,nut,yuv4mpegpipe,h264,hevc,ivf,obu,rawvideo,aac,ac3,mp3,ogg,opus,wav,mpegts,framemd5,framecrc,md5,null,image2,ffmetadata
---enable-parser=h264,hevc,av1,vp9,mpegvideo,aac,opus,ac3,mpegaudio,png
---enable-bsf=h264_mp4toannexb,hevc_mp4toannexb,extract_extradata,vp9_superframe,vp9_superframe_split,av1_frame_split,av1_frame_merge,aac_adtstoasc,null,setts,h264_metadata,hevc_metadata
+--disable-decoder=libaom_av1,libvpx_vp8,libvpx_vp9
+--enable-encoder=libx264,libx265,libsvtav1,libaom_av1,libvpx_vp8,libvpx_vp9,ffv1,rawvideo,wrapped_avframe,h264_vulkan,hevc_vulkan,png,aac,ac3,opus,pcm_s16le,mpeg2video,mpeg4,mjpeg,prores_ks,dnxhd
+--enable-muxer=mp4,mov,matroska,webm,nut,yuv4mpegpipe,h264,hevc,ivf,obu,rawvideo,aac,ac3,mp3,ogg,opus,wav,mpegts,framemd5,framecrc,framehash,md5,null,image2,ffmetadata,avi,mxf,mxf_opatom,mpeg2video,m4v
 --enable-protocol=file,pipe
---enable-filter=nlmeans,nlmeans_vulkan,scale_vulkan,hwupload,hwdownload,hwmap,format,scale,null,nullsink,anull,anullsink,buffer,buffersink,abuffer,abuffersink,aformat,aresample,hqdn3d,zscale,psnr,ssim,testsrc,testsrc2,color,smptehdbars,trim,setpts,fps,split,crop,copy,sine,anullsrc,aevalsrc,settb,showinfo,setparams,select,pad,noise,geq,drawbox,concat,vflip,tpad,mandelbrot,gradients,overlay,boxblur,asetnsamples,atrim,asetpts
+--enable-filter=nlmeans,nlmeans_vulkan,scale_vulkan,hwupload,hwdownload,hwmap,format,scale,null,nullsink,anull,anullsink,buffer,buffersink,abuffer,abuffersink,aformat,aresample,hqdn3d,zscale,psnr,ssim,testsrc,testsrc2,color,smptehdbars,trim,setpts,fps,split,crop,copy,sine,anullsrc,aevalsrc,settb,showinfo,setparams,select,pad,noise,geq,drawbox,concat,vflip,tpad,mandelbrot,gradients,overlay,boxblur,asetnsamples,atrim,asetpts,bwdif,yadif,bwdif_vulkan,interlace,tinterlace,setfield,setsar,setdar,fieldorder,framerate
 EOF
 }
 
@@ -136,20 +149,23 @@ build_ffmpeg() {
     say "downloading FFmpeg source package $version (Debian 13)"
     (cd "$work" && apt-get "${APT_OPTS[@]}" source --download-only -qq "ffmpeg=$version" >/dev/null) ||
       die "cannot download the ffmpeg source package $version"
+    (cd "$work" && printf '%s\n' "$FFMPEG_SHA256" | sha256sum --quiet -c -) ||
+      die "ffmpeg source package $version does not match the pinned SHA-256 sums in tools/deps.sh"
     (cd "$work" && dpkg-source --no-check -x ./*.dsc src >/dev/null) || die "cannot unpack the ffmpeg source package"
     src=$work/src
+    local t0=$SECONDS
     say "configuring FFmpeg (log: $work/configure.log)"
     # shellcheck disable=SC2046
     (cd "$src" && PKG_CONFIG_PATH=$cache/headers/pkgconfig ./configure --prefix="$prefix" \
         --extra-cflags="-I$cache/headers/usr/include" $(ffmpeg_flags) > "$work/configure.log" 2>&1) ||
       { tail -20 "$src/ffbuild/config.log" >&2; die "FFmpeg configure failed (see $work/configure.log)"; }
-    say "building FFmpeg with $jobs jobs (a few minutes; log: $work/build.log)"
+    say "building FFmpeg with $jobs jobs (about 20 minutes on 2 cores; log: $work/build.log)"
     (cd "$src" && make -j"$jobs" > "$work/build.log" 2>&1 && make install >> "$work/build.log" 2>&1) ||
       { tail -20 "$work/build.log" >&2; die "FFmpeg build failed (see $work/build.log)"; }
     # Keep the source tree: tests and contributors read FFmpeg's code.
     rm -rf "$prefix/src"; mv "$src" "$prefix/src"; rm -rf "$work"
     touch "$prefix/.complete"
-    say "FFmpeg installed at $prefix"
+    say "FFmpeg installed at $prefix (configure and build took $((SECONDS - t0)) s with $jobs jobs)"
   fi
   cat > "$root/build/deps.mk.tmp" <<EOF
 # written by tools/deps.sh: FFmpeg ${version#7:} built from Debian 13's source package
