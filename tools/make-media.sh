@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Generates the test clips vkcu's tests and benchmarks use, with the FFmpeg
-# that tools/deps.sh built. Idempotent: existing clips are kept.
+# that tools/deps.sh built. Idempotent: existing clips are kept, unless this
+# script or the FFmpeg build changed since they were made (then all are made
+# again). Every encoder runs with one thread (x264/x265 frame threads, no x265
+# thread pool, one SVT-AV1 processor): with automatic threads the encoders'
+# bytes depend on the core count, and the golden hashes with them.
+# media/gen.sha256 lists every clip's SHA-256; tests/cli/media.sh checks it.
 #   tools/make-media.sh          small clips for the tests (media/gen/)
 #   tools/make-media.sh --large  also 1080p/4K clips for GPU tests and benchmarks
 set -euo pipefail
@@ -9,13 +14,22 @@ bin=$(sed -n 's/^FFMPEG_BIN := //p' "$root/build/deps.mk")
 ff="$bin/ffmpeg -hide_banner -loglevel error -nostdin -y"
 out=$root/media/gen
 mkdir -p "$out"
+recipe="$(sha256sum "$0" | cut -c1-16) $("$bin/ffmpeg" -hide_banner -version | head -1)"
+if [ "$(cat "$out/.recipe" 2>/dev/null)" != "$recipe" ]; then
+  [ -e "$out/.recipe" ] && echo "media: tools/make-media.sh or FFmpeg changed: making every clip again" >&2
+  find "$out" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
+  printf '%s\n' "$recipe" > "$out/.recipe"
+fi
+# Output options that make the clips byte-identical on any machine: one
+# encoder thread, and no random Matroska UIDs or dates (bitexact muxing).
+fixed=(-threads 1 -svtav1-params lp=1 -fflags +bitexact)
 
 make_clip() { # name, then ffmpeg arguments; written to a temp name first
   local name=$1; shift
   [ -s "$out/$name" ] && return 0
   echo "media: $name" >&2
   local ext=${name##*.}
-  $ff "$@" "$out/.tmp.$ext" && mv "$out/.tmp.$ext" "$out/$name"
+  $ff "$@" "${fixed[@]}" "$out/.tmp.$ext" && mv "$out/.tmp.$ext" "$out/$name"
 }
 
 src="testsrc2=size=320x240:rate=25"
@@ -27,7 +41,7 @@ make_clip h264-aac.mp4 -filter_complex "$src:duration=2,$bt709[v];sine=frequency
   -map "[v]" -map "[a]" -c:v libx264 -preset veryfast -g 12 -bf 2 "${tags[@]}" -pix_fmt yuv420p -c:a aac -b:a 96k \
   -metadata title="vkcu test clip" -metadata:s:a:0 language=eng -shortest
 # HEVC Main10 in Matroska.
-make_clip hevc10.mkv -filter_complex "$src:duration=1.2,$bt709" -c:v libx265 -preset ultrafast -x265-params log-level=error \
+make_clip hevc10.mkv -filter_complex "$src:duration=1.2,$bt709" -c:v libx265 -preset ultrafast -x265-params log-level=error:pools=none:frame-threads=1 \
   -pix_fmt yuv420p10le "${tags[@]}"
 # AV1 (no Vulkan AV1 decode on an H200: the software-decode fallback).
 make_clip av1.ivf -filter_complex "$src:duration=1" -c:v libsvtav1 -preset 12 -pix_fmt yuv420p
@@ -39,7 +53,7 @@ make_clip vfr.mkv -filter_complex "$src:duration=2,setpts='(N*40+floor(N/5)*17)/
 # HDR10 (PQ, BT.2020) with mastering metadata, 10-bit HEVC.
 make_clip hdr10.mkv -filter_complex "$src:duration=0.4,setparams=color_primaries=bt2020:color_trc=smpte2084:colorspace=bt2020nc" -c:v libx265 -preset ultrafast -pix_fmt yuv420p10le \
   -color_primaries bt2020 -color_trc smpte2084 -colorspace bt2020nc \
-  -x265-params "log-level=error:hdr10=1:master-display=G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)L(10000000,1):max-cll=1000,400"
+  -x265-params "log-level=error:pools=none:frame-threads=1:hdr10=1:master-display=G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)L(10000000,1):max-cll=1000,400"
 # Audio only, and a file that is not media at all.
 make_clip audio-only.mkv -filter_complex "sine=frequency=440:duration=1" -c:a aac
 [ -s "$out/not-video.mp4" ] || printf 'this is a text file, not a video\n' > "$out/not-video.mp4"
@@ -67,7 +81,7 @@ if [ "${1:-}" = --large ]; then
   }
   big h264-1080p.mp4 1920x1080 600 -c:v libx264 -preset veryfast -crf 26 -pix_fmt yuv420p
   big h264-2160p.mp4 3840x2160 600 -c:v libx264 -preset veryfast -crf 28 -pix_fmt yuv420p
-  big hevc10-1080p.mp4 1920x1080 600 -c:v libx265 -preset ultrafast -crf 28 -pix_fmt yuv420p10le -x265-params log-level=error
+  big hevc10-1080p.mp4 1920x1080 600 -c:v libx265 -preset ultrafast -crf 28 -pix_fmt yuv420p10le -x265-params log-level=error:pools=none:frame-threads=1
 fi
 
 # Transcode and trim tests (issue 5).

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Generated test media is byte-identical on every machine: each clip that
+# tools/make-media.sh made must match media/gen.sha256 (fixed encoder threads,
+# bitexact muxing). A mismatch names the clip, so a golden-hash failure
+# elsewhere can be traced to the clip rather than to vkcu.
+source "$(dirname "$0")/lib.sh"
+list=$(cd "$(dirname "$0")/../.." && pwd)/media/gen.sha256
+[ -f "$list" ] || { fail "media: media/gen.sha256 missing"; exit 0; }
+while read -r sum name; do
+  if [ ! -f "$MEDIA/$name" ]; then
+    fail "media $name: missing from $MEDIA (run make media)"
+  elif [ "$(sha256sum < "$MEDIA/$name" | cut -d' ' -f1)" = "$sum" ]; then
+    pass "media $name: byte-identical to media/gen.sha256"
+  else
+    fail "media $name: differs from media/gen.sha256 (tools/make-media.sh or FFmpeg changed, or an encoder is not deterministic on this machine)"
+  fi
+done < "$list"
+extra=$(cd "$MEDIA" && ls -A | grep -v '^\.' | grep -vxF -f <(awk '{print $2}' "$list") | grep -v / || true)
+if [ -n "$extra" ]; then
+  for e in $extra; do [ -f "$MEDIA/$e" ] && fail "media $e: made by tools/make-media.sh but not listed in media/gen.sha256"; done
+fi
