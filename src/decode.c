@@ -79,6 +79,10 @@ int vkcu_decoder_open(const vkcu_demux *d, AVBufferRef *hw_device, int threads,
     }
     AV_CHECK(avcodec_parameters_to_context(dec->avctx, par));
     dec->avctx->pkt_timebase = d->video->time_base;
+    /* Cropping is applied in vkcu_decoder_receive, exactly: libavcodec's own
+     * keeps the left offset a multiple of its alignment and silently drops
+     * the rest, so frames would come out wider than the spec's picture. */
+    dec->avctx->apply_cropping = 0;
     if (hw_device) {
         dec->avctx->hw_device_ctx = av_buffer_ref(hw_device);
         if (!dec->avctx->hw_device_ctx) {
@@ -133,7 +137,20 @@ int vkcu_decoder_send(vkcu_decoder *dec, const AVPacket *pkt, int strict, char *
 
 int vkcu_decoder_receive(vkcu_decoder *dec, AVFrame *frame)
 {
-    return avcodec_receive_frame(dec->avctx, frame);
+    int ret = avcodec_receive_frame(dec->avctx, frame);
+    if (ret < 0)
+        return ret;
+    /* The crop window as the ffmpeg CLI applies it: software frames by moving
+     * the data pointers (chroma offsets rounded down, as the crop offsets of a
+     * subsampled plane are), hardware frames by trimming right and bottom only;
+     * they keep crop_left/crop_top for the GPU session's copy.
+     * libavcodec has already reset a window that does not fit the frame, so a
+     * failure here means a damaged frame. */
+    if (av_frame_apply_cropping(frame, AV_FRAME_CROP_UNALIGNED) < 0) {
+        av_frame_unref(frame);
+        return AVERROR_INVALIDDATA;
+    }
+    return 0;
 }
 
 void vkcu_decoder_close(vkcu_decoder **pdec)

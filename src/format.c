@@ -4,12 +4,17 @@
 
 #include "op.h"
 
+void vkcu_frame_visible_size(const AVFrame *frame, int *width, int *height)
+{
+    *width = frame->width - (int)frame->crop_left;
+    *height = frame->height - (int)frame->crop_top;
+}
+
 void vkcu_format_from_frame(vkcu_video_format *f, const AVFrame *frame, enum AVPixelFormat sw_fmt)
 {
     memset(f, 0, sizeof(*f));
     f->pix_fmt = sw_fmt;
-    f->width = frame->width;
-    f->height = frame->height;
+    vkcu_frame_visible_size(frame, &f->width, &f->height);
     f->matrix = frame->colorspace;
     f->range = frame->color_range;
     f->primaries = frame->color_primaries;

@@ -46,8 +46,13 @@ typedef struct vkcu_video_format {
 } vkcu_video_format;
 
 /* Fills a format from a decoded frame (pix_fmt given separately because
- * hardware frames carry their software format in hw_frames_ctx). */
+ * hardware frames carry their software format in hw_frames_ctx). The size
+ * is the visible picture's (vkcu_frame_visible_size). */
 void vkcu_format_from_frame(vkcu_video_format *f, const AVFrame *frame, enum AVPixelFormat sw_fmt);
+/* The visible picture of a decoded frame: software frames are cropped
+ * already; hardware frames keep their left and top crop offsets, the
+ * picture starting at (crop_left, crop_top). */
+void vkcu_frame_visible_size(const AVFrame *frame, int *width, int *height);
 /* Writes the format's colour tags (and HDR side data) onto a frame. */
 int vkcu_format_to_frame(const vkcu_video_format *f, AVFrame *frame);
 

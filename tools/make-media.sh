@@ -99,3 +99,22 @@ make_clip rotated.mkv -display_rotation 90 -i "$out/h264-aac.mp4" -f ffmetadata 
 make_clip rotated.mp4 -display_rotation 90 -i "$out/h264-aac.mp4" -c copy
 # A longer clip (750 frames) for the bounded encoder queue (memory stays flat).
 make_clip long.mp4 -filter_complex "testsrc2=size=320x240:rate=25:duration=30" -c:v libx264 -preset ultrafast -pix_fmt yuv420p
+
+# Cropped streams (issue 11): crop windows set in the SPS by FFmpeg's
+# h264_metadata/hevc_metadata, in luma samples (multiples of the crop unit:
+# 2 for 4:2:0, 1 across 4:4:4 and down 4:2:2). Left and top offsets that are
+# odd in crop units: libavcodec on its own would keep the left offset aligned
+# and hand back a wider picture. 208x176: above the H200's minimum HEVC decode
+# size, so the GPU tests take the Vulkan path where the device can.
+crop_clip() { # name pix_fmt encoder bsf=crops [encoder args]
+  local name=$1 pix=$2 enc=$3 bsf=$4; shift 4
+  make_clip "$name" -filter_complex "testsrc2=size=208x176:rate=25,$bt709" -frames:v 8 -c:v "$enc" -threads 1 \
+    -pix_fmt "$pix" "${tags[@]}" -bsf:v "$bsf" "$@"
+}
+x265p=(-x265-params "log-level=error:pools=none:frame-threads=1")
+crop_clip crop-h264.mkv yuv420p libx264 h264_metadata=crop_left=2:crop_right=4:crop_top=6:crop_bottom=2 -preset veryfast
+crop_clip crop-h264-444.mkv yuv444p libx264 h264_metadata=crop_left=3:crop_right=1:crop_top=5:crop_bottom=2 -preset veryfast
+crop_clip crop-h264-422.mkv yuv422p libx264 h264_metadata=crop_left=10:crop_right=2:crop_top=1:crop_bottom=4 -preset veryfast
+crop_clip crop-hevc.mkv yuv420p libx265 hevc_metadata=crop_left=6:crop_right=2:crop_top=4:crop_bottom=10 -preset ultrafast "${x265p[@]}"
+crop_clip crop-hevc10.mkv yuv420p10le libx265 hevc_metadata=crop_left=2:crop_right=0:crop_top=2:crop_bottom=0 -preset ultrafast "${x265p[@]}"
+crop_clip crop-hevc-444.mkv yuv444p libx265 hevc_metadata=crop_left=1:crop_right=5:crop_top=3:crop_bottom=1 -preset ultrafast "${x265p[@]}"

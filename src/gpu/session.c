@@ -547,8 +547,13 @@ static int vulkan_handoff(vkcu_gpu *g, int s, AVFrame *frame, char *err, size_t 
                             .pImageMemoryBarriers = bar };
     g->vk.vkCmdPipelineBarrier2(cmd, &di);
 
-    /* Visible picture: hardware frames keep crop_left/crop_top (FFmpeg trims
-     * only right and bottom by shrinking width/height). */
+    /* The ring holds the visible picture only: hardware frames keep
+     * crop_left/crop_top (FFmpeg trims only right and bottom), so each plane
+     * is copied from that offset, in the plane's own texels. A subsampled
+     * plane starts at the offset rounded down and spans the rounded-up
+     * width, as av_frame_apply_cropping crops software frames; an odd luma
+     * offset is therefore still one whole-texel copy, the same bytes as
+     * the CPU path. The extent fits: floor(cl/2) + ceil((w-cl)/2) <= ceil(w/2). */
     int cl = (int)frame->crop_left, ct = (int)frame->crop_top;
     const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(g->ring_fmt);
     for (int p = 0; p < sl->nb_planes; p++) {
@@ -785,8 +790,10 @@ static int handoff_frame(vkcu_gpu *g, AVFrame *frame, char *err, size_t errlen)
     enum AVPixelFormat sw = frame->format == AV_PIX_FMT_VULKAN
                                 ? ((AVHWFramesContext *)frame->hw_frames_ctx->data)->sw_format
                                 : frame->format;
+    int vis_w, vis_h;
+    vkcu_frame_visible_size(frame, &vis_w, &vis_h);
     if (!g->ring_ready) {
-        ret = ring_create(g, sw, frame->width, frame->height, err, errlen);
+        ret = ring_create(g, sw, vis_w, vis_h, err, errlen);
         if (ret < 0)
             goto fail;
         for (int i = 0; g->chain && i < g->chain->nb_ops; i++) {
@@ -801,10 +808,9 @@ static int handoff_frame(vkcu_gpu *g, AVFrame *frame, char *err, size_t errlen)
                 goto fail;
             }
         }
-    } else if (sw != g->ring_fmt || frame->width != g->ring_w || frame->height != g->ring_h) {
+    } else if (sw != g->ring_fmt || vis_w != g->ring_w || vis_h != g->ring_h) {
         snprintf(err, errlen, "the stream changes format mid-way (%s %dx%d -> %s %dx%d); not supported on the GPU path",
-                 av_get_pix_fmt_name(g->ring_fmt), g->ring_w, g->ring_h, av_get_pix_fmt_name(sw), frame->width,
-                 frame->height);
+                 av_get_pix_fmt_name(g->ring_fmt), g->ring_w, g->ring_h, av_get_pix_fmt_name(sw), vis_w, vis_h);
         ret = VKCU_ERR_INPUT;
         goto fail;
     }
