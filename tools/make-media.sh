@@ -108,7 +108,7 @@ make_clip long.mp4 -filter_complex "testsrc2=size=320x240:rate=25:duration=30" -
 # size, so the GPU tests take the Vulkan path where the device can.
 crop_clip() { # name pix_fmt encoder bsf=crops [encoder args]
   local name=$1 pix=$2 enc=$3 bsf=$4; shift 4
-  make_clip "$name" -filter_complex "testsrc2=size=208x176:rate=25,$bt709" -frames:v 8 -c:v "$enc" -threads 1 \
+  make_clip "$name" -filter_complex "testsrc2=size=208x176:rate=25,$bt709" -frames:v 8 -c:v "$enc" \
     -pix_fmt "$pix" "${tags[@]}" -bsf:v "$bsf" "$@"
 }
 x265p=(-x265-params "log-level=error:pools=none:frame-threads=1")
