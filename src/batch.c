@@ -24,6 +24,7 @@
 
 #include "batch.h"
 #include "log.h"
+#include "number.h"
 #include "stage.h"
 
 enum file_status { FILE_PENDING = 0, FILE_DONE, FILE_SKIPPED, FILE_FAILED, FILE_INTERRUPTED };
@@ -229,16 +230,22 @@ int vkcu_batch_parse_devices(const char *text, int *devices, int max, char *err,
     int n = 0;
     const char *s = text;
     for (;;) {
-        char *end;
-        errno = 0;
-        long x = strtol(s, &end, 10);
-        if (end == s || errno || x < 0 || x > 63 || (*end && *end != ',') || (*s < '0' || *s > '9')) {
-            snprintf(err, errlen, "--devices: '%s' is not 'all' or a list of CUDA ordinals such as 0,1,2", text);
+        char item[32];
+        size_t len = strcspn(s, ",");
+        const char *end = s + len;
+        int64_t x = -1;
+        if (len < sizeof(item)) {
+            memcpy(item, s, len);
+            item[len] = 0;
+        }
+        if (len >= sizeof(item) || vkcu_parse_int(item, 0, 63, &x) < 0) {
+            snprintf(err, errlen, "--devices: '%s' is not 'all' or a list of CUDA ordinals in [0, 63] such as 0,1,2",
+                     text);
             return -1;
         }
         for (int i = 0; i < n; i++)
             if (devices[i] == (int)x) {
-                snprintf(err, errlen, "--devices: device %ld is listed twice in '%s'", x, text);
+                snprintf(err, errlen, "--devices: device %d is listed twice in '%s'", (int)x, text);
                 return -1;
             }
         if (n == max) {
@@ -257,14 +264,12 @@ static int env_int(const char *name, long *out, char *err, size_t errlen)
     const char *v = getenv(name);
     if (!v || !*v)
         return 0;
-    char *end;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (*end || errno || x < 0) {
-        snprintf(err, errlen, "%s='%s' is not a non-negative integer", name, v);
+    int64_t x;
+    if (vkcu_parse_int(v, 0, INT_MAX, &x) < 0) {
+        snprintf(err, errlen, "%s='%s' is not an integer in [0, %d]", name, v, INT_MAX);
         return -1;
     }
-    *out = x;
+    *out = (long)x;
     return 1;
 }
 
@@ -328,8 +333,29 @@ int vkcu_batch_shard_from_env(int count_hint, int *index, int *count, char *sour
 
 /* ---- report ---- */
 
-/* JSON string: escapes, and bytes that are not UTF-8 as \u00XX so the
- * report stays valid JSON whatever the file names hold. */
+/* Length of the well-formed UTF-8 sequence at u (RFC 3629: no overlong
+ * forms, no surrogates, nothing above U+10FFFF), or 0. */
+static int utf8_length(const unsigned char *u)
+{
+    if (u[0] < 0x80)
+        return 1;
+    int len = u[0] >= 0xc2 && u[0] <= 0xdf ? 2 : u[0] >= 0xe0 && u[0] <= 0xef ? 3 : u[0] >= 0xf0 && u[0] <= 0xf4 ? 4 : 0;
+    for (int i = 1; i < len; i++)
+        if ((u[i] & 0xc0) != 0x80)
+            return 0;
+    if ((u[0] == 0xe0 && u[1] < 0xa0) || (u[0] == 0xed && u[1] >= 0xa0) || (u[0] == 0xf0 && u[1] < 0x90) ||
+        (u[0] == 0xf4 && u[1] >= 0x90))
+        return 0;
+    return len;
+}
+
+/* A JSON string that gives back the exact bytes of `s`, whatever a file
+ * name holds (docs/batch.md, "File names in the report"): well-formed UTF-8
+ * as it is; '"', '\\' and control characters escaped as JSON does; every
+ * byte that is not part of well-formed UTF-8 as \udcXX, the lone surrogate
+ * U+DC00 + byte that Python's "surrogateescape" uses, so that
+ * os.fsencode(json.loads(line)["file"]) is the name on disk. The report's
+ * one string writer: everything else calls it. */
 static void json_str(FILE *f, const char *s)
 {
     if (!s) {
@@ -337,29 +363,25 @@ static void json_str(FILE *f, const char *s)
         return;
     }
     fputc('"', f);
-    const unsigned char *u = (const unsigned char *)s;
-    while (*u) {
-        unsigned char c = *u;
-        int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-        int ok = len > 0;
-        for (int i = 1; ok && i < len; i++)
-            ok = (u[i] & 0xc0) == 0x80;
-        if (len > 1 && ok) {
+    for (const unsigned char *u = (const unsigned char *)s; *u;) {
+        int len = utf8_length(u);
+        if (len > 1) {
             fwrite(u, 1, (size_t)len, f);
-            u += len;
-            continue;
-        }
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c == '\n')
+        } else if (len == 0) {
+            fprintf(f, "\\udc%02x", *u);
+            len = 1;
+        } else if (*u == '"' || *u == '\\') {
+            fprintf(f, "\\%c", *u);
+        } else if (*u == '\n') {
             fputs("\\n", f);
-        else if (c == '\t')
+        } else if (*u == '\t') {
             fputs("\\t", f);
-        else if (c < 0x20 || c >= 0x80)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-        u++;
+        } else if (*u < 0x20) {
+            fprintf(f, "\\u%04x", *u);
+        } else {
+            fputc(*u, f);
+        }
+        u += len;
     }
     fputc('"', f);
 }
@@ -611,6 +633,49 @@ static void *worker_main(void *arg)
 
 /* ---- the batch ---- */
 
+/* A file name as a shell word that gives back exactly its bytes: as it is
+ * when it holds only characters no shell treats specially; in single
+ * quotes otherwise (a quote itself as '\''); and when it holds control
+ * characters (a newline, say), as bash's $'...' with \n, \t and \xHH,
+ * so that each file stays on one line of the listing. */
+static void shell_word(FILE *f, const char *s)
+{
+    int plain = *s != 0, control = 0;
+    for (const unsigned char *u = (const unsigned char *)s; *u; u++) {
+        if (*u < 0x20 || *u == 0x7f)
+            control = 1;
+        if (!((*u >= 'a' && *u <= 'z') || (*u >= 'A' && *u <= 'Z') || (*u >= '0' && *u <= '9') ||
+              strchr("_-./+,:=@%", *u)))
+            plain = 0;
+    }
+    if (plain) {
+        fputs(s, f);
+    } else if (!control) {
+        fputc('\'', f);
+        for (const char *c = s; *c; c++)
+            if (*c == '\'')
+                fputs("'\\''", f);
+            else
+                fputc(*c, f);
+        fputc('\'', f);
+    } else {
+        fputs("$'", f);
+        for (const unsigned char *u = (const unsigned char *)s; *u; u++) {
+            if (*u == '\n')
+                fputs("\\n", f);
+            else if (*u == '\t')
+                fputs("\\t", f);
+            else if (*u == '\'' || *u == '\\')
+                fprintf(f, "\\%c", *u);
+            else if (*u < 0x20 || *u == 0x7f)
+                fprintf(f, "\\x%02x", *u);
+            else
+                fputc(*u, f);
+        }
+        fputc('\'', f);
+    }
+}
+
 static void dry_run(batch_run *b)
 {
     const vkcu_batch_params *p = b->p;
@@ -620,19 +685,37 @@ static void dry_run(batch_run *b)
         char out[PATH_MAX + 1];
         struct stat sb;
         snprintf(out, sizeof(out), "%s/%s", p->out_dir, f->out_rel);
+        const char *verdict, *why = NULL;
         if (f->same_output) {
-            fprintf(p->listing, "fail     %s: same output as %s\n", f->rel, f->same_output);
+            verdict = "fail    ";
+            why = "same output as another input";
             fail++;
         } else if (stat(out, &sb) == 0 && p->resume) {
-            fprintf(p->listing, "skip     %s (%s exists)\n", f->rel, out);
+            verdict = "skip    ";
+            why = "exists";
             skip++;
         } else if (stat(out, &sb) == 0 && !p->overwrite) {
-            fprintf(p->listing, "fail     %s: %s already exists (use --resume or -y)\n", f->rel, out);
+            verdict = "fail    ";
+            why = "exists (use --resume or -y)";
             fail++;
         } else {
-            fprintf(p->listing, "process  %s -> %s\n", f->rel, out);
+            verdict = "process ";
             to_process++;
         }
+        /* "VERDICT IN to OUT  # why": every word a shell word (an arrow
+         * would be a redirection), so that a script can read the listing
+         * back with the shell, whatever the names hold. */
+        fprintf(p->listing, "%s ", verdict);
+        shell_word(p->listing, f->rel);
+        fputs(" to ", p->listing);
+        shell_word(p->listing, out);
+        if (why && f->same_output) {
+            fprintf(p->listing, "  # %s: ", why);
+            shell_word(p->listing, f->same_output);
+        } else if (why) {
+            fprintf(p->listing, "  # %s", why);
+        }
+        fputc('\n', p->listing);
     }
     fflush(p->listing);
     fprintf(stderr, "batch: dry run: %d to process, %d to skip, %d would fail (shard %s, %d files)\n", to_process, skip,

@@ -12,6 +12,7 @@
 #include <libavutil/mem.h>
 
 #include "log.h"
+#include "number.h"
 #include "op.h"
 
 const vkcu_op_class *vkcu_op_find(const char *name)
@@ -47,30 +48,19 @@ static int choice_index(const char *choices, const char *value)
 /* Checks a value against its key's type; returns 0 or writes why not. */
 static int check_value(const vkcu_op_key *k, const char *v, char *why, size_t whylen)
 {
-    char *end;
     switch (k->type) {
     case VKCU_KEY_INT: {
-        errno = 0;
-        long long x = strtoll(v, &end, 10);
-        if (!*v || *end || errno) {
-            snprintf(why, whylen, "'%s' is not an integer", v);
-            return -1;
-        }
-        if (x < k->min || x > k->max) {
-            snprintf(why, whylen, "%s=%s is out of range [%g, %g]", k->name, v, k->min, k->max);
+        int64_t x;
+        if (vkcu_parse_int(v, (int64_t)k->min, (int64_t)k->max, &x) < 0) {
+            snprintf(why, whylen, "%s='%s' is not an integer in [%g, %g]", k->name, v, k->min, k->max);
             return -1;
         }
         return 0;
     }
     case VKCU_KEY_FLOAT: {
-        errno = 0;
-        double x = strtod(v, &end);
-        if (!*v || *end || errno || !isfinite(x)) {
-            snprintf(why, whylen, "'%s' is not a number", v);
-            return -1;
-        }
-        if (x < k->min || x > k->max) {
-            snprintf(why, whylen, "%s=%s is out of range [%g, %g]", k->name, v, k->min, k->max);
+        double x;
+        if (vkcu_parse_number(v, k->min, k->max, &x) < 0) {
+            snprintf(why, whylen, "%s='%s' is not a number in [%g, %g]", k->name, v, k->min, k->max);
             return -1;
         }
         return 0;
@@ -173,6 +163,8 @@ int vkcu_chain_parse(const char *text, vkcu_chain *chain, char *err, size_t errl
                     ki = 0;
                     key = cls->keys[0].name;
                     pos = kstart - 1;
+                } else if (!cls->keys || !cls->keys[0].name) {
+                    PARSE_ERR(kstart, "%s has no keys (write just '%s')", name, name);
                 } else if (pos >= len || text[pos] != '=') {
                     PARSE_ERR(kstart, "expected key=value after '%s='", name);
                 } else {
@@ -203,6 +195,9 @@ int vkcu_chain_parse(const char *text, vkcu_chain *chain, char *err, size_t errl
                 pos++;
             }
         }
+        char why[256];
+        if (cls->check && cls->check(op, why, sizeof(why)) < 0)
+            PARSE_ERR(start, "%s: %.180s", name, why);
         if (pos >= len)
             break;
         pos++; /* ',' */

@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "log.h"
+#include "number.h"
 #include "preset.h"
 #include "stage.h"
 
@@ -57,46 +58,92 @@ void cli_install_signals(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
+int cli_operand(const char *a, int *opts_done)
+{
+    if (*opts_done)
+        return 1;
+    if (!strcmp(a, "--")) {
+        *opts_done = 1;
+        return -1;
+    }
+    return a[0] != '-' || !a[1];
+}
+
 int cli_parse_int(const char *opt, const char *v, long lo, long hi, long *out)
 {
-    char *end;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (!*v || *end || errno || x < lo || x > hi) {
+    int64_t x;
+    if (vkcu_parse_int(v, lo, hi, &x) < 0) {
         cli_usage_error("%s: '%s' is not an integer in [%ld, %ld]", opt, v, lo, hi);
         return -1;
     }
-    *out = x;
+    *out = (long)x;
     return 0;
+}
+
+int cli_parse_number(const char *opt, const char *v, double lo, double hi, double *out)
+{
+    if (vkcu_parse_number(v, lo, hi, out) < 0) {
+        cli_usage_error("%s: '%s' is not a number in [%g, %g]", opt, v, lo, hi);
+        return -1;
+    }
+    return 0;
+}
+
+int cli_parse_bitrate(const char *opt, const char *v, int64_t *out)
+{
+    if (vkcu_parse_bitrate(v, out) < 0) {
+        cli_usage_error("%s: '%s' is not a bitrate in [1k, %lldM] bit/s (e.g. 4M, 800k)", opt, v,
+                        VKCU_BITRATE_MAX / 1000000);
+        return -1;
+    }
+    return 0;
+}
+
+/* Times are at most this many seconds (about 31 years): far past any
+ * input, and small enough that seconds * 1e6 stays an exact int64. */
+#define TIME_MAX_SECONDS 1e9
+
+/* Copies text[0, len) into buf as a string; 0 when it does not fit. */
+static int copy_part(char *buf, size_t size, const char *text, size_t len)
+{
+    if (len >= size)
+        return 0;
+    memcpy(buf, text, len);
+    buf[len] = 0;
+    return 1;
 }
 
 /* "12.5" seconds, "1:02.5", "01:02:03" or "250f" (a frame number). */
 static int parse_time(const char *opt, const char *v, double *seconds, int64_t *frames)
 {
-    char *end;
+    char part[64];
     size_t n = strlen(v);
     if (n > 1 && v[n - 1] == 'f') {
-        long long f = strtoll(v, &end, 10);
-        if (end != v + n - 1 || f < 0)
-            return cli_usage_error("%s: '%s' is not a frame number (e.g. 250f)", opt, v), -1;
+        int64_t f;
+        if (!copy_part(part, sizeof(part), v, n - 1) || vkcu_parse_int(part, 0, INT64_MAX, &f) < 0)
+            return cli_usage_error("%s: '%s' is not a frame number in [0, %lld] (e.g. 250f)", opt, v,
+                                   (long long)INT64_MAX), -1;
         *frames = f;
         return 0;
     }
     double total = 0;
     const char *p = v;
-    for (int part = 0; part < 3; part++) {
-        double x = strtod(p, &end);
-        if (end == p || x < 0)
-            return cli_usage_error("%s: '%s' is not a time (seconds, MM:SS or HH:MM:SS, or NNNf for frames)", opt, v), -1;
-        total = total * 60 + x;
-        if (!*end)
+    for (int k = 0; k < 3; k++) {
+        size_t len = strcspn(p, ":");
+        double x;
+        if (!copy_part(part, sizeof(part), p, len) || vkcu_parse_number(part, 0, TIME_MAX_SECONDS, &x) < 0)
             break;
-        if (*end != ':' || part == 2)
-            return cli_usage_error("%s: '%s' is not a time (seconds, MM:SS or HH:MM:SS, or NNNf for frames)", opt, v), -1;
-        p = end + 1;
+        total = total * 60 + x;
+        if (!p[len]) {
+            if (total > TIME_MAX_SECONDS)
+                break;
+            *seconds = total;
+            return 0;
+        }
+        p += len + 1;
     }
-    *seconds = total;
-    return 0;
+    return cli_usage_error("%s: '%s' is not a time in [0, %.0f] s (seconds, MM:SS or HH:MM:SS, or NNNf for frames)",
+                           opt, v, TIME_MAX_SECONDS), -1;
 }
 
 /* Integer options: where each goes in vkcu_job_params, its range, and the
@@ -227,6 +274,29 @@ int cli_job_option(vkcu_job_params *p, int argc, char **argv, int i)
 #undef NEED_VALUE
 }
 
+int cli_encode_option(vkcu_job_params *p, int argc, char **argv, int i)
+{
+    const char *a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    int n = parse_int_option(encode_int_options, (int)(sizeof(encode_int_options) / sizeof(encode_int_options[0])), p,
+                             a, v);
+    if (n)
+        return n;
+    if (strcmp(a, "--encoder") && strcmp(a, "--bitrate") && strcmp(a, "--preset") && strcmp(a, "--encoder-opt"))
+        return 0;
+    if (!v)
+        return cli_usage_error("%s needs a value", a), -1;
+    if (!strcmp(a, "--encoder"))
+        p->encoder = v;
+    else if (!strcmp(a, "--preset"))
+        p->preset = v;
+    else if (!strcmp(a, "--encoder-opt"))
+        p->encoder_opts = v;
+    else if (cli_parse_bitrate(a, v, &p->bitrate) < 0)
+        return -1;
+    return 2;
+}
+
 void cli_job_options_help(FILE *out)
 {
     fputs("Processing options:\n"
@@ -244,7 +314,8 @@ void cli_job_options_help(FILE *out)
           "  --stall-timeout S        fail a stream whose decoder yields nothing for S seconds (default 10)\n"
           "  --stats                  per-stage statistics at the end\n"
           "  -q, --quiet              no progress line, errors only\n"
-          "  --log-level LEVEL        error, warning, info (default), verbose, debug\n",
+          "  --log-level LEVEL        error, warning, info (default), verbose, debug\n"
+          "  --                       end of options: what follows are files, even '-y' or '--help'\n",
           out);
 }
 
@@ -271,7 +342,7 @@ static void main_help(FILE *out)
           "  -y / -n                  overwrite / never overwrite an existing output (default: refuse)\n"
           "  --encoder NAME           auto (default: by extension), libx264, libx265, libsvtav1, ffv1, rawvideo,\n"
           "                           h264_vulkan/hevc_vulkan (GPUs with a Vulkan video encode queue; exit 5 if none)\n"
-          "  --crf N, --bitrate B[k|M], --preset P, --gop N\n"
+          "  --crf N, --bitrate B[k|M|G], --preset P, --gop N\n"
           "  --encoder-opt k=v[:k=v]  options passed to the encoder\n"
           "  --encode-workers N       FFV1: encode N GOPs at once, output identical to one encoder\n"
           "                           (default: auto, about one per 4 cores; 1: one encoder)\n"
@@ -321,10 +392,13 @@ int cli_main_transcode(int argc, char **argv)
     vkcu_job_params_default(&p);
     p.sink = VKCU_SINK_ENCODE;
     const char *input = NULL;
-    int no_overwrite = 0;
+    int no_overwrite = 0, opts_done = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int n = cli_job_option(&p, argc, argv, i);
+        int operand = cli_operand(a, &opts_done);
+        if (operand < 0)
+            continue;
+        int n = operand ? 0 : cli_job_option(&p, argc, argv, i);
         if (n < 0)
             return VKCU_EXIT_USAGE;
         if (n > 0) {
@@ -332,7 +406,11 @@ int cli_main_transcode(int argc, char **argv)
             continue;
         }
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        if (operand) {
+            if (input)
+                return cli_usage_error("more than one input ('%s' and '%s'); use 'vkcu batch' for many files", input, a);
+            input = a;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             main_help(stdout);
             return 0;
         } else if (!strcmp(a, "--version")) {
@@ -349,32 +427,17 @@ int cli_main_transcode(int argc, char **argv)
         } else if (!strcmp(a, "--decode-only")) {
             p.sink = VKCU_SINK_NULL;
             p.decode_only = 1;
-        } else if ((n = parse_int_option(encode_int_options,
-                                         (int)(sizeof(encode_int_options) / sizeof(encode_int_options[0])), &p, a, v))) {
+        } else if ((n = cli_encode_option(&p, argc, argv, i))) {
             if (n < 0)
                 return VKCU_EXIT_USAGE;
-            i++;
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--encoder") || !strcmp(a, "--bitrate") || !strcmp(a, "--preset") ||
-                   !strcmp(a, "--encoder-opt")) {
+            i += n - 1;
+        } else if (!strcmp(a, "-o")) {
             if (!v)
                 return cli_usage_error("%s needs a value", a);
             i++;
-            if (!strcmp(a, "-o"))
-                p.output = v;
-            else if (!strcmp(a, "--encoder"))
-                p.encoder = v;
-            else if (!strcmp(a, "--preset"))
-                p.preset = v;
-            else if (!strcmp(a, "--encoder-opt"))
-                p.encoder_opts = v;
-            else if (vkcu_parse_bitrate(v, &p.bitrate) < 0)
-                return cli_usage_error("--bitrate: '%s' is not a bitrate (e.g. 4M, 800k)", v);
-        } else if (a[0] == '-' && a[1]) {
-            return cli_usage_error("unknown option '%s'", a);
-        } else if (!input) {
-            input = a;
+            p.output = v;
         } else {
-            return cli_usage_error("more than one input ('%s' and '%s'); use 'vkcu batch' for many files", input, a);
+            return cli_usage_error("unknown option '%s' (a file whose name starts with '-' goes after '--')", a);
         }
     }
     if (!input)
@@ -401,9 +464,13 @@ int cli_main_hash(int argc, char **argv)
     p.sink = VKCU_SINK_HASH;
     p.progress = 0;
     const char *input = NULL, *outpath = NULL;
+    int opts_done = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int n = cli_job_option(&p, argc, argv, i);
+        int operand = cli_operand(a, &opts_done);
+        if (operand < 0)
+            continue;
+        int n = operand ? 0 : cli_job_option(&p, argc, argv, i);
         if (n < 0)
             return VKCU_EXIT_USAGE;
         if (n > 0) {
@@ -411,7 +478,11 @@ int cli_main_hash(int argc, char **argv)
             continue;
         }
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        if (operand) {
+            if (input)
+                return cli_usage_error("hash: more than one input");
+            input = a;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             printf("Usage: vkcu hash INPUT [options]\n\n"
                    "Per-frame hashes of the decoded frames (after --chain, if given), in FFmpeg's\n"
                    "framemd5 format (diffable against `ffmpeg -i INPUT -f framemd5 -`) or JSON lines.\n"
@@ -445,12 +516,8 @@ int cli_main_hash(int argc, char **argv)
                 else
                     return cli_usage_error("--format: '%s' is not framemd5 or json", v);
             }
-        } else if (a[0] == '-' && a[1]) {
-            return cli_usage_error("hash: unknown option '%s'", a);
-        } else if (!input) {
-            input = a;
         } else {
-            return cli_usage_error("hash: more than one input");
+            return cli_usage_error("hash: unknown option '%s' (a file whose name starts with '-' goes after '--')", a);
         }
     }
     if (!input)

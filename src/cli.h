@@ -17,8 +17,19 @@ typedef struct cli_verb {
  * parses argv[i] (and its value); returns the number of arguments consumed
  * (0: not a job option), or -1 after printing an error. */
 int cli_job_option(vkcu_job_params *p, int argc, char **argv, int i);
+/* Encoder options of the verbs that encode (transcode, batch): --encoder,
+ * --crf, --bitrate, --preset, --gop, --encoder-opt, --encode-workers; same
+ * return values as cli_job_option. */
+int cli_encode_option(vkcu_job_params *p, int argc, char **argv, int i);
+/* Whether argument `a` is an operand (a file) rather than an option: every
+ * argument after "--", "-" (standard input) and anything not starting with
+ * '-' is one. "--" itself sets *opts_done and returns -1 (skip it). */
+int cli_operand(const char *a, int *opts_done);
 /* Parses an integer option value in [lo, hi]; prints the error and returns -1 when it is not one. */
 int cli_parse_int(const char *opt, const char *v, long lo, long hi, long *out);
+/* The same for a finite number in [lo, hi], and for a bitrate ("4M", "800k"). */
+int cli_parse_number(const char *opt, const char *v, double lo, double hi, double *out);
+int cli_parse_bitrate(const char *opt, const char *v, int64_t *out);
 /* Help text for the job options. */
 void cli_job_options_help(FILE *out);
 /* Prints "vkcu: error: ..." and returns VKCU_EXIT_USAGE. */

@@ -12,6 +12,7 @@
 #include "batch.h"
 #include "cli.h"
 #include "log.h"
+#include "number.h"
 #include "preset.h"
 
 /* The preset of this process's command line. Job params point into it,
@@ -137,9 +138,20 @@ static int list_pipelines(int show_paths)
 
 int cli_main_pipelines(int argc, char **argv)
 {
-    int show_paths = 0, nb_names = 0, bad = 0;
+    int show_paths = 0, nb_names = 0, bad = 0, opts_done = 0;
+    const char **names = calloc((size_t)argc, sizeof(*names));
+    if (!names)
+        return VKCU_EXIT_FAIL;
     for (int i = 1; i < argc; i++) {
+        int operand = cli_operand(argv[i], &opts_done);
+        if (operand < 0)
+            continue;
+        if (operand) {
+            names[nb_names++] = argv[i];
+            continue;
+        }
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            free(names);
             printf("Usage: vkcu pipelines [--paths] [NAME|FILE ...]\n\n"
                    "Without arguments, lists the pipeline presets with one-line descriptions.\n"
                    "With names or files (a path with a '/' or ending in .pipe), checks each one\n"
@@ -154,18 +166,18 @@ int cli_main_pipelines(int argc, char **argv)
             show_paths = 1;
             continue;
         }
-        if (argv[i][0] == '-' && argv[i][1])
-            return cli_usage_error("pipelines: unknown option '%s'", argv[i]);
-        nb_names++;
+        free(names);
+        return cli_usage_error("pipelines: unknown option '%s' (a file whose name starts with '-' goes after '--')",
+                               argv[i]);
     }
-    if (!nb_names)
+    if (!nb_names) {
+        free(names);
         return list_pipelines(show_paths);
-    for (int i = 1; i < argc; i++) {
-        if (argv[i][0] == '-' && argv[i][1])
-            continue;
+    }
+    for (int i = 0; i < nb_names; i++) {
         vkcu_preset ps;
         char err[1024];
-        int ret = vkcu_preset_load(argv[i], &ps, err, sizeof(err));
+        int ret = vkcu_preset_load(names[i], &ps, err, sizeof(err));
         if (ret < 0) {
             fprintf(stderr, "vkcu: error: %s\n", err);
             bad = bad ? bad : vkcu_exit_code(ret);
@@ -173,6 +185,7 @@ int cli_main_pipelines(int argc, char **argv)
         }
         print_preset(&ps, stdout);
     }
+    free(names);
     return bad;
 }
 
@@ -208,16 +221,17 @@ static void batch_help(FILE *out)
     cli_job_options_help(out);
 }
 
+/* "i/N": shard i (from 0) of N. */
 static int parse_shard(const char *v, int *index, int *count)
 {
-    char *end;
-    errno = 0;
-    long i = strtol(v, &end, 10);
-    if (end == v || *end != '/' || errno)
+    char first[32];
+    const char *slash = strchr(v, '/');
+    int64_t i, n;
+    if (!slash || (size_t)(slash - v) >= sizeof(first))
         return -1;
-    const char *s = end + 1;
-    long n = strtol(s, &end, 10);
-    if (end == s || *end || errno || n < 1 || n > 1000000 || i < 0 || i >= n)
+    memcpy(first, v, (size_t)(slash - v));
+    first[slash - v] = 0;
+    if (vkcu_parse_int(slash + 1, 1, 1000000, &n) < 0 || vkcu_parse_int(first, 0, n - 1, &i) < 0)
         return -1;
     *index = (int)i;
     *count = (int)n;
@@ -236,12 +250,15 @@ int cli_main_batch(int argc, char **argv)
     const char **exclude = calloc((size_t)argc, sizeof(char *));
     const char *devices = NULL, *shard = NULL, *container = NULL;
     long shard_count = 0, x;
-    int ret = VKCU_EXIT_USAGE;
+    int ret = VKCU_EXIT_USAGE, opts_done = 0;
     if (!include || !exclude)
         goto done;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int n = cli_job_option(p, argc, argv, i);
+        int operand = cli_operand(a, &opts_done);
+        if (operand < 0)
+            continue;
+        int n = operand ? 0 : cli_job_option(p, argc, argv, i);
         if (n < 0)
             goto done;
         if (n > 0) {
@@ -249,7 +266,13 @@ int cli_main_batch(int argc, char **argv)
             continue;
         }
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        if (operand) {
+            if (dirs[1]) {
+                cli_usage_error("batch: more than two folders ('%s'); usage: vkcu batch IN_DIR OUT_DIR [options]", a);
+                goto done;
+            }
+            dirs[dirs[0] ? 1 : 0] = a;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             batch_help(stdout);
             ret = 0;
             goto done;
@@ -261,11 +284,13 @@ int cli_main_batch(int argc, char **argv)
             bp.overwrite = 1;
         } else if (!strcmp(a, "--dry-run")) {
             bp.dry_run = 1;
+        } else if ((n = cli_encode_option(p, argc, argv, i))) {
+            if (n < 0)
+                goto done;
+            i += n - 1;
         } else if (!strcmp(a, "-j") || !strcmp(a, "--jobs") || !strcmp(a, "--include") || !strcmp(a, "--exclude") ||
                    !strcmp(a, "--report") || !strcmp(a, "--devices") || !strcmp(a, "--shard") ||
-                   !strcmp(a, "--shard-count") || !strcmp(a, "--container") || !strcmp(a, "--encoder") ||
-                   !strcmp(a, "--crf") || !strcmp(a, "--bitrate") || !strcmp(a, "--preset") || !strcmp(a, "--gop") ||
-                   !strcmp(a, "--encoder-opt")) {
+                   !strcmp(a, "--shard-count") || !strcmp(a, "--container")) {
             if (!v) {
                 cli_usage_error("%s needs a value", a);
                 goto done;
@@ -286,49 +311,17 @@ int cli_main_batch(int argc, char **argv)
             } else if (!strcmp(a, "--shard")) {
                 shard = v;
                 if (parse_shard(v, &bp.shard_index, &bp.shard_count) < 0) {
-                    cli_usage_error("--shard: '%s' is not i/N with 0 <= i < N (e.g. 0/4)", v);
+                    cli_usage_error("--shard: '%s' is not i/N with N in [1, 1000000] and 0 <= i < N (e.g. 0/4)", v);
                     goto done;
                 }
             } else if (!strcmp(a, "--shard-count")) {
                 if (cli_parse_int(a, v, 1, 1000000, &shard_count) < 0)
                     goto done;
-            } else if (!strcmp(a, "--container")) {
-                container = v;
-            } else if (!strcmp(a, "--encoder")) {
-                p->encoder = v;
-            } else if (!strcmp(a, "--preset")) {
-                p->preset = v;
-            } else if (!strcmp(a, "--encoder-opt")) {
-                p->encoder_opts = v;
-            } else if (!strcmp(a, "--bitrate")) {
-                char *end;
-                double b = strtod(v, &end);
-                if (end != v && (*end == 'k' || *end == 'K'))
-                    b *= 1e3, end++;
-                else if (end != v && (*end == 'M' || *end == 'm'))
-                    b *= 1e6, end++;
-                if (end == v || *end || b <= 0) {
-                    cli_usage_error("--bitrate: '%s' is not a bitrate (e.g. 4M, 800k)", v);
-                    goto done;
-                }
-                p->bitrate = (int64_t)b;
             } else {
-                if (cli_parse_int(a, v, !strcmp(a, "--crf") ? 0 : 1, !strcmp(a, "--crf") ? 63 : 100000, &x) < 0)
-                    goto done;
-                if (!strcmp(a, "--crf"))
-                    p->crf = (int)x;
-                else
-                    p->gop = (int)x;
+                container = v;
             }
-        } else if (a[0] == '-' && a[1]) {
-            cli_usage_error("batch: unknown option '%s'", a);
-            goto done;
-        } else if (!dirs[0]) {
-            dirs[0] = a;
-        } else if (!dirs[1]) {
-            dirs[1] = a;
         } else {
-            cli_usage_error("batch: more than two folders ('%s'); usage: vkcu batch IN_DIR OUT_DIR [options]", a);
+            cli_usage_error("batch: unknown option '%s' (a folder whose name starts with '-' goes after '--')", a);
             goto done;
         }
     }

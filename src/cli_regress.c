@@ -13,17 +13,6 @@
 #include "log.h"
 #include "manifest.h"
 
-static int parse_number(const char *opt, const char *v, double lo, double hi, double *out)
-{
-    char *end;
-    errno = 0;
-    double x = strtod(v, &end);
-    if (!*v || *end || errno || !(x >= lo && x <= hi))
-        return cli_usage_error("%s: '%s' is not a number in [%g, %g]", opt, v, lo, hi), -1;
-    *out = x;
-    return 0;
-}
-
 /* Job options compare cannot honour (it decodes whole streams, writes nothing). */
 static int reject_unsupported(const char *verb, const vkcu_job_params *p)
 {
@@ -61,10 +50,13 @@ int cli_main_compare(int argc, char **argv)
     vkcu_compare_params cp;
     vkcu_compare_params_default(&cp);
     const char *inputs[2] = { NULL, NULL };
-    int nb_inputs = 0;
+    int nb_inputs = 0, opts_done = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int n = cli_job_option(&job, argc, argv, i);
+        int operand = cli_operand(a, &opts_done);
+        if (operand < 0)
+            continue;
+        int n = operand ? 0 : cli_job_option(&job, argc, argv, i);
         if (n < 0)
             return VKCU_EXIT_USAGE;
         if (n > 0) {
@@ -72,35 +64,31 @@ int cli_main_compare(int argc, char **argv)
             continue;
         }
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        if (operand) {
+            if (nb_inputs == 2)
+                return cli_usage_error("compare: more than two inputs ('%s')", a);
+            inputs[nb_inputs++] = a;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             compare_help();
             return 0;
         } else if (!strcmp(a, "--max-diff") || !strcmp(a, "--min-psnr") || !strcmp(a, "--diff-image")) {
             if (!v)
                 return cli_usage_error("%s needs a value", a);
             i++;
-            double x;
             if (!strcmp(a, "--diff-image")) {
                 cp.diff_image = v;
             } else if (!strcmp(a, "--max-diff")) {
-                if (parse_number(a, v, 0, 65535, &x) < 0)
+                long x;
+                if (cli_parse_int(a, v, 0, 65535, &x) < 0)
                     return VKCU_EXIT_USAGE;
-                if (x != floor(x))
-                    return cli_usage_error("--max-diff: '%s' is not a whole number of code values", v);
                 cp.max_diff = (int)x;
-            } else {
-                if (parse_number(a, v, 0, 1000, &x) < 0)
-                    return VKCU_EXIT_USAGE;
-                cp.min_psnr = x;
+            } else if (cli_parse_number(a, v, 0, 1000, &cp.min_psnr) < 0) {
+                return VKCU_EXIT_USAGE;
             }
         } else if (!strcmp(a, "--per-frame")) {
             cp.per_frame = 1;
-        } else if (a[0] == '-' && a[1]) {
-            return cli_usage_error("compare: unknown option '%s'", a);
-        } else if (nb_inputs < 2) {
-            inputs[nb_inputs++] = a;
         } else {
-            return cli_usage_error("compare: more than two inputs ('%s')", a);
+            return cli_usage_error("compare: unknown option '%s' (a file whose name starts with '-' goes after '--')", a);
         }
     }
     if (nb_inputs < 2)
@@ -135,6 +123,8 @@ static void verify_help(void)
            "  --junit FILE             also write the results as JUnit XML\n"
            "  --update                 rewrite the expected hashes from this run; prints what changed\n"
            "  --case NAME              run only the cases with this name (repeatable; '*' globs)\n"
+           "  --allow-outside          let a case's hashes file lie outside its manifest's folder\n"
+           "                           (refused by default: --update writes there)\n"
            "  --device N, --ring-size K, --handoff binary|timeline, -q, --log-level LEVEL\n\n"
            "Exit codes: 0 every case passed (or was updated), 6 a case failed,\n"
            "  3 a manifest is missing or malformed, 2 bad usage, 4 an output cannot be written.\n");
@@ -149,10 +139,19 @@ int cli_main_verify(int argc, char **argv)
     vkcu_verify_params_default(&vp);
     const char *manifests[64];
     const char *cases[64];
-    int nb_manifests = 0, nb_cases = 0, backend_given = 0;
+    int nb_manifests = 0, nb_cases = 0, backend_given = 0, opts_done = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int operand = cli_operand(a, &opts_done);
+        if (operand < 0)
+            continue;
+        if (operand) {
+            if (nb_manifests == 64)
+                return cli_usage_error("verify: more than 64 manifests");
+            manifests[nb_manifests++] = a;
+            continue;
+        }
         if (!strcmp(a, "--chain") || !strcmp(a, "--start") || !strcmp(a, "--duration") || !strcmp(a, "--frames") ||
             !strcmp(a, "--strict") || !strcmp(a, "--stats"))
             return cli_usage_error("verify: %s belongs in a manifest case, not on the command line", a);
@@ -182,12 +181,10 @@ int cli_main_verify(int argc, char **argv)
                 return cli_usage_error("verify: more than 64 --case options");
         } else if (!strcmp(a, "--update")) {
             vp.update = 1;
-        } else if (a[0] == '-' && a[1]) {
-            return cli_usage_error("verify: unknown option '%s'", a);
-        } else if (nb_manifests < 64) {
-            manifests[nb_manifests++] = a;
+        } else if (!strcmp(a, "--allow-outside")) {
+            vp.allow_outside = 1;
         } else {
-            return cli_usage_error("verify: more than 64 manifests");
+            return cli_usage_error("verify: unknown option '%s' (a file whose name starts with '-' goes after '--')", a);
         }
     }
     if (!nb_manifests)

@@ -112,7 +112,10 @@ static int parse_rational(const char *s, AVRational *q)
     return 0;
 }
 
-static int parse_line(vkcu_hash_list *l, char *line, const char *name, int lineno, char *err, size_t errlen)
+/* *known: the text has shown itself a hash list (a header, or a frame line).
+ * Until then an error quotes nothing of it: it may be any file at all. */
+static int parse_line(vkcu_hash_list *l, char *line, const char *name, int lineno, int *known, char *err,
+                      size_t errlen)
 {
     char buf[128];
     while (*line == ' ' || *line == '\t')
@@ -123,12 +126,18 @@ static int parse_line(vkcu_hash_list *l, char *line, const char *name, int linen
     if (!n)
         return 0;
     if (line[0] == '#') {
+        if (!strncmp(line, "#format: frame checksums", 24))
+            *known = 1;
         if (!strncmp(line, "#hash:", 6)) {
             const char *v = line + 6;
             while (*v == ' ')
                 v++;
             if (vkcu_hash_algo_parse(v, &l->algo) < 0) {
-                snprintf(err, errlen, "%s:%d: hash algorithm '%s' is not MD5, CRC32 or XXH64", name, lineno, v);
+                if (*known)
+                    snprintf(err, errlen, "%s:%d: hash algorithm '%.40s' is not MD5, CRC32 or XXH64", name, lineno, v);
+                else
+                    snprintf(err, errlen, "%s:%d: not a hash list (its hash algorithm is not MD5, CRC32 or XXH64)",
+                             name, lineno);
                 return VKCU_ERR_INPUT;
             }
             l->algo_known = 1;
@@ -142,6 +151,7 @@ static int parse_line(vkcu_hash_list *l, char *line, const char *name, int linen
     vkcu_hash_entry e = { 0 };
     if (line[0] == '{') {
         if (json_field(line, "type", buf, sizeof(buf)) && !strcmp(buf, "header")) {
+            *known = 1;
             if (json_field(line, "hash", buf, sizeof(buf)) && vkcu_hash_algo_parse(buf, &l->algo) == 0)
                 l->algo_known = 1;
             if (json_field(line, "tb", buf, sizeof(buf)))
@@ -175,8 +185,17 @@ static int parse_line(vkcu_hash_list *l, char *line, const char *name, int linen
     for (char *c = e.hash; *c; c++)
         if (*c >= 'A' && *c <= 'F')
             *c = (char)(*c - 'A' + 'a');
+    *known = 1;
     return list_push(l, &e);
 bad:
+    if (!*known) {
+        snprintf(err, errlen, "%s:%d: not a hash list (expected '#format: frame checksums' or frame lines "
+                 "'stream, dts, pts, duration, size, hash' as 'vkcu hash' writes)", name, lineno);
+        return VKCU_ERR_INPUT;
+    }
+    for (char *c = line; *c; c++)
+        if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+            *c = '?'; /* one readable line on the terminal */
     snprintf(err, errlen, "%s:%d: not a frame hash line (expected 'stream, dts, pts, duration, size, hash' as "
              "'vkcu hash' writes): %.60s", name, lineno, line);
     return VKCU_ERR_INPUT;
@@ -186,7 +205,7 @@ int vkcu_hash_list_parse(const char *text, size_t len, const char *name, vkcu_ha
 {
     memset(l, 0, sizeof(*l));
     l->tb = (AVRational){ 0, 1 };
-    int lineno = 0, ret = 0;
+    int lineno = 0, ret = 0, known = 0;
     size_t pos = 0;
     char line[1024];
     while (pos < len && ret >= 0) {
@@ -197,7 +216,7 @@ int vkcu_hash_list_parse(const char *text, size_t len, const char *name, vkcu_ha
         memcpy(line, text + pos, n);
         line[n] = 0;
         lineno++;
-        ret = parse_line(l, line, name, lineno, err, errlen);
+        ret = parse_line(l, line, name, lineno, &known, err, errlen);
         pos = end + 1;
     }
     if (ret < 0)

@@ -3,6 +3,8 @@
  * turns every way an input can be wrong into one line that names the file.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <libavutil/avstring.h>
@@ -10,8 +12,61 @@
 #include "log.h"
 #include "stage.h"
 
+/* Opening a FIFO blocks in open() until a writer comes. A stop signal must
+ * make that open return (EINTR), which it does only while the handler runs
+ * without SA_RESTART: the flag is cleared for the open, whoever installed
+ * the handler, and put back after. Jobs of a batch may open FIFOs at once:
+ * the first saves the flags, the last restores them. */
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+static pthread_mutex_t fifo_lock = PTHREAD_MUTEX_INITIALIZER;
+static int fifo_opens;
+static struct sigaction fifo_saved[4];
+
+static void fifo_open_begin(void)
+{
+    pthread_mutex_lock(&fifo_lock);
+    if (fifo_opens++ == 0) {
+        for (int i = 0; i < 4; i++) {
+            struct sigaction sa;
+            if (sigaction(stop_signals[i], NULL, &fifo_saved[i]) < 0)
+                continue;
+            sa = fifo_saved[i];
+            if (!(sa.sa_flags & SA_SIGINFO) && (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN))
+                continue;
+            sa.sa_flags &= ~SA_RESTART;
+            sigaction(stop_signals[i], &sa, NULL);
+        }
+    }
+    pthread_mutex_unlock(&fifo_lock);
+}
+
+static void fifo_open_end(void)
+{
+    pthread_mutex_lock(&fifo_lock);
+    if (--fifo_opens == 0) {
+        for (int i = 0; i < 4; i++) {
+            struct sigaction now;
+            /* Put the flag back only on the handler we changed. */
+            if (sigaction(stop_signals[i], NULL, &now) == 0 && now.sa_handler == fifo_saved[i].sa_handler &&
+                (fifo_saved[i].sa_flags & SA_RESTART)) {
+                now.sa_flags |= SA_RESTART;
+                sigaction(stop_signals[i], &now, NULL);
+            }
+        }
+    }
+    pthread_mutex_unlock(&fifo_lock);
+}
+
+/* libavformat's I/O asks this between reads: a stop request ends a blocked open. */
+static int stop_requested_cb(void *opaque)
+{
+    (void)opaque;
+    return vkcu_stop_requested();
+}
+
 int vkcu_demux_open(const char *path, vkcu_demux **out, char *err, size_t errlen)
 {
+    int fifo = 0;
     vkcu_demux *d = NULL;
     int ret;
     *out = NULL;
@@ -30,12 +85,25 @@ int vkcu_demux_open(const char *path, vkcu_demux **out, char *err, size_t errlen
             snprintf(err, errlen, "%s: empty file (0 bytes)", path);
             return VKCU_ERR_INPUT;
         }
+        fifo = S_ISFIFO(st.st_mode);
     }
     d = av_mallocz(sizeof(*d));
-    if (!d)
+    if (!d || !(d->fmt = avformat_alloc_context())) {
+        av_free(d);
         return AVERROR(ENOMEM);
+    }
     d->path = path;
+    d->fmt->interrupt_callback = (AVIOInterruptCB){ stop_requested_cb, NULL };
+    if (fifo)
+        fifo_open_begin();
     ret = avformat_open_input(&d->fmt, strcmp(path, "-") ? path : "pipe:0", NULL, NULL);
+    if (fifo)
+        fifo_open_end();
+    if (ret < 0 && vkcu_stop_requested()) {
+        snprintf(err, errlen, "%s: interrupted while opening", path);
+        ret = VKCU_ERR_INTERRUPT;
+        goto fail;
+    }
     if (ret < 0) {
         char buf[128];
         if (ret == AVERROR_INVALIDDATA)
@@ -46,6 +114,13 @@ int vkcu_demux_open(const char *path, vkcu_demux **out, char *err, size_t errlen
         goto fail;
     }
     ret = avformat_find_stream_info(d->fmt, NULL);
+    if (ret < 0 && vkcu_stop_requested()) {
+        snprintf(err, errlen, "%s: interrupted while opening", path);
+        ret = VKCU_ERR_INTERRUPT;
+        goto fail;
+    }
+    /* Past the open, a stop is seen between packets, as the job loop checks it. */
+    d->fmt->interrupt_callback.callback = NULL;
     if (ret < 0) {
         snprintf(err, errlen, "%s: cannot read stream information (truncated or corrupt file)", path);
         ret = VKCU_ERR_INPUT;

@@ -18,6 +18,7 @@
 
 #include "log.h"
 #include "manifest.h"
+#include "number.h"
 #include "preset.h"
 #include "stage.h"
 
@@ -85,6 +86,11 @@ static int load_lines(vkcu_manifest *m, char *err, size_t errlen)
     ssize_t n;
     int ret = 0, cap_lines = 0;
     while ((n = getline(&line, &cap, f)) >= 0) {
+        if (memchr(line, 0, (size_t)n)) {
+            snprintf(err, errlen, "%s:%d: not a vkcu manifest: binary data (NUL bytes)", m->path, m->nb_lines + 1);
+            ret = VKCU_ERR_INPUT;
+            break;
+        }
         while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
             line[--n] = 0;
         if (m->nb_lines == cap_lines) {
@@ -124,7 +130,6 @@ static int set_key(vkcu_manifest *m, vkcu_manifest_case *c, const char *key, con
     char **str = !strcmp(key, "input") ? &c->input : !strcmp(key, "chain") ? &c->chain
                : !strcmp(key, "pipeline") ? &c->pipeline : !strcmp(key, "hashes") ? &c->hashes
                : !strcmp(key, "reference") ? &c->reference : NULL;
-    char *end;
     if (!*value)
         SYNTAX("'%s' has no value", key);
     if (str) {
@@ -158,23 +163,23 @@ static int set_key(vkcu_manifest *m, vkcu_manifest_case *c, const char *key, con
             SYNTAX("algo '%s' is not md5, crc32 or xxh64", value);
         c->algo_set = 1;
     } else if (!strcmp(key, "frames")) {
-        long x = strtol(value, &end, 10);
-        if (*end || x < 1 || x > INT_MAX)
-            SYNTAX("frames '%s' is not a positive number", value);
+        int64_t x;
+        if (vkcu_parse_int(value, 1, INT_MAX, &x) < 0)
+            SYNTAX("frames '%s' is not an integer in [1, %d]", value, INT_MAX);
         c->max_frames = (int)x;
     } else if (!strcmp(key, "strict")) {
         if (strcmp(value, "yes") && strcmp(value, "no"))
             SYNTAX("strict '%s' is not yes or no", value);
         c->strict = !strcmp(value, "yes");
     } else if (!strcmp(key, "max-diff")) {
-        long x = strtol(value, &end, 10);
-        if (*end || x < 0 || x > 65535)
-            SYNTAX("max-diff '%s' is not a number of code values (0..65535)", value);
+        int64_t x;
+        if (vkcu_parse_int(value, 0, 65535, &x) < 0)
+            SYNTAX("max-diff '%s' is not an integer in [0, 65535] (code values)", value);
         c->max_diff = (int)x;
     } else if (!strcmp(key, "min-psnr")) {
-        double x = strtod(value, &end);
-        if (*end || !(x >= 0 && x <= 1000))
-            SYNTAX("min-psnr '%s' is not a PSNR in dB", value);
+        double x;
+        if (vkcu_parse_number(value, 0, 1000, &x) < 0)
+            SYNTAX("min-psnr '%s' is not a number in [0, 1000] (dB)", value);
         c->min_psnr = x;
     } else {
         SYNTAX("unknown key '%s' (input, chain, pipeline, backend, backends, algo, frames, strict, hashes, "
@@ -320,6 +325,12 @@ int vkcu_manifest_load(const char *path, vkcu_manifest **out, char *err, size_t 
     }
     if (c && (ret = check_case(m, c, err, errlen)) < 0)
         goto fail;
+    if (!m->nb_cases) {
+        snprintf(err, errlen, "%s: no cases: nothing to verify (add a '[case NAME]' section with an input and an "
+                 "expectation, docs/regression.md)", path);
+        ret = VKCU_ERR_INPUT;
+        goto fail;
+    }
     *out = m;
     return 0;
 nomem:
@@ -410,6 +421,54 @@ char *vkcu_manifest_path(const vkcu_manifest *m, const char *text, char *err, si
     if (full)
         sprintf(full, "%s/%s", m->dir, buf);
     return full;
+}
+
+/* Whether `path` (from vkcu_manifest_path) lies inside the manifest's
+ * folder once symbolic links are resolved: manifests often come with the
+ * change under test, and their hashes files are read and, with --update,
+ * written. Absolute paths are refused as written; links are followed as far
+ * as the path exists (a file --update has yet to create has no link of its
+ * own), and the part that does not exist yet may not hold "..". Returns 1
+ * inside, 0 with why filled. */
+static int inside_folder(const vkcu_manifest *m, const char *path, char *why, size_t whylen)
+{
+    char root[PATH_MAX], real[PATH_MAX], probe[PATH_MAX], rest[PATH_MAX] = "";
+    size_t dn = strlen(m->dir);
+    /* vkcu_manifest_path joins a relative path onto the folder. */
+    if (strncmp(path, m->dir, dn) || path[dn] != '/') {
+        snprintf(why, whylen, "is an absolute path");
+        return 0;
+    }
+    if (!realpath(m->dir, root)) {
+        snprintf(why, whylen, "is in a folder that cannot be resolved (%s)", strerror(errno));
+        return 0;
+    }
+    av_strlcpy(probe, path, sizeof(probe));
+    while (!realpath(probe, real)) {
+        struct stat st;
+        char *slash = strrchr(probe, '/');
+        if (lstat(probe, &st) == 0 || !slash || slash == probe) {
+            snprintf(why, whylen, "cannot be resolved (a broken link?)");
+            return 0;
+        }
+        char joined[PATH_MAX];
+        snprintf(joined, sizeof(joined), "%s%s%s", slash + 1, rest[0] ? "/" : "", rest);
+        av_strlcpy(rest, joined, sizeof(rest));
+        *slash = 0;
+    }
+    for (const char *c = rest; *c;) {
+        size_t n = strcspn(c, "/");
+        if (n == 2 && !strncmp(c, "..", 2)) {
+            snprintf(why, whylen, "climbs out with '..'");
+            return 0;
+        }
+        c += n + (c[n] == '/');
+    }
+    size_t rn = strlen(root);
+    int inside = rn == 1 || (!strncmp(real, root, rn) && (real[rn] == '/' || (real[rn] == 0 && rest[0])));
+    if (!inside)
+        snprintf(why, whylen, "resolves to %.250s%s%.200s", real, rest[0] ? "/" : "", rest);
+    return inside;
 }
 
 /* ------------------------------------------------------------------ */
@@ -648,6 +707,12 @@ static int run_hash_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_ver
     }
     if (c->hashes && !(sidecar = vkcu_manifest_path(m, c->hashes, perr, sizeof(perr)))) {
         snprintf(cr->message, sizeof(cr->message), "hashes %s", perr);
+        cr->status = CASE_FAIL;
+        goto done;
+    }
+    if (sidecar && !p->allow_outside && !inside_folder(m, sidecar, perr, sizeof(perr))) {
+        snprintf(cr->message, sizeof(cr->message), "hashes '%s' %s: it must stay inside the manifest's folder %s "
+                 "(write it relative to the manifest, or pass --allow-outside)", c->hashes, perr, m->dir);
         cr->status = CASE_FAIL;
         goto done;
     }

@@ -62,6 +62,7 @@ typedef struct vkcu_verify_params {
     const vkcu_job_params *base; /* device, ring size, handoff ... for every case; NULL: defaults */
     int backend_override;       /* enum vkcu_backend, or <0: each case's own */
     int update;                 /* 1: rewrite hash expectations that differ, print what changed */
+    int allow_outside;          /* 1: a case's hashes file may lie outside its manifest's folder */
     const char *junit;          /* JUnit XML report path; NULL: none */
     const char *const *cases;   /* only cases whose name matches one of these (fnmatch); NULL: all */
     int nb_cases;

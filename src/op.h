@@ -95,6 +95,11 @@ typedef struct vkcu_op_class {
     const char *help;            /* one line */
     const vkcu_op_key *keys;     /* terminated by a zero entry */
     size_t priv_size;
+    /* Checks key values against each other, whatever the input: limits no
+     * single key's range expresses. vkcu_chain_parse calls it, so a preset
+     * check (`vkcu pipelines FILE`) refuses exactly the chains a job start
+     * refuses. NULL: nothing to check. Returns 0, or -1 with why filled. */
+    int (*check)(const vkcu_op *op, char *why, size_t whylen);
     /* Checks the option values against the input and fills *out. Called once
      * before the first frame on either backend. Errors name the key. */
     int (*init)(vkcu_op *op, const vkcu_video_format *in, vkcu_video_format *out);

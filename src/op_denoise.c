@@ -138,6 +138,20 @@ static void nlm_setup(denoise_priv *p, double sigma, double strength)
     }
 }
 
+static int denoise_check(const vkcu_op *op, char *why, size_t whylen)
+{
+    if (vkcu_op_enum(op, "mode") != MODE_NLM)
+        return 0;
+    int search = vkcu_op_int(op, "search"), tradius = vkcu_op_int(op, "tradius");
+    long cands = (long)(2 * search + 1) * (2 * search + 1) * (2 * tradius + 1);
+    if (cands > DN_NLM_MAX_CANDIDATES) {
+        snprintf(why, whylen, "search=%d with tradius=%d compares %ld candidates per sample, more than the %d "
+                 "supported: lower search or tradius", search, tradius, cands, DN_NLM_MAX_CANDIDATES);
+        return -1;
+    }
+    return 0;
+}
+
 static int denoise_init(vkcu_op *op, const vkcu_video_format *in, vkcu_video_format *out)
 {
     denoise_priv *p = op->priv;
@@ -190,11 +204,9 @@ static int denoise_init(vkcu_op *op, const vkcu_video_format *in, vkcu_video_for
         p->tradius = vkcu_op_int(op, "tradius");
         p->window = 2 * p->tradius + 1;
         p->pad = p->patch + p->search;
-        long cands = (long)(2 * p->search + 1) * (2 * p->search + 1) * p->window;
-        if (cands > DN_NLM_MAX_CANDIDATES) {
-            LOGE("denoise: search=%d with tradius=%d compares %ld candidates per sample, more than "
-                 "the %d supported: lower search or tradius",
-                 p->search, p->tradius, cands, DN_NLM_MAX_CANDIDATES);
+        char why[256];
+        if (denoise_check(op, why, sizeof(why)) < 0) { /* chain parsing refused it already; the kernels rely on it */
+            LOGE("denoise: %s", why);
             return VKCU_ERR_USAGE;
         }
         nlm_setup(p, sigma, vkcu_op_float(op, "strength"));
@@ -673,6 +685,7 @@ const vkcu_op_class vkcu_op_denoise = {
     .help = "denoise: mode=tnr (temporal recursive, fast) or mode=nlm (non-local means); sigma in 8-bit code values",
     .keys = denoise_keys,
     .priv_size = sizeof(denoise_priv),
+    .check = denoise_check,
     .init = denoise_init,
     .run_cpu = denoise_run_cpu,
     .init_gpu = denoise_init_gpu,

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <libavutil/pixdesc.h>
@@ -483,7 +484,9 @@ static int setup_trim(job *j)
     }
     if (p->start_frame > 0 && seekable && !(d->fmt->iformat->flags & AVFMT_NOTIMESTAMPS)) {
         /* Slack past frame N: a frame can come up to 16 (DPB) packets late. */
-        int64_t limit = p->start_frame + 1 + 32 + (p->frame_count > 0 ? p->frame_count : 0);
+        int64_t count = p->frame_count > 0 ? p->frame_count : 0;
+        int64_t slack = count > INT64_MAX - 33 ? INT64_MAX : 33 + count;
+        int64_t limit = p->start_frame > INT64_MAX - slack ? INT64_MAX : p->start_frame + slack;
         int64_t *pts = NULL, n = 0;
         ret = scan_video_packets(j, limit, &pts, &n, &max_delay);
         if (ret >= 0 && n <= p->start_frame) {
@@ -494,7 +497,7 @@ static int setup_trim(job *j)
         }
         if (ret >= 0) {
             j->trim_start = pts[p->start_frame];
-            if (p->frame_count >= 0 && p->start_frame + p->frame_count < n)
+            if (p->frame_count >= 0 && p->frame_count < n - p->start_frame)
                 j->trim_end = pts[p->start_frame + p->frame_count];
         }
         av_free(pts);
@@ -559,6 +562,15 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
     ret = vkcu_chain_parse(p->chain, &j->chain, j->err, j->errlen);
     if (ret < 0)
         goto fail;
+    struct stat st;
+    if (p->sink == VKCU_SINK_ENCODE && p->output && strcmp(p->output, "-") && stat(p->output, &st) == 0 &&
+        S_ISDIR(st.st_mode)) {
+        /* Found now, not at the first frame: nothing is decoded for an output that cannot be. */
+        snprintf(j->err, j->errlen, "%s: is a folder; the output must be a file name (e.g. %s/out.mkv)", p->output,
+                 p->output);
+        ret = VKCU_ERR_OUTPUT;
+        goto fail;
+    }
     for (int i = 0; i < j->chain.nb_ops; i++)
         j->chain.ops[i]->threads = j->threads;
     ret = vkcu_demux_open(p->input, &j->demux, j->err, j->errlen);
@@ -636,6 +648,14 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
         ret = decode_packet(j, NULL, frame);
         if (ret < 0)
             goto fail;
+    }
+    if (!j->sink_ready && (p->start_time >= 0 || p->start_frame > 0 || p->duration >= 0 || p->frame_count >= 0) &&
+        j->frames_seen > r->frames_corrupt) {
+        /* Frames were decoded, the trim window just holds none of them. */
+        snprintf(j->err, j->errlen, "%s: the --start/--duration range holds no frame (%lld decoded around it); "
+                 "give a longer --duration or an earlier --start", p->input, (long long)(j->frames_seen - r->frames_corrupt));
+        ret = VKCU_ERR_USAGE;
+        goto fail;
     }
     if (!j->sink_ready) {
         snprintf(j->err, j->errlen, "%s: no frames could be decoded (corrupt or truncated file%s)", p->input,

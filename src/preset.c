@@ -4,6 +4,7 @@
  * files starts, with the file, line and column of the mistake. The format
  * is documented in docs/pipelines.md.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -17,6 +18,7 @@
 #include <libavformat/avformat.h>
 #include <libavutil/opt.h>
 
+#include "number.h"
 #include "op.h"
 #include "preset.h"
 
@@ -70,13 +72,11 @@ static int is_word(const char *v, const char *extra)
     return 1;
 }
 
-static int parse_int_value(parse_state *s, int line, int col, const char *key, const char *v, long lo, long hi, int *out)
+static int parse_int_value(parse_state *s, int line, int col, const char *key, const char *v, int lo, int hi, int *out)
 {
-    char *end;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (!*v || *end || errno || x < lo || x > hi)
-        return perr(s, line, col, "%s: '%s' is not an integer in [%ld, %ld]", key, v, lo, hi);
+    int64_t x;
+    if (vkcu_parse_int(v, lo, hi, &x) < 0)
+        return perr(s, line, col, "%s: '%s' is not an integer in [%d, %d]", key, v, lo, hi);
     *out = (int)x;
     return 0;
 }
@@ -110,20 +110,82 @@ static int parse_op(parse_state *s, int line, int col, const char *v, vkcu_prese
     return 0;
 }
 
-int vkcu_parse_bitrate(const char *v, int64_t *out)
+/* Encoder options that make an encoder write or read a file of its own
+ * choosing (statistics, logs, analysis, reconstructed pictures, quantiser
+ * and zone files, film grain tables, or a command to run). A preset may
+ * come from anywhere (a pull request, a shared folder), so these are
+ * refused in presets; the command line (--encoder-opt) may still set them.
+ * Names as x264, x265, SVT-AV1 and FFmpeg spell them, compared in lower
+ * case with '_' as '-' and without a "no-" prefix. */
+static const char *const file_keys[] = {
+    "stats", "pass", "passlogfile", "qpfile", "cqmfile", "dump-yuv", "tcfile-in", "tcfile-out", "opencl-clbin",
+    "csv", "analysis-save", "analysis-load", "analysis-reuse-file", "recon", "recon-y4m-exec", "zonefile",
+    "scaling-list", "lambda-file", "dolby-vision-rpu", "dhdr10-info", "film-grain", "fgs-table", "roi-map-file",
+    "stat-file", "abr-ladder", "input", "output", "log-file", "multi-pass-opt-analysis", "multi-pass-opt-distortion",
+    NULL,
+};
+/* A key with one of these words between its hyphens ("log-file",
+ * "lambda-file", "stat-file") is taken for a file key too; not any key
+ * holding the letters ("profile" is no file). */
+static const char *const file_words[] = { "file", "stats", "dump", "csv", "recon", "exec", NULL };
+
+/* Whether `key` (len bytes, as written) is a file key. */
+static int is_file_key(const char *key, size_t len)
 {
-    char *end;
-    double x = strtod(v, &end);
-    if (end == v || x <= 0)
-        return -1;
-    if (*end == 'k' || *end == 'K')
-        x *= 1e3, end++;
-    else if (*end == 'M' || *end == 'm')
-        x *= 1e6, end++;
-    if (*end)
-        return -1;
-    *out = (int64_t)x;
+    char norm[64];
+    size_t n = 0;
+    for (size_t i = 0; i < len && n + 1 < sizeof(norm); i++) {
+        char c = key[i];
+        if (c >= 'A' && c <= 'Z')
+            c = (char)(c - 'A' + 'a');
+        if (c == '_')
+            c = '-';
+        if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')
+            norm[n++] = c; /* quotes and escapes around a name still name it */
+    }
+    norm[n] = 0;
+    const char *name = strncmp(norm, "no-", 3) ? norm : norm + 3;
+    for (int i = 0; file_keys[i]; i++)
+        if (!strcmp(name, file_keys[i]))
+            return 1;
+    for (const char *w = name; *w;) {
+        size_t wl = strcspn(w, "-");
+        for (int i = 0; file_words[i]; i++)
+            if (wl == strlen(file_words[i]) && !strncmp(w, file_words[i], wl))
+                return 1;
+        w += wl + (w[wl] == '-');
+    }
     return 0;
+}
+
+/* The column (from 0) of a file key in an encoder-opt value, or -1. Every
+ * name before an '=' counts, at any depth, so that keys inside
+ * x264-params=..., x265-params=... or svtav1-params=... are found however
+ * they are quoted; "flags" with pass1/pass2 (two-pass log files) too. */
+static int find_file_key(const char *v)
+{
+    const char *item = v;
+    for (;;) {
+        size_t n = strcspn(item, ":");
+        const char *seg = item;
+        for (;;) {
+            size_t k = strcspn(seg, "=:");
+            if (seg[k] != '=' || seg + k >= item + n)
+                break;
+            if (is_file_key(seg, k) ||
+                (k == 5 && !strncmp(seg, "flags", 5) &&
+                 (memmem(seg, (size_t)(item + n - seg), "pass1", 5) || memmem(seg, (size_t)(item + n - seg), "pass2", 5)))) {
+                const char *name = seg; /* the name itself, after a quote or an escape */
+                while (name < seg + k && !isalnum((unsigned char)*name))
+                    name++;
+                return (int)(name - v);
+            }
+            seg += k + 1;
+        }
+        if (!item[n])
+            return -1;
+        item += n + 1;
+    }
 }
 
 /* "encoder-opt k=v:k=v": syntax now; names against the encoder at the end. */
@@ -140,6 +202,10 @@ static int parse_encoder_opt(parse_state *s, int line, int col, const char *v, v
             break;
         item = end + 1;
     }
+    int at = find_file_key(v);
+    if (at >= 0)
+        return perr(s, line, col + at, "encoder-opt: '%.*s' makes the encoder write or read a file, which a preset "
+                    "may not do (give it with --encoder-opt on the command line)", (int)strcspn(v + at, "=:"), v + at);
     size_t used = strlen(ps->encoder_opts);
     if (used + strlen(v) + 2 > sizeof(ps->encoder_opts))
         return perr(s, line, col, "encoder-opt: options longer than %zu characters", sizeof(ps->encoder_opts) - 1);
@@ -175,7 +241,8 @@ static int parse_statement(parse_state *s, int line, int key, int col, const cha
         return copy_value(s, line, col, ps->encoder_preset, sizeof(ps->encoder_preset), v, name);
     case KEY_BITRATE:
         if (vkcu_parse_bitrate(v, &ps->bitrate) < 0)
-            return perr(s, line, col, "bitrate: '%s' is not a bitrate (e.g. 4M, 800k)", v);
+            return perr(s, line, col, "bitrate: '%s' is not a bitrate in [1k, %lldM] bit/s (e.g. 4M, 800k)", v,
+                        VKCU_BITRATE_MAX / 1000000);
         return 0;
     case KEY_GOP:
         return parse_int_value(s, line, col, name, v, 1, 100000, &ps->gop);
@@ -268,6 +335,39 @@ done:
     return ret;
 }
 
+/* The key `word` is a typo of (at most two edits from), or NULL. */
+static const char *near_key(const char *word)
+{
+    size_t n = strlen(word);
+    if (n > 20 || !is_word(word, "-_"))
+        return NULL;
+    for (int k = 0; k < KEY_COUNT; k++) {
+        /* Levenshtein distance, one row at a time. */
+        const char *key = key_names[k];
+        size_t m = strlen(key);
+        int row[32];
+        for (size_t j = 0; j <= m; j++)
+            row[j] = (int)j;
+        for (size_t i = 1; i <= n; i++) {
+            int diag = row[0];
+            row[0] = (int)i;
+            for (size_t j = 1; j <= m; j++) {
+                int up = row[j];
+                int best = diag + (word[i - 1] != key[j - 1]);
+                if (up + 1 < best)
+                    best = up + 1;
+                if (row[j - 1] + 1 < best)
+                    best = row[j - 1] + 1;
+                row[j] = best;
+                diag = up;
+            }
+        }
+        if (row[m] <= 2 && (size_t)row[m] < m)
+            return key;
+    }
+    return NULL;
+}
+
 static void name_from_path(const char *path, char *name, size_t size)
 {
     const char *base = strrchr(path, '/');
@@ -291,7 +391,7 @@ int vkcu_preset_parse(const char *text, size_t len, const char *path, vkcu_prese
         return perr(&s, 1, 1, "not a text file (it holds NUL bytes)");
 
     char linebuf[4096];
-    int line = 0;
+    int line = 0, seen_key = 0;
     size_t pos = 0;
     while (pos < len) {
         line++;
@@ -336,6 +436,18 @@ int vkcu_preset_parse(const char *text, size_t len, const char *path, vkcu_prese
         for (int i = 0; i < KEY_COUNT; i++)
             if (!strcmp(key, key_names[i]))
                 id = i;
+        if (id < 0 && !seen_key) {
+            /* Nothing yet says this is a pipeline file: quote none of it (it
+             * may be any file, a secret one included), unless the word is a
+             * near miss of a key, which tells nothing about the file. */
+            const char *near = near_key(key);
+            if (near)
+                return perr(&s, line, key_col, "unknown key '%s' (did you mean '%s'?)", key, near);
+            return perr(&s, line, key_col, "not a vkcu pipeline file: this line does not start with a key "
+                        "(keys: description op output encoder crf preset bitrate gop encoder-opt container hash "
+                        "hash-format; docs/pipelines.md)");
+        }
+        seen_key = 1;
         if (id < 0) {
             const char *eq = strchr(key, '=');
             if (eq || strchr(key, ':'))

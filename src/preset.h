@@ -63,7 +63,4 @@ void vkcu_preset_apply(const vkcu_preset *ps, vkcu_job_params *p);
  * for encoding, ".framemd5" or ".jsonl" for hashes. */
 const char *vkcu_preset_extension(const vkcu_preset *ps);
 
-/* "4M", "800k", "2500000": bits per second. 0, or -1 when it is not a bitrate. */
-int vkcu_parse_bitrate(const char *v, int64_t *out);
-
 #endif
