@@ -10,6 +10,8 @@
 #include <string.h>
 #include <libavutil/hwcontext.h>
 #include <libavutil/hwcontext_vulkan.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/intreadwrite.h>
 #include <libavutil/pixdesc.h>
 
 #include "log.h"
@@ -83,6 +85,11 @@ int vkcu_decoder_open(const vkcu_demux *d, AVBufferRef *hw_device, int threads,
      * keeps the left offset a multiple of its alignment and silently drops
      * the rest, so frames would come out wider than the spec's picture. */
     dec->avctx->apply_cropping = 0;
+    const AVPacketSideData *crop =
+        av_packet_side_data_get(par->coded_side_data, par->nb_coded_side_data, AV_PKT_DATA_FRAME_CROPPING);
+    if (crop && crop->size >= 4 * sizeof(uint32_t))
+        for (int i = 0; i < 4; i++)
+            dec->container_crop[i] = AV_RL32(crop->data + 4 * i);
     if (hw_device) {
         dec->avctx->hw_device_ctx = av_buffer_ref(hw_device);
         if (!dec->avctx->hw_device_ctx) {
@@ -135,6 +142,52 @@ int vkcu_decoder_send(vkcu_decoder *dec, const AVPacket *pkt, int strict, char *
     return 0;
 }
 
+/* The container's crop window, as the ffmpeg CLI applies it (its crop
+ * filter, inserted after the decoder): the size is rounded down to whole
+ * chroma samples, the offset clamped into the picture and rounded down the
+ * same way; the planes' pointers move, nothing is copied. Hardware frames
+ * take it into their crop fields instead, for the GPU session's copy. A
+ * window that leaves no picture is ignored with a warning (the CLI stops). */
+static void apply_container_crop(vkcu_decoder *dec, AVFrame *f)
+{
+    const uint32_t *c = dec->container_crop;
+    if (!(c[0] | c[1] | c[2] | c[3]))
+        return;
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(vkcu_frame_sw_format(f));
+    int hsub = d->log2_chroma_w, vsub = d->log2_chroma_h;
+    int vis_w, vis_h;
+    vkcu_frame_visible_size(f, &vis_w, &vis_h);
+    int64_t w = (int64_t)vis_w - c[2] - c[3], h = (int64_t)vis_h - c[0] - c[1];
+    w &= ~(int64_t)((1 << hsub) - 1);
+    h &= ~(int64_t)((1 << vsub) - 1);
+    if (w <= 0 || h <= 0) {
+        if (!dec->container_crop_warned++)
+            LOGW("%s: the container's crop window (top %u, bottom %u, left %u, right %u) leaves no picture of "
+                 "%dx%d; ignored", dec->path, c[0], c[1], c[2], c[3], vis_w, vis_h);
+        return;
+    }
+    int64_t x = FFMIN((int64_t)c[2], vis_w - w), y = FFMIN((int64_t)c[0], vis_h - h);
+    x &= ~(int64_t)((1 << hsub) - 1);
+    y &= ~(int64_t)((1 << vsub) - 1);
+    if (f->hw_frames_ctx) {
+        f->crop_left += (size_t)x;
+        f->crop_top += (size_t)y;
+        f->width = (int)f->crop_left + (int)w;
+        f->height = (int)f->crop_top + (int)h;
+        return;
+    }
+    int step[4];
+    av_image_fill_max_pixsteps(step, NULL, d);
+    for (int p = 0; p < 4 && f->data[p]; p++) {
+        if (p == 1 && (d->flags & AV_PIX_FMT_FLAG_PAL))
+            break; /* the palette */
+        int chroma = p == 1 || p == 2;
+        f->data[p] += (ptrdiff_t)(chroma ? y >> vsub : y) * f->linesize[p] + (chroma ? (x * step[p]) >> hsub : x * step[p]);
+    }
+    f->width = (int)w;
+    f->height = (int)h;
+}
+
 int vkcu_decoder_receive(vkcu_decoder *dec, AVFrame *frame)
 {
     int ret = avcodec_receive_frame(dec->avctx, frame);
@@ -150,6 +203,7 @@ int vkcu_decoder_receive(vkcu_decoder *dec, AVFrame *frame)
         av_frame_unref(frame);
         return AVERROR_INVALIDDATA;
     }
+    apply_container_crop(dec, frame);
     return 0;
 }
 

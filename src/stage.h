@@ -36,6 +36,10 @@ typedef struct vkcu_decoder {
     const char *path;
     int hw;                 /* 1: Vulkan Video hwaccel active */
     int64_t packets_rejected; /* packets the decoder refused as invalid data */
+    /* The container's crop window (Matroska PixelCrop, MP4 'clap'), applied
+     * after the codec's: top, bottom, left, right. */
+    uint32_t container_crop[4];
+    int container_crop_warned;
 } vkcu_decoder;
 
 /* hw_device: a Vulkan AVHWDeviceContext, or NULL for software decode.

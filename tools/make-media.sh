@@ -118,3 +118,48 @@ crop_clip crop-h264-422.mkv yuv422p libx264 h264_metadata=crop_left=10:crop_righ
 crop_clip crop-hevc.mkv yuv420p libx265 hevc_metadata=crop_left=6:crop_right=2:crop_top=4:crop_bottom=10 -preset ultrafast "${x265p[@]}"
 crop_clip crop-hevc10.mkv yuv420p10le libx265 hevc_metadata=crop_left=2:crop_right=0:crop_top=2:crop_bottom=0 -preset ultrafast "${x265p[@]}"
 crop_clip crop-hevc-444.mkv yuv444p libx265 hevc_metadata=crop_left=1:crop_right=5:crop_top=3:crop_bottom=1 -preset ultrafast "${x265p[@]}"
+
+# Container crop windows: MP4 copies of the cropped clips with a 'clap' box
+# (clean aperture; FFmpeg's muxer cannot write one), applied after the
+# codec's window. Offsets odd in luma samples: on 4:2:0 the ffmpeg CLI's crop
+# filter rounds them (and the size) down to whole chroma samples.
+clap_clip() { # name source top bottom left right
+  local name=$1 from=$2; shift 2
+  [ -s "$out/$name" ] && return 0
+  echo "media: $name" >&2
+  $ff -i "$out/$from" -map 0:v -c copy "${fixed[@]}" "$out/.tmp.mp4"
+  python3 - "$out/.tmp.mp4" "$@" <<'PY'
+import struct, sys
+path = sys.argv[1]
+t, b, l, r = map(int, sys.argv[2:6])
+data = bytearray(open(path, 'rb').read())
+def find(kind, pos, end):
+    while pos < end:
+        size, k = struct.unpack('>I4s', data[pos:pos + 8])
+        if k == kind:
+            return pos, size
+        pos += size
+    sys.exit('clap_clip: no %s box' % kind.decode())
+# The box sizes from moov down to the sample entry grow; sample offsets stay
+# valid only while moov follows the media data.
+parents, pos, end = [], 0, len(data)
+for kind in (b'moov', b'trak', b'mdia', b'minf', b'stbl', b'stsd'):
+    start, size = find(kind, pos, end)
+    parents.append(start)
+    pos, end = start + 8, start + size
+assert find(b'mdat', 0, len(data))[0] < parents[0], 'moov before mdat'
+entry = pos + 8  # stsd: version/flags, entry count, then the sample entry
+entry_size = struct.unpack('>I', data[entry:entry + 4])[0]
+w, h = struct.unpack('>HH', data[entry + 32:entry + 36])
+# Aperture size and centre offset that give exactly these crop offsets.
+clap = struct.pack('>I4s8i', 40, b'clap', w - l - r, 1, h - t - b, 1, l - r, 2, t - b, 2)
+data[entry + entry_size:entry + entry_size] = clap
+for start in parents + [entry]:
+    data[start:start + 4] = struct.pack('>I', struct.unpack('>I', data[start:start + 4])[0] + len(clap))
+open(path, 'wb').write(data)
+PY
+  mv "$out/.tmp.mp4" "$out/$name"
+}
+clap_clip crop-clap-h264.mp4 crop-h264.mkv 2 1 5 0
+clap_clip crop-clap-444.mp4 crop-h264-444.mkv 1 2 3 4
+clap_clip crop-clap-hevc10.mp4 crop-hevc10.mkv 3 0 1 2

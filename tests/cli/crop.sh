@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
-# Exact cropping: H.264 and HEVC streams whose SPS crop window starts left
-# and below the corner, at offsets that are odd in crop units (made by
-# tools/make-media.sh). Each one hashed by the CPU backend equals the ffmpeg
-# CLI's framemd5 (hash, size and pts of every frame), every frame has the
-# cropped picture's size, and a transcode through a chain keeps the cropped
-# picture: the size in the output, and the same pixels (lossless FFV1).
+# Exact cropping: H.264 and HEVC streams whose SPS crop window starts right
+# of and below the corner, at offsets that are odd in crop units, some also
+# with a container (MP4 'clap') window on top (made by tools/make-media.sh).
+# Each one hashed by the CPU backend equals the ffmpeg CLI's framemd5 (hash,
+# size and pts of every frame), every frame has the cropped picture's size,
+# and a transcode through a chain keeps the cropped picture: the size in the
+# output, and the same pixels (lossless FFV1).
 source "$(dirname "$0")/lib.sh"
 
-# name, visible width x height, pixel format (as make-media.sh crops 208x176)
+# name, visible width x height, pixel format (as make-media.sh crops 208x176;
+# the crop-clap clips add a container window, rounded to whole chroma samples)
 clips="crop-h264.mkv 202 168 yuv420p
 crop-h264-444.mkv 204 169 yuv444p
 crop-h264-422.mkv 196 171 yuv422p
 crop-hevc.mkv 200 162 yuv420p
 crop-hevc10.mkv 206 174 yuv420p10le
-crop-hevc-444.mkv 202 172 yuv444p"
+crop-hevc-444.mkv 202 172 yuv444p
+crop-clap-h264.mp4 196 164 yuv420p
+crop-clap-444.mp4 197 166 yuv444p
+crop-clap-hevc10.mp4 202 170 yuv420p10le"
 
 frame_bytes() { # width height pix_fmt: bytes of one packed frame
   local w=$1 h=$2 cw ch b=1
@@ -50,11 +55,11 @@ while read -r clip w h pix; do
   fi
 
   # Through a chain into a lossless file: the cropped size and the same pixels.
-  if ! "$VKCU" --backend cpu -q "$in" --chain copy --encoder ffv1 -o "$TMP/t-$clip" 2> "$TMP/err"; then
+  if ! "$VKCU" --backend cpu -q "$in" --chain copy --encoder ffv1 -o "$TMP/t-$clip.mkv" 2> "$TMP/err"; then
     fail "$name: transcode failed: $(tail -1 "$TMP/err")"; continue
   fi
-  ow=$(probe_val "$TMP/t-$clip" v:0 stream=width) oh=$(probe_val "$TMP/t-$clip" v:0 stream=height)
-  "$FFMPEG" -v error -nostdin -i "$TMP/t-$clip" -f framemd5 - > "$TMP/out" 2> "$TMP/err"
+  ow=$(probe_val "$TMP/t-$clip.mkv" v:0 stream=width) oh=$(probe_val "$TMP/t-$clip.mkv" v:0 stream=height)
+  "$FFMPEG" -v error -nostdin -i "$TMP/t-$clip.mkv" -f framemd5 - > "$TMP/out" 2> "$TMP/err"
   if [ "${ow}x$oh" != "${w}x$h" ]; then
     fail "$name: transcode is ${ow}x$oh"
   elif ! diff <(frames "$TMP/out" | awk -F', *' '{print $6}') <(frames "$TMP/ref" | awk -F', *' '{print $6}') > /dev/null; then
