@@ -305,10 +305,31 @@ static int check_whole(parse_state *s, vkcu_preset *ps)
             return perr(s, s->line_of[KEY_CONTAINER], s->col_of[KEY_CONTAINER],
                         "container: no muxer for '%s' files in this build (mkv, mp4, nut, y4m, ...)", ps->extension);
     }
-    if (!ps->encoder[0] || (!ps->encoder_preset[0] && !ps->encoder_opts[0]))
+    /* What a job start would refuse is refused here, so that a preset
+     * `vkcu pipelines FILE` accepts also starts: an encoder's options need
+     * the encoder named (they are its own), and the container must take it. */
+    if (!ps->encoder[0]) {
+        int key = s->line_of[KEY_PRESET] ? KEY_PRESET : KEY_ENCODER_OPT;
+        if (s->line_of[key])
+            return perr(s, s->line_of[key], s->col_of[key], "'%s' needs an 'encoder' line (its options are the "
+                        "encoder's own: libx264, libx265, ffv1, ...)", key_names[key]);
+        return 0;
+    }
+    const AVCodec *codec = avcodec_find_encoder_by_name(ps->encoder);
+    if (codec && ps->extension[0] && strcmp(ps->extension, ".y4m") && strcmp(ps->extension, ".yuv") &&
+        strcmp(ps->extension, ".raw")) {
+        char probe[32];
+        snprintf(probe, sizeof(probe), "x%s", ps->extension);
+        const AVOutputFormat *ofmt = av_guess_format(NULL, probe, NULL);
+        /* 0: the muxer knows it cannot hold the codec; <0: it does not say. */
+        if (ofmt && avformat_query_codec(ofmt, codec->id, FF_COMPLIANCE_NORMAL) == 0)
+            return perr(s, s->line_of[KEY_CONTAINER], s->col_of[KEY_CONTAINER],
+                        "container: %s files cannot hold %s (encoder on line %d)", ps->extension + 1, ps->encoder,
+                        s->line_of[KEY_ENCODER]);
+    }
+    if (!ps->encoder_preset[0] && !ps->encoder_opts[0])
         return 0;
     /* Option names are checked the way the encode sink sets them. */
-    const AVCodec *codec = avcodec_find_encoder_by_name(ps->encoder);
     AVCodecContext *enc = codec ? avcodec_alloc_context3(codec) : NULL;
     AVDictionary *opts = NULL;
     int ret = 0;

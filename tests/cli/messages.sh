@@ -50,6 +50,12 @@ expect "copy=x: copy has no keys" 2 "copy has no keys" -- "$V" hash --backend cp
 printf 'description x\nop denoise=mode=nlm:search=15:tradius=3\n' > "$TMP/nlm.pipe"
 expect "a preset beyond an operator's limits fails its check" 2 \
   "nlm.pipe:2:4: op: denoise: search=15 with tradius=3 compares 6727 candidates per sample, more than the 4096" -- "$V" pipelines "$TMP/nlm.pipe"
+# Encoder options without an encoder, and a container that cannot hold the
+# encoder, passed the check and failed at the start.
+printf 'description x\nencoder-opt crf=3\n' > "$TMP/noenc.pipe"
+printf 'description x\nencoder ffv1\ncontainer mp4\n' > "$TMP/ffv1mp4.pipe"
+expect "a preset's encoder-opt without an encoder fails its check" 2 "noenc.pipe:2:13: 'encoder-opt' needs an 'encoder' line" -- "$V" pipelines "$TMP/noenc.pipe"
+expect "a preset's container that cannot hold its encoder fails its check" 2 "ffv1mp4.pipe:3:11: container: mp4 files cannot hold ffv1" -- "$V" pipelines "$TMP/ffv1mp4.pipe"
 printf 'description x\nop denoise=mode=nlm:search=10:tradius=3\n' > "$TMP/nlm-ok.pipe"
 if "$V" pipelines "$TMP/nlm-ok.pipe" > /dev/null 2>&1; then
   expect "a preset that passes its check also starts" 0 "" -- "$V" hash --backend cpu "$in" --frames 2 --pipeline "$TMP/nlm-ok.pipe"
