@@ -24,5 +24,7 @@ for f in "$stage"/bin/* "$stage"/tests/*; do ldd "$f" 2>/dev/null; done |
 cp ../shared/conformance/* "$stage/conformance/" 2>/dev/null || cp "$root"/../shared/conformance/* "$stage/conformance/"
 cp media/gen/*.mkv media/gen/*.ivf media/gen/*.mp4 media/gen/*.h264 "$stage/" 2>/dev/null || true
 mkdir -p "$stage/media" && mv "$stage"/*.mkv "$stage"/*.ivf "$stage"/*.mp4 "$stage"/*.h264 "$stage/media/" 2>/dev/null || true
+# The generated corpus, for tests/gpu.d/corpus.sh.
+if [ -d media/gen/corpus ]; then cp -r media/gen/corpus "$stage/media/"; fi
 tar -C "$stage" -cJf .gpu/bundle.tar.xz .
 ls -la .gpu/bundle.tar.xz >&2

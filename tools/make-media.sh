@@ -36,6 +36,9 @@ src="testsrc2=size=320x240:rate=25"
 bt709="setparams=color_primaries=bt709:color_trc=bt709:colorspace=bt709:range=tv"
 tags=(-color_primaries bt709 -color_trc bt709 -colorspace bt709 -color_range tv)
 
+# The codec/container corpus of tests/cli/corpus.sh (media/gen/corpus).
+bash "$root/tools/make-corpus.sh"
+
 # H.264 + AAC in MP4, with container metadata and a chapter: the transcode tests.
 make_clip h264-aac.mp4 -filter_complex "$src:duration=2,$bt709[v];sine=frequency=440:sample_rate=48000:duration=2[a]" \
   -map "[v]" -map "[a]" -c:v libx264 -preset veryfast -g 12 -bf 2 "${tags[@]}" -pix_fmt yuv420p -c:a aac -b:a 96k \
