@@ -317,6 +317,11 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
     ret = avformat_alloc_output_context2(&e->oc, ofmt, NULL, e->tmp);
     if (ret < 0)
         goto fail_out;
+    /* y4m above 8 bits (C420p10, C422p10, ...) is what x264, x265 and
+     * aomenc read, but FFmpeg's muxer writes it only at "unofficial"
+     * compliance (ffmpeg -strict -1); without it 10-bit input failed here. */
+    if (!strcmp(ofmt->name, "yuv4mpegpipe"))
+        e->oc->strict_std_compliance = FF_COMPLIANCE_UNOFFICIAL;
 
     /* Streams: video first at the input's position, others copied. */
     e->nb_map = d->fmt->nb_streams;

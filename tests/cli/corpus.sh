@@ -35,7 +35,7 @@ known_failing='
 corpus mkv av1.ivf | inputs | IVF: last frame without duration, output one frame short
 corpus mp4 av1.ivf | inputs | IVF: last frame without duration, output one frame short
 corpus y4m av1.webm | inputs | y4m F is the time base, not the frame rate
-corpus y4m ffv1.mkv | unassigned | >8-bit y4m refused with exit 4 (ffmpeg -strict -1 writes it)
+corpus y4m ffv1.mkv | inputs | y4m F is the time base, not the frame rate
 corpus y4m h264-2997.mkv | inputs | y4m F is the time base, not the frame rate
 corpus y4m h264-fullrange.mp4 | inputs | y4m F is the time base, not the frame rate
 corpus mkv h264-mbaff.ts | inputs | MPEG-TS start time not shifted to 0 as ffmpeg does
@@ -52,7 +52,7 @@ corpus mp4 hevc.h265 | inputs | raw stream: no usable timestamps (muxer refuses,
 corpus nut hevc.h265 | inputs | raw stream: no usable timestamps
 corpus y4m hevc.h265 | inputs | y4m F is the time base, not the frame rate
 corpus y4m hevc.mkv | inputs | y4m F is the time base, not the frame rate
-corpus y4m hevc10.mp4 | unassigned | >8-bit y4m refused with exit 4 (ffmpeg -strict -1 writes it)
+corpus y4m hevc10.mp4 | inputs | y4m F is the time base, not the frame rate
 corpus mkv mpeg2-interlaced.ts | inputs | MPEG-TS start time not shifted to 0 as ffmpeg does
 corpus mp4 mpeg2-interlaced.ts | inputs | MPEG-TS start time not shifted to 0 as ffmpeg does
 corpus nut mpeg2-interlaced.ts | inputs | MPEG-TS start time not shifted to 0 as ffmpeg does
@@ -61,8 +61,7 @@ corpus hash mpeg4.avi | inputs | AVI with B-frames: last frame repeats the previ
 corpus mkv mpeg4.avi | inputs | AVI with B-frames: last frame repeats the previous pts
 corpus mp4 mpeg4.avi | inputs | AVI with B-frames: last frame repeats the previous pts
 corpus nut mpeg4.avi | inputs | AVI with B-frames: last frame repeats the previous pts
-corpus y4m prores.mov | unassigned | >8-bit y4m refused with exit 4 (ffmpeg -strict -1 writes it)
-corpus y4m raw-422p10.y4m | unassigned | >8-bit y4m refused with exit 4 (ffmpeg -strict -1 writes it)
+corpus y4m prores.mov | inputs | y4m F is the time base, not the frame rate
 corpus mkv vp8.ivf | inputs | IVF: last frame without duration, output one frame short
 corpus mp4 vp8.ivf | inputs | IVF: last frame without duration, output one frame short
 corpus y4m vp8.webm | inputs | y4m F is the time base, not the frame rate
