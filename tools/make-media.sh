@@ -166,3 +166,7 @@ PY
 clap_clip crop-clap-h264.mp4 crop-h264.mkv 2 1 5 0
 clap_clip crop-clap-444.mp4 crop-h264-444.mkv 1 2 3 4
 clap_clip crop-clap-hevc10.mp4 crop-hevc10.mkv 3 0 1 2
+# The same windows as Matroska PixelCrop elements (FFmpeg's muxer writes the
+# crop side data that the MP4 demuxer read from 'clap').
+make_clip crop-pixelcrop-h264.mkv -i "$out/crop-clap-h264.mp4" -c copy
+make_clip crop-pixelcrop-444.mkv -i "$out/crop-clap-444.mp4" -c copy

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Exact cropping: H.264 and HEVC streams whose SPS crop window starts right
 # of and below the corner, at offsets that are odd in crop units, some also
-# with a container (MP4 'clap') window on top (made by tools/make-media.sh).
+# with a container window (MP4 'clap', Matroska PixelCrop) on top (made by tools/make-media.sh).
 # Each one hashed by the CPU backend equals the ffmpeg CLI's framemd5 (hash,
 # size and pts of every frame), every frame has the cropped picture's size,
 # and a transcode through a chain keeps the cropped picture: the size in the
@@ -9,7 +9,7 @@
 source "$(dirname "$0")/lib.sh"
 
 # name, visible width x height, pixel format (as make-media.sh crops 208x176;
-# the crop-clap clips add a container window, rounded to whole chroma samples)
+# the crop-clap/pixelcrop clips add a container window, rounded to whole chroma samples)
 clips="crop-h264.mkv 202 168 yuv420p
 crop-h264-444.mkv 204 169 yuv444p
 crop-h264-422.mkv 196 171 yuv422p
@@ -18,7 +18,9 @@ crop-hevc10.mkv 206 174 yuv420p10le
 crop-hevc-444.mkv 202 172 yuv444p
 crop-clap-h264.mp4 196 164 yuv420p
 crop-clap-444.mp4 197 166 yuv444p
-crop-clap-hevc10.mp4 202 170 yuv420p10le"
+crop-clap-hevc10.mp4 202 170 yuv420p10le
+crop-pixelcrop-h264.mkv 196 164 yuv420p
+crop-pixelcrop-444.mkv 197 166 yuv444p"
 
 frame_bytes() { # width height pix_fmt: bytes of one packed frame
   local w=$1 h=$2 cw ch b=1

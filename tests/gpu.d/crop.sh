@@ -39,8 +39,9 @@ check crop-hevc10.mkv vulkan-decode+cuda --chain copy
 check crop-hevc-444.mkv ""
 check crop-h264-444.mkv sw-decode+upload+cuda
 check crop-h264-422.mkv sw-decode+upload+cuda --chain copy
-# A container window (MP4 'clap') on top of the codec's: the hardware frames'
+# A container window (MP4 'clap', Matroska PixelCrop) on top of the codec's: the hardware frames'
 # crop offsets grow, the ring copy starts there.
 check crop-clap-h264.mp4 vulkan-decode+cuda
 check crop-clap-hevc10.mp4 vulkan-decode+cuda --chain copy
 check crop-clap-444.mp4 sw-decode+upload+cuda
+check crop-pixelcrop-h264.mkv vulkan-decode+cuda
