@@ -231,16 +231,18 @@ int vkcu_manifest_load(const char *path, vkcu_manifest **out, char *err, size_t 
         if (!*s || *s == '#')
             continue;
         if (!seen_version) {
-            int v;
-            if (sscanf(s, "vkcu-manifest %d", &v) != 1) {
+            int64_t v;
+            const char *num = s + strlen("vkcu-manifest");
+            if (strncmp(s, "vkcu-manifest", strlen("vkcu-manifest")) || (*num != ' ' && *num != '\t') ||
+                vkcu_parse_int(num + strspn(num, " \t"), 0, INT_MAX, &v) < 0) {
                 snprintf(err, errlen, "%s:%d: not a vkcu manifest: the first line must be 'vkcu-manifest %d' "
                          "(docs/regression.md)", path, lineno, VKCU_MANIFEST_VERSION);
                 ret = VKCU_ERR_INPUT;
                 goto fail;
             }
             if (v != VKCU_MANIFEST_VERSION) {
-                snprintf(err, errlen, "%s:%d: manifest format %d; this vkcu reads format %d", path, lineno, v,
-                         VKCU_MANIFEST_VERSION);
+                snprintf(err, errlen, "%s:%d: manifest format %lld; this vkcu reads format %d", path, lineno,
+                         (long long)v, VKCU_MANIFEST_VERSION);
                 ret = VKCU_ERR_INPUT;
                 goto fail;
             }

@@ -86,3 +86,7 @@ man psnr 'min-psnr = inf'
 expect "manifest frames 1e3" 3 "frames.manifest:5: frames '1e3' is not an integer in \\[1, 2147483647\\]" -- "$V" verify "$TMP/m/frames.manifest"
 expect "manifest max-diff nan" 3 "diff.manifest:5: max-diff 'nan' is not an integer in \\[0, 65535\\]" -- "$V" verify "$TMP/m/diff.manifest"
 expect "manifest min-psnr inf" 3 "psnr.manifest:5: min-psnr 'inf' is not a number in \\[0, 1000\\]" -- "$V" verify "$TMP/m/psnr.manifest"
+printf 'vkcu-manifest 99999999999999999999\n' > "$TMP/m/version.manifest"
+expect "manifest format number overflow" 3 "version.manifest:1: not a vkcu manifest" -- "$V" verify "$TMP/m/version.manifest"
+printf 'vkcu-manifest 2\n' > "$TMP/m/v2.manifest"
+expect "manifest format 2 named" 3 "v2.manifest:1: manifest format 2; this vkcu reads format 1" -- "$V" verify "$TMP/m/v2.manifest"
