@@ -26,6 +26,7 @@
 #include "log.h"
 #include "number.h"
 #include "stage.h"
+#include "xxhash64.h"
 
 enum file_status { FILE_PENDING = 0, FILE_DONE, FILE_SKIPPED, FILE_FAILED, FILE_INTERRUPTED };
 static const char *const status_names[] = { "pending", "done", "skipped", "failed", "interrupted" };
@@ -104,10 +105,12 @@ typedef struct skip_inode {
     int set;
 } skip_inode;
 
-/* Walks dir (in_dir/rel). Folders that are the output folder or hold the
- * report are not inputs; `skip` lists their inodes. */
-static int walk(const vkcu_batch_params *p, const char *rel, const skip_inode *skip, int nb_skip, file_list *l,
-                char *err, size_t errlen)
+/* Walks dir (in_dir/rel). The output folder is not an input: `skip`
+ * lists its inode. An existing report file that would be taken as an
+ * input is not listed: its path goes to `report_hit` (the batch then
+ * refuses to write the report over it). */
+static int walk(const vkcu_batch_params *p, const char *rel, const skip_inode *skip, int nb_skip,
+                const skip_inode *report, char *report_hit, file_list *l, char *err, size_t errlen)
 {
     char dir[PATH_MAX];
     snprintf(dir, sizeof(dir), "%s%s%s", p->in_dir, *rel ? "/" : "", rel);
@@ -142,12 +145,17 @@ static int walk(const vkcu_batch_params *p, const char *rel, const skip_inode *s
             continue;
         if (S_ISDIR(st.st_mode)) {
             /* Links to folders are not followed: they can loop. */
-            if (p->recursive && !S_ISLNK(lst.st_mode) && (ret = walk(p, sub, skip, nb_skip, l, err, errlen)) < 0)
+            if (p->recursive && !S_ISLNK(lst.st_mode) &&
+                (ret = walk(p, sub, skip, nb_skip, report, report_hit, l, err, errlen)) < 0)
                 break;
             continue;
         }
         if (p->nb_include && !match_any(p->include, p->nb_include, sub, e->d_name))
             continue;
+        if (report->set && report->dev == st.st_dev && report->ino == st.st_ino) {
+            snprintf(report_hit, PATH_MAX + 1, "%s", full);
+            continue;
+        }
         if ((ret = list_add(l, sub)) < 0)
             break;
     }
@@ -387,7 +395,7 @@ static void json_str(FILE *f, const char *s)
 }
 
 static void report_file(batch_run *b, const batch_file *f, const char *in, const char *out, enum file_status st,
-                        const vkcu_job_result *jr, int err, int device, const char *why)
+                        const vkcu_job_result *jr, int err, int device, const char *why, const char *reason)
 {
     FILE *o = b->report;
     if (!o)
@@ -409,6 +417,8 @@ static void report_file(batch_run *b, const batch_file *f, const char *in, const
         fputs(", \"device\": null", o);
     fprintf(o, ", \"exit_code\": %d, \"error\": ", err ? vkcu_exit_code(err) : 0);
     json_str(o, why);
+    fputs(", \"reason\": ", o);
+    json_str(o, reason);
     fprintf(o, ", \"shard\": \"%s\"}\n", b->shard_text);
     fflush(o);
 }
@@ -501,12 +511,14 @@ static void job_error(vkcu_job_result *jr, const char *fmt, ...)
 static int run_hash_job(vkcu_job_params *jp, const char *out, vkcu_job_result *jr)
 {
     char tmp[PATH_MAX + 64];
-    int ret = vkcu_outfile_begin(out, jp->overwrite, tmp, sizeof(tmp), jr->error, sizeof(jr->error));
+    const char *inputs[] = { jp->input, NULL };
+    int ret = vkcu_outfile_begin(out, jp->overwrite, inputs, tmp, sizeof(tmp), jr->error, sizeof(jr->error));
     if (ret < 0)
         return ret;
     FILE *f = fopen(tmp, "w");
     if (!f) {
         job_error(jr, "%s: cannot create: %s", out, strerror(errno));
+        vkcu_outfile_abort(tmp);
         return VKCU_ERR_OUTPUT;
     }
     jp->hash_out = f;
@@ -520,6 +532,128 @@ static int run_hash_job(vkcu_job_params *jp, const char *out, vkcu_job_result *j
     else
         vkcu_outfile_abort(tmp);
     return ret;
+}
+
+/* ---- what an output was made with ---- */
+
+/* Message text (long paths are cut, not refused). */
+static void text_cut(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void text_cut(char *buf, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+}
+
+/* Everything that decides an output's bytes, one "key=value" a line: the
+ * input (size and modification time), the chain, the encoder and its
+ * options, the trim, the hash settings. Not the backend or device: the
+ * GPU and CPU paths are meant to give the same frames, and a resumed run
+ * on other hardware should not redo finished work. */
+static void settings_text(const vkcu_job_params *p, const char *in, char *buf, size_t len)
+{
+    struct stat st;
+    long long size = -1, mtime = -1;
+    if (stat(in, &st) == 0) {
+        size = (long long)st.st_size;
+        mtime = (long long)st.st_mtime;
+    }
+    snprintf(buf, len,
+             "input-size=%lld\ninput-mtime=%lld\nsink=%s\nchain=%s\nencoder=%s\ncrf=%d\nbitrate=%lld\npreset=%s\n"
+             "gop=%d\nencoder-opt=%s\nstart=%.6f/%lld\nduration=%.6f/%lld\nframes=%d\nhash=%d/%d\n",
+             size, mtime, p->sink == VKCU_SINK_HASH ? "hash" : "encode", p->chain ? p->chain : "",
+             p->encoder && strcmp(p->encoder, "auto") ? p->encoder : "", p->crf, (long long)p->bitrate,
+             p->preset ? p->preset : "", p->gop, p->encoder_opts ? p->encoder_opts : "", p->start_time,
+             (long long)p->start_frame, p->duration, (long long)p->frame_count, p->max_frames,
+             p->sink == VKCU_SINK_HASH ? (int)p->hash_algo : -1, p->sink == VKCU_SINK_HASH ? (int)p->hash_format : -1);
+}
+
+/* The record beside an output: ".vkcu-HASH.settings" (short, whatever the
+ * output's name), holding the output's name, size and time, then the
+ * settings. */
+static void record_name(const char *out, char *name, size_t len)
+{
+    const char *slash = strrchr(out, '/');
+    const char *base = slash ? slash + 1 : out;
+    vkcu_xxh64_state h;
+    vkcu_xxh64_init(&h, 0);
+    vkcu_xxh64_update(&h, (const uint8_t *)base, strlen(base));
+    snprintf(name, len, "%.*s.vkcu-%016llx.settings", slash ? (int)(slash - out + 1) : 0, out,
+             (unsigned long long)vkcu_xxh64_digest(&h));
+}
+
+static void record_head(const char *out, char *buf, size_t len)
+{
+    struct stat st;
+    const char *slash = strrchr(out, '/');
+    if (stat(out, &st) < 0)
+        memset(&st, 0, sizeof(st));
+    snprintf(buf, len, "vkcu settings 1\noutput=%s\noutput-size=%lld\noutput-mtime=%lld\n", slash ? slash + 1 : out,
+             (long long)st.st_size, (long long)st.st_mtime);
+}
+
+static int write_record(const char *out, const char *settings, char *err, size_t errlen)
+{
+    char name[PATH_MAX + 64], tmp[PATH_MAX + 64], head[PATH_MAX + 128];
+    record_name(out, name, sizeof(name));
+    record_head(out, head, sizeof(head));
+    int ret = vkcu_outfile_begin(name, 1, NULL, tmp, sizeof(tmp), err, errlen);
+    if (ret < 0)
+        return ret;
+    FILE *f = fopen(tmp, "w");
+    int ok = f && fputs(head, f) >= 0 && fputs(settings, f) >= 0;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    if (!ok) {
+        text_cut(err, errlen, "%s: cannot write %s: %s", out, name, strerror(errno));
+        vkcu_outfile_abort(tmp);
+        return VKCU_ERR_OUTPUT;
+    }
+    return vkcu_outfile_commit(tmp, name, err, errlen);
+}
+
+/* 1 when `out` was made with `settings` (and is unchanged since), else 0
+ * with what differs in `why`. */
+static int record_matches(const char *out, const char *settings, char *why, size_t whylen)
+{
+    char name[PATH_MAX + 64], head[PATH_MAX + 128], text[8192];
+    record_name(out, name, sizeof(name));
+    FILE *f = fopen(name, "r");
+    if (!f) {
+        snprintf(why, whylen, "no record of the settings it was made with (an older vkcu, or not by vkcu batch)");
+        return 0;
+    }
+    size_t n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = 0;
+    record_head(out, head, sizeof(head));
+    size_t hl = strlen(head);
+    if (strncmp(text, head, hl)) {
+        text_cut(why, whylen, "it changed after vkcu made it, or its record %s belongs to another file", name);
+        return 0;
+    }
+    if (!strcmp(text + hl, settings))
+        return 1;
+    /* Name the first setting that differs. */
+    const char *a = text + hl, *b = settings;
+    while (*a && *b) {
+        const char *ea = strchr(a, '\n'), *eb = strchr(b, '\n');
+        if (!ea || !eb)
+            break;
+        if (ea - a != eb - b || strncmp(a, b, (size_t)(ea - a))) {
+            const char *eq = memchr(b, '=', (size_t)(eb - b));
+            int kl = eq ? (int)(eq - b) : (int)(eb - b);
+            const char *wa = memchr(a, '=', (size_t)(ea - a));
+            snprintf(why, whylen, "it was made with other settings (%.*s was '%.*s', now '%.*s')", kl, b,
+                     wa ? (int)(ea - wa - 1) : 0, wa ? wa + 1 : "", eq ? (int)(eb - eq - 1) : 0, eq ? eq + 1 : "");
+            return 0;
+        }
+        a = ea + 1;
+        b = eb + 1;
+    }
+    snprintf(why, whylen, "it was made with other settings");
+    return 0;
 }
 
 static void log_line(batch_run *b, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -548,35 +682,61 @@ static void process_file(batch_run *b, int k, int slot)
     vkcu_job_result jr;
     memset(&jr, 0, sizeof(jr));
     enum file_status st;
-    int ret = 0;
+    int ret = 0, claim = -1, busy = 0;
+    long holder = 0;
     struct stat sb;
+    char settings[8192], why[1024] = "", note[1200] = "";
+    vkcu_job_params jp = p->job;
+    jp.input = in;
+    jp.output = out;
+    jp.device = device;
+    jp.progress = 0;
+    jp.overwrite = p->overwrite;
+    settings_text(&jp, in, settings, sizeof(settings));
 
     if (f->same_output) {
         job_error(&jr, "%s: its output %s is also the output of %s (rename one of them, or "
                  "leave one out with --exclude)", in, out, f->same_output);
         ret = VKCU_ERR_USAGE;
-    } else if (stat(out, &sb) == 0 && p->resume) {
+    } else if ((ret = mkdirs_for(out, jr.error, sizeof(jr.error))) < 0) {
+        /* reported below */
+    } else if ((ret = (vkcu_outfile_clean_beside(out),
+                       vkcu_outfile_claim(out, &claim, &holder, jr.error, sizeof(jr.error)))) == 0) {
+        /* Another vkcu (a second batch over this folder, a Slurm task) works on it. */
+        busy = 1;
+        if (holder > 0)
+            snprintf(note, sizeof(note), "another vkcu process (pid %ld) is working on it", holder);
+        else
+            snprintf(note, sizeof(note), "another vkcu process is working on it");
         st = FILE_SKIPPED;
         goto record;
+    } else if (ret < 0) {
+        /* reported below */
+    } else if (stat(out, &sb) == 0 && p->resume && record_matches(out, settings, why, sizeof(why))) {
+        snprintf(note, sizeof(note), "done earlier with the same settings");
+        st = FILE_SKIPPED;
+        goto record;
+    } else if (stat(out, &sb) == 0 && p->resume && !p->overwrite) {
+        job_error(&jr, "%s: exists, but %s; use -y with --resume to redo it", out, why);
+        ret = VKCU_ERR_OUTPUT;
     } else if (stat(out, &sb) == 0 && !p->overwrite) {
         job_error(&jr, "%s: already exists (use --resume to skip finished files, or -y to "
                  "replace them)", out);
         ret = VKCU_ERR_OUTPUT;
-    } else if ((ret = mkdirs_for(out, jr.error, sizeof(jr.error))) >= 0) {
-        vkcu_job_params jp = p->job;
-        jp.input = in;
-        jp.output = out;
-        jp.device = device;
-        jp.progress = 0;
-        jp.overwrite = p->overwrite;
+    } else {
+        if (why[0])
+            log_line(b, VKCU_LOG_INFO, "batch: %s: redone: %s", out, why);
         ret = jp.sink == VKCU_SINK_HASH ? run_hash_job(&jp, out, &jr) : vkcu_job_run(&jp, &jr);
         if (ret < 0 && !jr.error[0]) {
             char buf[128];
             job_error(&jr, "%s: %s", in, vkcu_err_str(ret, buf, sizeof(buf)));
         }
+        if (ret >= 0)
+            ret = write_record(out, settings, jr.error, sizeof(jr.error));
     }
     st = ret >= 0 ? FILE_DONE : ret == VKCU_ERR_INTERRUPT ? FILE_INTERRUPTED : FILE_FAILED;
 record:
+    vkcu_outfile_release(out, claim);
     pthread_mutex_lock(&b->lock);
     vkcu_batch_result *r = b->r;
     if (st == FILE_DONE) {
@@ -587,7 +747,7 @@ record:
                  (long long)jr.frames_out, jr.fps, vkcu_path_name(jr.path));
     } else if (st == FILE_SKIPPED) {
         r->skipped++;
-        log_line(b, VKCU_LOG_VERBOSE, "batch: %s: skipped, %s exists", f->rel, out);
+        log_line(b, busy ? VKCU_LOG_INFO : VKCU_LOG_VERBOSE, "batch: %s: skipped: %s", f->rel, note);
     } else {
         if (st == FILE_INTERRUPTED)
             r->interrupted++;
@@ -598,9 +758,10 @@ record:
     }
     if (ret < 0 && (!r->worst_error || error_rank(ret) < error_rank(r->worst_error)))
         r->worst_error = ret;
-    report_file(b, f, in, st == FILE_DONE || st == FILE_SKIPPED ? out : NULL, st, st == FILE_SKIPPED ? NULL : &jr,
-                ret < 0 ? ret : 0, jr.path == VKCU_PATH_VULKAN_CUDA || jr.path == VKCU_PATH_SW_UPLOAD_CUDA ? device : -1,
-                ret < 0 ? jr.error : NULL);
+    report_file(b, f, in, st == FILE_DONE || (st == FILE_SKIPPED && !busy) ? out : NULL, st,
+                st == FILE_SKIPPED ? NULL : &jr, ret < 0 ? ret : 0,
+                jr.path == VKCU_PATH_VULKAN_CUDA || jr.path == VKCU_PATH_SW_UPLOAD_CUDA ? device : -1,
+                ret < 0 ? jr.error : NULL, st == FILE_SKIPPED ? note : NULL);
     pthread_mutex_unlock(&b->lock);
 }
 
@@ -682,18 +843,27 @@ static void dry_run(batch_run *b)
     int to_process = 0, skip = 0, fail = 0;
     for (int k = 0; k < b->nb_files; k++) {
         const batch_file *f = &b->files[k];
-        char out[PATH_MAX + 1];
+        char out[PATH_MAX + 1], in[PATH_MAX + 1], settings[8192], differs[1024], note[1200];
         struct stat sb;
         snprintf(out, sizeof(out), "%s/%s", p->out_dir, f->out_rel);
         const char *verdict, *why = NULL;
+        snprintf(in, sizeof(in), "%s/%s", p->in_dir, f->rel);
+        vkcu_job_params job = p->job;
+        job.input = in;
         if (f->same_output) {
             verdict = "fail    ";
             why = "same output as another input";
             fail++;
-        } else if (stat(out, &sb) == 0 && p->resume) {
+        } else if (stat(out, &sb) == 0 && p->resume &&
+                   (settings_text(&job, in, settings, sizeof(settings)), record_matches(out, settings, differs, sizeof(differs)))) {
             verdict = "skip    ";
-            why = "exists";
+            why = "exists, made with the same settings";
             skip++;
+        } else if (stat(out, &sb) == 0 && p->resume && !p->overwrite) {
+            verdict = "fail    ";
+            text_cut(note, sizeof(note), "exists, but %s (use -y with --resume to redo it)", differs);
+            why = note;
+            fail++;
         } else if (stat(out, &sb) == 0 && !p->overwrite) {
             verdict = "fail    ";
             why = "exists (use --resume or -y)";
@@ -749,7 +919,8 @@ int vkcu_batch_run(const vkcu_batch_params *p, vkcu_batch_result *r, char *err, 
         ret = VKCU_ERR_INPUT;
         goto fail;
     }
-    skip_inode skip[2] = { { 0 } };
+    skip_inode skip[1] = { { 0 } }, report_inode = { 0 };
+    char report_hit[PATH_MAX + 1] = "";
     char in_real[PATH_MAX], out_real[PATH_MAX];
     if (stat(p->out_dir, &st) == 0) {
         if (!S_ISDIR(st.st_mode)) {
@@ -773,19 +944,21 @@ int vkcu_batch_run(const vkcu_batch_params *p, vkcu_batch_result *r, char *err, 
         if (stat(p->out_dir, &st) == 0)
             skip[0] = (skip_inode){ st.st_dev, st.st_ino, 1 };
     }
+    if (p->report_path && stat(p->report_path, &st) == 0)
+        report_inode = (skip_inode){ st.st_dev, st.st_ino, 1 };
+
+    if ((ret = walk(p, "", skip, 1, &report_inode, report_hit, &all, err, errlen)) < 0)
+        goto fail;
     if (p->report_path && !p->dry_run) {
-        b->report = fopen(p->report_path, "w");
+        char why[1024];
+        const char *inputs[] = { report_hit[0] ? report_hit : NULL, NULL };
+        b->report = vkcu_outfile_create(p->report_path, p->overwrite, inputs, why, sizeof(why));
         if (!b->report) {
-            snprintf(err, errlen, "%s: cannot write the report: %s", p->report_path, strerror(errno));
+            snprintf(err, errlen, "cannot write the report: %s", why);
             ret = VKCU_ERR_OUTPUT;
             goto fail;
         }
-        if (fstat(fileno(b->report), &st) == 0)
-            skip[1] = (skip_inode){ st.st_dev, st.st_ino, 1 };
     }
-
-    if ((ret = walk(p, "", skip, 2, &all, err, errlen)) < 0)
-        goto fail;
     if (all.n == 0) {
         snprintf(err, errlen, "%s: no input files (hidden files are skipped%s%s)", p->in_dir,
                  p->recursive ? "" : "; --recursive takes subfolders",
@@ -864,9 +1037,25 @@ int vkcu_batch_run(const vkcu_batch_params *p, vkcu_batch_result *r, char *err, 
     ret = r->worst_error;
     report_summary(b, ret);
 fail:
-    if (b->report && fclose(b->report) != 0 && ret >= 0) {
-        snprintf(err, errlen, "%s: cannot write the report (disk full?)", p->report_path);
-        ret = VKCU_ERR_OUTPUT;
+    if (b->report) {
+        /* A report that could not be written whole is removed rather than
+         * left cut mid-line (if it is still the file this run created). */
+        struct stat mine, now;
+        int have = fstat(fileno(b->report), &mine) == 0 && S_ISREG(mine.st_mode);
+        int bad = fflush(b->report) != 0 || ferror(b->report) || (have && fsync(fileno(b->report)) < 0);
+        bad |= fclose(b->report) != 0;
+        if (bad) {
+            if (have && stat(p->report_path, &now) == 0 && now.st_dev == mine.st_dev && now.st_ino == mine.st_ino)
+                unlink(p->report_path);
+            if (ret >= 0) {
+                snprintf(err, errlen, "%s: cannot write the report (disk full?); the incomplete report was removed",
+                         p->report_path);
+                ret = VKCU_ERR_OUTPUT;
+            } else {
+                vkcu_log(VKCU_LOG_ERROR, "%s: cannot write the report (disk full?); the incomplete report was removed",
+                         p->report_path);
+            }
+        }
     }
     free(threads);
     free(args);

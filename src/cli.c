@@ -40,21 +40,27 @@ int cli_usage_error(const char *fmt, ...)
     return VKCU_EXIT_USAGE;
 }
 
+/* Ctrl-C, kill, a closed ssh session (HUP) and Ctrl-\ all stop the job
+ * the same way: the first lets it finish cleanly (partial outputs
+ * removed); a second one leaves at once, but only after removing them. */
 static void on_signal(int sig)
 {
     (void)sig;
-    if (vkcu_stop_requested())
-        _exit(VKCU_EXIT_INTERRUPT); /* second Ctrl-C: leave now */
+    if (vkcu_stop_requested()) {
+        vkcu_outfile_abort_all(); /* async-signal-safe */
+        _exit(VKCU_EXIT_INTERRUPT);
+    }
     vkcu_request_stop();
 }
 
 void cli_install_signals(void)
 {
+    static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    for (int i = 0; i < (int)(sizeof(sigs) / sizeof(sigs[0])); i++)
+        sigaction(sigs[i], &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 }
 
@@ -464,7 +470,7 @@ int cli_main_hash(int argc, char **argv)
     p.sink = VKCU_SINK_HASH;
     p.progress = 0;
     const char *input = NULL, *outpath = NULL;
-    int opts_done = 0;
+    int opts_done = 0, overwrite = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int operand = cli_operand(a, &opts_done);
@@ -490,9 +496,12 @@ int cli_main_hash(int argc, char **argv)
                    "16-bit samples little-endian; GPU-decoded NV12/P010 hash as yuv420p/yuv420p10le.\n\n"
                    "  --algo md5|crc32|xxh64   hash function (default md5)\n"
                    "  --format framemd5|json   output format (default framemd5)\n"
-                   "  -o FILE                  write to FILE instead of standard output\n\n");
+                   "  -o FILE                  write to FILE instead of standard output\n"
+                   "  -y                       replace an existing FILE (never the input)\n\n");
             cli_job_options_help(stdout);
             return 0;
+        } else if (!strcmp(a, "-y")) {
+            overwrite = 1;
         } else if (!strcmp(a, "--algo") || !strcmp(a, "--format") || !strcmp(a, "-o")) {
             if (!v)
                 return cli_usage_error("%s needs a value", a);
@@ -525,19 +534,21 @@ int cli_main_hash(int argc, char **argv)
     p.input = input;
     char tmp[4200] = "", err[512];
     FILE *f = NULL;
+    cli_install_signals(); /* before the temporary exists */
     if (outpath) {
-        if (vkcu_outfile_begin(outpath, 1, tmp, sizeof(tmp), err, sizeof(err)) < 0) {
+        const char *inputs[] = { input, NULL };
+        if (vkcu_outfile_begin(outpath, overwrite, inputs, tmp, sizeof(tmp), err, sizeof(err)) < 0) {
             fprintf(stderr, "vkcu: error: %s\n", err);
             return VKCU_EXIT_OUTPUT;
         }
         f = fopen(tmp, "w");
         if (!f) {
             fprintf(stderr, "vkcu: error: %s: cannot create: %s\n", outpath, strerror(errno));
+            vkcu_outfile_abort(tmp);
             return VKCU_EXIT_OUTPUT;
         }
         p.hash_out = f;
     }
-    cli_install_signals();
     vkcu_job_result r;
     int ret = vkcu_job_run(&p, &r);
     if (f) {
@@ -547,11 +558,9 @@ int cli_main_hash(int argc, char **argv)
             snprintf(r.error, sizeof(r.error), "%s: write error", outpath);
             ret = VKCU_ERR_OUTPUT;
         }
-        if (ret >= 0 && strcmp(tmp, outpath) && rename(tmp, outpath) < 0) {
-            snprintf(r.error, sizeof(r.error), "%s: cannot rename into place: %s", outpath, strerror(errno));
-            ret = VKCU_ERR_OUTPUT;
-        }
-        if (ret < 0)
+        if (ret >= 0)
+            ret = vkcu_outfile_commit(tmp, outpath, r.error, sizeof(r.error));
+        else
             vkcu_outfile_abort(tmp);
     }
     return report(&p, &r, ret);

@@ -34,6 +34,7 @@ static void compare_help(void)
            "  --max-diff N             pass when no sample differs by more than N code values\n"
            "  --min-psnr DB            pass when every frame's PSNR (all planes) is at least DB\n"
            "  --diff-image FILE.png    draw the worst frame's difference, amplified, with a scale\n"
+           "  -y                       replace an existing --diff-image file (never A or B)\n"
            "  --per-frame              one line per frame (default: differing frames only)\n"
            "  --chain, --backend, --frames and the other processing options apply to both inputs\n\n");
     cli_job_options_help(stdout);
@@ -87,6 +88,8 @@ int cli_main_compare(int argc, char **argv)
             }
         } else if (!strcmp(a, "--per-frame")) {
             cp.per_frame = 1;
+        } else if (!strcmp(a, "-y")) {
+            cp.overwrite = 1;
         } else {
             return cli_usage_error("compare: unknown option '%s' (a file whose name starts with '-' goes after '--')", a);
         }
@@ -121,6 +124,7 @@ static void verify_help(void)
            "case and 'N passed, N failed'.\n\n"
            "  --backend cpu|gpu|auto   run every case on this backend (overrides the manifest)\n"
            "  --junit FILE             also write the results as JUnit XML\n"
+           "  -y                       replace an existing --junit FILE\n"
            "  --update                 rewrite the expected hashes from this run; prints what changed\n"
            "  --case NAME              run only the cases with this name (repeatable; '*' globs)\n"
            "  --allow-outside          let a case's hashes file lie outside its manifest's folder\n"
@@ -183,6 +187,8 @@ int cli_main_verify(int argc, char **argv)
             vp.update = 1;
         } else if (!strcmp(a, "--allow-outside")) {
             vp.allow_outside = 1;
+        } else if (!strcmp(a, "-y")) {
+            vp.overwrite = 1;
         } else {
             return cli_usage_error("verify: unknown option '%s' (a file whose name starts with '-' goes after '--')", a);
         }

@@ -826,7 +826,8 @@ static void heat(double t, uint8_t *px)
         px[c] = (uint8_t)lrint(stops[i][c] + (stops[i + 1][c] - stops[i][c]) * u);
 }
 
-static int write_png(const char *path, AVFrame *rgb, char *err, size_t errlen)
+static int write_png(const char *path, int overwrite, const char *const *inputs, AVFrame *rgb, char *err,
+                     size_t errlen)
 {
     const AVCodec *codec = avcodec_find_encoder(AV_CODEC_ID_PNG);
     AVCodecContext *enc = NULL;
@@ -838,7 +839,7 @@ static int write_png(const char *path, AVFrame *rgb, char *err, size_t errlen)
         snprintf(err, errlen, "%s: this FFmpeg build has no PNG encoder", path);
         return VKCU_ERR_OUTPUT;
     }
-    ret = vkcu_outfile_begin(path, 1, tmp, sizeof(tmp), err, errlen);
+    ret = vkcu_outfile_begin(path, overwrite, inputs, tmp, sizeof(tmp), err, errlen);
     if (ret < 0)
         return VKCU_ERR_OUTPUT;
     enc = avcodec_alloc_context3(codec);
@@ -886,12 +887,13 @@ fail:
  * largest per-component difference is non-zero coloured on a heat scale
  * reaching white at the frame's largest difference, and a labelled scale
  * bar underneath ("0", the largest difference, and the amplification). */
-static int draw_difference(const char *path, const AVFrame *a, const AVFrame *b, char *err, size_t errlen)
+static int draw_difference(const vkcu_compare_params *p, const AVFrame *a, const AVFrame *b, char *err,
+                           size_t errlen)
 {
     frame_view va, vb;
     int ret = frame_views_init(&va, &vb, a, b);
     if (ret < 0) {
-        snprintf(err, errlen, "%s: cannot draw the difference of %s frames", path, av_get_pix_fmt_name(a->format));
+        snprintf(err, errlen, "%s: cannot draw the difference of %s frames", p->diff_image, av_get_pix_fmt_name(a->format));
         return ret;
     }
     const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(a->format);
@@ -952,7 +954,8 @@ static int draw_difference(const char *path, const AVFrame *a, const AVFrame *b,
     snprintf(label, sizeof(label), "x%d", maxd ? (255 + maxd - 1) / maxd : 1);
     lw = (int)strlen(label) * 4 * scale;
     put_text(rgb->data[0], rgb->linesize[0], w, total_h, (w - lw) / 2, ty, scale, label);
-    ret = write_png(path, rgb, err, errlen);
+    const char *inputs[] = { p->a, p->b, NULL };
+    ret = write_png(p->diff_image, p->overwrite, inputs, rgb, err, errlen);
 done:
     av_frame_free(&rgb);
     av_free(diff);
@@ -1291,7 +1294,11 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
     x->p = p;
     x->r = r;
     x->exact = p->max_diff < 0 && isnan(p->min_psnr);
-    int ret = side_open(&x->a, p->a, 'A', p->job);
+    const char *inputs[] = { p->a, p->b, NULL };
+    int ret = 0;
+    if (p->diff_image && (ret = vkcu_outfile_check(p->diff_image, p->overwrite, inputs, r->error, sizeof(r->error))) < 0)
+        return ret; /* before decoding anything */
+    ret = side_open(&x->a, p->a, 'A', p->job);
     if (ret >= 0)
         ret = side_open(&x->b, p->b, 'B', p->job_b ? p->job_b : p->job);
     if (ret < 0) {
@@ -1333,7 +1340,7 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
     if (p->diff_image) {
         const char *why = NULL;
         if (x->worst_a)
-            ret = draw_difference(p->diff_image, x->worst_a, x->worst_b, r->error, sizeof(r->error));
+            ret = draw_difference(p, x->worst_a, x->worst_b, r->error, sizeof(r->error));
         else
             why = r->metrics ? "no frame differs" : "hash lists hold no pictures";
         if (why && p->report)

@@ -74,6 +74,7 @@ typedef struct vkcu_compare_params {
     int max_diff;                  /* <0: unset */
     double min_psnr;               /* NAN: unset. Neither set: frames must be identical */
     const char *diff_image;        /* PNG of the worst frame's difference; NULL: none */
+    int overwrite;                 /* 1: diff_image may replace an existing file (never a or b) */
     FILE *report;                  /* per-frame lines and the summary; NULL: quiet */
     int per_frame;                 /* 1: one line per frame; 0: differing frames only (first 20) */
 } vkcu_compare_params;

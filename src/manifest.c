@@ -609,10 +609,11 @@ static int case_job(const vkcu_manifest *m, const vkcu_manifest_case *c, const v
     return 0;
 }
 
-static int write_text_file(const char *path, const char *text, size_t len, char *err, size_t errlen)
+static int write_text_file(const char *path, const char *text, size_t len, int overwrite, const char *const *inputs,
+                           char *err, size_t errlen)
 {
     char tmp[4200];
-    int ret = vkcu_outfile_begin(path, 1, tmp, sizeof(tmp), err, errlen);
+    int ret = vkcu_outfile_begin(path, overwrite, inputs, tmp, sizeof(tmp), err, errlen);
     if (ret < 0)
         return VKCU_ERR_OUTPUT;
     FILE *f = fopen(tmp, "w");
@@ -687,7 +688,8 @@ static int save_manifest(vkcu_manifest *m, char *err, size_t errlen)
         return AVERROR(ENOMEM);
     for (int i = 0; i < m->nb_lines; i++)
         p += sprintf(p, "%s\n", m->lines[i]);
-    int ret = write_text_file(m->path, text, len, err, errlen);
+    /* --update rewrites the manifest itself: the one input it may replace. */
+    int ret = write_text_file(m->path, text, len, 1, NULL, err, errlen);
     free(text);
     return ret;
 }
@@ -824,7 +826,8 @@ static int run_hash_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_ver
         else
             describe_diff(&d, got.nb, want.nb, what, sizeof(what));
         if (sidecar) {
-            ret = write_text_file(sidecar, out, outlen, err, errlen);
+            const char *inputs[] = { input, m->path, NULL };
+            ret = write_text_file(sidecar, out, outlen, 1, inputs, err, errlen); /* --update: replacing is the point */
         } else {
             ret = update_inline(m, c, out);
             *dirty = 1;
@@ -937,8 +940,40 @@ static void xml_escaped(FILE *f, const char *s)
     }
 }
 
-static int write_junit(const char *path, vkcu_manifest **ms, int nb, const case_result *res, int nb_res, char *err,
-                       size_t errlen)
+/* Every file a verify run reads (manifests, case inputs and references),
+ * NULL-terminated, for the rule that no output replaces an input. */
+static char **verify_inputs(vkcu_manifest **ms, int nb)
+{
+    int n = 0;
+    for (int k = 0; k < nb; k++)
+        n += 1 + 2 * ms[k]->nb_cases;
+    char **v = calloc((size_t)n + 1, sizeof(*v));
+    if (!v)
+        return NULL;
+    n = 0;
+    for (int k = 0; k < nb; k++) {
+        char perr[600];
+        v[n++] = strdup(ms[k]->path);
+        for (int i = 0; i < ms[k]->nb_cases; i++) {
+            const vkcu_manifest_case *c = &ms[k]->cases[i];
+            if (c->input && (v[n] = vkcu_manifest_path(ms[k], c->input, perr, sizeof(perr))))
+                n++;
+            if (c->reference && (v[n] = vkcu_manifest_path(ms[k], c->reference, perr, sizeof(perr))))
+                n++;
+        }
+    }
+    return v;
+}
+
+static void free_inputs(char **v)
+{
+    for (int i = 0; v && v[i]; i++)
+        free(v[i]);
+    free(v);
+}
+
+static int write_junit(const char *path, int overwrite, const char *const *inputs, vkcu_manifest **ms, int nb,
+                       const case_result *res, int nb_res, char *err, size_t errlen)
 {
     char *text = NULL;
     size_t len = 0;
@@ -1000,7 +1035,7 @@ static int write_junit(const char *path, vkcu_manifest **ms, int nb, const case_
     }
     fputs("</testsuites>\n", f);
     fclose(f);
-    int ret = text ? write_text_file(path, text, len, err, errlen) : AVERROR(ENOMEM);
+    int ret = text ? write_text_file(path, text, len, overwrite, inputs, err, errlen) : AVERROR(ENOMEM);
     free(text);
     return ret;
 }
@@ -1012,6 +1047,7 @@ int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *
     vkcu_manifest **ms = calloc((size_t)nb, sizeof(*ms));
     case_result *res = NULL;
     int nb_res = 0, ret = 0, failed = 0, passed = 0, skipped = 0, updated = 0;
+    char **inputs = NULL;
     FILE *o = p->out;
     if (!ms)
         return AVERROR(ENOMEM);
@@ -1022,10 +1058,13 @@ int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *
         total += ms[i]->nb_cases;
     }
     res = calloc((size_t)(total ? total : 1), sizeof(*res));
-    if (!res) {
+    if (!res || (p->junit && !(inputs = verify_inputs(ms, nb)))) {
         ret = AVERROR(ENOMEM);
         goto done;
     }
+    /* An existing JUnit file is refused before any case runs. */
+    if (p->junit && (ret = vkcu_outfile_check(p->junit, p->overwrite, (const char *const *)inputs, err, errlen)) < 0)
+        goto done;
     for (int k = 0; k < nb; k++) {
         vkcu_manifest *m = ms[k];
         int dirty = 0;
@@ -1063,10 +1102,12 @@ int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *
             fprintf(o, ", %d skipped", skipped);
         fputc('\n', o);
     }
-    if (p->junit && (ret = write_junit(p->junit, ms, nb, res, nb_res, err, errlen)) < 0)
+    if (p->junit && (ret = write_junit(p->junit, p->overwrite, (const char *const *)inputs, ms, nb, res, nb_res, err,
+                                       errlen)) < 0)
         goto done;
     ret = failed ? VKCU_ERR_MISMATCH : 0;
 done:
+    free_inputs(inputs);
     for (int i = 0; i < nb; i++)
         vkcu_manifest_free(&ms[i]);
     free(ms);

@@ -64,6 +64,7 @@ typedef struct vkcu_verify_params {
     int update;                 /* 1: rewrite hash expectations that differ, print what changed */
     int allow_outside;          /* 1: a case's hashes file may lie outside its manifest's folder */
     const char *junit;          /* JUnit XML report path; NULL: none */
+    int overwrite;              /* 1: junit may replace an existing file (never an input) */
     const char *const *cases;   /* only cases whose name matches one of these (fnmatch); NULL: all */
     int nb_cases;
     FILE *out;                  /* one line per case, then the totals */

@@ -577,6 +577,12 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
     if (ret < 0)
         goto fail;
     j->tb = j->demux->video->time_base;
+    if (p->sink == VKCU_SINK_ENCODE && p->output) {
+        /* Refused now rather than after the decoder and GPU are set up. */
+        const char *inputs[] = { p->input, NULL };
+        if ((ret = vkcu_outfile_check(p->output, p->overwrite, inputs, j->err, j->errlen)) < 0)
+            goto fail;
+    }
     double t_open = vkcu_now();
     ret = open_backend(j);
     if (ret < 0)

@@ -311,7 +311,8 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
         goto fail_out;
 
     /* Only now, with every option checked, does the output appear. */
-    ret = vkcu_outfile_begin(path, p->overwrite, e->tmp, sizeof(e->tmp), s->err, s->errlen);
+    const char *inputs[] = { p->input, NULL };
+    ret = vkcu_outfile_begin(path, p->overwrite, inputs, e->tmp, sizeof(e->tmp), s->err, s->errlen);
     if (ret < 0)
         goto fail_out;
     ret = avformat_alloc_output_context2(&e->oc, ofmt, NULL, e->tmp);

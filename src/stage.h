@@ -90,12 +90,37 @@ extern const vkcu_sink_class vkcu_sink_hash, vkcu_sink_encode, vkcu_sink_null, v
 int vkcu_frame_hash(const AVFrame *frame, enum vkcu_hash_algo algo, char *hex, size_t hexlen, int *size);
 
 /* ---- output file handling (outfile.c) ---- */
-/* A temporary name beside `path`, renamed over it on success. */
-int vkcu_outfile_begin(const char *path, int overwrite, char *tmp, size_t tmplen, char *err, size_t errlen);
+/* Every file vkcu writes follows one rule (outfile.c): an existing file
+ * is refused unless `overwrite`; a file that is one of `inputs` (NULL-
+ * terminated paths; the same file under any name or link) is refused
+ * even with `overwrite`; the file appears only complete. "-" and files
+ * that are not regular are written in place (tmp is set to path).
+ * Errors are VKCU_ERR_OUTPUT with a one-line message in err. */
+int vkcu_outfile_check(const char *path, int overwrite, const char *const *inputs, char *err, size_t errlen);
+/* A short temporary name beside `path` (created, empty) to write to;
+ * also removes dead processes' leftovers in that folder. */
+int vkcu_outfile_begin(const char *path, int overwrite, const char *const *inputs, char *tmp, size_t tmplen,
+                       char *err, size_t errlen);
+/* fsync, move into place (never replacing a file without overwrite: a
+ * file that appeared meanwhile fails the commit), fsync the folder. On
+ * failure the temporary is removed. */
 int vkcu_outfile_commit(const char *tmp, const char *path, char *err, size_t errlen);
 void vkcu_outfile_abort(const char *tmp);
-/* Removes every temporary output of the process (before an immediate exit). */
+/* A file that grows while it is in place (a report): created by the same
+ * rule and published at once. NULL with err set on failure. */
+FILE *vkcu_outfile_create(const char *path, int overwrite, const char *const *inputs, char *err, size_t errlen);
+/* Removes every temporary output and claim of the process. Async-signal-
+ * safe: for signal handlers and immediate exits. */
 void vkcu_outfile_abort_all(void);
+/* Removes temporaries of processes that no longer exist from the folder
+ * of `path` (once per folder and process), with a warning naming each. */
+void vkcu_outfile_clean_beside(const char *path);
+/* Batch claims: 1 when this process now owns the work of writing `path`
+ * (*fd set), 0 when another process does (*holder: its pid, 0 unknown),
+ * <0 on error. The claim ends with vkcu_outfile_release, or with the
+ * process (an flock). */
+int vkcu_outfile_claim(const char *path, int *fd, long *holder, char *err, size_t errlen);
+void vkcu_outfile_release(const char *path, int fd);
 
 /* ---- progress (progress.c) ---- */
 /* The progress line on a terminal: frames (of the expected total), fps,

@@ -96,7 +96,9 @@ for f in $exact; do
 done
 [ "$ok" = 1 ] && [ "$(frames "$out/sub/corrupt.framemd5" | wc -l)" -gt 40 ] &&
   pass "every good file processed: outputs equal vkcu hash of each input" || fail "good files: outputs differ or missing"
-[ -z "$(find "$out" -name '.*' -o -name '*.part*')" ] && [ ! -e "$out/.hidden" ] && [ "$(find "$out" -type f | wc -l)" = 5 ] &&
+# Hidden files: only the record of how each output was made (docs/batch.md, Resume).
+[ -z "$(find "$out" \( -name '.*' -o -name '*.part*' \) ! -name '.vkcu-*.settings')" ] && [ ! -e "$out/.hidden" ] &&
+  [ "$(find "$out" -type f ! -name '.vkcu-*.settings' | wc -l)" = 5 ] && [ "$(find "$out" -name '.vkcu-*.settings' | wc -l)" = 5 ] &&
   pass "no partial outputs, hidden inputs skipped" || fail "leftovers: $(find "$out" -type f | tr '\n' ' ')"
 
 python3 - "$TMP/rep.jsonl" "$good" "$badf" > "$TMP/pyout" 2>&1 <<'EOF'

@@ -7,7 +7,7 @@ for s in "$VKCU_CONFORMANCE"/*.264 "$VKCU_CONFORMANCE"/*.h264 "$VKCU_CONFORMANCE
   [ -f "$s.framemd5" ] || continue
   n=$((n + 1))
   name="conformance $(basename "$s")"
-  if ! "$VKCU" hash --backend cpu "$s" -o "$TMP/h" 2> "$TMP/err"; then
+  if ! "$VKCU" hash --backend cpu "$s" -o "$TMP/h" -y 2> "$TMP/err"; then
     fail "$name: vkcu hash failed: $(tail -1 "$TMP/err")"; continue
   fi
   if diff <(frames "$TMP/h") <(frames "$s.framemd5") > "$TMP/diff"; then

@@ -37,7 +37,7 @@ fi
 # Raw outputs: y4m and nut carry the decoded frames bit for bit.
 for ext in y4m nut; do
   if "$VKCU" --backend cpu -q "$in" -o "$TMP/r.$ext" &&
-    "$VKCU" hash --backend cpu "$TMP/r.$ext" -o "$TMP/r.h" && "$VKCU" hash --backend cpu "$in" -o "$TMP/i.h"; then
+    "$VKCU" hash --backend cpu "$TMP/r.$ext" -o "$TMP/r.h" -y && "$VKCU" hash --backend cpu "$in" -o "$TMP/i.h" -y; then
     diff <(frames "$TMP/r.h" | cut -d, -f5-) <(frames "$TMP/i.h" | cut -d, -f5-) > /dev/null &&
       pass "$ext: raw frames bit-exact" || fail "$ext: frame hashes differ"
   else
@@ -118,9 +118,9 @@ fi
 if "$VKCU" probe 2>/dev/null | grep -q "video-encode"; then
   skip "--encoder h264_vulkan without an encode queue: this machine has one"
 else
+  mkdir -p "$TMP/vk" # the output is checked first, before decoding
   expect "--encoder h264_vulkan without an encode queue" 5 "v.mkv: --encoder h264_vulkan: .*(no Vulkan video encode queue|no Vulkan).*use --encoder libx264 or auto" -- \
     "$VKCU" --backend cpu -q "$in" -o "$TMP/vk/v.mkv" --encoder h264_vulkan
-  mkdir -p "$TMP/vk"
   "$VKCU" --backend cpu -q "$in" -o "$TMP/vk/v.mkv" --encoder hevc_vulkan 2> "$TMP/err"
   rc=$?
   [ "$rc" = 5 ] && [ -z "$(ls -A "$TMP/vk")" ] && grep -q "use --encoder libx265 or auto" "$TMP/err" &&

@@ -106,7 +106,7 @@ h = lines[i][-32:]
 lines[i] = lines[i][:-32] + ('0' if h[0] != '0' else '1') + h[1:]
 open(sys.argv[1], 'w').write('\n'.join(lines))
 EOF
-v "$TMP/m/t.manifest" --junit "$TMP/m/t.xml"
+v "$TMP/m/t.manifest" --junit "$TMP/m/t.xml" -y
 [ "$(rc)" = 6 ] && grep -q '^FAIL sidecar: 1 of 50 frames differ; first: frame 17 (pts 17): hash ' "$TMP/out" &&
   grep -q 'if intended: vkcu verify --update' "$TMP/out" && [ "$(last)" = "2 passed, 1 failed" ] && xml_ok "$TMP/m/t.xml" 3 1 &&
   grep -q '<failure message="1 of 50 frames differ; first: frame 17' "$TMP/m/t.xml" &&
