@@ -28,7 +28,7 @@ ok probe
 # gpu_vs name input reference-file: GPU hash must equal the reference's frame lines.
 gpu_hash() { # name input [vkcu args...] -> $OUTDIR/name.gpu, name.stats
   local name=$1 in=$2; shift 2
-  timeout -s KILL 300 "$VKCU" hash "$in" --backend gpu --stats "$@" -o "$OUTDIR/$name.gpu" 2> "$OUTDIR/$name.stats"
+  timeout -s KILL 300 "$VKCU" hash "$in" --backend gpu --stats "$@" -o "$OUTDIR/$name.gpu" -y 2> "$OUTDIR/$name.stats"
 }
 check_same() { # name file-a file-b
   if cmp -s <(frames_of "$2") <(frames_of "$3"); then return 0; fi
@@ -64,7 +64,7 @@ done
 cpu_vs_gpu() { # name input expected-path [vkcu args]
   local name=$1 in=$2 path=$3; shift 3
   [ -s "$in" ] || { sk "$name" "clip $in missing"; return; }
-  timeout -s KILL 600 "$VKCU" hash "$in" --backend cpu "$@" -o "$OUTDIR/$name.cpu" 2> "$OUTDIR/$name.cpu.err" ||
+  timeout -s KILL 600 "$VKCU" hash "$in" --backend cpu "$@" -o "$OUTDIR/$name.cpu" -y 2> "$OUTDIR/$name.cpu.err" ||
     { ko "$name" "CPU backend failed: $(tail -1 "$OUTDIR/$name.cpu.err")"; return; }
   gpu_hash "$name" "$in" "$@" || { ko "$name" "vkcu failed: $(tail -1 "$OUTDIR/$name.stats")"; return; }
   local frames

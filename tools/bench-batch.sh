@@ -45,7 +45,7 @@ gpu_mem() { # pid -> MiB used by it (or by every compute process when pids are n
 
 run_one() { # count -> "rss_kib gpu_mib files_done seconds"
   local n=$1 in=$work/in-$1 out=$work/out-$1 i
-  rm -rf "$in" "$out"; mkdir -p "$in"
+  rm -rf "$in" "$out" "$work/report-$n.jsonl"; mkdir -p "$in"
   local ext=${clip##*.}
   for i in $(seq -w 1 "$n"); do ln "$clip" "$in/clip-$i.$ext" 2> /dev/null || cp "$clip" "$in/clip-$i.$ext"; done
   local args=(batch "$in" "$out" --jobs "$jobs" --backend "$backend" --pipeline "$pipeline" -q --report "$work/report-$n.jsonl")

@@ -42,7 +42,7 @@ while read -r clip w h pix; do
   if ! "$FFMPEG" -v error -nostdin -i "$in" -f framemd5 - > "$TMP/ref" 2> "$TMP/err"; then
     fail "$name: ffmpeg framemd5 failed: $(tail -1 "$TMP/err")"; continue
   fi
-  if ! "$VKCU" hash --backend cpu "$in" -o "$TMP/h" 2> "$TMP/err"; then
+  if ! "$VKCU" hash --backend cpu "$in" -o "$TMP/h" -y 2> "$TMP/err"; then
     fail "$name: vkcu hash failed: $(tail -1 "$TMP/err")"; continue
   fi
   n=$(frames "$TMP/ref" | wc -l) size=$(frame_bytes "$w" "$h" "$pix")

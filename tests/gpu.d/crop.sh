@@ -14,9 +14,9 @@ check() { # clip path-wanted (empty: either) [vkcu args]
   local in=$MEDIA/$clip name="crop-gpu $clip${*:+ $*}"
   [ -s "$in" ] || { echo "FAIL $name: $in missing (make media)"; return; }
   "$FFMPEG" -v error -nostdin -i "$in" -f framemd5 - > "$out/ref" 2>/dev/null
-  timeout -s KILL 300 "$VKCU" hash --backend cpu "$in" -o "$out/cpu" 2> "$out/cpu.err" ||
+  timeout -s KILL 300 "$VKCU" hash --backend cpu "$in" -o "$out/cpu" -y 2> "$out/cpu.err" ||
     { echo "FAIL $name: CPU backend failed: $(tail -1 "$out/cpu.err")"; return; }
-  timeout -s KILL 300 "$VKCU" hash --backend gpu --stats "$in" "$@" -o "$out/gpu" 2> "$out/gpu.err" ||
+  timeout -s KILL 300 "$VKCU" hash --backend gpu --stats "$in" "$@" -o "$out/gpu" -y 2> "$out/gpu.err" ||
     { echo "FAIL $name: GPU backend failed: $(tail -1 "$out/gpu.err")"; return; }
   local path n
   path=$(sed -n 's/.*path=\([^ ]*\).*/\1/p' "$out/gpu.err" | head -1)

@@ -15,8 +15,8 @@ check() { # name chain clip
   if ! grep -q 'path=vulkan-decode+cuda' "$out/$name.err"; then
     echo "FAIL transcode-$name: not on the Vulkan->CUDA path: $(grep path= "$out/$name.err")"; return
   fi
-  "$VKCU" hash --backend cpu "$out/$name.mkv" -o "$out/$name.out.h" 2>/dev/null
-  "$VKCU" hash --backend cpu --chain "$chain" "$clip" -o "$out/$name.ref.h" 2>/dev/null
+  "$VKCU" hash --backend cpu "$out/$name.mkv" -o "$out/$name.out.h" -y 2>/dev/null
+  "$VKCU" hash --backend cpu --chain "$chain" "$clip" -o "$out/$name.ref.h" -y 2>/dev/null
   if cmp -s <(frames "$out/$name.out.h" | cut -d, -f5-) <(frames "$out/$name.ref.h" | cut -d, -f5-); then
     echo "PASS transcode-$name: GPU transcode (ffv1) decodes to the CPU reference's $(frames "$out/$name.ref.h" | wc -l) frames"
   else
