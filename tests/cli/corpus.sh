@@ -217,7 +217,7 @@ while read -r _ file; do
   if ! "$FFMPEG" -hide_banner -loglevel error -nostdin -i "$clip" -map 0:v:0 -f framemd5 - > "$TMP/ff.md5" 2> "$TMP/ff.err"; then
     fail "corpus hash $file: ffmpeg itself failed: $(err1 "$TMP/ff.err")"
   else
-    "$VKCU" hash "$clip" --backend cpu -o "$TMP/vk.md5" 2> "$TMP/vk.err"
+    "$VKCU" hash "$clip" --backend cpu -o "$TMP/vk.md5" -y 2> "$TMP/vk.err"
     rc=$?
     if [ $rc != 0 ]; then
       report "corpus hash $file" 1 "vkcu hash exit $rc: $(err1 "$TMP/vk.err")"

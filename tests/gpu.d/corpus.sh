@@ -36,9 +36,9 @@ frames() { grep -v '^#' "$1"; }
 while read -r _ file; do
   clip=$corpus/$file name="corpus-gpu $file"
   [ -f "$clip" ] || { echo "FAIL $name: clip missing from $corpus"; continue; }
-  timeout -s KILL 300 "$VKCU" hash "$clip" --backend cpu -o "$out/$file.cpu" 2> "$out/$file.cpu.err"
+  timeout -s KILL 300 "$VKCU" hash "$clip" --backend cpu -o "$out/$file.cpu" -y 2> "$out/$file.cpu.err"
   crc=$?
-  timeout -s KILL 300 "$VKCU" hash "$clip" --backend gpu --stats -o "$out/$file.gpu" 2> "$out/$file.gpu.err"
+  timeout -s KILL 300 "$VKCU" hash "$clip" --backend gpu --stats -o "$out/$file.gpu" -y 2> "$out/$file.gpu.err"
   grc=$?
   path=$(sed -n 's/.*[ :]path=\([^ ;]*\).*/\1/p' "$out/$file.gpu.err" | head -1)
   if [ $crc != 0 ] || [ $grc != 0 ]; then
