@@ -112,6 +112,11 @@ int vkcu_chain_parse(const char *text, vkcu_chain *chain, char *err, size_t errl
         return 0;
     size_t len = strlen(text);
     size_t pos = 0;
+    /* Messages quote the text: a newline or escape in it would break the
+     * one-line error (or the terminal), and no name or value has one. */
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f)
+            PARSE_ERR(i, "control character 0x%02x (a chain is one line of text)", (unsigned char)text[i]);
     while (pos <= len) {
         /* operator name */
         size_t start = pos;

@@ -134,9 +134,10 @@ extern const vkcu_op_class *const vkcu_op_classes[];
 const vkcu_op_class *vkcu_op_find(const char *name);
 
 /* A parsed chain. */
+#define VKCU_CHAIN_MAX_OPS 16
 typedef struct vkcu_chain {
     int nb_ops;
-    vkcu_op *ops[16];
+    vkcu_op *ops[VKCU_CHAIN_MAX_OPS];
 } vkcu_chain;
 
 /* Parses "name=k=v:k=v,name2=..." into *chain. On error returns

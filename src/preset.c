@@ -103,6 +103,13 @@ static int parse_op(parse_state *s, int line, int col, const char *v, vkcu_prese
         return perr(s, line, col + c - 1, "op: %s", msg);
     }
     vkcu_chain_free(&chain);
+    /* The job parses the joined chain: refuse here what it would refuse. */
+    int ops = 0;
+    for (const char *p = ps->chain; *p; p++)
+        ops += *p == ',';
+    if (ps->chain[0] && ops + 1 >= VKCU_CHAIN_MAX_OPS)
+        return perr(s, line, col, "op: more than %d operators (a chain holds at most %d)", VKCU_CHAIN_MAX_OPS,
+                    VKCU_CHAIN_MAX_OPS);
     size_t used = strlen(ps->chain);
     if (used + strlen(v) + 2 > sizeof(ps->chain))
         return perr(s, line, col, "op: the chain is longer than %zu characters", sizeof(ps->chain) - 1);
