@@ -3,6 +3,9 @@
 # Sources are found by wildcard: a new file in src/ or kernels/ needs no edit here.
 
 BUILD  ?= build
+# CU_BUILD: where CUDA objects go. Sanitizer and fuzz builds (test-asan, fuzz)
+# keep their C objects apart but share the plain nvcc objects of build/.
+CU_BUILD ?= $(BUILD)
 PREFIX ?= /usr/local
 CUDA   ?= /usr/local/cuda
 NVCC   ?= $(CUDA)/bin/nvcc
@@ -28,17 +31,19 @@ EXCLUDE ?=
 C_SRC   := $(filter-out src/cli%.c $(EXCLUDE),$(wildcard src/*.c src/*/*.c))
 CLI_SRC := $(filter-out $(EXCLUDE),$(wildcard src/cli*.c))
 CU_SRC  := $(wildcard kernels/*.cu src/*.cu src/*/*.cu)
-LIB_OBJ := $(C_SRC:%.c=$(BUILD)/obj/%.o) $(CU_SRC:%.cu=$(BUILD)/obj/%.cu.o)
+LIB_OBJ := $(C_SRC:%.c=$(BUILD)/obj/%.o) $(CU_SRC:%.cu=$(CU_BUILD)/obj/%.cu.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(wildcard tests/unit/*.c)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+FUZZ_SRC := $(filter-out tests/fuzz/replay.c,$(wildcard tests/fuzz/*.c))
+FUZZ_REPLAY := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 BENCH_SRC := $(wildcard tests/bench/*.c)
 BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/tests/%)
 
 .PHONY: all deps test test-gpu demo bench install clean media check-deps
 .DEFAULT_GOAL := all
 
-all: check-deps $(BUILD)/vkcu $(BUILD)/libvkcu.a $(TEST_BIN) $(BENCH_BIN)
+all: check-deps $(BUILD)/vkcu $(BUILD)/libvkcu.a $(TEST_BIN) $(BENCH_BIN) $(FUZZ_REPLAY)
 
 $(BUILD)/deps.mk:
 	@bash tools/deps.sh
@@ -72,7 +77,7 @@ $(BUILD)/obj/%.o: %.c $(BUILD)/deps.mk
 	@echo "CC   $<"
 	@$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
-$(BUILD)/obj/%.cu.o: %.cu $(BUILD)/deps.mk
+$(CU_BUILD)/obj/%.cu.o: %.cu $(CU_BUILD)/deps.mk
 	@mkdir -p $(@D)
 	@echo "NVCC $<"
 	@$(NVCC) $(NVFLAGS) -MMD -MP -c -o $@ $<
@@ -109,3 +114,5 @@ install: all
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/vkcu $(BUILD)/libvkcu.a $(BUILD)/tests
+
+include tests/sanitize.mk

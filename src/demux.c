@@ -66,11 +66,16 @@ static int stop_requested_cb(void *opaque)
 
 int vkcu_demux_open(const char *path, vkcu_demux **out, char *err, size_t errlen)
 {
+    return vkcu_demux_open_io(path, NULL, out, err, errlen);
+}
+
+int vkcu_demux_open_io(const char *path, AVIOContext *pb, vkcu_demux **out, char *err, size_t errlen)
+{
     int fifo = 0;
     vkcu_demux *d = NULL;
     int ret;
     *out = NULL;
-    if (strcmp(path, "-")) {
+    if (!pb && strcmp(path, "-")) {
         struct stat st;
         if (stat(path, &st) < 0) {
             snprintf(err, errlen, "%s: %s (check the path)", path,
@@ -94,6 +99,7 @@ int vkcu_demux_open(const char *path, vkcu_demux **out, char *err, size_t errlen
     }
     d->path = path;
     d->fmt->interrupt_callback = (AVIOInterruptCB){ stop_requested_cb, NULL };
+    d->fmt->pb = pb;
     if (fifo)
         fifo_open_begin();
     ret = avformat_open_input(&d->fmt, strcmp(path, "-") ? path : "pipe:0", NULL, NULL);

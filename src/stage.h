@@ -24,6 +24,10 @@ typedef struct vkcu_demux {
 } vkcu_demux;
 
 int vkcu_demux_open(const char *path, vkcu_demux **out, char *err, size_t errlen);
+/* The same over caller-supplied I/O (a memory buffer, for the fuzz target):
+ * `path` only names the input in messages; pb stays the caller's to free,
+ * after vkcu_demux_close. */
+int vkcu_demux_open_io(const char *path, AVIOContext *pb, vkcu_demux **out, char *err, size_t errlen);
 /* 0, AVERROR_EOF at the end, or an error (err filled). */
 int vkcu_demux_read(vkcu_demux *d, AVPacket *pkt, char *err, size_t errlen);
 /* Seeks to the keyframe at or before `ts` (video stream time base). */

@@ -4,13 +4,18 @@
 # Unit programs exit 0 (pass), 77 (skip, with the reason as their last
 # line) or anything else (fail). GPU programs are skipped here: they need an
 # NVIDIA GPU and run under `make test-gpu`.
+# The build folder is the first argument, else $BUILD, else build/
+# (`make test-asan` runs the same tests over build-asan/ this way).
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-export VKCU="$root/build/vkcu" FFMPEG_BIN=$(sed -n 's/^FFMPEG_BIN := //p' build/deps.mk)
+build=${1:-${BUILD:-build}}
+case $build in /*) ;; *) build=$root/$build ;; esac
+# VKCU_WRAPPER: a script that runs $build/vkcu (tests/asan/run.sh sets one).
+export VKCU=${VKCU_WRAPPER:-$build/vkcu} VKCU_BUILD=$build FFMPEG_BIN=$(sed -n 's/^FFMPEG_BIN := //p' "$build/deps.mk")
 export VKCU_CONFORMANCE=${VKCU_CONFORMANCE:-$root/../shared/conformance}
 export MEDIA=$root/media/gen
-log=$root/build/test-logs
+log=$build/test-logs
 rm -rf "$log"; mkdir -p "$log"
 pass=0 fail=0 skip=0
 count() {
@@ -21,8 +26,24 @@ count() {
   esac
   echo "$1"
 }
+# Under `make test-asan` (tests/asan/run.sh) sanitizers write their reports
+# into $VKCU_SANITIZER_REPORTS; any report fails the test that caused it,
+# whatever its exit code was.
+sanitizer_check() {
+  local dir=${VKCU_SANITIZER_REPORTS:-} f
+  [ -n "$dir" ] || return 0
+  for f in "$dir"/*; do
+    [ -f "$f" ] || continue
+    if grep -qE 'ERROR: |runtime error|SUMMARY: ' "$f"; then
+      count "FAIL $1: sanitizer report $(basename "$f"): $(grep -m1 -E 'ERROR: |runtime error' "$f" | cut -c1-200)"
+      mkdir -p "$log/sanitizer"; mv "$f" "$log/sanitizer/$1.$(basename "$f")"
+    else
+      rm -f "$f"
+    fi
+  done
+}
 
-for t in build/tests/test_*; do
+for t in "$build"/tests/test_*; do
   [ -x "$t" ] || continue
   n=$(basename "$t")
   case $n in
@@ -35,6 +56,7 @@ for t in build/tests/test_*; do
     77) count "SKIP $n: $(tail -1 "$log/$n.log")" ;;
     *) count "FAIL $n (exit $rc): $(tail -3 "$log/$n.log" | tr '\n' ' ')" ;;
   esac
+  sanitizer_check "$n"
 done
 
 for s in tests/cli/*.sh; do
@@ -44,7 +66,8 @@ for s in tests/cli/*.sh; do
       PASS*|FAIL*|SKIP*) count "$line" ;;
       *) echo "$line" >> "$log/$n.log" ;;
     esac
-  done < <(timeout 1200 bash "$s" 2>>"$log/$n.log"; rc=$?; [ $rc = 0 ] || echo "FAIL $n: script exited $rc (see build/test-logs/$n.log)")
+  done < <(timeout 1200 bash "$s" 2>>"$log/$n.log"; rc=$?; [ $rc = 0 ] || echo "FAIL $n: script exited $rc (see ${log#"$root"/}/$n.log)")
+  sanitizer_check "$n"
 done
 
 echo
