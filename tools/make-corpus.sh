@@ -25,10 +25,13 @@ rm -rf "$tmp"
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp"
 
-# One thread everywhere (encoders, filter graphs) and no version strings or
-# random UIDs in the muxers: deterministic output.
+# One thread everywhere (encoders, filter graphs), no version strings or
+# random UIDs in the muxers, FFmpeg's own code without SIMD (-cpuflags 0: the
+# float AAC encoder and swscale round differently per instruction set) and
+# x264's cpu-independent mode (its mbtree SIMD differs between CPUs, seen on
+# the H200's host): the same bytes on every machine.
 ff() {
-  "$bin/ffmpeg" -hide_banner -loglevel error -nostdin -y -filter_threads 1 -filter_complex_threads 1 "$@"
+  "$bin/ffmpeg" -cpuflags 0 -hide_banner -loglevel error -nostdin -y -filter_threads 1 -filter_complex_threads 1 "$@"
 }
 clip() { # NAME FRAMES FILTER [output options...]
   local name=$1 frames=$2 filter=$3; shift 3
@@ -37,7 +40,7 @@ clip() { # NAME FRAMES FILTER [output options...]
 src() { # RATE PIX_FMT [SIZE]: the moving test pattern, 176x144 unless given
   echo "testsrc2=size=${3:-176x144}:rate=$1,format=$2"
 }
-x264=(-c:v libx264 -preset veryfast -x264-params threads=1 -g 12 -bf 2)
+x264=(-c:v libx264 -preset veryfast -x264-params threads=1:cpu-independent=1 -g 12 -bf 2)
 x265=(-c:v libx265 -preset ultrafast -x265-params pools=none:frame-threads=1:log-level=error -g 12)
 aom=(-c:v libaom-av1 -cpu-used 8 -row-mt 0 -tiles 1x1 -g 12 -crf 40 -b:v 0)
 # "good" deadline: libvpx's realtime mode picks its speed from measured encode times.
@@ -50,7 +53,7 @@ vp8=(-c:v libvpx -deadline good -cpu-used 5 -g 12 -crf 20 -b:v 1M)
 clip h264.mp4 24 "$(src 25 yuv420p)" "${x264[@]}"
 clip h264-2997.mkv 24 "$(src 30000/1001 yuv420p)" "${x264[@]}"
 clip h264-fullrange.mp4 20 "$(src 25 yuvj420p)" "${x264[@]}"
-clip h264-mbaff.ts 20 "$(src 25 yuv420p),setfield=tff" "${x264[@]}" -flags +ildct+bitexact -x264-params threads=1:tff=1
+clip h264-mbaff.ts 20 "$(src 25 yuv420p),setfield=tff" "${x264[@]}" -flags +ildct+bitexact -x264-params threads=1:cpu-independent=1:tff=1
 clip h264.264 24 "$(src 30 yuv420p)" "${x264[@]}"
 # HEVC: 8-bit in mkv, Main 10 in mp4 (hvc1), a raw stream at 24 fps.
 clip hevc.mkv 20 "$(src 25 yuv420p)" "${x265[@]}"

@@ -11,7 +11,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=$(sed -n 's/^FFMPEG_BIN := //p' "$root/build/deps.mk")
-ff="$bin/ffmpeg -hide_banner -loglevel error -nostdin -y"
+ff="$bin/ffmpeg -cpuflags 0 -hide_banner -loglevel error -nostdin -y"
 out=$root/media/gen
 mkdir -p "$out"
 recipe="$(sha256sum "$0" | cut -c1-16) $("$bin/ffmpeg" -hide_banner -version | head -1)"
@@ -20,9 +20,12 @@ if [ "$(cat "$out/.recipe" 2>/dev/null)" != "$recipe" ]; then
   find "$out" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
   printf '%s\n' "$recipe" > "$out/.recipe"
 fi
-# Output options that make the clips byte-identical on any machine: one
-# encoder thread, and no random Matroska UIDs or dates (bitexact muxing).
-fixed=(-threads 1 -svtav1-params lp=1 -fflags +bitexact)
+# What makes the clips byte-identical on any machine: one encoder thread, no
+# random Matroska UIDs or dates (bitexact muxing), FFmpeg's own code without
+# SIMD (-cpuflags 0 above: the AAC encoder and swscale round differently per
+# instruction set) and x264's cpu-independent mode (its mbtree SIMD gave other
+# bytes on the H200's host).
+fixed=(-threads 1 -svtav1-params lp=1 -x264-params cpu-independent=1 -fflags +bitexact)
 
 make_clip() { # name, then ffmpeg arguments; written to a temp name first
   local name=$1; shift
