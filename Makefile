@@ -17,14 +17,17 @@ PKGS := libavformat libavcodec libswscale libavutil
 PKG  := PKG_CONFIG_PATH=$(FFMPEG_PKG_CONFIG_PATH) pkg-config
 FF_CFLAGS = $(shell $(PKG) --cflags $(PKGS) 2>/dev/null)
 FF_LIBS   = $(shell $(PKG) --static --libs $(PKGS) 2>/dev/null)
+# jansson linked statically: the GPU machine has no libjansson.so
+JSON_CFLAGS = $(shell pkg-config --cflags jansson 2>/dev/null)
+JSON_LIBS   = $(shell pkg-config --variable=libdir jansson 2>/dev/null)/libjansson.a
 
 WARN    := -Wall -Wextra -Wshadow -Wmissing-prototypes -Werror
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -D_GNU_SOURCE -pthread $(WARN) -Isrc -Ikernels -I$(VK_HEADERS) -I$(CUDA)/include $(FF_CFLAGS)
+CFLAGS  += -std=c11 -D_GNU_SOURCE -pthread $(WARN) -Isrc -Ikernels -I$(VK_HEADERS) -I$(CUDA)/include $(FF_CFLAGS) $(JSON_CFLAGS)
 NVFLAGS ?= -O3
 NVFLAGS += -std=c++17 -Werror all-warnings -Xcompiler -Wall,-Wextra -Isrc -Ikernels -I$(VK_HEADERS) $(FF_CFLAGS) \
            -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
-LDLIBS  = $(FF_LIBS) -L$(CUDA)/lib64 -lcudart_static -lzimg -lstdc++ -ldl -lrt -lm -pthread
+LDLIBS  = $(FF_LIBS) $(JSON_LIBS) -L$(CUDA)/lib64 -lcudart_static -lzimg -lstdc++ -ldl -lrt -lm -pthread
 
 # EXCLUDE: sources to leave out of a build (work in progress in a shared tree)
 EXCLUDE ?=

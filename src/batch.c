@@ -23,6 +23,7 @@
 #include <cuda_runtime_api.h>
 
 #include "batch.h"
+#include "json.h"
 #include "log.h"
 #include "number.h"
 #include "stage.h"
@@ -341,105 +342,65 @@ int vkcu_batch_shard_from_env(int count_hint, int *index, int *count, char *sour
 
 /* ---- report ---- */
 
-/* Length of the well-formed UTF-8 sequence at u (RFC 3629: no overlong
- * forms, no surrogates, nothing above U+10FFFF), or 0. */
-static int utf8_length(const unsigned char *u)
+/* Report lines are written by jansson (src/json.h): file names as bytes,
+ * stray bytes as \udcXX (docs/batch.md, "File names in the report"), so
+ * that os.fsencode(json.loads(line)["file"]) is the name on disk. */
+static void report_line(batch_run *b, json_t *j)
 {
-    if (u[0] < 0x80)
-        return 1;
-    int len = u[0] >= 0xc2 && u[0] <= 0xdf ? 2 : u[0] >= 0xe0 && u[0] <= 0xef ? 3 : u[0] >= 0xf0 && u[0] <= 0xf4 ? 4 : 0;
-    for (int i = 1; i < len; i++)
-        if ((u[i] & 0xc0) != 0x80)
-            return 0;
-    if ((u[0] == 0xe0 && u[1] < 0xa0) || (u[0] == 0xed && u[1] >= 0xa0) || (u[0] == 0xf0 && u[1] < 0x90) ||
-        (u[0] == 0xf4 && u[1] >= 0x90))
-        return 0;
-    return len;
-}
-
-/* A JSON string that gives back the exact bytes of `s`, whatever a file
- * name holds (docs/batch.md, "File names in the report"): well-formed UTF-8
- * as it is; '"', '\\' and control characters escaped as JSON does; every
- * byte that is not part of well-formed UTF-8 as \udcXX, the lone surrogate
- * U+DC00 + byte that Python's "surrogateescape" uses, so that
- * os.fsencode(json.loads(line)["file"]) is the name on disk. The report's
- * one string writer: everything else calls it. */
-static void json_str(FILE *f, const char *s)
-{
-    if (!s) {
-        fputs("null", f);
-        return;
-    }
-    fputc('"', f);
-    for (const unsigned char *u = (const unsigned char *)s; *u;) {
-        int len = utf8_length(u);
-        if (len > 1) {
-            fwrite(u, 1, (size_t)len, f);
-        } else if (len == 0) {
-            fprintf(f, "\\udc%02x", *u);
-            len = 1;
-        } else if (*u == '"' || *u == '\\') {
-            fprintf(f, "\\%c", *u);
-        } else if (*u == '\n') {
-            fputs("\\n", f);
-        } else if (*u == '\t') {
-            fputs("\\t", f);
-        } else if (*u < 0x20) {
-            fprintf(f, "\\u%04x", *u);
-        } else {
-            fputc(*u, f);
-        }
-        u += len;
-    }
-    fputc('"', f);
+    if (vkcu_json_write_line(b->report, j, 0) < 0)
+        LOGW("batch: cannot write a report line (out of memory or output error)");
+    fflush(b->report);
 }
 
 static void report_file(batch_run *b, const batch_file *f, const char *in, const char *out, enum file_status st,
                         const vkcu_job_result *jr, int err, int device, const char *why, const char *reason)
 {
-    FILE *o = b->report;
-    if (!o)
+    if (!b->report)
         return;
-    fputs("{\"file\": ", o);
-    json_str(o, f->rel);
-    fputs(", \"input\": ", o);
-    json_str(o, in);
-    fputs(", \"output\": ", o);
-    json_str(o, out);
-    fprintf(o, ", \"status\": \"%s\", \"frames\": %lld, \"corrupt_frames\": %lld, \"seconds\": %.3f, \"fps\": %.2f",
-            status_names[st], jr ? (long long)jr->frames_out : 0, jr ? (long long)jr->frames_corrupt : 0,
-            jr ? jr->seconds : 0.0, jr ? jr->fps : 0.0);
-    fputs(", \"path\": ", o);
-    json_str(o, jr && jr->path != VKCU_PATH_NONE ? vkcu_path_name(jr->path) : NULL);
-    if (device >= 0)
-        fprintf(o, ", \"device\": %d", device);
-    else
-        fputs(", \"device\": null", o);
-    fprintf(o, ", \"exit_code\": %d, \"error\": ", err ? vkcu_exit_code(err) : 0);
-    json_str(o, why);
-    fputs(", \"reason\": ", o);
-    json_str(o, reason);
-    fprintf(o, ", \"shard\": \"%s\"}\n", b->shard_text);
-    fflush(o);
+    json_t *j = json_object();
+    if (!j)
+        return;
+    vkcu_json_set_bytes(j, "file", f->rel);
+    vkcu_json_set_bytes(j, "input", in);
+    vkcu_json_set_bytes(j, "output", out);
+    json_object_set_new(j, "status", json_string(status_names[st]));
+    json_object_set_new(j, "frames", json_integer(jr ? (json_int_t)jr->frames_out : 0));
+    json_object_set_new(j, "corrupt_frames", json_integer(jr ? (json_int_t)jr->frames_corrupt : 0));
+    vkcu_json_set_fixed(j, "seconds", jr ? jr->seconds : 0.0, 3);
+    vkcu_json_set_fixed(j, "fps", jr ? jr->fps : 0.0, 2);
+    vkcu_json_set_bytes(j, "path", jr && jr->path != VKCU_PATH_NONE ? vkcu_path_name(jr->path) : NULL);
+    json_object_set_new(j, "device", device >= 0 ? json_integer(device) : json_null());
+    json_object_set_new(j, "exit_code", json_integer(err ? vkcu_exit_code(err) : 0));
+    vkcu_json_set_bytes(j, "error", why);
+    vkcu_json_set_bytes(j, "reason", reason);
+    json_object_set_new(j, "shard", json_string(b->shard_text));
+    report_line(b, j);
 }
 
 static void report_summary(batch_run *b, int ret)
 {
-    FILE *o = b->report;
     const vkcu_batch_result *r = b->r;
-    if (!o)
+    if (!b->report)
         return;
-    fputs("{\"summary\": true, \"in_dir\": ", o);
-    json_str(o, b->p->in_dir);
-    fputs(", \"out_dir\": ", o);
-    json_str(o, b->p->out_dir);
-    fputs(", \"pipeline\": ", o);
-    json_str(o, b->p->pipeline);
-    fprintf(o, ", \"shard\": \"%s\", \"files\": %d, \"done\": %d, \"skipped\": %d, \"failed\": %d, "
-               "\"interrupted\": %d, \"not_started\": %d, \"frames\": %lld, \"seconds\": %.3f, \"fps\": %.2f, \"exit_code\": %d}\n",
-            b->shard_text, r->total, r->done, r->skipped, r->failed, r->interrupted, r->not_started, (long long)r->frames, r->seconds,
-            r->seconds > 0 ? r->frames / r->seconds : 0.0, vkcu_exit_code(ret));
-    fflush(o);
+    json_t *j = json_object();
+    if (!j)
+        return;
+    json_object_set_new(j, "summary", json_true());
+    vkcu_json_set_bytes(j, "in_dir", b->p->in_dir);
+    vkcu_json_set_bytes(j, "out_dir", b->p->out_dir);
+    vkcu_json_set_bytes(j, "pipeline", b->p->pipeline);
+    json_object_set_new(j, "shard", json_string(b->shard_text));
+    json_object_set_new(j, "files", json_integer(r->total));
+    json_object_set_new(j, "done", json_integer(r->done));
+    json_object_set_new(j, "skipped", json_integer(r->skipped));
+    json_object_set_new(j, "failed", json_integer(r->failed));
+    json_object_set_new(j, "interrupted", json_integer(r->interrupted));
+    json_object_set_new(j, "not_started", json_integer(r->not_started));
+    json_object_set_new(j, "frames", json_integer((json_int_t)r->frames));
+    vkcu_json_set_fixed(j, "seconds", r->seconds, 3);
+    vkcu_json_set_fixed(j, "fps", r->seconds > 0 ? r->frames / r->seconds : 0.0, 2);
+    json_object_set_new(j, "exit_code", json_integer(vkcu_exit_code(ret)));
+    report_line(b, j);
 }
 
 /* ---- progress ---- */

@@ -20,6 +20,7 @@
 #include <libavutil/intreadwrite.h>
 #include <libavutil/pixdesc.h>
 
+#include "json.h"
 #include "log.h"
 #include "stage.h"
 #include "xxhash64.h"
@@ -175,10 +176,14 @@ static int write_line(vkcu_sink *s, hash_item *it)
     if (dur <= 0)
         dur = 1;
     FILE *o = s->params->hash_out;
-    if (s->params->hash_format == VKCU_HASH_FORMAT_JSON)
-        fprintf(o, "{\"frame\":%" PRId64 ",\"pts\":%" PRId64 ",\"duration\":%" PRId64 ",\"size\":%d,\"hash\":\"%s\"}\n",
-                h->frames, pts, dur, it->size, it->hex);
-    else
+    if (s->params->hash_format == VKCU_HASH_FORMAT_JSON) {
+        json_t *j = json_pack("{sIsIsIsiss}", "frame", (json_int_t)h->frames, "pts", (json_int_t)pts, "duration",
+                              (json_int_t)dur, "size", it->size, "hash", it->hex);
+        if (vkcu_json_write_line(o, j, 1) < 0) {
+            snprintf(s->err, s->errlen, "cannot write hashes: output error");
+            return VKCU_ERR_OUTPUT;
+        }
+    } else
         fprintf(o, "0, %10" PRId64 ", %10" PRId64 ", %8" PRId64 ", %8d, %s\n", pts, pts, dur, it->size, it->hex);
     h->frames++;
     if (ferror(o)) {
@@ -237,9 +242,20 @@ static int hash_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb)
     h->start = d->fmt->start_time != AV_NOPTS_VALUE ? av_rescale_q(d->fmt->start_time, AV_TIME_BASE_Q, tb) : 0;
     FILE *o = s->params->hash_out;
     if (s->params->hash_format == VKCU_HASH_FORMAT_JSON) {
-        fprintf(o, "{\"type\":\"header\",\"input\":\"%s\",\"hash\":\"%s\",\"tb\":\"%d/%d\",\"pix_fmt\":\"%s\",\"width\":%d,\"height\":%d}\n",
-                d->path, algo_name(s->params->hash_algo), h->out_tb.num, h->out_tb.den,
-                av_get_pix_fmt_name(fmt->pix_fmt), fmt->width, fmt->height);
+        /* input last: a reader that scans for "key": finds the fixed keys
+         * before any text of the file name */
+        char tbs[48];
+        snprintf(tbs, sizeof(tbs), "%d/%d", h->out_tb.num, h->out_tb.den);
+        json_t *j = json_pack("{sssssssssisi}", "type", "header", "hash", algo_name(s->params->hash_algo), "tb", tbs,
+                              "pix_fmt", av_get_pix_fmt_name(fmt->pix_fmt), "width", fmt->width, "height", fmt->height);
+        if (!j || vkcu_json_set_bytes(j, "input", d->path) < 0) {
+            json_decref(j);
+            j = NULL;
+        }
+        if (vkcu_json_write_line(o, j, 1) < 0) {
+            snprintf(s->err, s->errlen, "cannot write hashes: output error");
+            return VKCU_ERR_OUTPUT;
+        }
     } else {
         fprintf(o, "#format: frame checksums\n#version: 2\n#hash: %s\n#software: vkcu (%s)\n",
                 algo_name(s->params->hash_algo), av_get_pix_fmt_name(fmt->pix_fmt));
