@@ -17,5 +17,7 @@ while read -r sum name; do
 done < "$list"
 extra=$(cd "$MEDIA" && ls -A | grep -v '^\.' | grep -vxF -f <(awk '{print $2}' "$list") | grep -v / || true)
 if [ -n "$extra" ]; then
-  for e in $extra; do [ -f "$MEDIA/$e" ] && fail "media $e: made by tools/make-media.sh but not listed in media/gen.sha256"; done
+  for e in $extra; do
+    if [ -f "$MEDIA/$e" ]; then fail "media $e: made by tools/make-media.sh but not listed in media/gen.sha256"; fi
+  done
 fi
