@@ -12,7 +12,8 @@
 #   corpus mkv|mp4|nut CLIP: `vkcu CLIP -o out.EXT` and `ffmpeg -i CLIP
 #     out.EXT` (each with its default encoder, libx264; rawvideo for nut, vkcu's
 #     default there) hold the same number of video packets, the same
-#     presentation times and the same duration, as ffprobe reads them. Times
+#     presentation times, duration and frame rates (r_frame_rate and
+#     avg_frame_rate), as ffprobe reads them. Times
 #     compare within 1 ms, Matroska's resolution: vkcu keeps an input's
 #     timestamps where ffmpeg's MP4 output re-times frames to the exact frame
 #     rate (an mkv input's 0.501 s becomes 0.5005 s at 29.97 fps).
@@ -20,12 +21,14 @@
 #     and holds as many frames.
 # Then every conformance stream ($VKCU_CONFORMANCE) transcodes into mkv and
 # mp4 with ffmpeg's packet count, times and duration (both sides with libx264
-# -preset ultrafast: the 1080p streams would take minutes at the default).
+# -preset superfast: B-frames as at the default preset, with which muxers
+# refused raw streams' timestamps; the default preset would take minutes on
+# the 1080p streams).
 #
-# Cases listed in known_failing below fail today for reasons issue 11 is
-# fixing; they still run, and report SKIP with the reason and the first
-# difference. A listed case that passes reports PASS with a reminder to drop
-# it from the list.
+# A case that fails for a known reason someone is fixing may be listed in
+# known_failing below with its owner. A listed
+# case still runs and reports SKIP with the first difference; once it passes
+# it reports PASS with a reminder to drop it from the list.
 source "$(dirname "$0")/lib.sh"
 root=$(cd "$(dirname "$0")/../.." && pwd)
 corpus=$MEDIA/corpus
@@ -36,6 +39,7 @@ corpus mkv av1.ivf | inputs | IVF: last frame without duration, output one frame
 corpus mp4 av1.ivf | inputs | IVF: last frame without duration, output one frame short
 corpus y4m av1.webm | inputs | y4m F is the time base, not the frame rate
 corpus y4m ffv1.mkv | inputs | y4m F is the time base, not the frame rate
+corpus mp4 h264-2997.mkv | inputs | average frame rate from the mkv input millisecond timestamps, not 30000/1001
 corpus y4m h264-2997.mkv | inputs | y4m F is the time base, not the frame rate
 corpus y4m h264-fullrange.mp4 | inputs | y4m F is the time base, not the frame rate
 corpus mkv h264-mbaff.ts | inputs | MPEG-TS start time not shifted to 0 as ffmpeg does
@@ -117,9 +121,9 @@ print(f'{len(v)} frames: md5, size and pts equal ffmpeg framemd5')
 EOF
 }
 
-# Container comparison from ffprobe JSON: video packet count, sorted pts, duration.
+# Container comparison from ffprobe JSON: video packet count, sorted pts, duration, frame rates.
 probe_json() { # file -> JSON on stdout
-  "$FFPROBE" -v error -select_streams v:0 -show_entries packet=pts_time:format=duration -of json "$1"
+  "$FFPROBE" -v error -select_streams v:0 -show_entries packet=pts_time:stream=r_frame_rate,avg_frame_rate:format=duration -of json "$1"
 }
 cmp_container() { # vkcu-json ffmpeg-json -> one line; exit 0 when equal
   python3 - "$1" "$2" <<'EOF'
@@ -129,8 +133,10 @@ def load(path):
     pts = sorted(float(p['pts_time']) for p in j.get('packets', []) if p.get('pts_time', 'N/A') != 'N/A')
     n = len(j.get('packets', []))
     dur = j.get('format', {}).get('duration')
-    return n, pts, float(dur) if dur not in (None, 'N/A') else None
-(vn, vp, vd), (fn, fp, fd) = load(sys.argv[1]), load(sys.argv[2])
+    st = (j.get('streams') or [{}])[0]
+    rate = f"{st.get('r_frame_rate')} fps (average {st.get('avg_frame_rate')})"
+    return n, pts, float(dur) if dur not in (None, 'N/A') else None, rate
+(vn, vp, vd, vr), (fn, fp, fd, fr) = load(sys.argv[1]), load(sys.argv[2])
 tol = 0.001 + 1e-9
 if vn != fn:
     print(f'{vn} video packets, ffmpeg {fn}'); sys.exit(1)
@@ -141,7 +147,9 @@ for i, (a, b) in enumerate(zip(vp, fp)):
         print(f'frame {i} (in presentation order): pts {a:.6f} s, ffmpeg {b:.6f} s'); sys.exit(1)
 if vd is None or fd is None or abs(vd - fd) > tol:
     print(f'duration {vd} s, ffmpeg {fd} s'); sys.exit(1)
-print(f'{vn} frames, pts and duration {vd:.3f} s equal ffmpeg')
+if vr != fr:
+    print(f'frame rate {vr}, ffmpeg {fr}'); sys.exit(1)
+print(f'{vn} frames, pts, duration {vd:.3f} s and {vr} equal ffmpeg')
 EOF
 }
 
@@ -256,6 +264,6 @@ fi
 for s in "$VKCU_CONFORMANCE"/*.264 "$VKCU_CONFORMANCE"/*.h264 "$VKCU_CONFORMANCE"/*.h265; do
   [ -f "$s" ] || continue
   for ext in mkv mp4; do
-    transcode_case "$ext" "$s" "conformance $ext $(basename "$s")" --preset ultrafast -- -c:v libx264 -preset ultrafast
+    transcode_case "$ext" "$s" "conformance $ext $(basename "$s")" --preset superfast -- -c:v libx264 -preset superfast
   done
 done
