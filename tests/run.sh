@@ -13,7 +13,7 @@ build=${1:-${BUILD:-build}}
 case $build in /*) ;; *) build=$root/$build ;; esac
 # VKCU_WRAPPER: a script that runs $build/vkcu (tests/asan/run.sh sets one).
 export VKCU=${VKCU_WRAPPER:-$build/vkcu} VKCU_BUILD=$build FFMPEG_BIN=$(sed -n 's/^FFMPEG_BIN := //p' "$build/deps.mk")
-export VKCU_CONFORMANCE=${VKCU_CONFORMANCE:-$root/../shared/conformance}
+export VKCU_CONFORMANCE=${VKCU_CONFORMANCE:-$root/media/conformance}
 export MEDIA=$root/media/gen
 log=$build/test-logs
 rm -rf "$log"; mkdir -p "$log"

@@ -21,7 +21,7 @@ for f in "$stage"/bin/* "$stage"/tests/*; do ldd "$f" 2>/dev/null; done |
   awk '$3 ~ /^\// {print $3}' | sort -u |
   grep -v -E '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' |
   while read -r lib; do cp -L "$lib" "$stage/lib/"; done
-cp ../shared/conformance/* "$stage/conformance/" 2>/dev/null || cp "$root"/../shared/conformance/* "$stage/conformance/"
+cp "$root"/media/conformance/* "$stage/conformance/"
 cp media/gen/*.mkv media/gen/*.ivf media/gen/*.mp4 media/gen/*.h264 "$stage/" 2>/dev/null || true
 mkdir -p "$stage/media" && mv "$stage"/*.mkv "$stage"/*.ivf "$stage"/*.mp4 "$stage"/*.h264 "$stage/media/" 2>/dev/null || true
 # The generated corpus, for tests/gpu.d/corpus.sh.

@@ -13,7 +13,7 @@ if [ -f "$root/.gpu/bundle.tar.xz" ] && [ ! -x "$root/build/vkcu" -o -n "${VKCU_
 else
   VKCU=$root/build/vkcu TESTBIN=$root/build/tests
   FFMPEG=$(sed -n 's/^FFMPEG_BIN := //p' "$root/build/deps.mk" 2>/dev/null)/ffmpeg
-  CONF=${VKCU_CONFORMANCE:-$root/../shared/conformance} MEDIA=$root/media/gen
+  CONF=${VKCU_CONFORMANCE:-$root/media/conformance} MEDIA=$root/media/gen
 fi
 # The Vulkan loader carried in .gl (the GPU machine has the driver, not the loader).
 if ls "$root"/.gl/*.deb >/dev/null 2>&1 && ! ldconfig -p | grep -q libvulkan.so.1; then
