@@ -262,6 +262,10 @@ int cli_job_option(vkcu_job_params *p, int argc, char **argv, int i)
         vkcu_set_log_level(VKCU_LOG_ERROR);
         return 1;
     }
+    if (!strcmp(a, "--require-gpu-decode")) {
+        p->require_gpu_decode = 1;
+        return 1;
+    }
     if (!strcmp(a, "--stats")) {
         p->stats = 1;
         return 1;
@@ -318,6 +322,8 @@ void cli_job_options_help(FILE *out)
           "  --decode-threads N       software decoder threads (default: one per core; hash, verify and compare\n"
           "                           use 1, so that damaged streams decode the same on every run)\n"
           "  --stall-timeout S        fail a stream whose decoder yields nothing for S seconds (default 10)\n"
+          "  --require-gpu-decode     fail (exit 5) instead of decoding in software when the GPU cannot\n"
+          "                           decode the stream (conformance runs of the GPU decoder)\n"
           "  --stats                  per-stage statistics at the end\n"
           "  -q, --quiet              no progress line, errors only\n"
           "  --log-level LEVEL        error, warning, info (default), verbose, debug\n"
@@ -471,6 +477,7 @@ int cli_main_hash(int argc, char **argv)
     p.progress = 0;
     const char *input = NULL, *outpath = NULL;
     int opts_done = 0, overwrite = 0;
+    int whole = 0, format_set = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int operand = cli_operand(a, &opts_done);
@@ -494,14 +501,19 @@ int cli_main_hash(int argc, char **argv)
                    "framemd5 format (diffable against `ffmpeg -i INPUT -f framemd5 -`) or JSON lines.\n"
                    "A frame's hash covers the visible picture, planes in order, rows packed,\n"
                    "16-bit samples little-endian; GPU-decoded NV12/P010 hash as yuv420p/yuv420p10le.\n\n"
-                   "  --algo md5|crc32|xxh64   hash function (default md5)\n"
-                   "  --format framemd5|json   output format (default framemd5)\n"
+                   "  --algo md5|sha256|crc32|xxh64  hash function (default md5)\n"
+                   "  --format framemd5|framecrc|json  output format (default framemd5); framecrc is\n"
+                   "                           FFmpeg FATE's (adler32, as `ffmpeg -flags +bitexact -f framecrc`)\n"
+                   "  --whole                  one hash of all frames' bytes in order, printed as\n"
+                   "                           `ffmpeg -f md5` prints it (MD5=...; fluster's checksum)\n"
                    "  -o FILE                  write to FILE instead of standard output\n"
                    "  -y                       replace an existing FILE (never the input)\n\n");
             cli_job_options_help(stdout);
             return 0;
         } else if (!strcmp(a, "-y")) {
             overwrite = 1;
+        } else if (!strcmp(a, "--whole")) {
+            whole = 1;
         } else if (!strcmp(a, "--algo") || !strcmp(a, "--format") || !strcmp(a, "-o")) {
             if (!v)
                 return cli_usage_error("%s needs a value", a);
@@ -515,15 +527,20 @@ int cli_main_hash(int argc, char **argv)
                     p.hash_algo = VKCU_HASH_CRC32;
                 else if (!strcmp(v, "xxh64"))
                     p.hash_algo = VKCU_HASH_XXH64;
+                else if (!strcmp(v, "sha256"))
+                    p.hash_algo = VKCU_HASH_SHA256;
                 else
-                    return cli_usage_error("--algo: '%s' is not md5, crc32 or xxh64", v);
+                    return cli_usage_error("--algo: '%s' is not md5, sha256, crc32 or xxh64", v);
             } else {
                 if (!strcmp(v, "framemd5"))
                     p.hash_format = VKCU_HASH_FORMAT_FRAMEMD5;
                 else if (!strcmp(v, "json"))
                     p.hash_format = VKCU_HASH_FORMAT_JSON;
+                else if (!strcmp(v, "framecrc"))
+                    p.hash_format = VKCU_HASH_FORMAT_FRAMECRC;
                 else
-                    return cli_usage_error("--format: '%s' is not framemd5 or json", v);
+                    return cli_usage_error("--format: '%s' is not framemd5, framecrc or json", v);
+                format_set = 1;
             }
         } else {
             return cli_usage_error("hash: unknown option '%s' (a file whose name starts with '-' goes after '--')", a);
@@ -531,6 +548,10 @@ int cli_main_hash(int argc, char **argv)
     }
     if (!input)
         return cli_usage_error("hash: no input file");
+    if (whole && format_set)
+        return cli_usage_error("hash: --whole prints one line; it takes no --format");
+    if (whole)
+        p.hash_format = VKCU_HASH_FORMAT_WHOLE;
     p.input = input;
     char tmp[4200] = "", err[512];
     FILE *f = NULL;

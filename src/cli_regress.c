@@ -12,6 +12,7 @@
 #include "compare.h"
 #include "log.h"
 #include "manifest.h"
+#include "number.h"
 
 /* Job options compare cannot honour (it decodes whole streams, writes nothing). */
 static int reject_unsupported(const char *verb, const vkcu_job_params *p)
@@ -124,7 +125,11 @@ static void verify_help(void)
            "case and 'N passed, N failed'.\n\n"
            "  --backend cpu|gpu|auto   run every case on this backend (overrides the manifest)\n"
            "  --junit FILE             also write the results as JUnit XML\n"
-           "  -y                       replace an existing --junit FILE\n"
+           "  -y                       replace an existing --junit or --summary FILE\n"
+           "  --summary FILE.md        also write a Markdown summary (CI job pages); -y replaces it\n"
+           "  -j N                     run N cases at once; results still print in manifest order\n"
+           "  --timeout SECONDS        fail a case that runs longer (a case's 'timeout' key wins)\n"
+           "  --fail-fast              stop at the first failing case\n"
            "  --update                 rewrite the expected hashes from this run; prints what changed\n"
            "  --case NAME              run only the cases with this name (repeatable; '*' globs)\n"
            "  --allow-outside          let a case's hashes file lie outside its manifest's folder\n"
@@ -183,6 +188,23 @@ int cli_main_verify(int argc, char **argv)
                 cases[nb_cases++] = v;
             else
                 return cli_usage_error("verify: more than 64 --case options");
+        } else if (!strcmp(a, "--summary") || !strcmp(a, "-j") || !strcmp(a, "--jobs") || !strcmp(a, "--timeout")) {
+            if (!v)
+                return cli_usage_error("%s needs a value", a);
+            i++;
+            if (!strcmp(a, "--summary")) {
+                vp.summary = v;
+            } else if (!strcmp(a, "--timeout")) {
+                if (vkcu_parse_number(v, 0.001, 1e6, &vp.timeout) < 0)
+                    return cli_usage_error("--timeout: '%s' is not a number of seconds in [0.001, 1000000]", v);
+            } else {
+                int64_t x;
+                if (vkcu_parse_int(v, 1, 64, &x) < 0)
+                    return cli_usage_error("%s: '%s' is not an integer in [1, 64]", a, v);
+                vp.jobs = (int)x;
+            }
+        } else if (!strcmp(a, "--fail-fast")) {
+            vp.fail_fast = 1;
         } else if (!strcmp(a, "--update")) {
             vp.update = 1;
         } else if (!strcmp(a, "--allow-outside")) {

@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -181,9 +182,14 @@ static int set_key(vkcu_manifest *m, vkcu_manifest_case *c, const char *key, con
         if (vkcu_parse_number(value, 0, 1000, &x) < 0)
             SYNTAX("min-psnr '%s' is not a number in [0, 1000] (dB)", value);
         c->min_psnr = x;
+    } else if (!strcmp(key, "timeout")) {
+        double x;
+        if (vkcu_parse_number(value, 0.001, 1e6, &x) < 0)
+            SYNTAX("timeout '%s' is not a number of seconds in [0.001, 1000000]", value);
+        c->timeout = x;
     } else {
         SYNTAX("unknown key '%s' (input, chain, pipeline, backend, backends, algo, frames, strict, hashes, "
-               "reference, max-diff, min-psnr)", key);
+               "reference, max-diff, min-psnr, timeout)", key);
     }
     return 0;
 }
@@ -356,6 +362,15 @@ static int find_conformance(const vkcu_manifest *m, char *out, size_t outlen)
     char dir[PATH_MAX];
     if (!realpath(m->dir, dir))
         return -1;
+    /* the repository's own streams (media/conformance beside
+     * media/conformance.manifest) before a shared checkout's */
+    char own[PATH_MAX + 32];
+    struct stat ost;
+    snprintf(own, sizeof(own), "%s/conformance", dir);
+    if (stat(own, &ost) == 0 && S_ISDIR(ost.st_mode)) {
+        av_strlcpy(out, own, outlen);
+        return 0;
+    }
     for (;;) {
         char cand[PATH_MAX + 32];
         struct stat st;
@@ -902,6 +917,9 @@ static int run_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_verify_p
     if (!preset)
         return AVERROR(ENOMEM);
     int ret = case_job(m, c, p, &job, preset, &backend, jerr, sizeof(jerr));
+    double limit = c->timeout > 0 ? c->timeout : p->timeout;
+    if (ret >= 0 && limit > 0)
+        job.deadline = t0 + limit;
     if (ret < 0) {
         cr->status = CASE_FAIL;
         snprintf(cr->message, sizeof(cr->message), "%s", jerr);
@@ -1042,13 +1060,117 @@ static int write_junit(const char *path, int overwrite, const char *const *input
 
 /* ------------------------------------------------------------------ */
 
+/* A case run by one of verify's workers (-j). */
+typedef struct verify_task {
+    vkcu_manifest *m;
+    vkcu_manifest_case *c;
+    case_result *cr;
+    int ret, state; /* 0 waiting, 1 running, 2 done */
+    char err[1024];
+} verify_task;
+
+typedef struct verify_pool {
+    verify_task *t;
+    int n, next, stop;
+    const vkcu_verify_params *p;
+    pthread_mutex_t lock;
+    pthread_cond_t done;
+} verify_pool;
+
+static void *verify_worker(void *arg)
+{
+    verify_pool *vp = arg;
+    pthread_mutex_lock(&vp->lock);
+    while (!vp->stop && vp->next < vp->n) {
+        verify_task *t = &vp->t[vp->next++];
+        t->state = 1;
+        pthread_mutex_unlock(&vp->lock);
+        int dirty = 0; /* --update runs one case at a time: nothing to rewrite here */
+        t->ret = run_case(t->m, t->c, vp->p, t->cr, &dirty, t->err, sizeof(t->err));
+        pthread_mutex_lock(&vp->lock);
+        t->state = 2;
+        pthread_cond_broadcast(&vp->done);
+    }
+    pthread_mutex_unlock(&vp->lock);
+    return NULL;
+}
+
+static void md_cell(FILE *f, const char *s)
+{
+    /* a table cell: one line, no column breaks */
+    for (; *s; s++)
+        if (*s == '|')
+            fputs("\\|", f);
+        else if (*s == '\n' || *s == '\r')
+            fputc(' ', f);
+        else
+            fputc(*s, f);
+}
+
+static int write_summary(const char *path, int overwrite, const char *const *inputs, const case_result *res, int nb_res,
+                         int passed, int failed, int skipped, int updated, int not_run, char *err, size_t errlen)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return AVERROR(ENOMEM);
+    double secs = 0;
+    for (int i = 0; i < nb_res; i++)
+        secs += res[i].seconds;
+    fprintf(f, "## vkcu verify: %s\n\n", failed ? "FAILED" : "passed");
+    fprintf(f, "%d passed, %d failed", passed, failed);
+    if (updated)
+        fprintf(f, ", %d updated", updated);
+    if (skipped)
+        fprintf(f, ", %d skipped", skipped);
+    if (not_run)
+        fprintf(f, ", %d not run (--fail-fast)", not_run);
+    fprintf(f, " (%.1f s of case time)\n\n", secs);
+    static const char *tags[] = { "PASS", "FAIL", "SKIP", "UPDATED" };
+    if (failed) {
+        fputs("### Failures\n\n", f);
+        for (int i = 0; i < nb_res; i++)
+            if (res[i].status == CASE_FAIL) {
+                fputs("- **", f);
+                md_cell(f, res[i].c->name);
+                fputs("** (", f);
+                md_cell(f, res[i].m->path);
+                fputs("): ", f);
+                md_cell(f, res[i].message);
+                fputc('\n', f);
+            }
+        fputc('\n', f);
+    }
+    fputs("| case | manifest | result | seconds | detail |\n|---|---|---|---:|---|\n", f);
+    for (int i = 0; i < nb_res; i++) {
+        fputs("| ", f);
+        md_cell(f, res[i].c->name);
+        fputs(" | ", f);
+        md_cell(f, res[i].m->path);
+        fprintf(f, " | %s | %.2f | ", tags[res[i].status], res[i].seconds);
+        md_cell(f, res[i].message);
+        fputs(" |\n", f);
+    }
+    fclose(f);
+    if (!text)
+        return AVERROR(ENOMEM);
+    int ret = write_text_file(path, text, len, overwrite, inputs, err, errlen);
+    free(text);
+    return ret < 0 ? VKCU_ERR_OUTPUT : 0;
+}
+
 int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *p, char *err, size_t errlen)
 {
     vkcu_manifest **ms = calloc((size_t)nb, sizeof(*ms));
     case_result *res = NULL;
-    int nb_res = 0, ret = 0, failed = 0, passed = 0, skipped = 0, updated = 0;
+    verify_task *tasks = NULL;
+    int nb_res = 0, ret = 0, failed = 0, passed = 0, skipped = 0, updated = 0, not_run = 0;
     char **inputs = NULL;
     FILE *o = p->out;
+    verify_pool pool = { 0 };
+    pthread_t threads[64];
+    int nb_threads = 0;
     if (!ms)
         return AVERROR(ENOMEM);
     int total = 0;
@@ -1058,59 +1180,121 @@ int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *
         total += ms[i]->nb_cases;
     }
     res = calloc((size_t)(total ? total : 1), sizeof(*res));
-    if (!res || (p->junit && !(inputs = verify_inputs(ms, nb)))) {
+    tasks = calloc((size_t)(total ? total : 1), sizeof(*tasks));
+    if (!res || !tasks || ((p->junit || p->summary) && !(inputs = verify_inputs(ms, nb)))) {
         ret = AVERROR(ENOMEM);
         goto done;
     }
-    /* An existing JUnit file is refused before any case runs. */
+    /* An existing report file is refused before any case runs. */
     if (p->junit && (ret = vkcu_outfile_check(p->junit, p->overwrite, (const char *const *)inputs, err, errlen)) < 0)
         goto done;
-    for (int k = 0; k < nb; k++) {
-        vkcu_manifest *m = ms[k];
-        int dirty = 0;
-        for (int i = 0; i < m->nb_cases; i++) {
-            vkcu_manifest_case *c = &m->cases[i];
-            if (!wanted(p, c->name))
-                continue;
-            case_result *cr = &res[nb_res++];
-            ret = run_case(m, c, p, cr, &dirty, err, errlen);
-            if (ret < 0)
-                goto done;
-            static const char *tags[] = { "PASS", "FAIL", "SKIP", "UPDATED" };
-            if (o) {
-                fprintf(o, "%s %s: %s\n", tags[cr->status], c->name, cr->message);
-                fflush(o);
+    if (p->summary &&
+        (ret = vkcu_outfile_check(p->summary, p->overwrite, (const char *const *)inputs, err, errlen)) < 0)
+        goto done;
+    for (int k = 0; k < nb; k++)
+        for (int i = 0; i < ms[k]->nb_cases; i++)
+            if (wanted(p, ms[k]->cases[i].name)) {
+                tasks[nb_res] = (verify_task){ .m = ms[k], .c = &ms[k]->cases[i], .cr = &res[nb_res] };
+                nb_res++;
             }
-            passed += cr->status == CASE_PASS;
-            failed += cr->status == CASE_FAIL;
-            skipped += cr->status == CASE_SKIP;
-            updated += cr->status == CASE_UPDATED;
-        }
-        if (dirty && (ret = save_manifest(m, err, errlen)) < 0)
-            goto done;
-    }
     if (!nb_res) {
         snprintf(err, errlen, "no case matched --case in %s%s", paths[0], nb > 1 ? " ..." : "");
         ret = VKCU_ERR_USAGE;
         goto done;
     }
+    /* --update rewrites manifests as it goes: one case at a time */
+    int jobs = p->update || p->jobs < 1 ? 1 : p->jobs > 64 ? 64 : p->jobs;
+    pool.t = tasks;
+    pool.n = nb_res;
+    pool.p = p;
+    pthread_mutex_init(&pool.lock, NULL);
+    pthread_cond_init(&pool.done, NULL);
+    if (jobs > 1)
+        for (; nb_threads < jobs && nb_threads < nb_res; nb_threads++)
+            if (pthread_create(&threads[nb_threads], NULL, verify_worker, &pool))
+                break;
+    int shown = 0;
+    for (int i = 0; i < nb_res; i++) {
+        verify_task *t = &tasks[i];
+        if (nb_threads) {
+            pthread_mutex_lock(&pool.lock);
+            while (t->state != 2 && !(pool.stop && t->state == 0))
+                pthread_cond_wait(&pool.done, &pool.lock);
+            pthread_mutex_unlock(&pool.lock);
+        } else {
+            int dirty = 0;
+            t->ret = run_case(t->m, t->c, p, t->cr, &dirty, t->err, sizeof(t->err));
+            if (t->ret >= 0 && dirty)
+                t->ret = save_manifest(t->m, t->err, sizeof(t->err));
+        }
+        if (t->ret < 0) {
+            ret = t->ret;
+            snprintf(err, errlen, "%s", t->err);
+            pthread_mutex_lock(&pool.lock);
+            pool.stop = 1;
+            pthread_mutex_unlock(&pool.lock);
+            break;
+        }
+        case_result *cr = t->cr;
+        static const char *tags[] = { "PASS", "FAIL", "SKIP", "UPDATED" };
+        if (o) {
+            fprintf(o, "%s %s: %s\n", tags[cr->status], t->c->name, cr->message);
+            fflush(o);
+        }
+        shown++;
+        passed += cr->status == CASE_PASS;
+        failed += cr->status == CASE_FAIL;
+        skipped += cr->status == CASE_SKIP;
+        updated += cr->status == CASE_UPDATED;
+        if (cr->status == CASE_FAIL && p->fail_fast) {
+            pthread_mutex_lock(&pool.lock);
+            pool.stop = 1;
+            pthread_mutex_unlock(&pool.lock);
+            break;
+        }
+    }
+    /* cases after a --fail-fast stop are not reported, whether or not a
+     * worker had started them: the output is the same for any -j */
+    not_run = nb_res - shown;
+    for (int i = 0; i < nb_threads; i++)
+        pthread_join(threads[i], NULL);
+    nb_threads = 0;
+    if (ret < 0)
+        goto done;
     if (o) {
         fprintf(o, "%d passed, %d failed", passed, failed);
         if (updated)
             fprintf(o, ", %d updated", updated);
         if (skipped)
             fprintf(o, ", %d skipped", skipped);
+        if (not_run)
+            fprintf(o, ", %d not run (--fail-fast)", not_run);
         fputc('\n', o);
     }
-    if (p->junit && (ret = write_junit(p->junit, p->overwrite, (const char *const *)inputs, ms, nb, res, nb_res, err,
+    if (p->junit && (ret = write_junit(p->junit, p->overwrite, (const char *const *)inputs, ms, nb, res, shown, err,
                                        errlen)) < 0)
+        goto done;
+    if (p->summary && (ret = write_summary(p->summary, p->overwrite, (const char *const *)inputs, res, shown, passed,
+                                           failed, skipped, updated, not_run, err, errlen)) < 0)
         goto done;
     ret = failed ? VKCU_ERR_MISMATCH : 0;
 done:
     free_inputs(inputs);
+    if (nb_threads) {
+        pthread_mutex_lock(&pool.lock);
+        pool.stop = 1;
+        pthread_mutex_unlock(&pool.lock);
+        for (int i = 0; i < nb_threads; i++)
+            pthread_join(threads[i], NULL);
+    }
+    if (pool.t) {
+        pthread_mutex_destroy(&pool.lock);
+        pthread_cond_destroy(&pool.done);
+    }
     for (int i = 0; i < nb; i++)
         vkcu_manifest_free(&ms[i]);
     free(ms);
     free(res);
+    free(tasks);
     return ret;
 }

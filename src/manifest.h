@@ -37,6 +37,7 @@ typedef struct vkcu_manifest_case {
     char *reference;            /* metric expectation: the reference input, as written */
     int max_diff;               /* <0: unset */
     double min_psnr;            /* NAN: unset */
+    double timeout;             /* seconds; 0: verify's --timeout */
 } vkcu_manifest_case;
 
 typedef struct vkcu_manifest {
@@ -64,10 +65,14 @@ typedef struct vkcu_verify_params {
     int update;                 /* 1: rewrite hash expectations that differ, print what changed */
     int allow_outside;          /* 1: a case's hashes file may lie outside its manifest's folder */
     const char *junit;          /* JUnit XML report path; NULL: none */
-    int overwrite;              /* 1: junit may replace an existing file (never an input) */
+    int overwrite;              /* 1: junit/summary may replace an existing file (never an input) */
     const char *const *cases;   /* only cases whose name matches one of these (fnmatch); NULL: all */
     int nb_cases;
     FILE *out;                  /* one line per case, then the totals */
+    int jobs;                   /* cases run at once (>= 1); results still print in manifest order */
+    double timeout;             /* seconds a case may run when it sets no timeout; 0: no limit */
+    int fail_fast;              /* 1: stop at the first failing case (in manifest order) */
+    const char *summary;        /* Markdown summary path; NULL: none */
 } vkcu_verify_params;
 
 void vkcu_verify_params_default(vkcu_verify_params *p);

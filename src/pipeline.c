@@ -3,6 +3,7 @@
  * session) -> sink, with trimming, progress, the stall watchdog, and one
  * error line that names the file when anything goes wrong.
  */
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -189,6 +190,11 @@ static int first_frame(job *j, const AVFrame *f)
     }
     vkcu_video_format sink_fmt = j->out_fmt;
     if (j->gpu) {
+        if (f->format != AV_PIX_FMT_VULKAN && p->require_gpu_decode) {
+            snprintf(j->err, j->errlen, "%s: the Vulkan decoder gave a software frame (%s); refused by "
+                     "--require-gpu-decode", p->input, av_get_pix_fmt_name(sw));
+            return VKCU_ERR_DEVICE;
+        }
         if (f->format != AV_PIX_FMT_VULKAN) {
             j->r->path = VKCU_PATH_SW_UPLOAD_CUDA;
             LOGI("%s: the GPU cannot decode this stream (%s %s); software decode + upload to CUDA",
@@ -357,6 +363,8 @@ static int decode_packet(job *j, const AVPacket *pkt, AVFrame *frame)
             return r;
         if (vkcu_stop_requested())
             return VKCU_ERR_INTERRUPT;
+        if (j->p->deadline > 0 && vkcu_now() > j->p->deadline)
+            return AVERROR(ETIMEDOUT);
     }
     if (ret == AVERROR(EAGAIN)) /* the decoder was full: the packet is still ours */
         return decode_packet(j, pkt, frame);
@@ -392,6 +400,12 @@ static int open_backend(job *j)
         j->r->path = VKCU_PATH_SW_UPLOAD_CUDA;
     } else {
         j->r->path = VKCU_PATH_CPU;
+    }
+    if (p->require_gpu_decode) {
+        snprintf(j->err, j->errlen, "%s: the GPU does not decode this stream (%s); refused by --require-gpu-decode "
+                 "(drop it to allow the software decoder)", p->input,
+                 j->gpu ? (why[0] ? why : "the Vulkan decoder did not open") : "no GPU backend");
+        return VKCU_ERR_DEVICE;
     }
     /* Hashes and comparisons must repeat exactly: FFmpeg's threaded decoders
      * conceal a damaged picture from whatever another thread has finished by
@@ -624,6 +638,10 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
             ret = VKCU_ERR_INTERRUPT;
             goto fail;
         }
+        if (p->deadline > 0 && vkcu_now() > p->deadline) {
+            ret = AVERROR(ETIMEDOUT);
+            goto fail;
+        }
         ret = vkcu_demux_read(j->demux, pkt, j->err, j->errlen);
         if (ret == AVERROR_EOF)
             break;
@@ -699,6 +717,8 @@ fail:
         char buf[128];
         snprintf(j->err, j->errlen, "%s: %s", p->input, vkcu_err_str(ret, buf, sizeof(buf)));
     }
+    if (ret == AVERROR(ETIMEDOUT) && p->deadline > 0)
+        snprintf(j->err, j->errlen, "%s: stopped at its time limit after %" PRId64 " frames", p->input, r->frames_out);
     if (ret == VKCU_ERR_INTERRUPT)
         snprintf(j->err, j->errlen, "%s: interrupted; partial output %s", p->input,
                  p->keep_partial && p->sink == VKCU_SINK_ENCODE ? "kept (--keep-partial)" : "removed");

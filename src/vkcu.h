@@ -65,8 +65,12 @@ enum vkcu_sink_kind {
     VKCU_SINK_CALLBACK,   /* hand each processed frame to on_frame (in-process consumers) */
 };
 
-enum vkcu_hash_algo { VKCU_HASH_MD5 = 0, VKCU_HASH_CRC32, VKCU_HASH_XXH64 };
-enum vkcu_hash_format { VKCU_HASH_FORMAT_FRAMEMD5 = 0, VKCU_HASH_FORMAT_JSON };
+/* ADLER32: FFmpeg's framecrc checksum (set by VKCU_HASH_FORMAT_FRAMECRC) */
+enum vkcu_hash_algo { VKCU_HASH_MD5 = 0, VKCU_HASH_CRC32, VKCU_HASH_XXH64, VKCU_HASH_SHA256, VKCU_HASH_ADLER32 };
+/* FRAMECRC: FFmpeg FATE's framecrc lines (adler32, whatever hash_algo says);
+ * WHOLE: one hash of all frames' bytes in order, as `ffmpeg -f md5` prints it */
+enum vkcu_hash_format { VKCU_HASH_FORMAT_FRAMEMD5 = 0, VKCU_HASH_FORMAT_JSON, VKCU_HASH_FORMAT_FRAMECRC,
+                        VKCU_HASH_FORMAT_WHOLE };
 
 /* What a callback consumer learns before the first frame. */
 typedef struct vkcu_stream_info {
@@ -108,6 +112,8 @@ typedef struct vkcu_job_params {
     int stall_timeout_ms;        /* watchdog: no frame out of the decoder for this long fails */
     int timeline_handoff;        /* 1: one timeline semaphore instead of binary ready/done */
     int max_frames;              /* >0: stop after this many output frames */
+    int require_gpu_decode;      /* 1: a software decode (CPU path or GPU fallback) is an error (VKCU_ERR_DEVICE) */
+    double deadline;             /* >0: vkcu_now() after which the job stops and fails (verify's timeout) */
     int decode_only;             /* 1: decode and drop frames (benchmarks: no handoff, no operators) */
     /* VKCU_SINK_CALLBACK: called on the job's thread. on_open once, before the
      * first frame; on_frame per frame in output order (the frame is the
