@@ -80,3 +80,12 @@ cmp -s "$TMP/sum.md" "$TMP/sum.before" && "$VKCU" verify -y --case c1 --summary 
   grep -q '^## vkcu verify: passed' "$TMP/sum.md" && no_leftovers "$TMP" &&
   pass "verify-suite: the refused summary is untouched; -y replaces it" ||
   fail "verify-suite: summary with -y: $(head -2 "$TMP/sum.md" | tr '\n' ' ')"
+
+# ${CONFORMANCE} unset: the `conformance` folder beside the manifest (the
+# repository's media/conformance beside media/conformance.manifest)
+mkdir -p "$TMP/own" && ln -s "$C" "$TMP/own/conformance"
+printf 'vkcu-manifest 1\n[case own]\ninput = ${CONFORMANCE}/bear.h265\nhashes = ${CONFORMANCE}/bear.h265.framemd5\n' > "$TMP/own/m.manifest"
+VKCU_CONFORMANCE= "$VKCU" verify --allow-outside "$TMP/own/m.manifest" > "$TMP/own.out" 2>&1; rc=$?
+[ "$rc" = 0 ] && grep -q '^PASS own: 30 frames' "$TMP/own.out" &&
+  pass "verify-suite: \${CONFORMANCE} unset finds the conformance folder beside the manifest" ||
+  fail "verify-suite: own conformance folder: exit $rc: $(tr '\n' ' ' < "$TMP/own.out")"
