@@ -14,11 +14,9 @@
 #include "manifest.h"
 #include "number.h"
 
-/* Job options compare cannot honour (it decodes whole streams, writes nothing). */
+/* Job options compare cannot honour (it writes no video). */
 static int reject_unsupported(const char *verb, const vkcu_job_params *p)
 {
-    if (p->start_time >= 0 || p->start_frame >= 0 || p->duration >= 0 || p->frame_count >= 0)
-        return cli_usage_error("%s: --start/--duration are not supported; use --frames N, or trim both inputs first", verb);
     if (p->stats)
         return cli_usage_error("%s: --stats is not supported", verb);
     return 0;
@@ -35,9 +33,17 @@ static void compare_help(void)
            "  --max-diff N             pass when no sample differs by more than N code values\n"
            "  --min-psnr DB            pass when every frame's PSNR (all planes) is at least DB\n"
            "  --diff-image FILE.png    draw the worst frame's difference, amplified, with a scale\n"
-           "  -y                       replace an existing --diff-image file (never A or B)\n"
            "  --per-frame              one line per frame (default: differing frames only)\n"
-           "  --chain, --backend, --frames and the other processing options apply to both inputs\n\n");
+           "  --align start|pts|index  how frames pair: start (default) takes each input's first\n"
+           "                           frame as time zero; pts pairs equal timestamps as 'vkcu hash'\n"
+           "                           prints them; index pairs frame n with frame n\n"
+           "  --chain-a TEXT, --chain-b TEXT  operators for one input only (after --chain)\n"
+           "  --scale                  compare different sizes: B scaled to A's size and format\n"
+           "                           (swscale bicubic, as ffmpeg's scale=W:H:flags=bicubic+accurate_rnd+bitexact)\n"
+           "  --csv FILE, --json FILE  one row per paired frame (pts, PSNR, SSIM, max diff)\n"
+           "  -y                       replace an existing --diff-image, --csv or --json file (never A or B)\n"
+           "  --chain, --backend, --start, --duration, --frames and the other processing options\n"
+           "  apply to both inputs; --start and --duration count from each input's own start\n\n");
     cli_job_options_help(stdout);
     printf("\nExit codes: 0 the inputs match (within the limits), 6 they do not,\n"
            "  3 an input is missing or unreadable, 2 bad usage, 4 the diff image cannot be written.\n");
@@ -52,6 +58,7 @@ int cli_main_compare(int argc, char **argv)
     vkcu_compare_params cp;
     vkcu_compare_params_default(&cp);
     const char *inputs[2] = { NULL, NULL };
+    const char *chain_a = NULL, *chain_b = NULL;
     int nb_inputs = 0, opts_done = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -87,8 +94,31 @@ int cli_main_compare(int argc, char **argv)
             } else if (cli_parse_number(a, v, 0, 1000, &cp.min_psnr) < 0) {
                 return VKCU_EXIT_USAGE;
             }
+        } else if (!strcmp(a, "--align") || !strcmp(a, "--chain-a") || !strcmp(a, "--chain-b") ||
+                   !strcmp(a, "--csv") || !strcmp(a, "--json")) {
+            if (!v)
+                return cli_usage_error("%s needs a value", a);
+            i++;
+            if (!strcmp(a, "--chain-a"))
+                chain_a = v;
+            else if (!strcmp(a, "--chain-b"))
+                chain_b = v;
+            else if (!strcmp(a, "--csv"))
+                cp.csv = v;
+            else if (!strcmp(a, "--json"))
+                cp.json = v;
+            else if (!strcmp(v, "start"))
+                cp.align = VKCU_ALIGN_START;
+            else if (!strcmp(v, "pts"))
+                cp.align = VKCU_ALIGN_PTS;
+            else if (!strcmp(v, "index"))
+                cp.align = VKCU_ALIGN_INDEX;
+            else
+                return cli_usage_error("--align: '%s' is not start, pts or index", v);
         } else if (!strcmp(a, "--per-frame")) {
             cp.per_frame = 1;
+        } else if (!strcmp(a, "--scale")) {
+            cp.scale = 1;
         } else if (!strcmp(a, "-y")) {
             cp.overwrite = 1;
         } else {
@@ -99,13 +129,35 @@ int cli_main_compare(int argc, char **argv)
         return cli_usage_error("compare: needs two inputs, A and B");
     if (reject_unsupported("compare", &job))
         return VKCU_EXIT_USAGE;
+    /* One side's chain runs after the shared --chain. */
+    vkcu_job_params job_a = job, job_b = job;
+    char *chains[2] = { NULL, NULL };
+    const char *extra[2] = { chain_a, chain_b };
+    vkcu_job_params *sides[2] = { &job_a, &job_b };
+    for (int k = 0; k < 2; k++) {
+        if (!extra[k] || !*extra[k])
+            continue;
+        if (job.chain && *job.chain) {
+            size_t n = strlen(job.chain) + strlen(extra[k]) + 2;
+            chains[k] = malloc(n);
+            if (!chains[k])
+                return VKCU_EXIT_FAIL;
+            snprintf(chains[k], n, "%s,%s", job.chain, extra[k]);
+            sides[k]->chain = chains[k];
+        } else {
+            sides[k]->chain = extra[k];
+        }
+    }
     cp.a = inputs[0];
     cp.b = inputs[1];
-    cp.job = &job;
+    cp.job = &job_a;
+    cp.job_b = &job_b;
     cp.report = stdout;
     cli_install_signals();
     vkcu_compare_result r;
     int ret = vkcu_compare_run(&cp, &r);
+    free(chains[0]);
+    free(chains[1]);
     fflush(stdout);
     if (ret < 0 && ret != VKCU_ERR_MISMATCH) {
         fprintf(stderr, "vkcu: error: %s\n", r.error[0] ? r.error : "compare failed");

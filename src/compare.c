@@ -21,9 +21,11 @@
 #include <libavutil/hash.h>
 #include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
+#include <libswscale/swscale.h>
 
 #include "compare.h"
 #include "gpu/gpu.h"
+#include "json.h"
 #include "log.h"
 #include "stage.h"
 
@@ -697,14 +699,32 @@ typedef struct side {
     double secs;             /* seconds from the stream start */
     AVFrame *frame;
     const vkcu_hash_entry *entry;
+    int64_t first;           /* --align start: the first item's timestamp, in its own time base */
     char err[512];
 } side;
 
 typedef struct align {
+    enum vkcu_compare_align mode;
     AVRational tb;           /* alignment units */
     int64_t window;          /* |key_a - key_b| <= window pairs two frames */
     int64_t ts_tolerance;    /* paired frames further apart than this are a timestamp mismatch */
 } align;
+
+/* The pairing key of the head item from its timestamp ts (time base tb),
+ * into a hash list's units exactly as the hash sink rounds. */
+static void set_key(side *s, const align *al, int64_t ts, AVRational tb)
+{
+    if (al->mode == VKCU_ALIGN_INDEX) {
+        s->key = s->index;
+        return;
+    }
+    if (al->mode == VKCU_ALIGN_START) {
+        if (s->index == 0)
+            s->first = ts;
+        ts -= s->first;
+    }
+    s->key = av_rescale_q(ts, tb, al->tb);
+}
 
 static int side_advance(side *s, const align *al)
 {
@@ -717,8 +737,8 @@ static int side_advance(side *s, const align *al)
         if (s->index >= s->list.nb)
             return 0;
         s->entry = &s->list.entries[s->index];
-        s->key = av_rescale_q(s->entry->pts, s->list.tb, al->tb);
         s->secs = s->entry->pts * av_q2d(s->list.tb);
+        set_key(s, al, s->entry->pts, s->list.tb);
         s->have = 1;
         return 0;
     }
@@ -737,9 +757,8 @@ static int side_advance(side *s, const align *al)
         rel = s->index;
         tb = (AVRational){ 1, 25 };
     }
-    /* Into a hash list's units exactly as the hash sink rounds. */
-    s->key = av_rescale_q(rel, tb, al->tb);
     s->secs = rel * av_q2d(tb);
+    set_key(s, al, rel, tb);
     s->have = 1;
     return 0;
 }
@@ -984,6 +1003,10 @@ typedef struct run {
     double mse_sum[4], mse_avg_sum, ssim_sum[4], ssim_all_sum, worst_mse;
     int64_t metric_frames, ssim_frames;
     AVFrame *worst_a, *worst_b;
+    struct SwsContext *sws; /* --scale: B to A's size and format */
+    FILE *csv;
+    json_t *rows;
+    char csv_tmp[4200];
     char first_problem[256];
 } run;
 
@@ -1072,6 +1095,196 @@ static int pair_hashes(run *x)
     return 0;
 }
 
+/* ---- per-frame rows: --csv and --json ---- */
+
+/* JSON has no infinity: identical planes (PSNR +inf) are null. */
+static json_t *json_metric(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+static int rows_open(run *x)
+{
+    const vkcu_compare_params *p = x->p;
+    const char *files[2] = { p->csv, p->json };
+    const char *inputs[] = { p->a, p->b, NULL };
+    for (int k = 0; k < 2; k++) {
+        if (!files[k])
+            continue;
+        if (x->a.is_list || x->b.is_list) {
+            snprintf(x->r->error, sizeof(x->r->error), "%s: per-frame rows need pictures, and %s is a hash list",
+                     files[k], x->a.is_list ? p->a : p->b);
+            return VKCU_ERR_USAGE;
+        }
+        /* Refuse an existing file or an input now, not after decoding both inputs. */
+        if (vkcu_outfile_check(files[k], p->overwrite, inputs, x->r->error, sizeof(x->r->error)) < 0)
+            return VKCU_ERR_OUTPUT;
+    }
+    if (p->csv && p->json && !strcmp(p->csv, p->json)) {
+        snprintf(x->r->error, sizeof(x->r->error), "%s: given to both --csv and --json; name two files", p->csv);
+        return VKCU_ERR_USAGE;
+    }
+    if (p->csv) {
+        if (vkcu_outfile_begin(p->csv, p->overwrite, inputs, x->csv_tmp, sizeof(x->csv_tmp), x->r->error,
+                               sizeof(x->r->error)) < 0)
+            return VKCU_ERR_OUTPUT;
+        x->csv = fopen(x->csv_tmp, "w");
+        if (!x->csv) {
+            snprintf(x->r->error, sizeof(x->r->error), "%s: cannot write: %s", p->csv, strerror(errno));
+            vkcu_outfile_abort(x->csv_tmp);
+            x->csv_tmp[0] = 0;
+            return VKCU_ERR_OUTPUT;
+        }
+    }
+    if (p->json) {
+        x->rows = json_array();
+        if (!x->rows)
+            return AVERROR(ENOMEM);
+    }
+    return 0;
+}
+
+static int rows_add(run *x, const vkcu_frame_metrics *m)
+{
+    const side *a = &x->a, *b = &x->b;
+    if (x->csv) {
+        FILE *f = x->csv;
+        if (ftell(f) == 0) {
+            fprintf(f, "frame_a,frame_b,pts_a,pts_b");
+            for (int i = 0; i < m->nb_comps; i++)
+                fprintf(f, ",psnr_%c", m->comp_names[i]);
+            fprintf(f, ",psnr_avg");
+            for (int i = 0; i < m->nb_comps; i++)
+                fprintf(f, ",ssim_%c", m->comp_names[i]);
+            fprintf(f, ",ssim_all,max_diff\n");
+        }
+        fprintf(f, "%" PRId64 ",%" PRId64 ",%.6f,%.6f", a->index, b->index, a->secs, b->secs);
+        for (int i = 0; i < m->nb_comps; i++)
+            fprintf(f, ",%.6f", m->psnr[i]);
+        fprintf(f, ",%.6f", m->psnr_avg);
+        for (int i = 0; i < m->nb_comps; i++)
+            fprintf(f, ",%.6f", m->ssim[i]);
+        fprintf(f, ",%.6f,%d\n", m->ssim_all, m->max_diff);
+    }
+    if (x->rows) {
+        json_t *row = json_object(), *psnr = json_object(), *ssim = json_object();
+        int bad = !row || !psnr || !ssim;
+        char key[2] = { 0, 0 };
+        for (int i = 0; i < m->nb_comps && !bad; i++) {
+            key[0] = m->comp_names[i];
+            bad |= json_object_set_new(psnr, key, json_metric(m->psnr[i])) < 0;
+            bad |= json_object_set_new(ssim, key, json_metric(m->ssim[i])) < 0;
+        }
+        if (!bad)
+            bad = json_object_set_new(psnr, "avg", json_metric(m->psnr_avg)) < 0 ||
+                  json_object_set_new(ssim, "all", json_metric(m->ssim_all)) < 0 ||
+                  json_object_set_new(row, "frame_a", json_integer(a->index)) < 0 ||
+                  json_object_set_new(row, "frame_b", json_integer(b->index)) < 0 ||
+                  json_object_set_new(row, "pts_a", json_real(a->secs)) < 0 ||
+                  json_object_set_new(row, "pts_b", json_real(b->secs)) < 0 ||
+                  json_object_set(row, "psnr", psnr) < 0 || json_object_set(row, "ssim", ssim) < 0 ||
+                  json_object_set_new(row, "max_diff", json_integer(m->max_diff)) < 0 ||
+                  json_array_append(x->rows, row) < 0;
+        json_decref(psnr);
+        json_decref(ssim);
+        json_decref(row);
+        if (bad)
+            return AVERROR(ENOMEM);
+    }
+    return 0;
+}
+
+static const char *align_name(enum vkcu_compare_align a)
+{
+    return a == VKCU_ALIGN_PTS ? "pts" : a == VKCU_ALIGN_INDEX ? "index" : "start";
+}
+
+/* Publishes the row files (after the summary): 0 or VKCU_ERR_OUTPUT. */
+static int rows_finish(run *x)
+{
+    const vkcu_compare_params *p = x->p;
+    vkcu_compare_result *r = x->r;
+    if (x->csv) {
+        int bad = ferror(x->csv);
+        bad |= fclose(x->csv) != 0;
+        x->csv = NULL;
+        if (bad) {
+            snprintf(r->error, sizeof(r->error), "%s: cannot write: %s", p->csv, strerror(errno));
+            return VKCU_ERR_OUTPUT;
+        }
+        int ret = vkcu_outfile_commit(x->csv_tmp, p->csv, r->error, sizeof(r->error));
+        x->csv_tmp[0] = 0;
+        if (ret < 0)
+            return VKCU_ERR_OUTPUT;
+    }
+    if (x->rows) {
+        char tmp[4200];
+        json_t *root = json_object();
+        if (!root)
+            return AVERROR(ENOMEM);
+        if (vkcu_json_set_bytes(root, "a", p->a) < 0 || vkcu_json_set_bytes(root, "b", p->b) < 0 ||
+            json_object_set_new(root, "align", json_string(align_name(p->align))) < 0 ||
+            vkcu_json_set_bytes(root, "result", r->verdict) < 0 || json_object_set(root, "frames", x->rows) < 0) {
+            json_decref(root);
+            return AVERROR(ENOMEM);
+        }
+        const char *inputs[] = { p->a, p->b, NULL };
+        int ret = vkcu_outfile_begin(p->json, p->overwrite, inputs, tmp, sizeof(tmp), r->error, sizeof(r->error));
+        if (ret >= 0) {
+            FILE *f = fopen(tmp, "w");
+            int bad = !f || json_dumpf(root, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER) < 0 || fputc('\n', f) == EOF;
+            if (f && fclose(f) != 0)
+                bad = 1;
+            if (bad) {
+                snprintf(r->error, sizeof(r->error), "%s: cannot write: %s", p->json, strerror(errno));
+                vkcu_outfile_abort(tmp);
+                ret = VKCU_ERR_OUTPUT;
+            } else if (vkcu_outfile_commit(tmp, p->json, r->error, sizeof(r->error)) < 0) {
+                ret = VKCU_ERR_OUTPUT;
+            }
+        } else {
+            ret = VKCU_ERR_OUTPUT;
+        }
+        json_decref(root);
+        if (ret < 0)
+            return ret;
+    }
+    return 0;
+}
+
+/* --scale: replaces B's frame by one of ref's size and format. Bicubic,
+ * with accurate rounding and bit-exact arithmetic, so that ffmpeg's
+ * scale=W:H:flags=bicubic+accurate_rnd+bitexact gives the same pictures. */
+static int scale_to(run *x, side *b, const AVFrame *ref)
+{
+    AVFrame *in = b->frame;
+    if (in->width == ref->width && in->height == ref->height && in->format == ref->format)
+        return 0;
+    x->sws = sws_getCachedContext(x->sws, in->width, in->height, in->format, ref->width, ref->height, ref->format,
+                                  SWS_BICUBIC | SWS_ACCURATE_RND | SWS_BITEXACT, NULL, NULL, NULL);
+    AVFrame *out = av_frame_alloc();
+    int ret = x->sws && out ? 0 : AVERROR(ENOMEM);
+    if (ret >= 0) {
+        out->width = ref->width;
+        out->height = ref->height;
+        out->format = ref->format;
+        ret = av_frame_get_buffer(out, 0);
+    }
+    if (ret >= 0)
+        ret = av_frame_copy_props(out, in);
+    if (ret >= 0)
+        ret = sws_scale(x->sws, (const uint8_t *const *)in->data, in->linesize, 0, in->height, out->data, out->linesize);
+    if (ret < 0 || !x->sws) {
+        av_frame_free(&out);
+        snprintf(x->r->error, sizeof(x->r->error), "%s: cannot scale %dx%d %s to %dx%d %s", b->path, in->width,
+                 in->height, av_get_pix_fmt_name(in->format), ref->width, ref->height, av_get_pix_fmt_name(ref->format));
+        return ret < 0 ? ret : VKCU_ERR_USAGE;
+    }
+    av_frame_free(&b->frame);
+    b->frame = out;
+    return 0;
+}
+
 static int pair_frames(run *x)
 {
     side *a = &x->a, *b = &x->b;
@@ -1079,6 +1292,11 @@ static int pair_frames(run *x)
     vkcu_frame_metrics m;
     char err[256], t[32];
     fmt_time(t, sizeof(t), a->secs);
+    if (x->p->scale) {
+        int ret = scale_to(x, b, a->frame);
+        if (ret < 0)
+            return ret;
+    }
     int ret = vkcu_frame_metrics_compute(a->frame, b->frame, &m, err, sizeof(err));
     if (ret == VKCU_ERR_MISMATCH) {
         r->format_mismatch++;
@@ -1095,6 +1313,10 @@ static int pair_frames(run *x)
     }
     if (ret < 0) {
         snprintf(r->error, sizeof(r->error), "%s: frame %" PRId64 ": %s", a->path, a->index, err);
+        return ret;
+    }
+    if ((ret = rows_add(x, &m)) < 0) {
+        snprintf(r->error, sizeof(r->error), "out of memory");
         return ret;
     }
     if (!r->metrics) {
@@ -1181,6 +1403,14 @@ static int do_pair(run *x)
 static void set_alignment(run *x)
 {
     side *a = &x->a, *b = &x->b;
+    x->al.mode = x->p->align;
+    if (x->al.mode == VKCU_ALIGN_INDEX) {
+        /* Keys are frame numbers: n pairs with n, and timestamps are not checked. */
+        x->al.tb = (AVRational){ 1, 1 };
+        x->al.window = 0;
+        x->al.ts_tolerance = INT64_MAX;
+        return;
+    }
     if (a->is_list || b->is_list) {
         /* Hash lists count in 1/frame-rate units: frames pair on equal timestamps. */
         x->al.tb = a->is_list ? a->list.tb : b->list.tb;
@@ -1200,6 +1430,37 @@ static void set_alignment(run *x)
         fps = 25;
     x->al.window = (int64_t)(0.5e6 / fps) - 1;
     x->al.ts_tolerance = 1000;
+}
+
+static void fmt_fps(char *buf, size_t n, AVRational q)
+{
+    int len = snprintf(buf, n, "%.3f", av_q2d(q));
+    while (len > 0 && (size_t)len < n && buf[len - 1] == '0')
+        buf[--len] = 0;
+    if (len > 0 && (size_t)len < n && buf[len - 1] == '.')
+        buf[--len] = 0;
+}
+
+/* 1 (with the verdict set) when both inputs are media files that declare
+ * different frame rates. Index alignment pairs frames whatever their rate. */
+static int rate_differs(run *x)
+{
+    side *a = &x->a, *b = &x->b;
+    if (x->al.mode == VKCU_ALIGN_INDEX || a->is_list || b->is_list)
+        return 0;
+    AVRational ra = a->src->frame_rate, rb = b->src->frame_rate;
+    if (ra.num <= 0 || ra.den <= 0 || rb.num <= 0 || rb.den <= 0)
+        return 0;
+    double fa = av_q2d(ra), fb = av_q2d(rb);
+    if (fabs(fa - fb) <= 1e-4 * fmax(fa, fb))
+        return 0;
+    char ta[32], tb[32];
+    fmt_fps(ta, sizeof(ta), ra);
+    fmt_fps(tb, sizeof(tb), rb);
+    snprintf(x->r->verdict, sizeof(x->r->verdict),
+             "MISMATCH: frame rate differs: A %s fps, B %s fps (convert one to the other's rate, or --align index)", ta,
+             tb);
+    return 1;
 }
 
 static void print_header(run *x, side *s)
@@ -1311,9 +1572,27 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
         ret = VKCU_ERR_INPUT;
         goto done;
     }
+    const vkcu_job_params *trim = p->job;
+    if ((x->a.is_list || x->b.is_list) &&
+        (trim->start_time >= 0 || trim->start_frame >= 0 || trim->duration >= 0 || trim->frame_count >= 0)) {
+        /* A list cannot be trimmed here, and a trimmed side starts at zero: nothing would pair. */
+        snprintf(r->error, sizeof(r->error), "%s is a hash list: --start/--duration trim media inputs only (hash the "
+                 "media with the same --start/--duration instead)", x->a.is_list ? p->a : p->b);
+        ret = VKCU_ERR_USAGE;
+        goto done;
+    }
+    if ((ret = rows_open(x)) < 0)
+        goto done;
     set_alignment(x);
     print_header(x, &x->a);
     print_header(x, &x->b);
+    if (rate_differs(x)) {
+        /* Pairing by time would call every other frame missing: name the cause instead. */
+        ret = VKCU_ERR_MISMATCH;
+        if (p->report)
+            fprintf(p->report, "result: %s\n", r->verdict);
+        goto done;
+    }
     if ((ret = side_advance(&x->a, &x->al)) < 0 || (ret = side_advance(&x->b, &x->al)) < 0)
         goto read_error;
     while (x->a.have || x->b.have) {
@@ -1337,6 +1616,8 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
     r->frames_a = x->a.index;
     r->frames_b = x->b.index;
     summarize(x);
+    if ((ret = rows_finish(x)) < 0)
+        goto done;
     if (p->diff_image) {
         const char *why = NULL;
         if (x->worst_a)
@@ -1356,6 +1637,12 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
 read_error:
     av_strlcpy(r->error, x->a.err[0] ? x->a.err : x->b.err[0] ? x->b.err : "read error", sizeof(r->error));
 done:
+    if (x->csv)
+        fclose(x->csv);
+    if (x->csv_tmp[0])
+        vkcu_outfile_abort(x->csv_tmp);
+    json_decref(x->rows);
+    sws_freeContext(x->sws);
     av_frame_free(&x->worst_a);
     av_frame_free(&x->worst_b);
     side_close(&x->a);

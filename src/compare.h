@@ -67,6 +67,12 @@ typedef struct vkcu_frame_metrics {
 int vkcu_frame_metrics_compute(const AVFrame *a, const AVFrame *b, vkcu_frame_metrics *m, char *err, size_t errlen);
 
 /* ---- compare ---- */
+enum vkcu_compare_align {
+    VKCU_ALIGN_START = 0,          /* each side's first frame is time zero (default) */
+    VKCU_ALIGN_PTS,                /* timestamps as `vkcu hash` prints them (from the container start) */
+    VKCU_ALIGN_INDEX,              /* frame n with frame n; timestamps are not checked */
+};
+
 typedef struct vkcu_compare_params {
     const char *a, *b;             /* media files or hash lists */
     const vkcu_job_params *job;    /* how media inputs are decoded: backend, device, chain, max_frames, strict */
@@ -74,9 +80,12 @@ typedef struct vkcu_compare_params {
     int max_diff;                  /* <0: unset */
     double min_psnr;               /* NAN: unset. Neither set: frames must be identical */
     const char *diff_image;        /* PNG of the worst frame's difference; NULL: none */
-    int overwrite;                 /* 1: diff_image may replace an existing file (never a or b) */
+    int overwrite;                 /* 1: diff_image, csv, json may replace an existing file (never a or b) */
     FILE *report;                  /* per-frame lines and the summary; NULL: quiet */
     int per_frame;                 /* 1: one line per frame; 0: differing frames only (first 20) */
+    enum vkcu_compare_align align;
+    int scale;                     /* 1: B is scaled (and converted) to A's size and format when they differ */
+    const char *csv, *json;        /* per-frame rows; NULL: none */
 } vkcu_compare_params;
 
 void vkcu_compare_params_default(vkcu_compare_params *p);
