@@ -21,6 +21,7 @@
 
 const cli_verb cli_verbs[] = {
     { "probe", "list Vulkan and CUDA devices and which pairs match", cli_main_probe },
+    { "formats", "list the codecs and containers this build reads; which decode on the GPU here", cli_main_formats },
     { "hash", "per-frame hashes of decoded (and processed) frames", cli_main_hash },
     { "compare", "compare two videos or hash lists frame by frame (PSNR, SSIM, max diff)", cli_main_compare },
     { "verify", "run a regression manifest: expected hashes or metric limits per case", cli_main_verify },
@@ -167,6 +168,7 @@ static const int_option job_int_options[] = {
     { "--ring-size", 3, 16, 1, offsetof(vkcu_job_params, ring_size) },
     { "--decode-threads", 1, 256, 1, offsetof(vkcu_job_params, decode_threads) },
     { "--stall-timeout", 0, 3600, 1000, offsetof(vkcu_job_params, stall_timeout_ms) },
+    { "--video-stream", 0, 1023, 1, offsetof(vkcu_job_params, video_stream) },
 };
 
 static const int_option encode_int_options[] = {
@@ -316,6 +318,7 @@ void cli_job_options_help(FILE *out)
           "  --pipeline NAME|FILE     preset: chain, encoder and options (vkcu pipelines lists them)\n"
           "  --start T, --duration T  trim: seconds, [HH:]MM:SS, or NNNf for a frame number\n"
           "  --frames N               stop after N output frames\n"
+          "  --video-stream N         process the Nth video stream, from 0 (default: FFmpeg's best)\n"
           "  --strict                 a corrupt frame is an error (default: skipped with a warning)\n"
           "  --ring-size K            interop slots (frames in flight) on the GPU, 3..16 (default 4)\n"
           "  --handoff binary|timeline  Vulkan->CUDA synchronisation (default binary)\n"
@@ -351,6 +354,8 @@ static void main_help(FILE *out)
         fprintf(out, "  %-10s %s\n", v->name, v->summary);
     fputs("\nOutput options:\n"
           "  -o FILE                  output; the container follows the extension (.mkv .mp4 .nut .y4m ...)\n"
+          "  -o - -f FORMAT           write to standard output in container FORMAT (nut, yuv4mpegpipe, matroska)\n"
+          "  -f FORMAT                container by name instead of by extension\n"
           "  -y / -n                  overwrite / never overwrite an existing output (default: refuse)\n"
           "  --encoder NAME           auto (default: by extension), libx264, libx265, libsvtav1, ffv1, rawvideo,\n"
           "                           h264_vulkan/hevc_vulkan (GPUs with a Vulkan video encode queue; exit 5 if none)\n"
@@ -391,6 +396,8 @@ static int report(const vkcu_job_params *p, const vkcu_job_result *r, int ret)
     vkcu_progress_break_line();
     if (p->stats)
         cli_print_stats(p, r, stderr);
+    if (ret == VKCU_ERR_PIPE_CLOSED)
+        return 0; /* the reader has what it wanted (| head): nothing to report */
     if (ret < 0) {
         fprintf(stderr, "vkcu: error: %s\n", r->error[0] ? r->error : "failed");
         return vkcu_exit_code(ret);
@@ -426,8 +433,7 @@ int cli_main_transcode(int argc, char **argv)
             main_help(stdout);
             return 0;
         } else if (!strcmp(a, "--version")) {
-            printf("vkcu %s\n", VKCU_VERSION);
-            return 0;
+            return cli_print_version(VKCU_VERSION);
         } else if (!strcmp(a, "-y")) {
             p.overwrite = 1;
         } else if (!strcmp(a, "-n")) {
@@ -443,6 +449,11 @@ int cli_main_transcode(int argc, char **argv)
             if (n < 0)
                 return VKCU_EXIT_USAGE;
             i += n - 1;
+        } else if (!strcmp(a, "-f")) {
+            if (!v)
+                return cli_usage_error("-f needs a value (a container: nut, y4m, matroska, ...)");
+            p.output_format = v;
+            i++;
         } else if (!strcmp(a, "-o")) {
             if (!v)
                 return cli_usage_error("%s needs a value", a);
@@ -506,7 +517,7 @@ int cli_main_hash(int argc, char **argv)
                    "                           FFmpeg FATE's (adler32, as `ffmpeg -flags +bitexact -f framecrc`)\n"
                    "  --whole                  one hash of all frames' bytes in order, printed as\n"
                    "                           `ffmpeg -f md5` prints it (MD5=...; fluster's checksum)\n"
-                   "  -o FILE                  write to FILE instead of standard output\n"
+                   "  -o FILE                  write to FILE instead of standard output (-o -: standard output)\n"
                    "  -y                       replace an existing FILE (never the input)\n\n");
             cli_job_options_help(stdout);
             return 0;
@@ -552,6 +563,8 @@ int cli_main_hash(int argc, char **argv)
         return cli_usage_error("hash: --whole prints one line; it takes no --format");
     if (whole)
         p.hash_format = VKCU_HASH_FORMAT_WHOLE;
+    if (outpath && !strcmp(outpath, "-"))
+        outpath = NULL; /* standard output, as without -o */
     p.input = input;
     char tmp[4200] = "", err[512];
     FILE *f = NULL;

@@ -44,6 +44,9 @@ extern const cli_verb cli_verbs[];
 int cli_main_transcode(int argc, char **argv);
 int cli_main_hash(int argc, char **argv);
 int cli_main_probe(int argc, char **argv);
+/* cli_formats.c: `vkcu formats`, and `vkcu --version` */
+int cli_main_formats(int argc, char **argv);
+int cli_print_version(const char *vkcu_version);
 /* cli_regress.c */
 int cli_main_compare(int argc, char **argv);
 int cli_main_verify(int argc, char **argv);

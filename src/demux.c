@@ -64,12 +64,53 @@ static int stop_requested_cb(void *opaque)
     return vkcu_stop_requested();
 }
 
-int vkcu_demux_open(const char *path, vkcu_demux **out, char *err, size_t errlen)
+/* Names the codec of a stream no decoder takes: its FFmpeg name, or the
+ * container's tag for it when FFmpeg does not know the codec at all. */
+static void unknown_codec_name(const AVCodecParameters *par, char *buf, size_t len)
 {
-    return vkcu_demux_open_io(path, NULL, out, err, errlen);
+    if (par->codec_id != AV_CODEC_ID_NONE) {
+        snprintf(buf, len, "%s", avcodec_get_name(par->codec_id));
+        return;
+    }
+    char tag[AV_FOURCC_MAX_STRING_SIZE];
+    if (par->codec_tag)
+        snprintf(buf, len, "unknown (tag %s)", av_fourcc_make_string(tag, par->codec_tag));
+    else
+        snprintf(buf, len, "unknown");
+}
+
+/* The container a file's first bytes claim, when opening it failed: a
+ * damaged file of a known format, rather than an unknown format. */
+static const AVInputFormat *probe_format(const char *path)
+{
+    AVIOContext *pb = NULL;
+    const AVInputFormat *fmt = NULL;
+    struct stat st;
+    /* Only a regular file can be read twice (a pipe's bytes are gone). */
+    if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || avio_open(&pb, path, AVIO_FLAG_READ) < 0)
+        return NULL;
+    /* Only a confident guess: random bytes resemble MP3 frames now and then. */
+    if (av_probe_input_buffer2(pb, &fmt, path, NULL, 0, 0) <= AVPROBE_SCORE_EXTENSION)
+        fmt = NULL;
+    avio_closep(&pb);
+    return fmt;
+}
+
+static int demux_open(const char *path, AVIOContext *pb, int video_stream, vkcu_demux **out, char *err,
+                      size_t errlen);
+
+int vkcu_demux_open(const char *path, int video_stream, vkcu_demux **out, char *err, size_t errlen)
+{
+    return demux_open(path, NULL, video_stream, out, err, errlen);
 }
 
 int vkcu_demux_open_io(const char *path, AVIOContext *pb, vkcu_demux **out, char *err, size_t errlen)
+{
+    return demux_open(path, pb, -1, out, err, errlen);
+}
+
+static int demux_open(const char *path, AVIOContext *pb, int video_stream, vkcu_demux **out, char *err,
+                      size_t errlen)
 {
     int fifo = 0;
     vkcu_demux *d = NULL;
@@ -112,8 +153,13 @@ int vkcu_demux_open_io(const char *path, AVIOContext *pb, vkcu_demux **out, char
     }
     if (ret < 0) {
         char buf[128];
-        if (ret == AVERROR_INVALIDDATA)
-            snprintf(err, errlen, "%s: not a media file vkcu can read (unknown or corrupt format)", path);
+        const AVInputFormat *known = ret == AVERROR_INVALIDDATA && !pb ? probe_format(path) : NULL;
+        if (known)
+            snprintf(err, errlen, "%s: damaged %s file (truncated or corrupt: its demuxer cannot read it)", path,
+                     known->name);
+        else if (ret == AVERROR_INVALIDDATA)
+            snprintf(err, errlen, "%s: not a media file: no container format of this build recognises it "
+                     "('vkcu formats' lists them)", path);
         else
             snprintf(err, errlen, "%s: cannot open: %s", path, vkcu_err_str(ret, buf, sizeof(buf)));
         ret = VKCU_ERR_INPUT;
@@ -132,28 +178,68 @@ int vkcu_demux_open_io(const char *path, AVIOContext *pb, vkcu_demux **out, char
         ret = VKCU_ERR_INPUT;
         goto fail;
     }
-    ret = av_find_best_stream(d->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0);
-    if (ret < 0) {
+    /* Video streams in the container's order; attached pictures (cover
+     * art) are not video. */
+    int nb_video = 0, chosen = -1;
+    for (unsigned i = 0; i < d->fmt->nb_streams; i++) {
+        const AVStream *st = d->fmt->streams[i];
+        if (st->codecpar->codec_type != AVMEDIA_TYPE_VIDEO || (st->disposition & AV_DISPOSITION_ATTACHED_PIC))
+            continue;
+        if (nb_video++ == video_stream)
+            chosen = (int)i;
+    }
+    if (!nb_video) {
         snprintf(err, errlen, "%s: has no video stream", path);
         ret = VKCU_ERR_INPUT;
         goto fail;
     }
-    d->video_index = ret;
-    d->video = d->fmt->streams[ret];
+    if (video_stream >= nb_video) {
+        snprintf(err, errlen, "%s: --video-stream %d: the input has %d video stream%s (numbered from 0)", path,
+                 video_stream, nb_video, nb_video == 1 ? "" : "s");
+        ret = VKCU_ERR_USAGE;
+        goto fail;
+    }
+    if (chosen < 0) {
+        /* FFmpeg's choice: the one its decoder likes best (resolution, frames). */
+        chosen = av_find_best_stream(d->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0);
+        if (chosen < 0) {
+            snprintf(err, errlen, "%s: has no video stream", path);
+            ret = VKCU_ERR_INPUT;
+            goto fail;
+        }
+    }
+    d->video_index = chosen;
+    d->video = d->fmt->streams[chosen];
     AVCodecParameters *par = d->video->codecpar;
-    if (par->width <= 0 || par->height <= 0 || par->format < 0) {
-        snprintf(err, errlen, "%s: video stream %d has no decodable picture (truncated or corrupt)", path, ret);
-        ret = VKCU_ERR_INPUT;
-        goto fail;
-    }
+    /* A missing decoder first: without one, the picture size and format stay
+     * unknown, which is no fault of the file. */
     if (!avcodec_find_decoder(par->codec_id)) {
-        snprintf(err, errlen, "%s: unsupported video codec '%s'", path, avcodec_get_name(par->codec_id));
+        char name[64];
+        unknown_codec_name(par, name, sizeof(name));
+        snprintf(err, errlen, "%s: no decoder for codec %s in this build ('vkcu formats' lists the decodable codecs)",
+                 path, name);
         ret = VKCU_ERR_INPUT;
         goto fail;
     }
-    for (unsigned i = 0; i < d->fmt->nb_streams; i++)
-        if ((int)i != d->video_index && d->fmt->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_VIDEO)
-            d->fmt->streams[i]->discard = AVDISCARD_ALL;
+    if (par->width <= 0 || par->height <= 0 || par->format < 0) {
+        snprintf(err, errlen, "%s: video stream %d (%s) has no decodable picture (truncated or corrupt)", path,
+                 chosen, avcodec_get_name(par->codec_id));
+        ret = VKCU_ERR_INPUT;
+        goto fail;
+    }
+    char dropped[256] = "";
+    for (unsigned i = 0; i < d->fmt->nb_streams; i++) {
+        AVStream *st = d->fmt->streams[i];
+        if ((int)i == d->video_index || st->codecpar->codec_type != AVMEDIA_TYPE_VIDEO)
+            continue;
+        st->discard = AVDISCARD_ALL;
+        if (!(st->disposition & AV_DISPOSITION_ATTACHED_PIC))
+            av_strlcatf(dropped, sizeof(dropped), "%s%u (%s %dx%d)", dropped[0] ? ", " : "", i,
+                        avcodec_get_name(st->codecpar->codec_id), st->codecpar->width, st->codecpar->height);
+    }
+    if (dropped[0])
+        LOGW("%s: using video stream %d (%s %dx%d); other video stream(s) dropped: %s (pick one with --video-stream N)",
+             path, chosen, avcodec_get_name(par->codec_id), par->width, par->height, dropped);
     d->frame_rate = av_guess_frame_rate(d->fmt, d->video, NULL);
     if (d->video->nb_frames > 0)
         d->frames_estimate = d->video->nb_frames;

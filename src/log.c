@@ -41,6 +41,7 @@ const char *vkcu_err_str(int err, char *buf, size_t size)
     case VKCU_ERR_DEVICE: snprintf(buf, size, "GPU device error"); break;
     case VKCU_ERR_MISMATCH: snprintf(buf, size, "mismatch"); break;
     case VKCU_ERR_INTERRUPT: snprintf(buf, size, "interrupted"); break;
+    case VKCU_ERR_PIPE_CLOSED: snprintf(buf, size, "standard output closed by its reader"); break;
     default: av_strerror(err, buf, size); break;
     }
     return buf;
@@ -56,6 +57,7 @@ int vkcu_exit_code(int err)
     case VKCU_ERR_DEVICE: return VKCU_EXIT_DEVICE;
     case VKCU_ERR_MISMATCH: return VKCU_EXIT_MISMATCH;
     case VKCU_ERR_INTERRUPT: return VKCU_EXIT_INTERRUPT;
+    case VKCU_ERR_PIPE_CLOSED: return VKCU_EXIT_OK;
     default: return VKCU_EXIT_FAIL;
     }
 }

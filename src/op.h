@@ -39,6 +39,7 @@ typedef struct vkcu_video_format {
     enum AVColorPrimaries primaries;
     enum AVColorTransferCharacteristic transfer;
     enum AVChromaLocation chroma_loc;
+    AVRational sar;             /* sample aspect ratio of the decoded frames (0/1: unknown) */
     int has_mastering;
     AVMasteringDisplayMetadata mastering;
     int has_cll;
@@ -55,6 +56,18 @@ void vkcu_format_from_frame(vkcu_video_format *f, const AVFrame *frame, enum AVP
 void vkcu_frame_visible_size(const AVFrame *frame, int *width, int *height);
 /* Writes the format's colour tags (and HDR side data) onto a frame. */
 int vkcu_format_to_frame(const vkcu_video_format *f, AVFrame *frame);
+/* Full-range "J" layouts (yuvj420p, yuvj422p, ... as MJPEG and full-range
+ * H.264 decode to) become their plain twins with the range set to full, in
+ * place. Every decoded frame passes here, whichever backend runs the job. */
+void vkcu_frame_plain_layout(AVFrame *frame);
+/* Whether the GPU backend's interop ring carries frames of this layout:
+ * planar or semi-planar YUV, gray or planar RGB, integer samples of 8 to
+ * 16 bits in one or two bytes, native byte order. 1 yes; 0 no, with the
+ * reason in why. Jobs on the GPU backend process other layouts (packed or
+ * palette RGB, ...) on the CPU, so that both backends accept the same inputs
+ * and chains: what refuses an input is the operators' and the encoder's own
+ * checks, which both backends share. */
+int vkcu_format_gpu_carries(enum AVPixelFormat fmt, char *why, size_t whylen);
 
 /* One plane of a frame in GPU memory. Either `tex`/`surf` (a CUDA array,
  * e.g. an imported interop image) or `ptr`/`pitch` (pitch-linear device

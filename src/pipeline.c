@@ -16,6 +16,7 @@
 #include "gpu/gpu.h"
 #include "log.h"
 #include "stage.h"
+#include "timing.h"
 
 void vkcu_job_params_default(vkcu_job_params *p)
 {
@@ -26,6 +27,7 @@ void vkcu_job_params_default(vkcu_job_params *p)
     p->duration = -1;
     p->start_frame = -1;
     p->frame_count = -1;
+    p->video_stream = -1;
     p->hash_out = stdout;
     p->ring_size = 4;
     p->stall_timeout_ms = 10000;
@@ -47,6 +49,7 @@ typedef struct job {
     vkcu_progress progress;
     /* trimming, in the video stream's time base */
     int64_t trim_start, trim_end;
+    vkcu_frame_clock clock;  /* decoded frames' timestamps, as ffmpeg's CLI makes them */
     int64_t frames_seen;     /* decoded frames, counted from the stream start */
     int trimmed_done;
     double t_first;          /* when the first frame left the decoder */
@@ -175,11 +178,21 @@ static int gpu_drain(job *j, int wait_all)
     return ret;
 }
 
+static int trim_packet(job *j, AVPacket *pkt);
+static int64_t input_start(const AVFormatContext *fmt);
+
 /* Sets up operators and the sink from the first decoded frame. */
 static int first_frame(job *j, const AVFrame *f)
 {
     const vkcu_job_params *p = j->p;
     enum AVPixelFormat sw = vkcu_frame_sw_format(f);
+    char why[256];
+    if (j->gpu && !vkcu_format_gpu_carries(sw, why, sizeof(why))) {
+        /* The same job, on the CPU reference: both backends accept the same inputs. */
+        LOGI("%s: %s; processing on the CPU", p->input, why);
+        vkcu_gpu_close(&j->gpu);
+        j->r->path = VKCU_PATH_CPU;
+    }
     vkcu_format_from_frame(&j->in_fmt, f, sw);
     int ret = vkcu_chain_init(&j->chain, &j->in_fmt, &j->out_fmt, j->err, j->errlen);
     if (ret < 0) {
@@ -208,8 +221,12 @@ static int first_frame(job *j, const AVFrame *f)
     }
     ret = j->sink.cls->open(&j->sink, &sink_fmt, j->tb);
     j->sink_ready = 1;
+    /* The sink has discarded the streams it does not take: where a
+     * container's start is that of the streams read, it may have moved. */
+    j->clock.origin = av_rescale_q(input_start(j->demux->fmt), AV_TIME_BASE_Q, j->tb);
     for (int i = 0; i < j->nb_early && ret >= 0; i++)
-        ret = j->sink.cls->write_packet(&j->sink, j->early[i]);
+        if (trim_packet(j, j->early[i]))
+            ret = j->sink.cls->write_packet(&j->sink, j->early[i]);
     for (int i = 0; i < j->nb_early; i++)
         av_packet_free(&j->early[i]);
     j->nb_early = 0;
@@ -228,7 +245,7 @@ static int in_window(job *j, const AVFrame *f)
 {
     int64_t idx = j->frames_seen++;
     const vkcu_job_params *p = j->p;
-    int64_t ts = f->best_effort_timestamp;
+    int64_t ts = f->pts;
     if (j->trimmed_done)
         return 0;
     if (p->start_frame > 0 && j->trim_start == AV_NOPTS_VALUE) {
@@ -256,11 +273,17 @@ static int in_window(job *j, const AVFrame *f)
  * Returns 1 to keep the packet. */
 static int trim_packet(job *j, AVPacket *pkt)
 {
-    if (j->trim_start == AV_NOPTS_VALUE && j->trim_end == AV_NOPTS_VALUE)
-        return 1;
     AVRational vtb = j->demux->video->time_base, tb = j->demux->fmt->streams[pkt->stream_index]->time_base;
     int64_t ts = pkt->pts != AV_NOPTS_VALUE ? pkt->pts : pkt->dts;
-    if (ts == AV_NOPTS_VALUE)
+    if (j->trim_start == AV_NOPTS_VALUE) {
+        /* Every stream moves with the video: the output starts at zero. */
+        int64_t shift = av_rescale_q(j->clock.origin, vtb, tb);
+        if (pkt->pts != AV_NOPTS_VALUE)
+            pkt->pts -= shift;
+        if (pkt->dts != AV_NOPTS_VALUE)
+            pkt->dts -= shift;
+    }
+    if (ts == AV_NOPTS_VALUE || (j->trim_start == AV_NOPTS_VALUE && j->trim_end == AV_NOPTS_VALUE))
         return 1;
     if (j->trim_end != AV_NOPTS_VALUE && av_compare_ts(ts, tb, j->trim_end, vtb) >= 0)
         return 0;
@@ -281,6 +304,8 @@ static int handle_frame(job *j, AVFrame *f)
     atomic_store(&j->last_frame_ms, now_ms());
     if (!j->t_first)
         j->t_first = vkcu_now();
+    vkcu_frame_clock_stamp(&j->clock, j->dec->avctx, f);
+    vkcu_frame_plain_layout(f);
     if (frame_is_corrupt(f)) {
         j->r->frames_corrupt++;
         if (j->p->strict) {
@@ -308,9 +333,6 @@ static int handle_frame(job *j, AVFrame *f)
         vkcu_progress_update(&j->progress, j->r->frames_out, 0);
         return 0;
     }
-    f->pts = f->best_effort_timestamp;
-    if (f->pts != AV_NOPTS_VALUE && j->trim_start != AV_NOPTS_VALUE)
-        f->pts -= j->trim_start;
     if (!j->sink_ready) {
         int ret = first_frame(j, f);
         if (ret < 0) {
@@ -318,6 +340,8 @@ static int handle_frame(job *j, AVFrame *f)
             return ret;
         }
     }
+    /* The output starts at zero: at the cut, or at the input's start. */
+    f->pts -= j->trim_start != AV_NOPTS_VALUE ? j->trim_start : j->clock.origin;
     j->r->frames_in++;
     if (j->gpu) {
         int ret = gpu_drain(j, 0);
@@ -415,6 +439,24 @@ static int open_backend(job *j)
                   : p->sink == VKCU_SINK_HASH || p->sink == VKCU_SINK_CALLBACK ? 1
                                                                                : j->threads;
     return vkcu_decoder_open(j->demux, NULL, threads, &j->dec, j->err, j->errlen);
+}
+
+/* Where output timestamps count from, as ffmpeg's CLI takes it: the
+ * input's start time, or in a container whose timestamps may jump
+ * (MPEG-TS) the earliest start of the streams actually read. */
+static int64_t input_start(const AVFormatContext *fmt)
+{
+    int64_t start = INT64_MAX;
+    if (fmt->start_time == AV_NOPTS_VALUE)
+        return 0;
+    if (!(fmt->iformat->flags & AVFMT_TS_DISCONT))
+        return fmt->start_time;
+    for (unsigned i = 0; i < fmt->nb_streams; i++) {
+        const AVStream *st = fmt->streams[i];
+        if (st->discard != AVDISCARD_ALL && st->start_time != AV_NOPTS_VALUE)
+            start = FFMIN(start, av_rescale_q(st->start_time, st->time_base, AV_TIME_BASE_Q));
+    }
+    return start != INT64_MAX ? start : fmt->start_time;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -587,16 +629,23 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
     }
     for (int i = 0; i < j->chain.nb_ops; i++)
         j->chain.ops[i]->threads = j->threads;
-    ret = vkcu_demux_open(p->input, &j->demux, j->err, j->errlen);
+    ret = vkcu_demux_open(p->input, p->video_stream, &j->demux, j->err, j->errlen);
     if (ret < 0)
         goto fail;
     j->tb = j->demux->video->time_base;
-    if (p->sink == VKCU_SINK_ENCODE && p->output) {
+    if (p->sink == VKCU_SINK_ENCODE && p->output && strcmp(p->output, "-")) {
         /* Refused now rather than after the decoder and GPU are set up. */
         const char *inputs[] = { p->input, NULL };
         if ((ret = vkcu_outfile_check(p->output, p->overwrite, inputs, j->err, j->errlen)) < 0)
             goto fail;
     }
+    /* Only the encode sink copies other streams: the rest are not read. */
+    if (p->sink != VKCU_SINK_ENCODE || p->decode_only)
+        for (unsigned i = 0; i < j->demux->fmt->nb_streams; i++)
+            if ((int)i != j->demux->video_index)
+                j->demux->fmt->streams[i]->discard = AVDISCARD_ALL;
+    vkcu_frame_clock_init(&j->clock, j->demux->fmt, j->demux->video,
+                          av_rescale_q(input_start(j->demux->fmt), AV_TIME_BASE_Q, j->tb));
     double t_open = vkcu_now();
     ret = open_backend(j);
     if (ret < 0)
@@ -648,10 +697,11 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
         if (ret < 0)
             goto fail;
         if (pkt->stream_index == j->demux->video_index) {
+            vkcu_frame_clock_packet(&j->clock, pkt);
             ret = decode_packet(j, pkt, frame);
-        } else if (j->sink.cls->write_packet && !p->decode_only && trim_packet(j, pkt)) {
+        } else if (j->sink.cls->write_packet && !p->decode_only) {
             if (j->sink_ready) {
-                ret = j->sink.cls->write_packet(&j->sink, pkt);
+                ret = trim_packet(j, pkt) ? j->sink.cls->write_packet(&j->sink, pkt) : 0;
             } else if (j->nb_early < (int)(sizeof(j->early) / sizeof(j->early[0]))) {
                 /* Packets before the first video frame wait for the sink. */
                 j->early[j->nb_early] = av_packet_clone(pkt);

@@ -1,13 +1,17 @@
 /*
  * `vkcu probe`: what Vulkan and CUDA devices this machine has, what each
  * can do for vkcu, and which Vulkan/CUDA pairs are the same GPU (by UUID).
+ * Also the short form behind `vkcu --version` and `vkcu formats`: whether
+ * CUDA and Vulkan work here, and which codecs decode on a matched GPU.
  */
 #include <stdio.h>
 #include <string.h>
 #include <cuda_runtime_api.h>
+#include <libavcodec/avcodec.h>
 
 #include "gpu/vkfn.h"
 #include "log.h"
+#include "stage.h"
 
 #define MAX_DEV 16
 
@@ -41,6 +45,101 @@ static const char *codec_ops(VkVideoCodecOperationFlagsKHR ops, char *buf, size_
     return buf[0] ? buf : "none";
 }
 
+/* A Vulkan 1.3 instance, or VK_NULL_HANDLE (fn then holds what loaded). */
+static VkInstance probe_instance(vkcu_vkfn *fn, PFN_vkGetInstanceProcAddr gipa, uint32_t *api)
+{
+    const char *missing = NULL;
+    VkInstance inst = VK_NULL_HANDLE;
+    vkcu_vk_load(fn, gipa, NULL, NULL, &missing);
+    *api = VK_API_VERSION_1_0;
+    if (fn->vkEnumerateInstanceVersion)
+        fn->vkEnumerateInstanceVersion(api);
+    VkApplicationInfo app = { .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .pApplicationName = "vkcu-probe",
+                              .apiVersion = VK_API_VERSION_1_3 };
+    VkInstanceCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app };
+    if (!fn->vkCreateInstance || fn->vkCreateInstance(&ci, NULL, &inst) != VK_SUCCESS)
+        return VK_NULL_HANDLE;
+    if (vkcu_vk_load(fn, gipa, inst, NULL, &missing) < 0) {
+        if (fn->vkDestroyInstance)
+            fn->vkDestroyInstance(inst, NULL);
+        return VK_NULL_HANDLE;
+    }
+    return inst;
+}
+
+void vkcu_probe_summary(vkcu_probe_info *info)
+{
+    uint8_t vk_uuid[MAX_DEV][16];
+    VkVideoCodecOperationFlagsKHR vk_ops[MAX_DEV];
+    int nvk = 0;
+    memset(info, 0, sizeof(*info));
+    PFN_vkGetInstanceProcAddr gipa = vkcu_vk_loader();
+    info->vulkan_loader = !!gipa;
+    if (gipa) {
+        vkcu_vkfn fn;
+        uint32_t api;
+        VkInstance inst = probe_instance(&fn, gipa, &api);
+        info->vulkan_instance = inst != VK_NULL_HANDLE;
+        uint32_t n = MAX_DEV;
+        VkPhysicalDevice devs[MAX_DEV];
+        if (inst && fn.vkEnumeratePhysicalDevices(inst, &n, devs) < 0)
+            n = 0;
+        for (uint32_t i = 0; inst && i < n; i++) {
+            VkPhysicalDeviceIDProperties id = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES };
+            VkPhysicalDeviceProperties2 pr = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &id };
+            fn.vkGetPhysicalDeviceProperties2(devs[i], &pr);
+            vkcu_vk_queue_family qf[32];
+            int nq = vkcu_vk_queue_families(&fn, devs[i], qf, 32);
+            VkVideoCodecOperationFlagsKHR ops = 0;
+            for (int q = 0; q < nq; q++)
+                if (qf[q].flags & VK_QUEUE_VIDEO_DECODE_BIT_KHR)
+                    ops |= qf[q].video_ops;
+            memcpy(vk_uuid[nvk], id.deviceUUID, 16);
+            vk_ops[nvk++] = ops;
+            char codecs[64] = "";
+            if (ops & VK_VIDEO_CODEC_OPERATION_DECODE_H264_BIT_KHR)
+                strcat(codecs, " h264");
+            if (ops & VK_VIDEO_CODEC_OPERATION_DECODE_H265_BIT_KHR)
+                strcat(codecs, " hevc");
+            if (ops & VK_VIDEO_CODEC_OPERATION_DECODE_AV1_BIT_KHR)
+                strcat(codecs, " av1");
+            size_t len = strlen(info->vulkan_devices);
+            snprintf(info->vulkan_devices + len, sizeof(info->vulkan_devices) - len, "%s%s (%s%s)", len ? "; " : "",
+                     pr.properties.deviceName, codecs[0] ? "video decode:" : "no video decode", codecs);
+        }
+        info->nb_vulkan = nvk;
+        if (inst)
+            fn.vkDestroyInstance(inst, NULL);
+    }
+    int n = 0;
+    cudaError_t ce = cudaGetDeviceCount(&n);
+    if (ce != cudaSuccess) {
+        snprintf(info->cuda_error, sizeof(info->cuda_error), "%s", cudaGetErrorString(ce));
+        n = 0;
+    }
+    info->nb_cuda = n;
+    for (int c = 0; c < n && c < MAX_DEV; c++) {
+        struct cudaDeviceProp prop;
+        if (cudaGetDeviceProperties(&prop, c) != cudaSuccess)
+            continue;
+        for (int v = 0; v < nvk; v++)
+            if (!memcmp(prop.uuid.bytes, vk_uuid[v], 16)) {
+                info->nb_pairs++;
+                info->gpu_decode_ops |= vk_ops[v];
+            }
+    }
+}
+
+int vkcu_probe_gpu_decodes(const vkcu_probe_info *info, int codec_id)
+{
+    switch (codec_id) {
+    case AV_CODEC_ID_H264: return !!(info->gpu_decode_ops & VK_VIDEO_CODEC_OPERATION_DECODE_H264_BIT_KHR);
+    case AV_CODEC_ID_HEVC: return !!(info->gpu_decode_ops & VK_VIDEO_CODEC_OPERATION_DECODE_H265_BIT_KHR);
+    case AV_CODEC_ID_AV1: return !!(info->gpu_decode_ops & VK_VIDEO_CODEC_OPERATION_DECODE_AV1_BIT_KHR);
+    default: return 0;
+    }
+}
+
 int vkcu_probe(FILE *out)
 {
     uint8_t vk_uuid[MAX_DEV][16], cu_uuid[MAX_DEV][16];
@@ -51,19 +150,13 @@ int vkcu_probe(FILE *out)
     fprintf(out, "Vulkan:\n");
     PFN_vkGetInstanceProcAddr gipa = vkcu_vk_loader();
     vkcu_vkfn fn;
-    const char *missing = NULL;
     VkInstance inst = VK_NULL_HANDLE;
     if (!gipa) {
         fprintf(out, "  no Vulkan loader (libvulkan.so.1): install libvulkan1 and a driver\n");
     } else {
-        vkcu_vk_load(&fn, gipa, NULL, NULL, &missing);
-        uint32_t api = VK_API_VERSION_1_0;
-        if (fn.vkEnumerateInstanceVersion)
-            fn.vkEnumerateInstanceVersion(&api);
-        VkApplicationInfo app = { .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .pApplicationName = "vkcu-probe",
-                                  .apiVersion = VK_API_VERSION_1_3 };
-        VkInstanceCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app };
-        if (fn.vkCreateInstance(&ci, NULL, &inst) != VK_SUCCESS || vkcu_vk_load(&fn, gipa, inst, NULL, &missing) < 0) {
+        uint32_t api;
+        inst = probe_instance(&fn, gipa, &api);
+        if (!inst) {
             fprintf(out, "  cannot create a Vulkan instance (loader API %u.%u)\n", VK_API_VERSION_MAJOR(api),
                     VK_API_VERSION_MINOR(api));
         } else {

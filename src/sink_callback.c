@@ -9,7 +9,7 @@ static int callback_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational 
     vkcu_stream_info info = {
         .tb_num = tb.num, .tb_den = tb.den,
         .fps_num = d->frame_rate.num, .fps_den = d->frame_rate.den ? d->frame_rate.den : 1,
-        .start = d->fmt->start_time != AV_NOPTS_VALUE ? av_rescale_q(d->fmt->start_time, AV_TIME_BASE_Q, tb) : 0,
+        .start = 0, /* the job counts frame times from the input's start */
         .width = fmt->width, .height = fmt->height, .pix_fmt = fmt->pix_fmt,
     };
     return p->on_open ? p->on_open(p->cb_opaque, &info) : 0;

@@ -19,6 +19,7 @@
 
 #include "log.h"
 #include "stage.h"
+#include "timing.h"
 #include "vkencode.h"
 
 /* Frames waiting for the encoder thread: the bound keeps memory flat when
@@ -63,7 +64,9 @@ typedef struct encode_sink {
     int nb_map;
     AVPacket *pkt;
     AVFrame *hw_frame;      /* Vulkan encode: the uploaded frame */
-    AVRational in_tb;
+    vkcu_frame_sync sync;   /* frames onto the encoder's 1/frame rate, as the muxer wants (job thread) */
+    int to_stdout;          /* -o -: the output is standard output */
+    int64_t *last_dts;      /* per output stream: the last dts muxed (encoder thread) */
     char tmp[4200];
     int header_written;
     int64_t frames;         /* frames handed to the encoder (encoder thread) */
@@ -90,7 +93,10 @@ typedef struct encode_sink {
 static const char *default_encoder(const AVOutputFormat *ofmt, const char *path)
 {
     const char *ext = strrchr(path, '.');
-    ext = ext ? ext + 1 : "";
+    char first[16] = "";
+    if (!ext && ofmt->extensions) /* standard output: the container's usual extension */
+        snprintf(first, sizeof(first), "%.*s", (int)strcspn(ofmt->extensions, ","), ofmt->extensions);
+    ext = ext ? ext + 1 : first;
     if (!av_strcasecmp(ext, "y4m"))
         return "wrapped_avframe";
     if (!av_strcasecmp(ext, "nut") || !av_strcasecmp(ext, "yuv") || !av_strcasecmp(ext, "raw"))
@@ -99,7 +105,6 @@ static const char *default_encoder(const AVOutputFormat *ofmt, const char *path)
         return "libsvtav1";
     if (!av_strcasecmp(ext, "hevc") || !av_strcasecmp(ext, "h265") || !av_strcasecmp(ext, "265"))
         return "libx265";
-    (void)ofmt;
     return "libx264";
 }
 
@@ -172,8 +177,9 @@ static int configure_encoder(vkcu_sink *s, const AVCodec *codec, const vkcu_vide
     enc->height = fmt->height;
     enc->pix_fmt = fmt->pix_fmt;
     enc->time_base = tb;
-    enc->framerate = d->frame_rate;
-    enc->sample_aspect_ratio = d->video->codecpar->sample_aspect_ratio;
+    enc->framerate = ((encode_sink *)s->priv)->sync.rate;
+    /* The frames' aspect ratio, as ffmpeg gives the encoder; the stream's when they have none. */
+    enc->sample_aspect_ratio = fmt->sar.num > 0 ? fmt->sar : d->video->codecpar->sample_aspect_ratio;
     enc->colorspace = fmt->matrix;
     enc->color_range = fmt->range;
     enc->color_primaries = fmt->primaries;
@@ -235,13 +241,27 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
     vkcu_demux *d = s->demux;
     const char *path = p->output;
     int ret;
-    e->in_tb = tb;
     const char *fmtname = NULL;
     const char *ext = strrchr(path, '.');
+    /* "-": standard output, written as it comes (no temporary name). */
+    e->to_stdout = !strcmp(path, "-");
     if (ext && !av_strcasecmp(ext, ".y4m"))
         fmtname = "yuv4mpegpipe";
     else if (ext && (!av_strcasecmp(ext, ".yuv") || !av_strcasecmp(ext, ".raw")))
         fmtname = "rawvideo";
+    if (p->output_format) {
+        fmtname = !strcmp(p->output_format, "y4m") ? "yuv4mpegpipe"
+                  : !strcmp(p->output_format, "mkv") ? "matroska"
+                                                     : p->output_format;
+        if (!av_guess_format(fmtname, NULL, NULL)) {
+            snprintf(s->err, s->errlen, "-f %s: no such container in this build (nut, yuv4mpegpipe, matroska, mp4, ...)",
+                     p->output_format);
+            return VKCU_ERR_USAGE;
+        }
+    } else if (e->to_stdout) {
+        snprintf(s->err, s->errlen, "-o -: name the container of standard output with -f (nut, y4m, matroska, ...)");
+        return VKCU_ERR_USAGE;
+    }
     const AVOutputFormat *ofmt = av_guess_format(fmtname, path, NULL);
     if (!ofmt) {
         snprintf(s->err, s->errlen, "%s: unknown output format (use an extension such as .mkv, .mp4, .nut, .y4m)", path);
@@ -275,6 +295,14 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
                  ofmt->name, avcodec_get_name(codec->id));
         return VKCU_ERR_USAGE;
     }
+    /* The encoder's time base is 1/frame rate, and frames are repeated or
+     * dropped as the container wants, both as ffmpeg's CLI does. */
+    const void *rates = NULL;
+    int nb_rates = 0;
+    if (avcodec_get_supported_config(NULL, codec, AV_CODEC_CONFIG_FRAME_RATE, 0, &rates, &nb_rates) < 0)
+        rates = NULL;
+    vkcu_frame_sync_init(&e->sync, vkcu_fps_mode_for(ofmt, d->fmt->nb_streams), d->frame_rate, tb, rates);
+    tb = e->sync.tb_out;
 
     ret = configure_encoder(s, codec, fmt, tb, !!(ofmt->flags & AVFMT_GLOBALHEADER), &e->enc);
     if (ret < 0)
@@ -311,11 +339,14 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
         goto fail_out;
 
     /* Only now, with every option checked, does the output appear. */
-    const char *inputs[] = { p->input, NULL };
-    ret = vkcu_outfile_begin(path, p->overwrite, inputs, e->tmp, sizeof(e->tmp), s->err, s->errlen);
-    if (ret < 0)
-        goto fail_out;
-    ret = avformat_alloc_output_context2(&e->oc, ofmt, NULL, e->tmp);
+    if (!e->to_stdout) {
+        const char *inputs[] = { p->input, NULL };
+        ret = vkcu_outfile_begin(path, p->overwrite, inputs, e->tmp, sizeof(e->tmp), s->err, s->errlen);
+        if (ret < 0)
+            goto fail_out;
+    }
+    const char *url = e->to_stdout ? "pipe:1" : e->tmp;
+    ret = avformat_alloc_output_context2(&e->oc, ofmt, NULL, url);
     if (ret < 0)
         goto fail_out;
     /* y4m above 8 bits (C420p10, C422p10, ...) is what x264, x265 and
@@ -342,8 +373,7 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
             }
             AV_CHECK(avcodec_parameters_from_context(e->vst->codecpar, e->enc));
             e->vst->time_base = tb;
-            e->vst->avg_frame_rate = d->video->avg_frame_rate;
-            e->vst->r_frame_rate = d->video->r_frame_rate;
+            e->vst->avg_frame_rate = e->sync.rate;
             e->vst->disposition = ist->disposition;
             av_dict_copy(&e->vst->metadata, ist->metadata, 0);
             /* Rotation (display matrix) and stereo/spherical descriptions
@@ -367,11 +397,14 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
         }
         enum AVMediaType t = ist->codecpar->codec_type;
         if (t != AVMEDIA_TYPE_AUDIO && t != AVMEDIA_TYPE_SUBTITLE && t != AVMEDIA_TYPE_DATA &&
-            t != AVMEDIA_TYPE_ATTACHMENT)
+            t != AVMEDIA_TYPE_ATTACHMENT) {
+            ist->discard = AVDISCARD_ALL;
             continue;
+        }
         if (ofmt->flags & AVFMT_NOTIMESTAMPS || avformat_query_codec(ofmt, ist->codecpar->codec_id, FF_COMPLIANCE_NORMAL) != 1) {
             LOGW("%s: stream %d (%s %s) cannot go into %s; dropped", d->path, i, av_get_media_type_string(t),
                  avcodec_get_name(ist->codecpar->codec_id), ofmt->name);
+            ist->discard = AVDISCARD_ALL; /* not read: nor does it count for where the output starts */
             continue;
         }
         AVStream *ost = avformat_new_stream(e->oc, NULL);
@@ -406,7 +439,7 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
         }
     }
     if (!(ofmt->flags & AVFMT_NOFILE)) {
-        ret = avio_open(&e->oc->pb, e->tmp, AVIO_FLAG_WRITE);
+        ret = avio_open(&e->oc->pb, url, AVIO_FLAG_WRITE);
         if (ret < 0) {
             char buf[128];
             snprintf(s->err, s->errlen, "%s: cannot create output: %s", path, vkcu_err_str(ret, buf, sizeof(buf)));
@@ -418,13 +451,17 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
     if (ret < 0) {
         char buf[128];
         snprintf(s->err, s->errlen, "%s: cannot write the %s header: %s%s", path, ofmt->name,
-                 vkcu_err_str(ret, buf, sizeof(buf)), ret == AVERROR(ENOSPC) ? " (disk full)" : "");
+                 vkcu_err_str(ret, buf, sizeof(buf)), ret == AVERROR(ENOSPC) ? " (disk full)"
+                 : e->to_stdout ? " (on standard output, use a container that needs no seeking: nut, y4m, matroska)" : "");
         ret = VKCU_ERR_OUTPUT;
         goto fail_out;
     }
     e->header_written = 1;
     e->pkt = av_packet_alloc();
-    if (!e->pkt) {
+    e->last_dts = av_malloc_array(e->oc->nb_streams, sizeof(*e->last_dts));
+    for (unsigned i = 0; e->last_dts && i < e->oc->nb_streams; i++)
+        e->last_dts[i] = AV_NOPTS_VALUE;
+    if (!e->pkt || !e->last_dts) {
         ret = AVERROR(ENOMEM);
         goto fail_out;
     }
@@ -472,12 +509,59 @@ static int thread_fail(vkcu_sink *s, int ret, const char *fmt, ...)
     return ret;
 }
 
+/* Timestamps the muxer would refuse are mended as ffmpeg's CLI mends them:
+ * a dts after its pts, or a dts not after the previous one (an input with
+ * broken timestamps, stream-copied), becomes the nearest valid value. */
+static void mend_timestamps(vkcu_sink *s, AVPacket *pkt)
+{
+    encode_sink *e = s->priv;
+    const AVOutputFormat *ofmt = e->oc->oformat;
+    int64_t *last = &e->last_dts[pkt->stream_index];
+    if (ofmt->flags & AVFMT_NOTIMESTAMPS)
+        return;
+    if (pkt->dts != AV_NOPTS_VALUE && pkt->pts != AV_NOPTS_VALUE && pkt->dts > pkt->pts) {
+        /* The median of pts, dts and the next possible dts. */
+        int64_t a = pkt->pts, b = pkt->dts, c = *last != AV_NOPTS_VALUE ? *last + 1 : INT64_MIN / 2;
+        pkt->pts = pkt->dts = a + b + c - FFMIN3(a, b, c) - FFMAX3(a, b, c);
+    }
+    if (pkt->dts != AV_NOPTS_VALUE && *last != AV_NOPTS_VALUE) {
+        int64_t min = *last + !(ofmt->flags & AVFMT_TS_NONSTRICT);
+        if (pkt->dts < min) {
+            LOGV("%s: stream %d: non-monotonic dts %lld after %lld; changed to %lld", s->params->output,
+                 pkt->stream_index, (long long)pkt->dts, (long long)*last, (long long)min);
+            if (pkt->pts >= pkt->dts)
+                pkt->pts = FFMAX(pkt->pts, min);
+            pkt->dts = min;
+        }
+    }
+    *last = pkt->dts;
+}
+
 static int write_out(vkcu_sink *s, AVPacket *pkt)
 {
     encode_sink *e = s->priv;
     double t = vkcu_now();
+    int64_t pts = pkt->pts, dts = pkt->dts;
+    int index = pkt->stream_index;
+    mend_timestamps(s, pkt);
     int ret = av_interleaved_write_frame(e->oc, pkt);
     e->t_mux += vkcu_now() - t;
+    if (ret == AVERROR(EINVAL) && !(e->oc->pb && e->oc->pb->error < 0)) {
+        /* Refused, not failed to write: the input's timestamps are to blame. */
+        char buf[128];
+        AVRational tb = e->oc->streams[index]->time_base;
+        if (index == e->vst->index)
+            return thread_fail(s, VKCU_ERR_INPUT, "%s: frame at %.3f s (dts %.3f s): the %s muxer refused its "
+                               "timestamps: %s (the input's timestamps are broken)", s->params->input,
+                               pts * av_q2d(tb), dts * av_q2d(tb), e->oc->oformat->name,
+                               vkcu_err_str(ret, buf, sizeof(buf)));
+        return thread_fail(s, VKCU_ERR_INPUT, "%s: the %s muxer refused a packet of output stream %d (pts %lld, dts %lld "
+                           "in 1/%d s): %s (the input's timestamps are broken)", s->params->input,
+                           e->oc->oformat->name, index, (long long)pts, (long long)dts, tb.den,
+                           vkcu_err_str(ret, buf, sizeof(buf)));
+    }
+    if (e->to_stdout && (ret == AVERROR(EPIPE) || (e->oc->pb && e->oc->pb->error == AVERROR(EPIPE))))
+        return thread_fail(s, VKCU_ERR_PIPE_CLOSED, "standard output closed by its reader");
     if (ret < 0) {
         char buf[128];
         return thread_fail(s, VKCU_ERR_OUTPUT, "%s: write error: %s%s", s->params->output,
@@ -805,14 +889,20 @@ static int enqueue(vkcu_sink *s, AVFrame *frame, AVPacket *pkt)
     return ret;
 }
 
-static int encode_write(vkcu_sink *s, AVFrame *frame)
+static int encode_emit(void *opaque, AVFrame *frame)
 {
     /* A new reference: decoder pool frames and the GPU session's pinned
      * buffers stay alive while the frame waits in the queue. */
     AVFrame *ref = av_frame_clone(frame);
     if (!ref)
         return AVERROR(ENOMEM);
-    return enqueue(s, ref, NULL);
+    return enqueue(opaque, ref, NULL);
+}
+
+static int encode_write(vkcu_sink *s, AVFrame *frame)
+{
+    encode_sink *e = s->priv;
+    return vkcu_frame_sync_push(&e->sync, frame, encode_emit, s);
 }
 
 static int encode_packet(vkcu_sink *s, AVPacket *pkt)
@@ -837,6 +927,13 @@ static int encode_close(vkcu_sink *s, int ok)
     /* --keep-partial: what was decoded is encoded, flushed and finished
      * (trailer, index), so the partial output plays. */
     int finish = ok || (s->params->keep_partial && strcmp(e->tmp, s->params->output));
+    if (e->thread_running && finish) {
+        /* The last frame repeated, where the frame rate wants it. */
+        ret = vkcu_frame_sync_push(&e->sync, NULL, encode_emit, s);
+        if (ret < 0 && ok)
+            finish = 0;
+    }
+    vkcu_frame_sync_free(&e->sync);
     if (e->thread_running) {
         pthread_mutex_lock(&e->lock);
         if (finish)
@@ -868,7 +965,9 @@ static int encode_close(vkcu_sink *s, int ok)
     }
     if (finish && ret >= 0 && e->header_written) {
         ret = av_write_trailer(e->oc);
-        if (ret < 0) {
+        if (ret < 0 && e->to_stdout && (ret == AVERROR(EPIPE) || (e->oc->pb && e->oc->pb->error == AVERROR(EPIPE)))) {
+            ret = VKCU_ERR_PIPE_CLOSED;
+        } else if (ret < 0) {
             char buf[128];
             snprintf(s->err, s->errlen, "%s: cannot finish the output: %s%s", s->params->output,
                      vkcu_err_str(ret, buf, sizeof(buf)), ret == AVERROR(ENOSPC) ? " (disk full)" : "");
@@ -877,7 +976,9 @@ static int encode_close(vkcu_sink *s, int ok)
     }
     if (e->oc && e->oc->pb && !(e->oc->oformat->flags & AVFMT_NOFILE)) {
         avio_flush(e->oc->pb);
-        if (ok && ret >= 0 && e->oc->pb->error < 0) {
+        if (ok && ret >= 0 && e->to_stdout && e->oc->pb->error == AVERROR(EPIPE)) {
+            ret = VKCU_ERR_PIPE_CLOSED;
+        } else if (ok && ret >= 0 && e->oc->pb->error < 0) {
             char buf[128];
             snprintf(s->err, s->errlen, "%s: write error: %s%s", s->params->output,
                      vkcu_err_str(e->oc->pb->error, buf, sizeof(buf)),
@@ -893,6 +994,7 @@ static int encode_close(vkcu_sink *s, int ok)
     av_frame_free(&e->hw_frame);
     av_packet_free(&e->pkt);
     av_freep(&e->stream_map);
+    av_freep(&e->last_dts);
     e->header_written = 0;
     if (e->tmp[0]) {
         if (ok && ret >= 0)

@@ -10,6 +10,7 @@
  * values in the low bits. GPU frames (NV12/P010) are hashed in their planar
  * equivalent (yuv420p/yuv420p10le), so both backends give the same hashes.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 #include "json.h"
 #include "log.h"
 #include "stage.h"
+#include "timing.h"
 #include "xxhash64.h"
 
 /* Frames are hashed on worker threads (MD5 runs at well under 1 GB/s, a
@@ -38,8 +40,8 @@ typedef struct hash_item {
 } hash_item;
 
 typedef struct hash_sink {
-    AVRational in_tb, out_tb;
-    int64_t start;      /* stream start, in in_tb */
+    AVRational out_tb;
+    vkcu_frame_sync sync; /* onto 1/frame rate, as ffmpeg -f framemd5 (variable frame rate) */
     int64_t frames;     /* lines written */
     enum vkcu_hash_algo algo;
     hash_item ring[HASH_RING];
@@ -188,9 +190,11 @@ static int write_line(vkcu_sink *s, hash_item *it)
     hash_sink *h = s->priv;
     if (it->ret < 0)
         return it->ret;
-    int64_t pts = it->pts != AV_NOPTS_VALUE ? av_rescale_q(it->pts - h->start, h->in_tb, h->out_tb) : h->frames;
-    int64_t dur = it->dur > 0 ? av_rescale_q(it->dur, h->in_tb, h->out_tb) : 1;
-    if (dur <= 0)
+    int64_t pts = it->pts, dur = it->dur;
+    /* A frame shorter than half a tick (libavformat's made-up 1/1200000 s in
+     * raw streams): libavformat's muxers, framemd5 among them, call a
+     * packet without duration one tick long when the tick is over 1 ms. */
+    if (dur == 0 && h->out_tb.num * 1000LL > h->out_tb.den)
         dur = 1;
     FILE *o = s->params->hash_out;
     if (s->params->hash_format == VKCU_HASH_FORMAT_JSON) {
@@ -205,6 +209,8 @@ static int write_line(vkcu_sink *s, hash_item *it)
     } else
         fprintf(o, "0, %10" PRId64 ", %10" PRId64 ", %8" PRId64 ", %8d, %s\n", pts, pts, dur, it->size, it->hex);
     h->frames++;
+    if (ferror(o) && errno == EPIPE)
+        return VKCU_ERR_PIPE_CLOSED; /* a reader such as `head` has what it wanted */
     if (ferror(o)) {
         snprintf(s->err, s->errlen, "cannot write hashes: output error");
         return VKCU_ERR_OUTPUT;
@@ -267,9 +273,8 @@ static int hash_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb)
         return AVERROR(EAGAIN);
     }
     vkcu_demux *d = s->demux;
-    h->in_tb = tb;
-    h->out_tb = d->frame_rate.num > 0 ? av_inv_q(d->frame_rate) : tb;
-    h->start = d->fmt->start_time != AV_NOPTS_VALUE ? av_rescale_q(d->fmt->start_time, AV_TIME_BASE_Q, tb) : 0;
+    vkcu_frame_sync_init(&h->sync, VKCU_FPS_VFR, d->frame_rate, tb, NULL);
+    h->out_tb = h->sync.tb_out;
     FILE *o = s->params->hash_out;
     if (s->params->hash_format == VKCU_HASH_FORMAT_JSON) {
         /* input last: a reader that scans for "key": finds the fixed keys
@@ -302,8 +307,9 @@ static int hash_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb)
     return 0;
 }
 
-static int hash_write(vkcu_sink *s, AVFrame *frame)
+static int hash_emit(void *opaque, AVFrame *frame)
 {
+    vkcu_sink *s = opaque;
     hash_sink *h = s->priv;
     if (s->params->hash_format == VKCU_HASH_FORMAT_WHOLE) {
         int size;
@@ -332,6 +338,12 @@ static int hash_write(vkcu_sink *s, AVFrame *frame)
     return 0;
 }
 
+static int hash_write(vkcu_sink *s, AVFrame *frame)
+{
+    hash_sink *h = s->priv;
+    return vkcu_frame_sync_push(&h->sync, frame, hash_emit, s);
+}
+
 static int hash_close(vkcu_sink *s, int ok)
 {
     hash_sink *h = s->priv;
@@ -355,7 +367,10 @@ static int hash_close(vkcu_sink *s, int ok)
     if (!h->nb_workers)
         return 0;
     if (ok)
+        ret = vkcu_frame_sync_push(&h->sync, NULL, hash_emit, s);
+    if (ok && ret >= 0)
         ret = flush_lines(s, 0);
+    vkcu_frame_sync_free(&h->sync);
     pthread_mutex_lock(&h->lock);
     h->quit = 1;
     pthread_cond_broadcast(&h->work);
@@ -369,7 +384,7 @@ static int hash_close(vkcu_sink *s, int ok)
     pthread_cond_destroy(&h->work);
     pthread_cond_destroy(&h->done);
     if (ret >= 0 && fflush(s->params->hash_out))
-        ret = VKCU_ERR_OUTPUT;
+        ret = errno == EPIPE ? VKCU_ERR_PIPE_CLOSED : VKCU_ERR_OUTPUT;
     return ret;
 }
 

@@ -23,10 +23,11 @@ typedef struct vkcu_demux {
     int64_t frames_estimate; /* for progress and ETA; 0 when unknown */
 } vkcu_demux;
 
-int vkcu_demux_open(const char *path, vkcu_demux **out, char *err, size_t errlen);
-/* The same over caller-supplied I/O (a memory buffer, for the fuzz target):
- * `path` only names the input in messages; pb stays the caller's to free,
- * after vkcu_demux_close. */
+/* video_stream: the Nth video stream (from 0), or -1 for FFmpeg's best. */
+int vkcu_demux_open(const char *path, int video_stream, vkcu_demux **out, char *err, size_t errlen);
+/* The same over caller-supplied I/O (a memory buffer, for the fuzz target),
+ * with FFmpeg's best video stream: `path` only names the input in messages;
+ * pb stays the caller's to free, after vkcu_demux_close. */
 int vkcu_demux_open_io(const char *path, AVIOContext *pb, vkcu_demux **out, char *err, size_t errlen);
 /* 0, AVERROR_EOF at the end, or an error (err filled). */
 int vkcu_demux_read(vkcu_demux *d, AVPacket *pkt, char *err, size_t errlen);
@@ -125,6 +126,23 @@ void vkcu_outfile_clean_beside(const char *path);
  * process (an flock). */
 int vkcu_outfile_claim(const char *path, int *fd, long *holder, char *err, size_t errlen);
 void vkcu_outfile_release(const char *path, int fd);
+
+/* ---- device summary (probe.c) ---- */
+/* Whether CUDA and Vulkan work here, in brief (vkcu --version, vkcu formats).
+ * Never fails: what is missing is reported in the fields. */
+typedef struct vkcu_probe_info {
+    int vulkan_loader;          /* libvulkan.so.1 loaded */
+    int vulkan_instance;        /* a Vulkan 1.3 instance could be created */
+    int nb_vulkan;              /* Vulkan devices (lavapipe counts: a CPU device without video decode) */
+    char vulkan_devices[1024];  /* "NAME (video decode: h264 hevc av1); NAME (no video decode)" */
+    int nb_cuda;                /* CUDA devices; 0 with cuda_error set when the driver is missing */
+    char cuda_error[128];
+    int nb_pairs;               /* CUDA devices with a Vulkan twin (same UUID): the GPU backend works */
+    unsigned gpu_decode_ops;    /* Vulkan Video decode operations of the paired devices */
+} vkcu_probe_info;
+void vkcu_probe_summary(vkcu_probe_info *info);
+/* 1 when a paired GPU decodes this codec (enum AVCodecID) with Vulkan Video. */
+int vkcu_probe_gpu_decodes(const vkcu_probe_info *info, int codec_id);
 
 /* ---- progress (progress.c) ---- */
 /* The progress line on a terminal: frames (of the expected total), fps,

@@ -27,6 +27,7 @@ struct AVFrame;
 #define VKCU_ERR_DEVICE    (-0x56430004) /* no usable GPU, device lost, stall */
 #define VKCU_ERR_MISMATCH  (-0x56430005) /* compare/verify found a difference */
 #define VKCU_ERR_INTERRUPT (-0x56430006) /* stopped by a signal */
+#define VKCU_ERR_PIPE_CLOSED (-0x56430007) /* the reader of standard output has gone (| head): exit 0, quietly */
 
 /* Process exit codes (README and --help list them). */
 enum vkcu_exit {
@@ -76,14 +77,16 @@ enum vkcu_hash_format { VKCU_HASH_FORMAT_FRAMEMD5 = 0, VKCU_HASH_FORMAT_JSON, VK
 typedef struct vkcu_stream_info {
     int tb_num, tb_den;          /* time base of the frames' pts */
     int fps_num, fps_den;        /* frame rate; 0/1 when unknown */
-    int64_t start;               /* stream start in that time base */
+    int64_t start;               /* 0: frame times count from the input's start */
     int width, height;
     int pix_fmt;                 /* enum AVPixelFormat of the frames */
 } vkcu_stream_info;
 
 typedef struct vkcu_job_params {
     const char *input;           /* file path, or "-" for stdin */
-    const char *output;          /* VKCU_SINK_ENCODE: path ("-" for stdout) */
+    int video_stream;            /* the Nth video stream (from 0); -1: FFmpeg's best */
+    const char *output;          /* VKCU_SINK_ENCODE: path ("-" for stdout, with output_format) */
+    const char *output_format;   /* container name (nut, matroska, ...); NULL: from the output's extension */
     enum vkcu_sink_kind sink;
     enum vkcu_backend backend;
     int device;                  /* CUDA ordinal (the Vulkan device is matched by UUID) */

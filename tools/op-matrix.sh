@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The operator acceptance matrix (issue 11): every operator, with its key
+# variants, over small inputs of every layout family FFmpeg's decoders give
+# (4:2:0, 4:2:2, 4:4:4, 10-bit, full-range yuvj from MJPEG and H.264, gray,
+# planar RGB, packed RGB). One line per case:
+#   INPUT CHAIN EXIT HASH
+# EXIT is vkcu hash's exit code (0: accepted), HASH the MD5 of its frame
+# lines ("-" when refused). Both backends must print the same lines:
+# tests/cli/op-matrix.sh checks the CPU backend's exit codes against
+# tests/cli/op-matrix.expected, tests/gpu.d/op-matrix.sh the GPU backend's
+# lines against the CPU backend's.
+# Usage: VKCU=... FFMPEG=... tools/op-matrix.sh cpu|gpu DIR  (inputs are made in DIR once)
+set -u
+backend=$1 dir=$2
+mkdir -p "$dir"
+gen() { # name encoder-args...: 3 frames of testsrc2, made deterministically (one thread)
+  local name=$1
+  shift
+  [ -s "$dir/$name" ] && return 0
+  "$FFMPEG" -hide_banner -loglevel error -nostdin -threads 1 -filter_complex testsrc2=size=64x48:rate=25 -frames:v 3 \
+    -threads 1 "$@" "$dir/$name" || echo "op-matrix: cannot make $name" >&2
+}
+gen yuv420p.mkv -pix_fmt yuv420p -c:v ffv1
+gen yuv420p10.mkv -pix_fmt yuv420p10le -c:v ffv1
+gen yuv422p.mkv -pix_fmt yuv422p -c:v ffv1
+gen yuv422p10.mkv -pix_fmt yuv422p10le -c:v ffv1
+gen yuv444p.mkv -pix_fmt yuv444p -c:v ffv1
+gen yuvj420p.avi -pix_fmt yuvj420p -c:v mjpeg -q:v 3
+gen yuvj422p.avi -pix_fmt yuvj422p -c:v mjpeg -q:v 3
+gen yuvj444p.avi -pix_fmt yuvj444p -c:v mjpeg -q:v 3
+gen h264-full.mp4 -pix_fmt yuvj420p -c:v libx264 -preset ultrafast -qp 20
+gen hevc10.mkv -pix_fmt yuv420p10le -c:v libx265 -x265-params pools=1:frame-threads=1:log-level=error -preset ultrafast
+gen gray.mkv -pix_fmt gray -c:v ffv1
+gen gbrp.mkv -pix_fmt gbrp -c:v ffv1
+gen rgb24.nut -pix_fmt rgb24 -c:v rawvideo
+
+chains=(
+  ""
+  copy
+  convert
+  convert=format=yuv420p
+  convert=format=yuv444p10:matrix=bt2020
+  convert=format=nv12
+  convert=format=rgb24
+  convert=range=full
+  convert=range=limited
+  tonemap=in_transfer=pq
+  tonemap=in_transfer=hlg:curve=hable
+  denoise=tnr
+  denoise=nlm:search=2
+  denoise=tnr:planes=luma
+)
+for in in yuv420p.mkv yuv420p10.mkv yuv422p.mkv yuv422p10.mkv yuv444p.mkv yuvj420p.avi yuvj422p.avi yuvj444p.avi \
+  h264-full.mp4 hevc10.mkv gray.mkv gbrp.mkv rgb24.nut; do
+  for c in "${chains[@]}"; do
+    timeout -s KILL 120 "$VKCU" hash --backend "$backend" -q ${c:+--chain "$c"} "$dir/$in" > "$dir/out.txt" 2> /dev/null
+    rc=$?
+    h=-
+    [ $rc = 0 ] && h=$(grep -v '^#' "$dir/out.txt" | md5sum | cut -c1-12)
+    printf '%-14s %-38s %s %s\n' "$in" "${c:-(none)}" "$rc" "$h"
+  done
+done
