@@ -90,12 +90,14 @@ typedef struct encode_sink {
     char thread_err[512];
 } encode_sink;
 
-static const char *default_encoder(const AVOutputFormat *ofmt, const char *path)
+static const char *default_encoder(const AVOutputFormat *ofmt, const char *path, int named)
 {
     const char *ext = strrchr(path, '.');
     char first[16] = "";
-    if (!ext && ofmt->extensions) /* standard output: the container's usual extension */
+    if ((!ext || named) && ofmt->extensions) { /* -f FORMAT, standard output: the container's usual extension */
         snprintf(first, sizeof(first), "%.*s", (int)strcspn(ofmt->extensions, ","), ofmt->extensions);
+        ext = NULL;
+    }
     ext = ext ? ext + 1 : first;
     if (!av_strcasecmp(ext, "y4m"))
         return "wrapped_avframe";
@@ -267,7 +269,7 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
         snprintf(s->err, s->errlen, "%s: unknown output format (use an extension such as .mkv, .mp4, .nut, .y4m)", path);
         return VKCU_ERR_USAGE;
     }
-    const char *encname = p->encoder && *p->encoder && strcmp(p->encoder, "auto") ? p->encoder : default_encoder(ofmt, path);
+    const char *encname = p->encoder && *p->encoder && strcmp(p->encoder, "auto") ? p->encoder : default_encoder(ofmt, path, !!p->output_format);
     int vk_device = -1;
     if (vkcu_vkencode_is_vulkan(encname)) {
         /* Before anything is created: no encode queue, no output. */
