@@ -449,6 +449,10 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
             goto fail_out;
         }
     }
+    /* y4m beyond 8 bits (yuv420p10 ...) is an extension of the format's
+     * own definition that FFmpeg writes only when told to; it reads it back. */
+    if (!strcmp(ofmt->name, "yuv4mpegpipe"))
+        e->oc->strict_std_compliance = FF_COMPLIANCE_UNOFFICIAL;
     ret = avformat_write_header(e->oc, NULL);
     if (ret < 0) {
         char buf[128];

@@ -35,42 +35,6 @@ corpus=$MEDIA/corpus
 
 # case name (a shell pattern) | owner (the helper fixing it) | what is wrong today
 known_failing='
-corpus mkv av1.ivf | inputs | IVF: last frame without duration, output one frame short
-corpus mp4 av1.ivf | inputs | IVF: last frame without duration, output one frame short
-corpus y4m av1.webm | inputs | y4m F is the time base, not the frame rate
-corpus y4m ffv1.mkv | inputs | y4m F is the time base, not the frame rate
-corpus mp4 h264-2997.mkv | inputs | average frame rate from the mkv input millisecond timestamps, not 30000/1001
-corpus y4m h264-2997.mkv | inputs | y4m F is the time base, not the frame rate
-corpus y4m h264-fullrange.mp4 | inputs | y4m F is the time base, not the frame rate
-corpus mkv h264-mbaff.ts | inputs | MPEG-TS start time not shifted to 0 as ffmpeg does
-corpus mp4 h264-mbaff.ts | inputs | MPEG-TS start time not shifted to 0 as ffmpeg does
-corpus nut h264-mbaff.ts | inputs | MPEG-TS start time not shifted to 0 as ffmpeg does
-corpus y4m h264-mbaff.ts | inputs | y4m F is the time base, not the frame rate
-corpus mkv h264.264 | inputs | raw stream: no usable timestamps (muxer refuses, exit 4)
-corpus mp4 h264.264 | inputs | raw stream: no usable timestamps (muxer refuses, exit 4)
-corpus nut h264.264 | inputs | raw stream: no usable timestamps
-corpus y4m h264.264 | inputs | y4m F is the time base, not the frame rate
-corpus y4m h264.mp4 | inputs | y4m F is the time base, not the frame rate
-corpus mkv hevc.h265 | inputs | raw stream: no usable timestamps (muxer refuses, exit 4)
-corpus mp4 hevc.h265 | inputs | raw stream: no usable timestamps (muxer refuses, exit 4)
-corpus nut hevc.h265 | inputs | raw stream: no usable timestamps
-corpus y4m hevc.h265 | inputs | y4m F is the time base, not the frame rate
-corpus y4m hevc.mkv | inputs | y4m F is the time base, not the frame rate
-corpus y4m hevc10.mp4 | inputs | y4m F is the time base, not the frame rate
-corpus mkv mpeg2-interlaced.ts | inputs | MPEG-TS start time not shifted to 0 as ffmpeg does
-corpus mp4 mpeg2-interlaced.ts | inputs | MPEG-TS start time not shifted to 0 as ffmpeg does
-corpus nut mpeg2-interlaced.ts | inputs | MPEG-TS start time not shifted to 0 as ffmpeg does
-corpus y4m mpeg2-interlaced.ts | inputs | y4m F is the time base, not the frame rate
-corpus hash mpeg4.avi | inputs | AVI with B-frames: last frame repeats the previous pts
-corpus mkv mpeg4.avi | inputs | AVI with B-frames: last frame repeats the previous pts
-corpus mp4 mpeg4.avi | inputs | AVI with B-frames: last frame repeats the previous pts
-corpus nut mpeg4.avi | inputs | AVI with B-frames: last frame repeats the previous pts
-corpus y4m prores.mov | inputs | y4m F is the time base, not the frame rate
-corpus mkv vp8.ivf | inputs | IVF: last frame without duration, output one frame short
-corpus mp4 vp8.ivf | inputs | IVF: last frame without duration, output one frame short
-corpus y4m vp8.webm | inputs | y4m F is the time base, not the frame rate
-corpus y4m vp9.webm | inputs | y4m F is the time base, not the frame rate
-conformance * | inputs | raw stream timestamps 1 ms apart instead of the frame rate (with B-frames: a muxer write error, exit 4)
 '
 
 known_owner() { # case name -> owner, if a line of known_failing matches it
