@@ -2,7 +2,8 @@
 # Packs what a run on the GPU machine needs into .gpu/ (git-ignored), for the
 # device tool to carry: vkcu, the GPU test and benchmark programs, the FFmpeg
 # programs, the codec libraries they load (the GPU machine has libc,
-# libstdc++ and libcuda, nothing else), and the conformance streams.
+# libstdc++ and libcuda, nothing else) and the generated clips. The
+# conformance streams travel with the checkout (media/conformance).
 # On the GPU machine: tests/gpu.sh and tools/bench.sh unpack it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -10,7 +11,7 @@ cd "$root"
 ffbin=$(sed -n 's/^FFMPEG_BIN := //p' build/deps.mk)
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-mkdir -p "$stage/bin" "$stage/lib" "$stage/tests" "$stage/conformance" .gpu
+mkdir -p "$stage/bin" "$stage/lib" "$stage/tests" .gpu
 strip -o "$stage/bin/vkcu" build/vkcu
 strip -o "$stage/bin/ffmpeg" "$ffbin/ffmpeg"
 for t in build/tests/*gpu* build/tests/bench_*; do
@@ -21,7 +22,6 @@ for f in "$stage"/bin/* "$stage"/tests/*; do ldd "$f" 2>/dev/null; done |
   awk '$3 ~ /^\// {print $3}' | sort -u |
   grep -v -E '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' |
   while read -r lib; do cp -L "$lib" "$stage/lib/"; done
-cp "$root"/media/conformance/* "$stage/conformance/"
 cp media/gen/*.mkv media/gen/*.ivf media/gen/*.mp4 media/gen/*.h264 "$stage/" 2>/dev/null || true
 mkdir -p "$stage/media" && mv "$stage"/*.mkv "$stage"/*.ivf "$stage"/*.mp4 "$stage"/*.h264 "$stage/media/" 2>/dev/null || true
 # The generated corpus, for tests/gpu.d/corpus.sh.

@@ -9,7 +9,7 @@ if [ -f "$root/.gpu/bundle.tar.xz" ] && [ ! -x "$root/build/vkcu" -o -n "${VKCU_
     rm -rf "$b"; mkdir -p "$b"; tar -C "$b" -xJf "$root/.gpu/bundle.tar.xz"; touch "$b/.stamp"
   fi
   export LD_LIBRARY_PATH="$b/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  VKCU=$b/bin/vkcu FFMPEG=$b/bin/ffmpeg CONF=$b/conformance MEDIA=$b/media TESTBIN=$b/tests
+  VKCU=$b/bin/vkcu FFMPEG=$b/bin/ffmpeg CONF=${VKCU_CONFORMANCE:-$root/media/conformance} MEDIA=$b/media TESTBIN=$b/tests
 else
   VKCU=$root/build/vkcu TESTBIN=$root/build/tests
   FFMPEG=$(sed -n 's/^FFMPEG_BIN := //p' "$root/build/deps.mk" 2>/dev/null)/ffmpeg
