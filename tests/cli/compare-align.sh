@@ -27,25 +27,7 @@ python3 -c "import sys; sys.exit(0 if 0.015 < float('$off') < 0.03 else 1)" ||
 # check_ffmpeg A B: vkcu's summary against ffmpeg's psnr and ssim filters on
 # the same pairs (each input's first frame at time zero, as --align start).
 check_ffmpeg() {
-  local a=$1 b=$2 g='[0:v]setpts=PTS-STARTPTS[a];[1:v]setpts=PTS-STARTPTS[b];[a][b]'
-  "$FFMPEG" -hide_banner -nostdin -i "$a" -i "$b" -lavfi "${g}psnr" -f null - 2>&1 | grep -o 'PSNR y:.*' > "$TMP/ffpsnr"
-  "$FFMPEG" -hide_banner -nostdin -i "$a" -i "$b" -lavfi "${g}ssim" -f null - 2>&1 | grep -o 'SSIM Y:.*' > "$TMP/ffssim"
-  python3 - "$TMP/out" "$TMP/ffpsnr" "$TMP/ffssim" <<'EOF'
-import re, sys
-out = open(sys.argv[1]).read()
-ffp, ffs = open(sys.argv[2]).read(), open(sys.argv[3]).read()
-def vals(text, keys):
-    return {k: float(re.search(r'\b%s:([0-9.]+|inf)' % k, text).group(1)) for k in keys}
-ours_p = vals(re.search(r'^PSNR .*$', out, re.M).group(0), ['y', 'u', 'v', 'average', 'min'])
-ours_s = vals(re.search(r'^SSIM .*$', out, re.M).group(0), ['Y', 'U', 'V', 'All'])
-theirs_p, theirs_s = vals(ffp, ['y', 'u', 'v', 'average', 'min']), vals(ffs, ['Y', 'U', 'V', 'All'])
-bad = ['PSNR %s %.4f vs %.4f' % (k, ours_p[k], theirs_p[k]) for k in ours_p if abs(ours_p[k] - theirs_p[k]) > 0.01]
-bad += ['SSIM %s %.5f vs %.5f' % (k, ours_s[k], theirs_s[k]) for k in ours_s if abs(ours_s[k] - theirs_s[k]) > 0.001]
-if not 30 < theirs_p['average'] < 70:
-    bad.append('not the expected quality of a default transcode (FFmpeg PSNR %.2f)' % theirs_p['average'])
-print('; '.join(bad) if bad else 'PSNR %.3f/%.3f dB, SSIM %.5f/%.5f' % (ours_p['average'], theirs_p['average'], ours_s['All'], theirs_s['All']))
-sys.exit(1 if bad else 0)
-EOF
+  metrics_vs_ffmpeg "$TMP/out" "$1" "$2" '[0:v]setpts=PTS-STARTPTS[a];[1:v]setpts=PTS-STARTPTS[b];[a][b]' average 30 70
 }
 
 # A source and its own default transcode: every frame paired, no timestamp

@@ -23,3 +23,30 @@ no_leftovers() { ! ls -A "$1" | grep -q '\.part'; }
 probe_val() { # file stream entry
   "$FFPROBE" -v error -select_streams "$2" -show_entries "$3" -of default=nw=1:nk=1 "$1" | head -1
 }
+# metrics_vs_ffmpeg OUT A B GRAPH KEY LO HI: vkcu compare's PSNR/SSIM summary
+# (in file OUT) equals ffmpeg's psnr and ssim filters on the pairs GRAPH makes
+# of [0:v] and [1:v] (GRAPH ends with the two pads), to 0.01 dB and 0.001, and
+# ffmpeg's PSNR KEY (y or average) lies in (LO, HI) so the pair tests something.
+# Prints the figures (or what differs); returns non-zero on a difference.
+metrics_vs_ffmpeg() {
+  local out=$1 a=$2 b=$3 g=$4 key=$5 lo=$6 hi=$7
+  "$FFMPEG" -hide_banner -nostdin -i "$a" -i "$b" -lavfi "${g}psnr" -f null - 2>&1 | grep -o 'PSNR y:.*' > "$TMP/ffpsnr"
+  "$FFMPEG" -hide_banner -nostdin -i "$a" -i "$b" -lavfi "${g}ssim" -f null - 2>&1 | grep -o 'SSIM Y:.*' > "$TMP/ffssim"
+  python3 - "$out" "$TMP/ffpsnr" "$TMP/ffssim" "$key" "$lo" "$hi" <<'PYEOF'
+import re, sys
+out = open(sys.argv[1]).read()
+ffp, ffs = open(sys.argv[2]).read(), open(sys.argv[3]).read()
+key, lo, hi = sys.argv[4], float(sys.argv[5]), float(sys.argv[6])
+def vals(text, keys):
+    return {k: float(re.search(r'\b%s:([0-9.]+|inf)' % k, text).group(1)) for k in keys}
+ours_p = vals(re.search(r'^PSNR .*$', out, re.M).group(0), ['y', 'u', 'v', 'average', 'min'])
+ours_s = vals(re.search(r'^SSIM .*$', out, re.M).group(0), ['Y', 'U', 'V', 'All'])
+theirs_p, theirs_s = vals(ffp, ['y', 'u', 'v', 'average', 'min']), vals(ffs, ['Y', 'U', 'V', 'All'])
+bad = ['PSNR %s %.4f vs %.4f' % (k, ours_p[k], theirs_p[k]) for k in ours_p if abs(ours_p[k] - theirs_p[k]) > 0.01]
+bad += ['SSIM %s %.5f vs %.5f' % (k, ours_s[k], theirs_s[k]) for k in ours_s if abs(ours_s[k] - theirs_s[k]) > 0.001]
+if not lo < theirs_p[key] < hi:
+    bad.append('the pair is not a useful test (FFmpeg PSNR %s %.2f, expected %g..%g)' % (key, theirs_p[key], lo, hi))
+print('; '.join(bad) if bad else 'PSNR %s %.4f/%.4f dB, SSIM All %.5f/%.5f' % (key, ours_p[key], theirs_p[key], ours_s['All'], theirs_s['All']))
+sys.exit(1 if bad else 0)
+PYEOF
+}
