@@ -6,11 +6,14 @@ extern const vkcu_op_class vkcu_op_denoise;
 extern const vkcu_op_class vkcu_op_convert, vkcu_op_tonemap;
 
 extern const vkcu_op_class vkcu_op_copy;
+extern const vkcu_op_class vkcu_op_crop, vkcu_op_pad;
 
 const vkcu_op_class *const vkcu_op_classes[] = {
     &vkcu_op_copy,
     &vkcu_op_denoise,
     &vkcu_op_convert,
     &vkcu_op_tonemap,
+    &vkcu_op_crop,
+    &vkcu_op_pad,
     NULL,
 };
