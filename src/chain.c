@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libavutil/error.h>
+#include <libavutil/frame.h>
 #include <libavutil/mem.h>
 
 #include "log.h"
@@ -239,6 +241,51 @@ int vkcu_chain_init(vkcu_chain *chain, const vkcu_video_format *in, vkcu_video_f
     }
     *out = cur;
     return 0;
+}
+
+static AVFrame *alloc_out(const vkcu_video_format *fmt)
+{
+    AVFrame *f = av_frame_alloc();
+    if (!f)
+        return NULL;
+    f->format = fmt->pix_fmt;
+    f->width = fmt->width;
+    f->height = fmt->height;
+    if (av_frame_get_buffer(f, 0) < 0)
+        av_frame_free(&f);
+    return f;
+}
+
+int vkcu_chain_feed_cpu(vkcu_chain *chain, int i, AVFrame *in, int (*emit)(void *opaque, AVFrame *f),
+                        void *opaque, const vkcu_op **failed_op)
+{
+    if (i == chain->nb_ops)
+        return in ? emit(opaque, in) : 0;
+    vkcu_op *op = chain->ops[i];
+    const int flushing = !in;
+    for (;;) {
+        AVFrame *out = alloc_out(&op->out);
+        if (!out)
+            return AVERROR(ENOMEM);
+        int ret = op->cls->run_cpu(op, in, out);
+        if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF) {
+            av_frame_free(&out);
+            break;
+        }
+        if (ret < 0) {
+            av_frame_free(&out);
+            if (failed_op)
+                *failed_op = op;
+            return ret;
+        }
+        const int more = ret == VKCU_OP_MORE;
+        ret = vkcu_chain_feed_cpu(chain, i + 1, out, emit, opaque, failed_op);
+        av_frame_free(&out);
+        if (ret < 0 || (!flushing && !more))
+            return ret;
+        in = NULL; /* the ready outputs, or the rest of the flush */
+    }
+    return flushing ? vkcu_chain_feed_cpu(chain, i + 1, NULL, emit, opaque, failed_op) : 0;
 }
 
 static const char *value_of(const vkcu_op *op, const char *key, const vkcu_op_key **k)

@@ -8,11 +8,26 @@
  *
  * Frame flow contract (both backends): run(op, in, out)
  *   - in != NULL: consume one input frame; returns 0 when `out` was
- *     written, AVERROR(EAGAIN) when the operator needs more input first
- *     (temporal look-ahead), or a negative error;
- *   - in == NULL: flush; returns 0 for each buffered frame, then AVERROR_EOF.
+ *     written, VKCU_OP_MORE when `out` was written and more output is
+ *     ready (frame duplication, one frame per field), AVERROR(EAGAIN) when
+ *     the operator needs more input first (temporal look-ahead), or a
+ *     negative error;
+ *   - in == NULL: no new input. After VKCU_OP_MORE the driver calls again
+ *     with in == NULL, once per ready output, before it feeds the next input:
+ *     each such call writes the next ready frame and returns VKCU_OP_MORE
+ *     again or 0 with the last one. Otherwise (nothing ready) in == NULL is
+ *     the end of the stream: flush, returning 0 or VKCU_OP_MORE for each
+ *     buffered frame, then AVERROR_EOF. So an operator tells the two apart
+ *     by its own state, and one that never returns VKCU_OP_MORE sees in ==
+ *     NULL only at the end, as before.
+ * An operator that keeps an input beyond the call references or copies it
+ * (the driver frees the AVFrame, and on the GPU reuses the input's slot,
+ * once the call and every ready output of it are done). Drivers:
+ * vkcu_chain_feed_cpu here, run_chain in gpu/session.c.
  * The operator copies timestamps and side data of the frame it outputs
- * (av_frame_copy_props on the CPU; pts/duration on the GPU).
+ * (av_frame_copy_props on the CPU; pts/duration on the GPU). Timestamps are
+ * in the format's time_base; an operator that retimes frames (fps) sets its
+ * output format's time_base and frame_rate.
  *
  * Threading: one operator instance is used by one job thread. run_cpu may
  * use op->threads worker threads internally (vkcu_parallel_rows).
@@ -40,6 +55,8 @@ typedef struct vkcu_video_format {
     enum AVColorTransferCharacteristic transfer;
     enum AVChromaLocation chroma_loc;
     AVRational sar;             /* sample aspect ratio of the decoded frames (0/1: unknown) */
+    AVRational time_base;       /* unit of the frames' pts and duration (0/1: unknown) */
+    AVRational frame_rate;      /* nominal frame rate, what the sink encodes at (0/1: unknown) */
     int has_mastering;
     AVMasteringDisplayMetadata mastering;
     int has_cll;
@@ -89,6 +106,9 @@ typedef struct vkcu_gpu_frame {
 } vkcu_gpu_frame;
 
 enum vkcu_key_type { VKCU_KEY_INT, VKCU_KEY_FLOAT, VKCU_KEY_ENUM, VKCU_KEY_STRING };
+
+/* run_cpu/run_gpu: out written, and another output is ready (see above). */
+#define VKCU_OP_MORE 1
 
 typedef struct vkcu_op_key {
     const char *name;
@@ -160,6 +180,13 @@ int vkcu_chain_parse(const char *text, vkcu_chain *chain, char *err, size_t errl
 int vkcu_chain_init(vkcu_chain *chain, const vkcu_video_format *in, vkcu_video_format *out,
                     char *err, size_t errlen);
 void vkcu_chain_free(vkcu_chain *chain);
+/* The CPU driver of the frame flow contract: runs `in` (NULL: the end of
+ * the stream, flushing every operator in order) through operators [i, nb_ops)
+ * and hands each frame that leaves the chain to emit (lent: emit may keep a
+ * reference). Returns 0, emit's error, or an operator's error with
+ * *failed_op set to that operator (else left alone). */
+int vkcu_chain_feed_cpu(vkcu_chain *chain, int i, AVFrame *in, int (*emit)(void *opaque, AVFrame *f),
+                        void *opaque, const vkcu_op **failed_op);
 
 /* Splits rows [0, height) over `threads` workers and calls fn on each band. */
 typedef void (*vkcu_rows_fn)(void *ctx, int y0, int y1);

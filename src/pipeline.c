@@ -101,55 +101,24 @@ static int sink_write(job *j, AVFrame *f)
     return 0;
 }
 
-static AVFrame *alloc_out(const vkcu_video_format *fmt)
+static int cpu_emit(void *opaque, AVFrame *f)
 {
-    AVFrame *f = av_frame_alloc();
-    if (!f)
-        return NULL;
-    f->format = fmt->pix_fmt;
-    f->width = fmt->width;
-    f->height = fmt->height;
-    if (av_frame_get_buffer(f, 0) < 0)
-        av_frame_free(&f);
-    return f;
+    job *j = opaque;
+    int ret = vkcu_format_to_frame(&j->out_fmt, f);
+    return ret < 0 ? ret : sink_write(j, f);
 }
 
-/* Feeds `in` (NULL: flush) into CPU operator `i` and on down the chain. */
-static int cpu_chain_feed(job *j, int i, AVFrame *in)
+/* Feeds `in` (NULL: flush) through the CPU operators into the sink. */
+static int cpu_chain_feed(job *j, AVFrame *in)
 {
-    int ret = 0;
-    if (i == j->chain.nb_ops) {
-        if (in) {
-            ret = vkcu_format_to_frame(&j->out_fmt, in);
-            if (ret >= 0)
-                ret = sink_write(j, in);
-        }
-        return ret;
+    const vkcu_op *failed = NULL;
+    int ret = vkcu_chain_feed_cpu(&j->chain, 0, in, cpu_emit, j, &failed);
+    if (ret < 0 && failed) {
+        char buf[128];
+        snprintf(j->err, j->errlen, "%s: operator %s failed: %s", j->p->input, failed->cls->name,
+                 vkcu_err_str(ret, buf, sizeof(buf)));
     }
-    vkcu_op *op = j->chain.ops[i];
-    for (;;) {
-        AVFrame *out = alloc_out(&op->out);
-        if (!out)
-            return AVERROR(ENOMEM);
-        ret = op->cls->run_cpu(op, in, out);
-        if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF) {
-            av_frame_free(&out);
-            ret = 0;
-            break;
-        }
-        if (ret < 0) {
-            av_frame_free(&out);
-            char buf[128];
-            snprintf(j->err, j->errlen, "%s: operator %s failed: %s", j->p->input, op->cls->name,
-                     vkcu_err_str(ret, buf, sizeof(buf)));
-            return ret;
-        }
-        ret = cpu_chain_feed(j, i + 1, out);
-        av_frame_free(&out);
-        if (ret < 0 || in)
-            return ret;
-    }
-    return in ? 0 : cpu_chain_feed(j, i + 1, NULL);
+    return ret;
 }
 
 static int gpu_drain(job *j, int wait_all)
@@ -194,6 +163,8 @@ static int first_frame(job *j, const AVFrame *f)
         j->r->path = VKCU_PATH_CPU;
     }
     vkcu_format_from_frame(&j->in_fmt, f, sw);
+    j->in_fmt.time_base = j->tb;
+    j->in_fmt.frame_rate = j->demux->frame_rate;
     int ret = vkcu_chain_init(&j->chain, &j->in_fmt, &j->out_fmt, j->err, j->errlen);
     if (ret < 0) {
         char tmp[512];
@@ -219,7 +190,7 @@ static int first_frame(job *j, const AVFrame *f)
         sink_fmt.pix_fmt = vkcu_gpu_host_format(j->out_fmt.pix_fmt);
         j->out_fmt.pix_fmt = sink_fmt.pix_fmt;
     }
-    ret = j->sink.cls->open(&j->sink, &sink_fmt, j->tb);
+    ret = j->sink.cls->open(&j->sink, &sink_fmt, sink_fmt.time_base);
     j->sink_ready = 1;
     /* The sink has discarded the streams it does not take: where a
      * container's start is that of the streams read, it may have moved. */
@@ -356,7 +327,7 @@ static int handle_frame(job *j, AVFrame *f)
         ret = vkcu_gpu_push(j->gpu, owned, j->err, j->errlen);
         return ret;
     }
-    int ret = cpu_chain_feed(j, 0, f);
+    int ret = cpu_chain_feed(j, f);
     av_frame_unref(f);
     return ret;
 }
@@ -744,7 +715,7 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
         if (ret >= 0)
             ret = gpu_drain(j, 1);
     } else {
-        ret = cpu_chain_feed(j, 0, NULL);
+        ret = cpu_chain_feed(j, NULL);
     }
     if (ret < 0)
         goto fail;

@@ -5,10 +5,9 @@
 static int callback_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb)
 {
     const vkcu_job_params *p = s->params;
-    vkcu_demux *d = s->demux;
     vkcu_stream_info info = {
         .tb_num = tb.num, .tb_den = tb.den,
-        .fps_num = d->frame_rate.num, .fps_den = d->frame_rate.den ? d->frame_rate.den : 1,
+        .fps_num = fmt->frame_rate.num, .fps_den = fmt->frame_rate.den ? fmt->frame_rate.den : 1,
         .start = 0, /* the job counts frame times from the input's start */
         .width = fmt->width, .height = fmt->height, .pix_fmt = fmt->pix_fmt,
     };

@@ -303,7 +303,7 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
     int nb_rates = 0;
     if (avcodec_get_supported_config(NULL, codec, AV_CODEC_CONFIG_FRAME_RATE, 0, &rates, &nb_rates) < 0)
         rates = NULL;
-    vkcu_frame_sync_init(&e->sync, vkcu_fps_mode_for(ofmt, d->fmt->nb_streams), d->frame_rate, tb, rates);
+    vkcu_frame_sync_init(&e->sync, vkcu_fps_mode_for(ofmt, d->fmt->nb_streams), fmt->frame_rate, tb, rates);
     tb = e->sync.tb_out;
 
     ret = configure_encoder(s, codec, fmt, tb, !!(ofmt->flags & AVFMT_GLOBALHEADER), &e->enc);

@@ -273,7 +273,7 @@ static int hash_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb)
         return AVERROR(EAGAIN);
     }
     vkcu_demux *d = s->demux;
-    vkcu_frame_sync_init(&h->sync, VKCU_FPS_VFR, d->frame_rate, tb, NULL);
+    vkcu_frame_sync_init(&h->sync, VKCU_FPS_VFR, fmt->frame_rate, tb, NULL);
     h->out_tb = h->sync.tb_out;
     FILE *o = s->params->hash_out;
     if (s->params->hash_format == VKCU_HASH_FORMAT_JSON) {

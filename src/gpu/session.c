@@ -663,29 +663,6 @@ fail:
     return ret;
 }
 
-/* Runs the chain from operator i on `in`; out receives the chain's output.
- * Returns 0 (output), AVERROR(EAGAIN) (an operator holds it back), EOF. */
-static int run_chain(vkcu_gpu *g, int i, const vkcu_gpu_frame *in, vkcu_gpu_frame *out, char *err, size_t errlen)
-{
-    if (!g->chain || i >= g->chain->nb_ops) {
-        if (!in)
-            return AVERROR_EOF;
-        *out = *in;
-        return 0;
-    }
-    vkcu_op *op = g->chain->ops[i];
-    vkcu_gpu_frame mid;
-    int ret = op->cls->run_gpu(op, in, &mid, g->stream);
-    if (ret == AVERROR_EOF && !in)
-        return run_chain(g, i + 1, NULL, out, err, errlen);
-    if (ret < 0) {
-        if (ret != AVERROR(EAGAIN))
-            snprintf(err, errlen, "operator %s failed on the GPU: %s", op->cls->name, av_err2str(ret));
-        return ret;
-    }
-    return run_chain(g, i + 1, &mid, out, err, errlen);
-}
-
 static int start_download(vkcu_gpu *g, int s, const vkcu_gpu_frame *out, int pend_idx, char *err, size_t errlen)
 {
     int ret = 0;
@@ -756,36 +733,96 @@ fail:
     return ret;
 }
 
+/* Where the outputs of one run of the chain go. */
+typedef struct chain_sink {
+    int slot;        /* the input's ring slot, -1 when flushing */
+    int nb_out;      /* outputs so far */
+} chain_sink;
+
+/* Waits for room in the output queue: an operator that multiplies frames
+ * (fps, one frame per field) can give more outputs for one input than the
+ * queue holds. The caller pops while the queue is full, so the wait ends;
+ * closing the session ends it too. */
+static int reserve_pending(vkcu_gpu *g, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&g->lock);
+    while (g->pend_tail - g->pend_head >= MAX_PENDING - 1 && !g->quit && !g->werr)
+        pthread_cond_wait(&g->cond, &g->lock);
+    int stop = g->pend_tail - g->pend_head >= MAX_PENDING - 1;
+    pthread_mutex_unlock(&g->lock);
+    if (stop) {
+        snprintf(err, errlen, "GPU session closed with output pending");
+        return AVERROR_EXIT;
+    }
+    return 0;
+}
+
+/* One frame leaving the chain: its own pending entry and pinned host
+ * buffer. All outputs of one run (and all flushed ones) go through the same
+ * device staging buffer: the download kernel, the copy to the host and the
+ * next output's kernel are ordered on the one stream, so none overwrites
+ * what the previous copy has not read yet. */
+static int chain_emit(vkcu_gpu *g, chain_sink *cs, const vkcu_gpu_frame *out, char *err, size_t errlen)
+{
+    int ret = 0;
+    if (cs->nb_out++ > 0 || cs->slot < 0) {
+        /* The first output of an input has its entry taken and its start
+         * recorded (with the Vulkan copy) before the chain ran; a further
+         * output, or a flushed one, starts here. */
+        if ((ret = reserve_pending(g, err, errlen)) < 0)
+            return ret;
+        int i = (int)(g->pend_tail % MAX_PENDING);
+        g->pending[i].ev_start = g->events[i][0];
+        g->pending[i].ev_ops = g->events[i][1];
+        g->pending[i].ev_end = g->events[i][2];
+        g->pending[i].vk_timed = 0;
+        CU_CHECK(cudaEventRecord(g->pending[i].ev_start, g->stream));
+    }
+    int idx = (int)(g->pend_tail % MAX_PENDING);
+    if ((ret = start_download(g, cs->slot, out, idx, err, errlen)) < 0)
+        return ret;
+    return finish_host_copy(g, cs->slot, out, err, errlen);
+fail:
+    return ret;
+}
+
+/* The GPU driver of the frame flow contract (op.h), as vkcu_chain_feed_cpu:
+ * runs `in` (NULL: flush) through operators [i, nb_ops), each frame leaving
+ * the chain to chain_emit. */
+static int run_chain(vkcu_gpu *g, int i, const vkcu_gpu_frame *in, chain_sink *cs, char *err, size_t errlen)
+{
+    if (!g->chain || i >= g->chain->nb_ops)
+        return in ? chain_emit(g, cs, in, err, errlen) : 0;
+    vkcu_op *op = g->chain->ops[i];
+    const int flushing = !in;
+    for (;;) {
+        vkcu_gpu_frame mid;
+        int ret = op->cls->run_gpu(op, in, &mid, g->stream);
+        if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF)
+            break;
+        if (ret < 0) {
+            snprintf(err, errlen, "operator %s failed on the GPU: %s", op->cls->name, av_err2str(ret));
+            return ret;
+        }
+        const int more = ret == VKCU_OP_MORE;
+        ret = run_chain(g, i + 1, &mid, cs, err, errlen);
+        if (ret < 0 || (!flushing && !more))
+            return ret;
+        in = NULL; /* the ready outputs, or the rest of the flush */
+    }
+    return flushing ? run_chain(g, i + 1, NULL, cs, err, errlen) : 0;
+}
+
 static int handoff_frame(vkcu_gpu *g, AVFrame *frame, char *err, size_t errlen)
 {
     int ret = 0;
-    vkcu_gpu_frame in, out;
-    if (g->pend_tail - g->pend_head >= MAX_PENDING - 1) {
-        snprintf(err, errlen, "internal: GPU output queue overflow");
-        av_frame_free(&frame);
-        return AVERROR_BUG;
-    }
+    vkcu_gpu_frame in;
     if (!frame) {
         /* Flush operators holding frames back; their outputs need no slot. */
         if (!g->ring_ready)
             return 0;
-        for (;;) {
-            int idx = (int)(g->pend_tail % MAX_PENDING);
-            g->pending[idx].ev_start = g->events[idx][0];
-            g->pending[idx].ev_ops = g->events[idx][1];
-            g->pending[idx].ev_end = g->events[idx][2];
-            g->pending[idx].vk_timed = 0;
-            CU_CHECK(cudaEventRecord(g->pending[idx].ev_start, g->stream));
-            ret = run_chain(g, 0, NULL, &out, err, errlen);
-            if (ret == AVERROR_EOF)
-                return 0;
-            if (ret < 0)
-                return ret;
-            /* Flushed frames share slot 0's staging buffer; the stream orders its reuse. */
-            if ((ret = start_download(g, -1, &out, idx, err, errlen)) < 0 ||
-                (ret = finish_host_copy(g, -1, &out, err, errlen)) < 0)
-                return ret;
-        }
+        chain_sink cs = { .slot = -1 };
+        return run_chain(g, 0, NULL, &cs, err, errlen);
     }
     enum AVPixelFormat sw = frame->format == AV_PIX_FMT_VULKAN
                                 ? ((AVHWFramesContext *)frame->hw_frames_ctx->data)->sw_format
@@ -814,6 +851,8 @@ static int handoff_frame(vkcu_gpu *g, AVFrame *frame, char *err, size_t errlen)
         ret = VKCU_ERR_INPUT;
         goto fail;
     }
+    if ((ret = reserve_pending(g, err, errlen)) < 0)
+        goto fail;
     int s = (int)(g->frame_no++ % g->nb_slots);
     frame_slot *sl = &g->slot[s];
     int idx = (int)(g->pend_tail % MAX_PENDING);
@@ -844,21 +883,15 @@ static int handoff_frame(vkcu_gpu *g, AVFrame *frame, char *err, size_t errlen)
     CU_CHECK(cudaEventRecord(pf->ev_start, g->stream));
     slot_gpu_frame(g, sl, &in, frame);
     av_frame_free(&frame);
-    ret = run_chain(g, 0, &in, &out, err, errlen);
-    if (ret == AVERROR(EAGAIN)) {
-        /* Operator holds the frame back (look-ahead): the slot is free again. */
-        if (vulkan && (ret = signal_done(g, s, err, errlen)) < 0)
-            return ret;
-        return 0;
-    }
+    /* None (an operator holds the frame back), one or several outputs. */
+    chain_sink cs = { .slot = s };
+    ret = run_chain(g, 0, &in, &cs, err, errlen);
     if (ret < 0)
         return ret;
-    if ((ret = start_download(g, s, &out, idx, err, errlen)) < 0)
-        return ret;
-    /* The chain and the download kernel have read the slot: release it. */
+    /* The chain and the download kernels have read the slot: release it. */
     if (vulkan && (ret = signal_done(g, s, err, errlen)) < 0)
         return ret;
-    return finish_host_copy(g, s, &out, err, errlen);
+    return 0;
 fail:
     av_frame_free(&frame);
     return ret;

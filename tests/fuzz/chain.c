@@ -76,6 +76,7 @@ static void feed(vkcu_chain *chain, int i, const AVFrame *in)
     if (i == chain->nb_ops)
         return;
     vkcu_op *op = chain->ops[i];
+    const int flushing = !in;
     for (;;) {
         AVFrame *out = alloc_frame(&op->out);
         int ret = op->cls->run_cpu(op, in, out);
@@ -88,10 +89,11 @@ static void feed(vkcu_chain *chain, int i, const AVFrame *in)
                    "operator %s wrote a frame unlike its declared output", op->cls->name);
         feed(chain, i + 1, out);
         av_frame_free(&out);
-        if (in)
+        if (!flushing && ret != VKCU_OP_MORE)
             return;
+        in = NULL; /* op.h: the ready outputs, or the rest of the flush */
     }
-    if (!in)
+    if (flushing)
         feed(chain, i + 1, NULL);
 }
 
@@ -123,6 +125,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     in.transfer = k->transfer;
     in.range = data[0] & 32 ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG;
     in.chroma_loc = data[0] & 64 ? AVCHROMA_LOC_TOPLEFT : AVCHROMA_LOC_LEFT;
+    in.time_base = (AVRational){ 1, 25 };
+    in.frame_rate = (AVRational){ 25, 1 };
     if (k->hdr_metadata) {
         in.has_mastering = in.has_cll = 1;
         in.mastering.has_luminance = in.mastering.has_primaries = 1;
