@@ -7,6 +7,7 @@ extern const vkcu_op_class vkcu_op_convert, vkcu_op_tonemap;
 
 extern const vkcu_op_class vkcu_op_copy;
 extern const vkcu_op_class vkcu_op_crop, vkcu_op_pad;
+extern const vkcu_op_class vkcu_op_fps;
 
 const vkcu_op_class *const vkcu_op_classes[] = {
     &vkcu_op_copy,
@@ -15,5 +16,6 @@ const vkcu_op_class *const vkcu_op_classes[] = {
     &vkcu_op_tonemap,
     &vkcu_op_crop,
     &vkcu_op_pad,
+    &vkcu_op_fps,
     NULL,
 };
