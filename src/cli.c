@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "compare.h"
 #include "log.h"
 #include "number.h"
 #include "preset.h"
@@ -22,7 +23,7 @@
 const cli_verb cli_verbs[] = {
     { "probe", "list Vulkan and CUDA devices and which pairs match", cli_main_probe },
     { "formats", "list the codecs and containers this build reads; which decode on the GPU here", cli_main_formats },
-    { "hash", "per-frame hashes of decoded (and processed) frames", cli_main_hash },
+    { "hash", "per-frame hashes (md5, sha256, crc32, xxh64, blake3) of decoded (and processed) frames", cli_main_hash },
     { "compare", "compare two videos or hash lists frame by frame (PSNR, SSIM, max diff)", cli_main_compare },
     { "verify", "run a regression manifest: expected hashes or metric limits per case", cli_main_verify },
     { "batch", "process a folder: presets, concurrent streams, resume, report, shards", cli_main_batch },
@@ -512,7 +513,8 @@ int cli_main_hash(int argc, char **argv)
                    "framemd5 format (diffable against `ffmpeg -i INPUT -f framemd5 -`) or JSON lines.\n"
                    "A frame's hash covers the visible picture, planes in order, rows packed,\n"
                    "16-bit samples little-endian; GPU-decoded NV12/P010 hash as yuv420p/yuv420p10le.\n\n"
-                   "  --algo md5|sha256|crc32|xxh64  hash function (default md5)\n"
+                   "  --algo md5|sha256|crc32|xxh64|blake3  hash function (default md5); blake3 is\n"
+                   "                           BLAKE3's 32-byte digest (as b3sum), computed on the GPU there\n"
                    "  --format framemd5|framecrc|json  output format (default framemd5); framecrc is\n"
                    "                           FFmpeg FATE's (adler32, as `ffmpeg -flags +bitexact -f framecrc`)\n"
                    "  --whole                  one hash of all frames' bytes in order, printed as\n"
@@ -532,16 +534,8 @@ int cli_main_hash(int argc, char **argv)
             if (!strcmp(a, "-o"))
                 outpath = v;
             else if (!strcmp(a, "--algo")) {
-                if (!strcmp(v, "md5"))
-                    p.hash_algo = VKCU_HASH_MD5;
-                else if (!strcmp(v, "crc32"))
-                    p.hash_algo = VKCU_HASH_CRC32;
-                else if (!strcmp(v, "xxh64"))
-                    p.hash_algo = VKCU_HASH_XXH64;
-                else if (!strcmp(v, "sha256"))
-                    p.hash_algo = VKCU_HASH_SHA256;
-                else
-                    return cli_usage_error("--algo: '%s' is not md5, sha256, crc32 or xxh64", v);
+                if (vkcu_hash_algo_parse(v, &p.hash_algo) < 0)
+                    return cli_usage_error("--algo: '%s' is not " VKCU_HASH_ALGOS, v);
             } else {
                 if (!strcmp(v, "framemd5"))
                     p.hash_format = VKCU_HASH_FORMAT_FRAMEMD5;

@@ -11,6 +11,7 @@
 
 #include "batch.h"
 #include "cli.h"
+#include "compare.h"
 #include "log.h"
 #include "number.h"
 #include "preset.h"
@@ -45,8 +46,7 @@ static void print_preset(const vkcu_preset *ps, FILE *out)
     fprintf(out, "%s: %s\n  file: %s\n  chain: %s\n", ps->name, ps->description, ps->path,
             ps->chain[0] ? ps->chain : "(none)");
     if (ps->sink == VKCU_SINK_HASH) {
-        static const char *const algos[] = { "md5", "crc32", "xxh64" };
-        fprintf(out, "  output: hash %s, %s\n", algos[ps->hash_algo],
+        fprintf(out, "  output: hash %s, %s\n", vkcu_hash_algo_id(ps->hash_algo),
                 ps->hash_format == VKCU_HASH_FORMAT_JSON ? "json" : "framemd5");
     } else {
         fprintf(out, "  output: encode with %s", ps->encoder[0] ? ps->encoder : "the container's default encoder");

@@ -32,22 +32,34 @@
 /* ------------------------------------------------------------------ */
 /* hash lists                                                           */
 
+/* The one list of hash functions a user can name (options, presets,
+ * manifests, hash-list headers); adler32 is framecrc's, never named. */
+static const struct {
+    const char *id, *name;
+} hash_algos[] = {
+    [VKCU_HASH_MD5] = { "md5", "MD5" },         [VKCU_HASH_CRC32] = { "crc32", "CRC32" },
+    [VKCU_HASH_XXH64] = { "xxh64", "XXH64" },   [VKCU_HASH_SHA256] = { "sha256", "SHA256" },
+    [VKCU_HASH_ADLER32] = { NULL, "ADLER32" }, [VKCU_HASH_BLAKE3] = { "blake3", "BLAKE3" },
+};
+
 const char *vkcu_hash_algo_name(enum vkcu_hash_algo a)
 {
-    return a == VKCU_HASH_CRC32 ? "CRC32" : a == VKCU_HASH_XXH64 ? "XXH64" : "MD5";
+    return (unsigned)a < sizeof(hash_algos) / sizeof(hash_algos[0]) ? hash_algos[a].name : "MD5";
+}
+
+const char *vkcu_hash_algo_id(enum vkcu_hash_algo a)
+{
+    return (unsigned)a < sizeof(hash_algos) / sizeof(hash_algos[0]) && hash_algos[a].id ? hash_algos[a].id : "md5";
 }
 
 int vkcu_hash_algo_parse(const char *name, enum vkcu_hash_algo *a)
 {
-    if (!strcasecmp(name, "md5"))
-        *a = VKCU_HASH_MD5;
-    else if (!strcasecmp(name, "crc32"))
-        *a = VKCU_HASH_CRC32;
-    else if (!strcasecmp(name, "xxh64"))
-        *a = VKCU_HASH_XXH64;
-    else
-        return -1;
-    return 0;
+    for (size_t i = 0; i < sizeof(hash_algos) / sizeof(hash_algos[0]); i++)
+        if (hash_algos[i].id && !strcasecmp(name, hash_algos[i].id)) {
+            *a = (enum vkcu_hash_algo)i;
+            return 0;
+        }
+    return -1;
 }
 
 void vkcu_hash_list_free(vkcu_hash_list *l)
@@ -136,9 +148,9 @@ static int parse_line(vkcu_hash_list *l, char *line, const char *name, int linen
                 v++;
             if (vkcu_hash_algo_parse(v, &l->algo) < 0) {
                 if (*known)
-                    snprintf(err, errlen, "%s:%d: hash algorithm '%.40s' is not MD5, CRC32 or XXH64", name, lineno, v);
+                    snprintf(err, errlen, "%s:%d: hash algorithm '%.40s' is not " VKCU_HASH_ALGOS_UPPER, name, lineno, v);
                 else
-                    snprintf(err, errlen, "%s:%d: not a hash list (its hash algorithm is not MD5, CRC32 or XXH64)",
+                    snprintf(err, errlen, "%s:%d: not a hash list (its hash algorithm is not " VKCU_HASH_ALGOS_UPPER ")",
                              name, lineno);
                 return VKCU_ERR_INPUT;
             }

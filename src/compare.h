@@ -46,9 +46,15 @@ int vkcu_hash_list_load(const char *path, vkcu_hash_list *l, char *err, size_t e
 /* 1 when the file starts like a hash list (framemd5 or vkcu JSON), else 0. */
 int vkcu_hash_list_sniff(const char *path);
 void vkcu_hash_list_free(vkcu_hash_list *l);
+/* "MD5", "BLAKE3", ...: as framemd5 headers and messages name them. */
 const char *vkcu_hash_algo_name(enum vkcu_hash_algo a);
-/* "md5", "MD5", "crc32", "xxh64", ...: 0 or -1. */
+/* "md5", "blake3", ...: as options, presets and manifests name them. */
+const char *vkcu_hash_algo_id(enum vkcu_hash_algo a);
+/* "md5", "MD5", "crc32", "blake3", ... (any case): 0 or -1. */
 int vkcu_hash_algo_parse(const char *name, enum vkcu_hash_algo *a);
+/* For messages: what vkcu_hash_algo_parse accepts. */
+#define VKCU_HASH_ALGOS "md5, sha256, crc32, xxh64 or blake3"
+#define VKCU_HASH_ALGOS_UPPER "MD5, SHA256, CRC32, XXH64 or BLAKE3"
 
 /* ---- frame metrics ---- */
 typedef struct vkcu_frame_metrics {

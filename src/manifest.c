@@ -161,7 +161,7 @@ static int set_key(vkcu_manifest *m, vkcu_manifest_case *c, const char *key, con
         }
     } else if (!strcmp(key, "algo")) {
         if (vkcu_hash_algo_parse(value, &c->algo) < 0)
-            SYNTAX("algo '%s' is not md5, crc32 or xxh64", value);
+            SYNTAX("algo '%s' is not " VKCU_HASH_ALGOS, value);
         c->algo_set = 1;
     } else if (!strcmp(key, "frames")) {
         int64_t x;

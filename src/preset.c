@@ -18,6 +18,7 @@
 #include <libavformat/avformat.h>
 #include <libavutil/opt.h>
 
+#include "compare.h"
 #include "number.h"
 #include "op.h"
 #include "preset.h"
@@ -263,14 +264,8 @@ static int parse_statement(parse_state *s, int line, int key, int col, const cha
         return 0;
     }
     case KEY_HASH:
-        if (!strcmp(v, "md5"))
-            ps->hash_algo = VKCU_HASH_MD5;
-        else if (!strcmp(v, "crc32"))
-            ps->hash_algo = VKCU_HASH_CRC32;
-        else if (!strcmp(v, "xxh64"))
-            ps->hash_algo = VKCU_HASH_XXH64;
-        else
-            return perr(s, line, col, "hash: '%s' is not md5, crc32 or xxh64", v);
+        if (vkcu_hash_algo_parse(v, &ps->hash_algo) < 0)
+            return perr(s, line, col, "hash: '%s' is not " VKCU_HASH_ALGOS, v);
         return 0;
     case KEY_HASH_FORMAT:
         if (!strcmp(v, "framemd5"))

@@ -22,6 +22,8 @@
 #include <libavutil/intreadwrite.h>
 #include <libavutil/pixdesc.h>
 
+#include "blake3.h"
+#include "compare.h"
 #include "json.h"
 #include "log.h"
 #include "stage.h"
@@ -53,17 +55,9 @@ typedef struct hash_sink {
     /* VKCU_HASH_FORMAT_WHOLE: one running hash, fed in frame order */
     struct AVHashContext *whole;
     vkcu_xxh64_state whole_xxh;
+    vkcu_blake3 whole_b3;
     int64_t whole_frames;
 } hash_sink;
-
-static const char *algo_name(enum vkcu_hash_algo a)
-{
-    return a == VKCU_HASH_CRC32    ? "CRC32"
-           : a == VKCU_HASH_XXH64  ? "XXH64"
-           : a == VKCU_HASH_SHA256 ? "SHA256"
-           : a == VKCU_HASH_ADLER32 ? "ADLER32"
-                                   : "MD5";
-}
 
 /* Semi-planar (NV12, P010, ...) and MSB-aligned samples: hashed as their
  * planar equivalent (yuv420p, yuv420p10le, ...) so that a frame's hash does
@@ -130,6 +124,13 @@ static void walk_rows(const AVFrame *f, void (*update)(void *, const uint8_t *, 
 static void md5_update(void *ctx, const uint8_t *d, size_t n) { av_hash_update(ctx, d, n); }
 static void xxh_update(void *ctx, const uint8_t *d, size_t n) { vkcu_xxh64_update(ctx, d, n); }
 static void adler_update(void *ctx, const uint8_t *d, size_t n) { *(AVAdler *)ctx = av_adler32_update(*(AVAdler *)ctx, d, n); }
+static void b3_update(void *ctx, const uint8_t *d, size_t n) { vkcu_blake3_update(ctx, d, n); }
+
+static void digest_hex(const uint8_t *d, int len, char *hex, size_t hexlen)
+{
+    for (int i = 0; i < len && (size_t)(2 * i + 2) < hexlen; i++)
+        snprintf(hex + 2 * i, 3, "%02x", d[i]);
+}
 
 int vkcu_frame_hash(const AVFrame *frame, enum vkcu_hash_algo algo, char *hex, size_t hexlen, int *size)
 {
@@ -140,6 +141,15 @@ int vkcu_frame_hash(const AVFrame *frame, enum vkcu_hash_algo algo, char *hex, s
         snprintf(hex, hexlen, "%016" PRIx64, vkcu_xxh64_digest(&st));
         return 0;
     }
+    if (algo == VKCU_HASH_BLAKE3) {
+        vkcu_blake3 b;
+        uint8_t d[VKCU_BLAKE3_LEN];
+        vkcu_blake3_init(&b);
+        walk_rows(frame, b3_update, &b, size);
+        vkcu_blake3_final(&b, d);
+        digest_hex(d, sizeof(d), hex, hexlen);
+        return 0;
+    }
     if (algo == VKCU_HASH_ADLER32) {
         /* framecrc starts from 0, not adler32's usual 1 */
         AVAdler a = 0;
@@ -148,7 +158,7 @@ int vkcu_frame_hash(const AVFrame *frame, enum vkcu_hash_algo algo, char *hex, s
         return 0;
     }
     struct AVHashContext *h = NULL;
-    int ret = av_hash_alloc(&h, algo_name(algo));
+    int ret = av_hash_alloc(&h, vkcu_hash_algo_name(algo));
     if (ret < 0)
         return ret;
     av_hash_init(h);
@@ -251,7 +261,11 @@ static int hash_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb)
             vkcu_xxh64_init(&h->whole_xxh, 0);
             return 0;
         }
-        int ret = av_hash_alloc(&h->whole, algo_name(h->algo));
+        if (h->algo == VKCU_HASH_BLAKE3) {
+            vkcu_blake3_init(&h->whole_b3);
+            return 0;
+        }
+        int ret = av_hash_alloc(&h->whole, vkcu_hash_algo_name(h->algo));
         if (ret < 0)
             return ret;
         av_hash_init(h->whole);
@@ -281,8 +295,9 @@ static int hash_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb)
          * before any text of the file name */
         char tbs[48];
         snprintf(tbs, sizeof(tbs), "%d/%d", h->out_tb.num, h->out_tb.den);
-        json_t *j = json_pack("{sssssssssisi}", "type", "header", "hash", algo_name(s->params->hash_algo), "tb", tbs,
-                              "pix_fmt", av_get_pix_fmt_name(fmt->pix_fmt), "width", fmt->width, "height", fmt->height);
+        json_t *j = json_pack("{sssssssssisi}", "type", "header", "hash", vkcu_hash_algo_name(s->params->hash_algo),
+                              "tb", tbs, "pix_fmt", av_get_pix_fmt_name(fmt->pix_fmt), "width", fmt->width, "height",
+                              fmt->height);
         if (!j || vkcu_json_set_bytes(j, "input", d->path) < 0) {
             json_decref(j);
             j = NULL;
@@ -298,7 +313,7 @@ static int hash_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb)
                 h->out_tb.num, h->out_tb.den, fmt->width, fmt->height, sar.num, sar.num ? sar.den : 1);
     } else {
         fprintf(o, "#format: frame checksums\n#version: 2\n#hash: %s\n#software: vkcu (%s)\n",
-                algo_name(s->params->hash_algo), av_get_pix_fmt_name(fmt->pix_fmt));
+                vkcu_hash_algo_name(s->params->hash_algo), av_get_pix_fmt_name(fmt->pix_fmt));
         fprintf(o, "#tb 0: %d/%d\n#media_type 0: video\n#codec_id 0: rawvideo\n#dimensions 0: %dx%d\n",
                 h->out_tb.num, h->out_tb.den, fmt->width, fmt->height);
         AVRational sar = s->demux->video->codecpar->sample_aspect_ratio;
@@ -315,6 +330,8 @@ static int hash_emit(void *opaque, AVFrame *frame)
         int size;
         if (h->whole)
             walk_rows(frame, md5_update, h->whole, &size);
+        else if (h->algo == VKCU_HASH_BLAKE3)
+            walk_rows(frame, b3_update, &h->whole_b3, &size);
         else
             walk_rows(frame, xxh_update, &h->whole_xxh, &size);
         h->whole_frames++;
@@ -351,14 +368,19 @@ static int hash_close(vkcu_sink *s, int ok)
     if (s->params->hash_format == VKCU_HASH_FORMAT_WHOLE) {
         /* as `ffmpeg -f md5` prints it: ALGO=hex */
         char hex[AV_HASH_MAX_SIZE * 2 + 1];
-        if (h->whole)
+        if (h->whole) {
             av_hash_final_hex(h->whole, (uint8_t *)hex, sizeof(hex));
-        else
+        } else if (h->algo == VKCU_HASH_BLAKE3) {
+            uint8_t d[VKCU_BLAKE3_LEN];
+            vkcu_blake3_final(&h->whole_b3, d);
+            digest_hex(d, sizeof(d), hex, sizeof(hex));
+        } else {
             snprintf(hex, sizeof(hex), "%016" PRIx64, vkcu_xxh64_digest(&h->whole_xxh));
+        }
         av_hash_freep(&h->whole);
         if (ok && h->whole_frames) {
             FILE *o = s->params->hash_out;
-            fprintf(o, "%s=%s\n", algo_name(h->algo), hex);
+            fprintf(o, "%s=%s\n", vkcu_hash_algo_name(h->algo), hex);
             if (fflush(o) || ferror(o))
                 ret = VKCU_ERR_OUTPUT;
         }

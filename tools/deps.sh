@@ -36,7 +36,8 @@ a1be51d8a10744952fe94fa318bf71bbc8074bed0951382c079ab7ef227f74ef  ffmpeg_7.1.5-0
 
 packages=(build-essential pkg-config nasm dpkg-dev xz-utils ca-certificates
   libvulkan1 mesa-vulkan-drivers libzimg-dev libx264-dev libx265-dev
-  libsvtav1enc-dev libdav1d-dev libvpx-dev libaom-dev glslang-dev zlib1g-dev libjansson-dev)
+  libsvtav1enc-dev libdav1d-dev libvpx-dev libaom-dev glslang-dev zlib1g-dev libjansson-dev
+  b3sum)
 
 install_packages() {
   [ "${VKCU_NO_APT:-0}" = 1 ] && return 0
