@@ -21,13 +21,40 @@ FF_LIBS   = $(shell $(PKG) --static --libs $(PKGS) 2>/dev/null)
 JSON_CFLAGS = $(shell pkg-config --cflags jansson 2>/dev/null)
 JSON_LIBS   = $(shell pkg-config --variable=libdir jansson 2>/dev/null)/libjansson.a
 
+# libvmaf (optional: `compare --vmaf`, manifest key min-vmaf). Debian has no
+# libvmaf package: build it outside the checkout (docs/regression.md, VMAF)
+# and name its prefix, `make VMAF_PREFIX=DIR`, or let pkg-config find it
+# (PKG_CONFIG_PATH). VMAF=yes fails without it, VMAF=no leaves it out. Only src/vmaf.c
+# depends on it; $(BUILD)/vmaf.mk records the choice (tests read it) and
+# rebuilds that file when it changes.
+VMAF ?= auto
+VMAF_PREFIX ?=
+VMAF_PKG := PKG_CONFIG_PATH=$(if $(VMAF_PREFIX),$(VMAF_PREFIX)/lib/pkgconfig:$(VMAF_PREFIX)/lib/x86_64-linux-gnu/pkgconfig:$(VMAF_PREFIX)/lib64/pkgconfig:)$(PKG_CONFIG_PATH) pkg-config
+ifneq ($(VMAF),no)
+VMAF_VERSION := $(shell $(VMAF_PKG) --exists 'libvmaf >= 2.0.0' 2>/dev/null && $(VMAF_PKG) --modversion libvmaf)
+endif
+ifneq ($(VMAF_VERSION),)
+VMAF_LIBDIR := $(shell $(VMAF_PKG) --variable=libdir libvmaf)
+VMAF_CFLAGS := -DHAVE_LIBVMAF $(shell $(VMAF_PKG) --cflags libvmaf)
+# Static when there is an archive: the GPU machine has no libvmaf.so. It is
+# partly C++ (its SVM); -lstdc++ is in LDLIBS already.
+VMAF_LIBS := $(if $(wildcard $(VMAF_LIBDIR)/libvmaf.a),$(VMAF_LIBDIR)/libvmaf.a,$(shell $(VMAF_PKG) --libs libvmaf))
+else ifneq ($(VMAF),no)
+ifneq ($(VMAF_PREFIX),)
+$(error VMAF_PREFIX=$(VMAF_PREFIX): no libvmaf >= 2.0.0 there (expected DIR/lib/pkgconfig/libvmaf.pc; docs/regression.md, VMAF))
+else ifeq ($(VMAF),yes)
+$(error VMAF=yes: pkg-config finds no libvmaf >= 2.0.0 (set VMAF_PREFIX=DIR; docs/regression.md, VMAF))
+endif
+endif
+VMAF_STATE := VMAF_VERSION := $(VMAF_VERSION)|VMAF_PREFIX := $(if $(VMAF_VERSION),$(shell $(VMAF_PKG) --variable=prefix libvmaf))|VMAF_LIBS := $(VMAF_LIBS)
+
 WARN    := -Wall -Wextra -Wshadow -Wmissing-prototypes -Werror
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -D_GNU_SOURCE -pthread $(WARN) -Isrc -Ikernels -I$(VK_HEADERS) -I$(CUDA)/include $(FF_CFLAGS) $(JSON_CFLAGS)
 NVFLAGS ?= -O3
 NVFLAGS += -std=c++17 -Werror all-warnings -Xcompiler -Wall,-Wextra -Isrc -Ikernels -I$(VK_HEADERS) $(FF_CFLAGS) \
            -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
-LDLIBS  = $(FF_LIBS) $(JSON_LIBS) -L$(CUDA)/lib64 -lcudart_static -lzimg -lstdc++ -ldl -lrt -lm -pthread
+LDLIBS  = $(FF_LIBS) $(JSON_LIBS) $(VMAF_LIBS) -L$(CUDA)/lib64 -lcudart_static -lzimg -lstdc++ -ldl -lrt -lm -pthread
 
 # EXCLUDE: sources to leave out of a build (work in progress in a shared tree)
 EXCLUDE ?=
@@ -43,7 +70,7 @@ FUZZ_REPLAY := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 BENCH_SRC := $(wildcard tests/bench/*.c)
 BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps test test-gpu demo bench install clean media check-deps
+.PHONY: FORCE all deps test test-gpu demo bench install clean media check-deps
 .DEFAULT_GOAL := all
 
 all: check-deps $(BUILD)/vkcu $(BUILD)/libvkcu.a $(TEST_BIN) $(BENCH_BIN) $(FUZZ_REPLAY)
@@ -84,6 +111,15 @@ $(CU_BUILD)/obj/%.cu.o: %.cu $(CU_BUILD)/deps.mk
 	@mkdir -p $(@D)
 	@echo "NVCC $<"
 	@$(NVCC) $(NVFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/vmaf.mk: FORCE
+	@mkdir -p $(@D)
+	@printf '%s\n' '$(VMAF_STATE)' | tr '|' '\n' > $@.new; \
+	 if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
+$(BUILD)/obj/src/vmaf.o: CFLAGS += $(VMAF_CFLAGS)
+$(BUILD)/obj/src/vmaf.o: $(BUILD)/vmaf.mk
+$(BUILD)/vkcu: $(BUILD)/vmaf.mk
+FORCE:
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
 

@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "stage.h"
+#include "vmaf.h"
 
 static void print_lib(const char *name, unsigned v)
 {
@@ -78,6 +79,9 @@ int cli_print_version(const char *vkcu_version)
     print_lib("libavutil", avutil_version());
     putchar('\n');
     print_configuration();
+    char vmaf[256];
+    vkcu_vmaf_describe(vmaf, sizeof(vmaf));
+    printf("VMAF: %s\n", vmaf);
     vkcu_probe_summary(&info);
     print_devices(&info);
     return 0;
