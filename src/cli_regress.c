@@ -40,13 +40,17 @@ static void compare_help(void)
            "  --chain-a TEXT, --chain-b TEXT  operators for one input only (after --chain)\n"
            "  --scale                  compare different sizes: B scaled to A's size and format\n"
            "                           (swscale bicubic, as ffmpeg's scale=W:H:flags=bicubic+accurate_rnd+bitexact)\n"
-           "  --csv FILE, --json FILE  one row per paired frame (pts, PSNR, SSIM, max diff)\n"
+           "  --csv FILE, --json FILE  one row per paired frame (pts, PSNR, SSIM, max diff, VMAF)\n"
+           "  --vmaf                   score every pair with libvmaf's default model (vmaf_v0.6.1),\n"
+           "                           A the reference; per-frame lines then print at the end\n"
+           "  --min-vmaf SCORE         pass when the mean VMAF is at least SCORE (implies --vmaf)\n"
            "  -y                       replace an existing --diff-image, --csv or --json file (never A or B)\n"
            "  --chain, --backend, --start, --duration, --frames and the other processing options\n"
            "  apply to both inputs; --start and --duration count from each input's own start\n\n");
     cli_job_options_help(stdout);
     printf("\nExit codes: 0 the inputs match (within the limits), 6 they do not,\n"
-           "  3 an input is missing or unreadable, 2 bad usage, 4 the diff image cannot be written.\n");
+           "  3 an input is missing or unreadable, 2 bad usage (or --vmaf in a build without libvmaf),\n"
+           "  4 the diff image cannot be written.\n");
 }
 
 int cli_main_compare(int argc, char **argv)
@@ -80,7 +84,8 @@ int cli_main_compare(int argc, char **argv)
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             compare_help();
             return 0;
-        } else if (!strcmp(a, "--max-diff") || !strcmp(a, "--min-psnr") || !strcmp(a, "--diff-image")) {
+        } else if (!strcmp(a, "--max-diff") || !strcmp(a, "--min-psnr") || !strcmp(a, "--diff-image") ||
+                   !strcmp(a, "--min-vmaf")) {
             if (!v)
                 return cli_usage_error("%s needs a value", a);
             i++;
@@ -91,6 +96,9 @@ int cli_main_compare(int argc, char **argv)
                 if (cli_parse_int(a, v, 0, 65535, &x) < 0)
                     return VKCU_EXIT_USAGE;
                 cp.max_diff = (int)x;
+            } else if (!strcmp(a, "--min-vmaf")) {
+                if (cli_parse_number(a, v, 0, 100, &cp.min_vmaf) < 0)
+                    return VKCU_EXIT_USAGE;
             } else if (cli_parse_number(a, v, 0, 1000, &cp.min_psnr) < 0) {
                 return VKCU_EXIT_USAGE;
             }
@@ -119,6 +127,8 @@ int cli_main_compare(int argc, char **argv)
             cp.per_frame = 1;
         } else if (!strcmp(a, "--scale")) {
             cp.scale = 1;
+        } else if (!strcmp(a, "--vmaf")) {
+            cp.vmaf = 1;
         } else if (!strcmp(a, "-y")) {
             cp.overwrite = 1;
         } else {
@@ -188,7 +198,8 @@ static void verify_help(void)
            "                           (refused by default: --update writes there)\n"
            "  --device N, --ring-size K, --handoff binary|timeline, -q, --log-level LEVEL\n\n"
            "Exit codes: 0 every case passed (or was updated), 6 a case failed,\n"
-           "  3 a manifest is missing or malformed, 2 bad usage, 4 an output cannot be written.\n");
+           "  3 a manifest is missing or malformed, 2 bad usage (or min-vmaf in a build without libvmaf),\n"
+           "  4 an output cannot be written.\n");
 }
 
 int cli_main_verify(int argc, char **argv)

@@ -28,6 +28,7 @@
 #include "json.h"
 #include "log.h"
 #include "stage.h"
+#include "vmaf.h"
 
 /* ------------------------------------------------------------------ */
 /* hash lists                                                           */
@@ -503,6 +504,7 @@ static void comp_labels(const AVPixFmtDescriptor *d, char *names)
 int vkcu_frame_metrics_compute(const AVFrame *a, const AVFrame *b, vkcu_frame_metrics *m, char *err, size_t errlen)
 {
     memset(m, 0, sizeof(*m));
+    m->vmaf = NAN;
     if (a->format != b->format || a->width != b->width || a->height != b->height) {
         snprintf(err, errlen, "%dx%d %s against %dx%d %s", a->width, a->height, av_get_pix_fmt_name(a->format),
                  b->width, b->height, av_get_pix_fmt_name(b->format));
@@ -1003,7 +1005,15 @@ void vkcu_compare_params_default(vkcu_compare_params *p)
     memset(p, 0, sizeof(*p));
     p->max_diff = -1;
     p->min_psnr = NAN;
+    p->min_vmaf = NAN;
 }
+
+/* One paired frame's row (--csv, --json). */
+typedef struct frame_row {
+    int64_t frame_a, frame_b;
+    double pts_a, pts_b;
+    vkcu_frame_metrics m;
+} frame_row;
 
 typedef struct run {
     const vkcu_compare_params *p;
@@ -1020,13 +1030,24 @@ typedef struct run {
     json_t *rows;
     char csv_tmp[4200];
     char first_problem[256];
+    /* --vmaf: libvmaf scores a frame only once it has seen the whole stream,
+     * so per-frame lines wait in `held` (each paired frame's line ends at an
+     * offset in held_ends, its VMAF to be appended) and rows in `pending`. */
+    vkcu_vmaf *vmaf;
+    FILE *held;
+    char *held_buf;
+    size_t held_len;
+    struct held_end { size_t offset; int64_t row; } *held_ends;
+    int64_t nb_held_ends, cap_held_ends;
+    frame_row *pending;
+    int64_t nb_pending, cap_pending;
 } run;
 
 #define MAX_LINES 20
 
 static FILE *line_out(run *x, int always)
 {
-    FILE *o = x->p->report;
+    FILE *o = x->held ? x->held : x->p->report;
     if (!o)
         return NULL;
     if (always || x->p->per_frame)
@@ -1156,9 +1177,10 @@ static int rows_open(run *x)
     return 0;
 }
 
-static int rows_add(run *x, const vkcu_frame_metrics *m)
+static int rows_add(run *x, const frame_row *row_data)
 {
-    const side *a = &x->a, *b = &x->b;
+    const vkcu_frame_metrics *m = &row_data->m;
+    int vmaf = x->vmaf != NULL;
     if (x->csv) {
         FILE *f = x->csv;
         if (ftell(f) == 0) {
@@ -1168,15 +1190,19 @@ static int rows_add(run *x, const vkcu_frame_metrics *m)
             fprintf(f, ",psnr_avg");
             for (int i = 0; i < m->nb_comps; i++)
                 fprintf(f, ",ssim_%c", m->comp_names[i]);
-            fprintf(f, ",ssim_all,max_diff\n");
+            fprintf(f, ",ssim_all,max_diff%s\n", vmaf ? ",vmaf" : "");
         }
-        fprintf(f, "%" PRId64 ",%" PRId64 ",%.6f,%.6f", a->index, b->index, a->secs, b->secs);
+        fprintf(f, "%" PRId64 ",%" PRId64 ",%.6f,%.6f", row_data->frame_a, row_data->frame_b, row_data->pts_a,
+                row_data->pts_b);
         for (int i = 0; i < m->nb_comps; i++)
             fprintf(f, ",%.6f", m->psnr[i]);
         fprintf(f, ",%.6f", m->psnr_avg);
         for (int i = 0; i < m->nb_comps; i++)
             fprintf(f, ",%.6f", m->ssim[i]);
-        fprintf(f, ",%.6f,%d\n", m->ssim_all, m->max_diff);
+        fprintf(f, ",%.6f,%d", m->ssim_all, m->max_diff);
+        if (vmaf)
+            fprintf(f, ",%.6f", m->vmaf);
+        fputc('\n', f);
     }
     if (x->rows) {
         json_t *row = json_object(), *psnr = json_object(), *ssim = json_object();
@@ -1190,12 +1216,13 @@ static int rows_add(run *x, const vkcu_frame_metrics *m)
         if (!bad)
             bad = json_object_set_new(psnr, "avg", json_metric(m->psnr_avg)) < 0 ||
                   json_object_set_new(ssim, "all", json_metric(m->ssim_all)) < 0 ||
-                  json_object_set_new(row, "frame_a", json_integer(a->index)) < 0 ||
-                  json_object_set_new(row, "frame_b", json_integer(b->index)) < 0 ||
-                  json_object_set_new(row, "pts_a", json_real(a->secs)) < 0 ||
-                  json_object_set_new(row, "pts_b", json_real(b->secs)) < 0 ||
+                  json_object_set_new(row, "frame_a", json_integer(row_data->frame_a)) < 0 ||
+                  json_object_set_new(row, "frame_b", json_integer(row_data->frame_b)) < 0 ||
+                  json_object_set_new(row, "pts_a", json_real(row_data->pts_a)) < 0 ||
+                  json_object_set_new(row, "pts_b", json_real(row_data->pts_b)) < 0 ||
                   json_object_set(row, "psnr", psnr) < 0 || json_object_set(row, "ssim", ssim) < 0 ||
                   json_object_set_new(row, "max_diff", json_integer(m->max_diff)) < 0 ||
+                  (vmaf && json_object_set_new(row, "vmaf", json_metric(m->vmaf)) < 0) ||
                   json_array_append(x->rows, row) < 0;
         json_decref(psnr);
         json_decref(ssim);
@@ -1297,6 +1324,107 @@ static int scale_to(run *x, side *b, const AVFrame *ref)
     return 0;
 }
 
+static int pending_push(run *x, const frame_row *row)
+{
+    if (x->nb_pending == x->cap_pending) {
+        int64_t cap = x->cap_pending ? x->cap_pending * 2 : 256;
+        frame_row *n = realloc(x->pending, (size_t)cap * sizeof(*n));
+        if (!n)
+            return AVERROR(ENOMEM);
+        x->pending = n;
+        x->cap_pending = cap;
+    }
+    x->pending[x->nb_pending++] = *row;
+    return 0;
+}
+
+/* Ends a paired frame's line: now, or (held for --vmaf) once its score is known. */
+static int end_frame_line(run *x, FILE *o)
+{
+    if (o != x->held) {
+        fputc('\n', o);
+        return 0;
+    }
+    if (x->nb_held_ends == x->cap_held_ends) {
+        int64_t cap = x->cap_held_ends ? x->cap_held_ends * 2 : 256;
+        struct held_end *n = realloc(x->held_ends, (size_t)cap * sizeof(*n));
+        if (!n)
+            return AVERROR(ENOMEM);
+        x->held_ends = n;
+        x->cap_held_ends = cap;
+    }
+    long off = ftell(o);
+    if (off < 0)
+        return AVERROR(errno);
+    x->held_ends[x->nb_held_ends++] = (struct held_end){ (size_t)off, x->nb_pending - 1 };
+    return 0;
+}
+
+/* Prints the held lines, each paired frame's with its VMAF (scored: 1) or
+ * without (the run failed before libvmaf finished). */
+static void release_held(run *x, int scored)
+{
+    if (!x->held)
+        return;
+    int bad = fclose(x->held) != 0;
+    x->held = NULL;
+    FILE *o = x->p->report;
+    size_t at = 0;
+    for (int64_t i = 0; i < x->nb_held_ends && !bad; i++) {
+        const struct held_end *e = &x->held_ends[i];
+        fwrite(x->held_buf + at, 1, e->offset - at, o);
+        if (scored)
+            fprintf(o, "; VMAF %.2f", x->pending[e->row].m.vmaf);
+        fputc('\n', o);
+        at = e->offset;
+    }
+    if (!bad && x->held_len > at)
+        fwrite(x->held_buf + at, 1, x->held_len - at, o);
+    free(x->held_buf);
+    x->held_buf = NULL;
+}
+
+/* --vmaf after the last pair: every pending row gets its score, the held
+ * lines and the rows go out, and the result gets the pooled mean. */
+static int vmaf_settle(run *x)
+{
+    vkcu_compare_result *r = x->r;
+    double *scores = NULL, mean;
+    int64_t n;
+    char err[400];
+    int ret = vkcu_vmaf_finish(x->vmaf, &scores, &n, &mean, err, sizeof(err));
+    if (ret >= 0 && n != x->nb_pending) {
+        snprintf(err, sizeof(err), "--vmaf: libvmaf scored %" PRId64 " of %" PRId64 " pairs", n, x->nb_pending);
+        ret = AVERROR_BUG;
+    }
+    if (ret < 0) {
+        free(scores);
+        snprintf(r->error, sizeof(r->error), "%s", err);
+        return ret;
+    }
+    r->vmaf = 1;
+    r->vmaf_mean = mean;
+    r->vmaf_min = NAN;
+    for (int64_t i = 0; i < n; i++) {
+        frame_row *row = &x->pending[i];
+        row->m.vmaf = scores[i];
+        if (isnan(r->vmaf_min) || scores[i] < r->vmaf_min) {
+            r->vmaf_min = scores[i];
+            r->vmaf_min_index = row->frame_a;
+        }
+        if (row->frame_a == r->worst_index)
+            r->worst.vmaf = scores[i];
+    }
+    free(scores);
+    release_held(x, 1);
+    for (int64_t i = 0; i < n; i++)
+        if ((ret = rows_add(x, &x->pending[i])) < 0) {
+            snprintf(r->error, sizeof(r->error), "out of memory");
+            return ret;
+        }
+    return 0;
+}
+
 static int pair_frames(run *x)
 {
     side *a = &x->a, *b = &x->b;
@@ -1327,7 +1455,19 @@ static int pair_frames(run *x)
         snprintf(r->error, sizeof(r->error), "%s: frame %" PRId64 ": %s", a->path, a->index, err);
         return ret;
     }
-    if ((ret = rows_add(x, &m)) < 0) {
+    frame_row row = { a->index, b->index, a->secs, b->secs, m };
+    if (x->vmaf) {
+        const AVFrame *ref = x->p->vmaf_ref_b ? b->frame : a->frame, *dist = x->p->vmaf_ref_b ? a->frame : b->frame;
+        char verr[400];
+        if ((ret = vkcu_vmaf_add(x->vmaf, ref, dist, verr, sizeof(verr))) < 0) {
+            snprintf(r->error, sizeof(r->error), "%s: frame %" PRId64 ": %s", a->path, a->index, verr);
+            return ret;
+        }
+        ret = pending_push(x, &row);
+    } else {
+        ret = rows_add(x, &row);
+    }
+    if (ret < 0) {
         snprintf(r->error, sizeof(r->error), "out of memory");
         return ret;
     }
@@ -1384,7 +1524,10 @@ static int pair_frames(run *x)
     if (o) {
         fprintf(o, "frame %" PRId64 " (pts %s): %s", a->index, t, !differs ? "identical; " : over ? "DIFFERS: " : "differs (within limits): ");
         print_metrics(o, &m);
-        fputc('\n', o);
+        if ((ret = end_frame_line(x, o)) < 0) {
+            snprintf(r->error, sizeof(r->error), "out of memory");
+            return ret;
+        }
     }
     return 0;
 }
@@ -1512,6 +1655,9 @@ static void summarize(run *x)
             for (int i = 0; i < r->nb_comps; i++)
                 fprintf(o, " %c:%f", r->comp_names[i] - 32, r->ssim[i]);
             fprintf(o, " All:%f\n", r->ssim_all);
+            if (r->vmaf)
+                fprintf(o, "VMAF mean:%f min:%f (frame %" PRId64 "), libvmaf model %s\n", r->vmaf_mean, r->vmaf_min,
+                        r->vmaf_min_index, VKCU_VMAF_MODEL);
             fprintf(o, "max diff: %d", r->max_diff);
             if (r->worst_index >= 0)
                 fprintf(o, " (worst frame %" PRId64 ")", r->worst_index);
@@ -1532,10 +1678,14 @@ static void summarize(run *x)
         if (p->max_diff >= 0)
             n += snprintf(limits + n, sizeof(limits) - n, "--max-diff %d", p->max_diff);
         if (!isnan(p->min_psnr))
-            snprintf(limits + n, sizeof(limits) - n, "%s--min-psnr %g", n ? ", " : "", p->min_psnr);
+            n += snprintf(limits + n, sizeof(limits) - n, "%s--min-psnr %g", n ? ", " : "", p->min_psnr);
+        if (!isnan(p->min_vmaf))
+            snprintf(limits + n, sizeof(limits) - n, "%s--min-vmaf %g", n ? ", " : "", p->min_vmaf);
     }
     int count_bad = r->only_a || r->only_b;
-    r->pass = !count_bad && !r->ts_mismatch && !r->format_mismatch && !r->over_limit;
+    /* The mean, as VMAF is quoted; a NAN mean (nothing scored) fails too. */
+    int vmaf_low = !isnan(p->min_vmaf) && !(r->vmaf_mean >= p->min_vmaf);
+    r->pass = !count_bad && !r->ts_mismatch && !r->format_mismatch && !r->over_limit && !vmaf_low;
     if (r->pass && !r->differing)
         snprintf(r->verdict, sizeof(r->verdict), "IDENTICAL: %" PRId64 " frames", r->paired);
     else if (r->pass)
@@ -1551,6 +1701,11 @@ static void summarize(run *x)
     else if (r->over_limit)
         snprintf(r->verdict, sizeof(r->verdict), "MISMATCH: %" PRId64 " of %" PRId64 " frames %s (%s); first: %s",
                  r->over_limit, r->paired, x->exact ? "differ" : "outside the limits", limits, x->first_problem);
+    else if (vmaf_low && isnan(r->vmaf_mean))
+        snprintf(r->verdict, sizeof(r->verdict), "MISMATCH: no frame was scored for --min-vmaf %g", p->min_vmaf);
+    else if (vmaf_low)
+        snprintf(r->verdict, sizeof(r->verdict), "MISMATCH: VMAF mean %.2f is below --min-vmaf %g (lowest: frame %" PRId64
+                 ", %.2f)", r->vmaf_mean, p->min_vmaf, r->vmaf_min_index, r->vmaf_min);
     else
         snprintf(r->verdict, sizeof(r->verdict), "MISMATCH: %" PRId64 " timestamp(s) differ; first: %s", r->ts_mismatch,
                  x->first_problem);
@@ -1566,9 +1721,16 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
     r->psnr_min = INFINITY;
     x->p = p;
     x->r = r;
-    x->exact = p->max_diff < 0 && isnan(p->min_psnr);
+    x->exact = p->max_diff < 0 && isnan(p->min_psnr) && isnan(p->min_vmaf);
+    r->vmaf_mean = r->vmaf_min = NAN;
+    r->vmaf_min_index = -1;
     const char *inputs[] = { p->a, p->b, NULL };
     int ret = 0;
+    int want_vmaf = p->vmaf || !isnan(p->min_vmaf);
+    if (want_vmaf && !vkcu_vmaf_available()) {
+        vkcu_vmaf_missing(p->vmaf ? "--vmaf" : "--min-vmaf", r->error, sizeof(r->error));
+        return VKCU_ERR_USAGE; /* before anything is read or written */
+    }
     if (p->diff_image && (ret = vkcu_outfile_check(p->diff_image, p->overwrite, inputs, r->error, sizeof(r->error))) < 0)
         return ret; /* before decoding anything */
     ret = side_open(&x->a, p->a, 'A', p->job);
@@ -1595,6 +1757,20 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
     }
     if ((ret = rows_open(x)) < 0)
         goto done;
+    if (want_vmaf) {
+        if (x->a.is_list || x->b.is_list) {
+            snprintf(r->error, sizeof(r->error), "--vmaf needs pictures, and %s is a hash list",
+                     x->a.is_list ? p->a : p->b);
+            ret = VKCU_ERR_USAGE;
+            goto done;
+        }
+        if ((ret = vkcu_vmaf_open(&x->vmaf, r->error, sizeof(r->error))) < 0)
+            goto done;
+        if (p->report && !(x->held = open_memstream(&x->held_buf, &x->held_len))) {
+            ret = AVERROR(ENOMEM);
+            goto done;
+        }
+    }
     set_alignment(x);
     print_header(x, &x->a);
     print_header(x, &x->b);
@@ -1627,6 +1803,8 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
     }
     r->frames_a = x->a.index;
     r->frames_b = x->b.index;
+    if (x->vmaf && (ret = vmaf_settle(x)) < 0)
+        goto done;
     summarize(x);
     if ((ret = rows_finish(x)) < 0)
         goto done;
@@ -1649,6 +1827,10 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
 read_error:
     av_strlcpy(r->error, x->a.err[0] ? x->a.err : x->b.err[0] ? x->b.err : "read error", sizeof(r->error));
 done:
+    release_held(x, 0);
+    free(x->held_ends);
+    free(x->pending);
+    vkcu_vmaf_close(&x->vmaf);
     if (x->csv)
         fclose(x->csv);
     if (x->csv_tmp[0])

@@ -66,6 +66,7 @@ typedef struct vkcu_frame_metrics {
     int max_diff;            /* largest |a - b| over every sample of every plane */
     int max_diff_comp, max_diff_x, max_diff_y; /* where it is (component, sample coordinates) */
     int peak;                /* largest sample value: (1 << depth) - 1 */
+    double vmaf;             /* libvmaf's score (compare --vmaf), NAN when not scored */
 } vkcu_frame_metrics;
 
 /* a and b must have the same format and size (else VKCU_ERR_MISMATCH with
@@ -92,6 +93,9 @@ typedef struct vkcu_compare_params {
     enum vkcu_compare_align align;
     int scale;                     /* 1: B is scaled (and converted) to A's size and format when they differ */
     const char *csv, *json;        /* per-frame rows; NULL: none */
+    int vmaf;                      /* 1: VMAF of every pair (libvmaf, vmaf.h); A is the reference unless vmaf_ref_b */
+    double min_vmaf;               /* NAN: unset; else pass only when the mean VMAF is at least this (implies vmaf) */
+    int vmaf_ref_b;                /* 1: B is the reference for VMAF (verify: the case's reference) */
 } vkcu_compare_params;
 
 void vkcu_compare_params_default(vkcu_compare_params *p);
@@ -114,6 +118,9 @@ typedef struct vkcu_compare_result {
     char comp_names[5];
     double psnr[4], psnr_avg, psnr_min; /* as FFmpeg's psnr summary: from the mean MSE */
     double ssim[4], ssim_all;      /* as FFmpeg's ssim summary: mean of per-frame values */
+    int vmaf;                      /* 1: VMAF scored (then vmaf_mean is libvmaf's pooled mean; NAN: no pair) */
+    double vmaf_mean, vmaf_min;
+    int64_t vmaf_min_index;        /* the lowest-scoring frame's index in A, -1: none */
     int pass;
     char verdict[512];             /* one line: IDENTICAL / PASS / MISMATCH and why */
     char error[512];               /* when the return value is an error other than a mismatch */
