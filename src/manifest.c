@@ -22,6 +22,7 @@
 #include "number.h"
 #include "preset.h"
 #include "stage.h"
+#include "vmaf.h"
 
 /* ------------------------------------------------------------------ */
 /* parsing                                                              */
@@ -182,6 +183,11 @@ static int set_key(vkcu_manifest *m, vkcu_manifest_case *c, const char *key, con
         if (vkcu_parse_number(value, 0, 1000, &x) < 0)
             SYNTAX("min-psnr '%s' is not a number in [0, 1000] (dB)", value);
         c->min_psnr = x;
+    } else if (!strcmp(key, "min-vmaf")) {
+        double x;
+        if (vkcu_parse_number(value, 0, 100, &x) < 0)
+            SYNTAX("min-vmaf '%s' is not a number in [0, 100] (the mean VMAF score)", value);
+        c->min_vmaf = x;
     } else if (!strcmp(key, "timeout")) {
         double x;
         if (vkcu_parse_number(value, 0.001, 1e6, &x) < 0)
@@ -189,7 +195,7 @@ static int set_key(vkcu_manifest *m, vkcu_manifest_case *c, const char *key, con
         c->timeout = x;
     } else {
         SYNTAX("unknown key '%s' (input, chain, pipeline, backend, backends, algo, frames, strict, hashes, "
-               "reference, max-diff, min-psnr, timeout)", key);
+               "reference, max-diff, min-psnr, min-vmaf, timeout)", key);
     }
     return 0;
 }
@@ -205,8 +211,8 @@ static int check_case(vkcu_manifest *m, vkcu_manifest_case *c, char *err, size_t
         c->expect = VKCU_EXPECT_METRICS;
         if (c->hashes || c->inline_first >= 0)
             SYNTAX("case '%s' has a reference and hashes: use one expectation", c->name);
-    } else if (c->max_diff >= 0 || !isnan(c->min_psnr)) {
-        SYNTAX("case '%s': max-diff/min-psnr need a reference input", c->name);
+    } else if (c->max_diff >= 0 || !isnan(c->min_psnr) || !isnan(c->min_vmaf)) {
+        SYNTAX("case '%s': max-diff/min-psnr/min-vmaf need a reference input", c->name);
     }
     if (c->hashes && c->inline_first >= 0)
         SYNTAX("case '%s' has a hashes file and inline frame lines: use one", c->name);
@@ -293,6 +299,7 @@ int vkcu_manifest_load(const char *path, vkcu_manifest **out, char *err, size_t 
             c->last_line = i;
             c->max_diff = -1;
             c->min_psnr = NAN;
+            c->min_vmaf = NAN;
             c->backend = VKCU_BACKEND_AUTO;
             if (!(c->name = strdup(nm)))
                 goto nomem;
@@ -883,13 +890,18 @@ static int run_metric_case(vkcu_manifest *m, vkcu_manifest_case *c, vkcu_job_par
     cp.job_b = &job_b;
     cp.max_diff = c->max_diff;
     cp.min_psnr = c->min_psnr;
+    cp.min_vmaf = c->min_vmaf;
+    cp.vmaf_ref_b = 1; /* the case's reference is VMAF's reference */
     vkcu_compare_result r;
     int ret = vkcu_compare_run(&cp, &r);
     if (ret == VKCU_ERR_INTERRUPT) {
         snprintf(err, errlen, "%s", r.error);
     } else if (ret == 0) {
         cr->status = CASE_PASS;
-        if (r.metrics)
+        if (r.metrics && r.vmaf)
+            snprintf(cr->message, sizeof(cr->message), "%s; VMAF mean %.2f (lowest %.2f), PSNR min %.2f dB, max diff %d",
+                     r.verdict, r.vmaf_mean, r.vmaf_min, r.psnr_min, r.max_diff);
+        else if (r.metrics)
             snprintf(cr->message, sizeof(cr->message), "%s; PSNR min %.2f dB, max diff %d", r.verdict, r.psnr_min,
                      r.max_diff);
         else
@@ -1179,6 +1191,17 @@ int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *
             goto done;
         total += ms[i]->nb_cases;
     }
+    /* A case that needs VMAF in a build without it: say so before anything runs or is written. */
+    for (int k = 0; k < nb && !vkcu_vmaf_available(); k++)
+        for (int i = 0; i < ms[k]->nb_cases; i++)
+            if (!isnan(ms[k]->cases[i].min_vmaf) && wanted(p, ms[k]->cases[i].name)) {
+                char what[600];
+                snprintf(what, sizeof(what), "%s:%d: case '%s': min-vmaf", ms[k]->path, ms[k]->cases[i].line,
+                         ms[k]->cases[i].name);
+                vkcu_vmaf_missing(what, err, errlen);
+                ret = VKCU_ERR_USAGE;
+                goto done;
+            }
     res = calloc((size_t)(total ? total : 1), sizeof(*res));
     tasks = calloc((size_t)(total ? total : 1), sizeof(*tasks));
     if (!res || !tasks || ((p->junit || p->summary) && !(inputs = verify_inputs(ms, nb)))) {

@@ -37,6 +37,7 @@ typedef struct vkcu_manifest_case {
     char *reference;            /* metric expectation: the reference input, as written */
     int max_diff;               /* <0: unset */
     double min_psnr;            /* NAN: unset */
+    double min_vmaf;            /* NAN: unset; the mean VMAF against the reference (needs libvmaf) */
     double timeout;             /* seconds; 0: verify's --timeout */
 } vkcu_manifest_case;
 
