@@ -8,6 +8,7 @@ extern const vkcu_op_class vkcu_op_convert, vkcu_op_tonemap;
 extern const vkcu_op_class vkcu_op_copy;
 extern const vkcu_op_class vkcu_op_crop, vkcu_op_pad;
 extern const vkcu_op_class vkcu_op_fps;
+extern const vkcu_op_class vkcu_op_scale;
 
 const vkcu_op_class *const vkcu_op_classes[] = {
     &vkcu_op_copy,
@@ -17,5 +18,6 @@ const vkcu_op_class *const vkcu_op_classes[] = {
     &vkcu_op_crop,
     &vkcu_op_pad,
     &vkcu_op_fps,
+    &vkcu_op_scale,
     NULL,
 };

@@ -1,0 +1,46 @@
+/*
+ * C-callable side of the `scale` CUDA kernels (kernels/scale.cu), called by
+ * src/op_scale.c. Launchers enqueue on `stream` (a cudaStream_t) and return
+ * 0 or a negative AVERROR; nothing here waits for the GPU.
+ */
+#ifndef VKCU_SCALE_GPU_H
+#define VKCU_SCALE_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "op.h"
+#include "scale_math.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A tap table (sc_taps) in device memory. */
+typedef struct sc_gpu_taps {
+    int taps;
+    int32_t *start;
+    int16_t *w;
+} sc_gpu_taps;
+
+int sc_gpu_taps_upload(sc_gpu_taps *g, const sc_taps *t);
+void sc_gpu_taps_free(sc_gpu_taps *g);
+int sc_gpu_alloc_pitch(void **ptr, size_t *pitch, size_t width_bytes, int height);
+void sc_gpu_free(void **ptr);
+
+/* One plane's two passes: in (in_h rows) -> mid (int16, out_w * ncomp
+ * per row, in_h rows) -> out (out_w x out_h elements, pitch-linear). */
+typedef struct sc_gpu_pass {
+    int ncomp, bytes, shift, depth;
+    void *mid;
+    size_t mid_pitch;
+    int in_h, out_w, out_h;
+    sc_gpu_taps h, v;
+} sc_gpu_pass;
+
+int sc_gpu_scale_plane(const sc_gpu_pass *a, const vkcu_gpu_plane *in, const vkcu_gpu_plane *out, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
