@@ -56,6 +56,7 @@ typedef struct scale_priv {
 static const enum AVPixelFormat supported[] = {
     AV_PIX_FMT_NV12, AV_PIX_FMT_P010, AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUV420P10,
     AV_PIX_FMT_YUV422P, AV_PIX_FMT_YUV422P10, AV_PIX_FMT_YUV444P, AV_PIX_FMT_YUV444P10,
+    AV_PIX_FMT_GRAY8, AV_PIX_FMT_GRAY10, AV_PIX_FMT_GBRP, AV_PIX_FMT_GBRP10,
 };
 
 static int scale_check(const vkcu_op *op, char *why, size_t whylen)
@@ -123,7 +124,7 @@ static int scale_init(vkcu_op *op, const vkcu_video_format *in, vkcu_video_forma
     const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(in->pix_fmt);
     if (!ok || !d) {
         LOGE("scale: input format %s is not supported (use nv12, p010, yuv420p, yuv420p10, "
-             "yuv422p, yuv422p10, yuv444p or yuv444p10; add a convert step before scale)",
+             "yuv422p, yuv422p10, yuv444p, yuv444p10, gray, gray10, gbrp or gbrp10; add a convert step before scale)",
              d ? d->name : "unknown");
         return VKCU_ERR_USAGE;
     }

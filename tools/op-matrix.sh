@@ -53,6 +53,11 @@ chains=(
   crop=w=33:h=17:x=3:y=1
   pad=w=80:h=64:x=-1:y=-1:color=navy
   crop=w=48:h=32,pad=w=64:h=48:x=8:y=8
+  scale=w=40:h=-2
+  scale=w=33:h=17:filter=bicubic
+  scale=w=1:h=1:filter=bilinear
+  scale=w=96:h=-1:filter=spline36:sar=keep
+  convert=format=nv12,scale=w=50:h=-2
 )
 for in in yuv420p.mkv yuv420p10.mkv yuv422p.mkv yuv422p10.mkv yuv444p.mkv yuvj420p.avi yuvj422p.avi yuvj444p.avi \
   h264-full.mp4 hevc10.mkv gray.mkv gbrp.mkv rgb24.nut; do

@@ -243,7 +243,7 @@ static int size_rules(void)
 static int odd_sizes(void)
 {
     static const enum AVPixelFormat fmts[] = { AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUV422P10, AV_PIX_FMT_YUV444P,
-                                               AV_PIX_FMT_NV12, AV_PIX_FMT_P010 };
+                                               AV_PIX_FMT_NV12, AV_PIX_FMT_P010, AV_PIX_FMT_GRAY10, AV_PIX_FMT_GBRP };
     static const int sizes[][4] = { { 1, 1, 7, 5 }, { 7, 5, 1, 1 }, { 1, 1, 1, 1 }, { 5, 3, 3, 7 },
                                     { 33, 17, 1, 9 }, { 3, 1, 64, 2 }, { 17, 33, 16, 32 } };
     int f = 0;
@@ -295,7 +295,7 @@ static int odd_sizes(void)
                 av_frame_free(&t3);
             }
     }
-    printf("%s odd sizes (1x1 in and out, sizes not divisible by the subsampling), nv12/p010 included\n",
+    printf("%s odd sizes (1x1 in and out, sizes not divisible by the subsampling), nv12/p010/gray10/gbrp included\n",
            f ? "FAIL" : "ok  ");
     return f;
 }

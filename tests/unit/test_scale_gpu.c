@@ -1,7 +1,7 @@
 /*
  * scale on the GPU: run_gpu against run_cpu, byte for byte, for every
- * supported format (NV12, P010 and planar 4:2:0/4:2:2/4:4:4 at 8 and 10
- * bits), every filter, down- and up-scaling with non-integer ratios and odd
+ * supported format (NV12, P010, planar 4:2:0/4:2:2/4:4:4, gray and planar
+ * RGB, at 8 and 10 bits), every filter, down- and up-scaling with non-integer ratios and odd
  * sizes down to 1x1, with the input planes given as pitch-linear device
  * memory and as CUDA arrays read through texture objects (the interop
  * images' way). The output size, SAR and timestamps must match too.
@@ -97,6 +97,7 @@ int main(void)
     static const enum AVPixelFormat fmts[] = {
         AV_PIX_FMT_NV12, AV_PIX_FMT_P010, AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUV420P10,
         AV_PIX_FMT_YUV422P, AV_PIX_FMT_YUV422P10, AV_PIX_FMT_YUV444P, AV_PIX_FMT_YUV444P10,
+        AV_PIX_FMT_GRAY8, AV_PIX_FMT_GRAY10, AV_PIX_FMT_GBRP, AV_PIX_FMT_GBRP10,
     };
     static const char *filter[] = { "bilinear", "bicubic", "lanczos", "spline36" };
     static const int sizes[][4] = {
@@ -124,7 +125,7 @@ int main(void)
         printf("test_scale_gpu: %d of %d cases FAILED\n", failures, cases);
         return 1;
     }
-    printf("test_scale_gpu: %d cases (8 formats x 4 filters x 5 sizes x pitch-linear/texture input, plus 4K->1080p "
+    printf("test_scale_gpu: %d cases (12 formats x 4 filters x 5 sizes x pitch-linear/texture input, plus 4K->1080p "
            "and 1080p->720p): GPU output equals the CPU reference byte for byte, size, SAR and pts match: ok\n",
            cases);
     return 0;
