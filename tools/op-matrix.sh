@@ -58,6 +58,9 @@ chains=(
   scale=w=1:h=1:filter=bilinear
   scale=w=96:h=-1:filter=spline36:sar=keep
   convert=format=nv12,scale=w=50:h=-2
+  fps=60
+  fps=10:round=down
+  fps=50,denoise=tnr
 )
 for in in yuv420p.mkv yuv420p10.mkv yuv422p.mkv yuv422p10.mkv yuv444p.mkv yuvj420p.avi yuvj422p.avi yuvj444p.avi \
   h264-full.mp4 hevc10.mkv gray.mkv gbrp.mkv rgb24.nut; do
