@@ -172,6 +172,12 @@ static int first_frame(job *j, const AVFrame *f)
         snprintf(j->err, j->errlen, "%s", tmp);
         return ret;
     }
+    AVRational rin = j->in_fmt.frame_rate, rout = j->out_fmt.frame_rate;
+    if (rin.num > 0 && rout.num > 0 && av_cmp_q(rin, rout)) {
+        /* A chain that changes the frame rate (fps) writes that many more or fewer frames. */
+        j->progress.total = (int64_t)llrint((double)j->progress.total * av_q2d(rout) / av_q2d(rin));
+        j->progress.rate = av_q2d(rout);
+    }
     vkcu_video_format sink_fmt = j->out_fmt;
     if (j->gpu) {
         if (f->format != AV_PIX_FMT_VULKAN && p->require_gpu_decode) {
