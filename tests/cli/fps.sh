@@ -42,7 +42,9 @@ same "60 -> 24 fps round=down" "$TMP/60.mp4" fps=24:round=down
 for r in down up zero inf; do
   same "25 -> 30 fps round=$r" "$TMP/25.mkv" fps=30:round=$r
 done
-same "25 -> 7 fps round=up eof_action=pass" "$TMP/25.mkv" fps=7:round=up:eof_action=pass
+# eof_action=pass keeps the last frame up to the end: 15 frames where round gives 14
+same "25 -> 7 fps eof_action=pass" "$TMP/25.mkv" fps=7:eof_action=pass
+same "25 -> 13 fps round=up eof_action=pass" "$TMP/25.mkv" fps=13:round=up:eof_action=pass
 same "25 -> 30000/1001 fps" "$TMP/25.mkv" fps=30000/1001
 same "60 -> 29.97 fps (decimal)" "$TMP/60.mp4" fps=29.97
 same "60 -> ntsc_film (a name)" "$TMP/60.mp4" fps=ntsc_film
