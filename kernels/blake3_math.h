@@ -135,10 +135,14 @@ VKCU_HD void b3_parent(const uint32_t left[8], const uint32_t right[8], uint32_t
  * padded (a short last block). */
 VKCU_HD void b3_load_block(const uint8_t *p, uint32_t n, uint32_t block[16])
 {
-    for (int i = 0; i < 16; i++)
-        block[i] = 0;
-    for (uint32_t i = 0; i < n; i++)
-        block[i >> 2] |= (uint32_t)p[i] << (8 * (i & 3));
+    /* word by word: constant indices into block (registers on the GPU) */
+    for (int i = 0; i < 16; i++) {
+        uint32_t w = 0;
+        for (int k = 0; k < 4; k++)
+            if ((uint32_t)(4 * i + k) < n)
+                w |= (uint32_t)p[4 * i + k] << (8 * k);
+        block[i] = w;
+    }
 }
 
 /* Chaining value of one whole chunk held in memory (1 to 1024 bytes; the

@@ -98,6 +98,22 @@ static void walk_planarised(const AVFrame *f, const AVPixFmtDescriptor *d,
     *size = total;
 }
 
+const vkcu_frame_digest *vkcu_frame_digest_get(const AVFrame *frame)
+{
+    if (frame->data[0] || !frame->opaque_ref || frame->opaque_ref->size != sizeof(vkcu_frame_digest))
+        return NULL;
+    return (const vkcu_frame_digest *)frame->opaque_ref->data;
+}
+
+int vkcu_hash_on_gpu(const vkcu_job_params *p, enum AVPixelFormat host_fmt)
+{
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(host_fmt);
+    return p->sink == VKCU_SINK_HASH && p->hash_algo == VKCU_HASH_BLAKE3 &&
+           (p->hash_format == VKCU_HASH_FORMAT_FRAMEMD5 || p->hash_format == VKCU_HASH_FORMAT_JSON) && d &&
+           !(d->flags & (AV_PIX_FMT_FLAG_HWACCEL | AV_PIX_FMT_FLAG_BITSTREAM | AV_PIX_FMT_FLAG_PAL)) &&
+           !needs_planarising(d);
+}
+
 /* Feeds the packed rows of every plane to `update`. */
 static void walk_rows(const AVFrame *f, void (*update)(void *, const uint8_t *, size_t), void *ctx, int *size)
 {
@@ -328,6 +344,10 @@ static int hash_emit(void *opaque, AVFrame *frame)
     hash_sink *h = s->priv;
     if (s->params->hash_format == VKCU_HASH_FORMAT_WHOLE) {
         int size;
+        if (vkcu_frame_digest_get(frame)) {
+            snprintf(s->err, s->errlen, "internal: a frame hashed on the GPU for --whole");
+            return AVERROR_BUG;
+        }
         if (h->whole)
             walk_rows(frame, md5_update, h->whole, &size);
         else if (h->algo == VKCU_HASH_BLAKE3)
@@ -340,6 +360,27 @@ static int hash_emit(void *opaque, AVFrame *frame)
     int ret = flush_lines(s, h->depth - 1);
     if (ret < 0)
         return ret;
+    const vkcu_frame_digest *dg = vkcu_frame_digest_get(frame);
+    if (dg) {
+        /* Hashed on the GPU: the line is ready; it waits only for its turn. */
+        if (dg->algo != h->algo) {
+            snprintf(s->err, s->errlen, "internal: a %s digest for %s lines", vkcu_hash_algo_name(dg->algo),
+                     vkcu_hash_algo_name(h->algo));
+            return AVERROR_BUG;
+        }
+        pthread_mutex_lock(&h->lock);
+        hash_item *it = &h->ring[h->tail % HASH_RING];
+        digest_hex(dg->digest, VKCU_BLAKE3_LEN, it->hex, sizeof(it->hex));
+        it->size = dg->size;
+        it->ret = 0;
+        it->pts = frame->pts;
+        it->dur = frame->duration;
+        it->state = 3;
+        h->tail++;
+        pthread_cond_broadcast(&h->done);
+        pthread_mutex_unlock(&h->lock);
+        return 0;
+    }
     AVFrame *ref = av_frame_clone(frame);
     if (!ref)
         return AVERROR(ENOMEM);

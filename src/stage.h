@@ -94,6 +94,23 @@ extern const vkcu_sink_class vkcu_sink_hash, vkcu_sink_encode, vkcu_sink_null, v
  * visible samples packed without padding, 16-bit samples little-endian. */
 int vkcu_frame_hash(const AVFrame *frame, enum vkcu_hash_algo algo, char *hex, size_t hexlen, int *size);
 
+/* A frame whose pixels stayed on the GPU: the GPU session hashed it there
+ * (the same byte string, docs/hash.md) and only the digest came back. Such
+ * a frame has no data planes; its opaque_ref holds this struct. Only the
+ * hash sink receives them, and only when vkcu_hash_on_gpu said yes. */
+typedef struct vkcu_frame_digest {
+    enum vkcu_hash_algo algo;
+    int size;               /* bytes hashed */
+    uint8_t digest[32];
+} vkcu_frame_digest;
+/* The digest a frame carries, or NULL for an ordinary frame. */
+const vkcu_frame_digest *vkcu_frame_digest_get(const AVFrame *frame);
+/* Whether the GPU session hands this job's hash sink digests instead of
+ * frames, given the planar layout `host_fmt` frames would be downloaded in:
+ * per-frame BLAKE3 lines (not --whole, not framecrc) of a layout hashed as
+ * stored (semi-planar layouts are rearranged on the CPU, so they download). */
+int vkcu_hash_on_gpu(const vkcu_job_params *p, enum AVPixelFormat host_fmt);
+
 /* ---- output file handling (outfile.c) ---- */
 /* Every file vkcu writes follows one rule (outfile.c): an existing file
  * is refused unless `overwrite`; a file that is one of `inputs` (NULL-

@@ -8,6 +8,7 @@
 #   vkcu ... timeline         the same with one timeline semaphore
 #   ffmpeg vulkan             ffmpeg -threads 1 -hwaccel vulkan -hwaccel_output_format vulkan -f null
 #   ffmpeg nvdec              ffmpeg -hwaccel cuda -hwaccel_output_format cuda -f null
+#   batch hashing             vkcu batch --jobs 7, md5 / xxh64 / blake3 presets, vs decode-only
 set -u
 source "$(dirname "$0")/gpu-env.sh"
 outdir=${OUT:-$root/build}
@@ -18,6 +19,8 @@ if ! timeout -s KILL 60 "$VKCU" probe > /dev/null 2>&1; then
 fi
 make_big_clips
 reps=${VKCU_BENCH_REPS:-3}
+# The presets of this checkout (a bundled vkcu may sit where <binary>/../pipelines is absent).
+export VKCU_PIPELINES=${VKCU_PIPELINES:-$root/pipelines}
 
 div() { awk -v a="$1" -v b="$2" 'BEGIN {print (b > 0 ? a / b : 0)}'; }
 median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
@@ -91,6 +94,48 @@ parallel_fps() { # n frames-each, command... -> aggregate fps of n copies at onc
     pn=$(parallel_fps "$n" "$frames" timeout -s KILL 300 "$FFMPEG" -hide_banner -loglevel error -nostdin -hwaccel cuda -hwaccel_output_format cuda -i "$clip" -f null -)
     printf '| %d | %.1f | %.1f | %.1f | %.1f | %.2f |\n' "$n" "${ms:-0}" "${ms0:-0}" "$pv" "$pn" "$(div "${ms:-0}" "$pn")"
   done
+  echo
+  echo "### Batch hashing at decode speed (issue 15.3: blake3 at least 95% of decode-only)"
+  echo
+  echo "\`vkcu batch --jobs 7 --backend gpu\` over 7 links to the 4K clip, one hash preset each (md5: regression-hash,"
+  echo "blake3: regression-blake3, xxh64: the same with \`hash xxh64\`). Whole: the batch summary's fps (set-up included)."
+  echo "Steady: 7 x (frames - 30) / (wall of the full batch - wall of the same batch with --frames 30), so set-up cancels."
+  echo "Decode-only: bench_multistream, 7 streams of the clip in one process (null sink, \`copy\` chain), after a warm-up."
+  echo
+  echo "| hash | batch whole fps | batch steady fps | decode-only fps | steady / decode-only |"
+  echo "| --- | ---: | ---: | ---: | ---: |"
+  clip=$BIG/h264-2160p.mp4
+  frames=$("$VKCU" "$clip" --decode-only --backend cpu --stats -q 2>&1 | sed -n 's/.*frames_out=\([0-9]*\).*/\1/p')
+  bdir=$(mktemp -d)
+  mkdir -p "$bdir/in"
+  for i in 1 2 3 4 5 6 7; do ln -s "$clip" "$bdir/in/s$i.mp4"; done
+  printf 'description batch bench: xxh64 per frame\noutput hash\nhash xxh64\ncontainer framemd5\n' > "$bdir/xxh64.pipe"
+  batch_run() { # pipeline [args] -> "summary-fps wall-seconds"
+    rm -rf "$bdir/out" "$bdir/rep.jsonl"
+    local t0 t1
+    t0=$(date +%s.%N)
+    timeout -s KILL 600 "$VKCU" batch "$bdir/in" "$bdir/out" --jobs 7 --backend gpu --pipeline "$@" -q \
+      --report "$bdir/rep.jsonl" > /dev/null 2>&1 || { echo "0 0"; return; }
+    t1=$(date +%s.%N)
+    echo "$(tail -1 "$bdir/rep.jsonl" | sed -n 's/.*"fps": \([0-9.]*\).*/\1/p') $(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')"
+  }
+  dec=$(for _ in $(seq "$reps"); do "$TESTBIN/bench_multistream" "$clip" 7 copy 2>&1 |
+          sed -n 's/.*aggregate_fps=\([0-9.]*\).*/\1/p'; done | median)
+  for h in md5:regression-hash xxh64:$bdir/xxh64.pipe blake3:regression-blake3; do
+    whole=() full=() short=()
+    for _ in $(seq "$reps"); do
+      read -r f w <<< "$(batch_run "${h#*:}")"
+      whole+=("$f") full+=("$w")
+      read -r f w <<< "$(batch_run "${h#*:}" --frames 30)"
+      short+=("$w")
+    done
+    wf=$(printf '%s\n' "${whole[@]}" | median)
+    tf=$(printf '%s\n' "${full[@]}" | median)
+    ts=$(printf '%s\n' "${short[@]}" | median)
+    st=$(awk -v n="$frames" -v a="$tf" -v b="$ts" 'BEGIN {print (a > b ? 7 * (n - 30) / (a - b) : 0)}')
+    printf '| %s | %.1f | %.1f | %.1f | %.3f |\n' "${h%%:*}" "$wf" "$st" "${dec:-0}" "$(div "$st" "${dec:-0}")"
+  done
+  rm -rf "$bdir"
   echo
   echo "### nlm against FFmpeg's nlmeans_vulkan (issue 4: at least 5x), 1080p H.264, the same radii"
   echo

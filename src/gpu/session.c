@@ -13,6 +13,9 @@
  * through texture objects, write the planar host layout into the slot's
  * device staging buffer, signal `done`, copy the staging buffer into a pinned
  * host buffer, record an event. pop() waits only on that event.
+ * When the hash sink takes BLAKE3 digests (vkcu_hash_on_gpu), the staging
+ * buffer holds the frame's hashed byte string (rows packed), the digest is
+ * computed there, and only its 32 bytes are copied to the host.
  *
  * Everything imported into CUDA is imported once per slot, at start-up.
  * A successful import hands the FD to CUDA; we close an FD only when its
@@ -28,6 +31,7 @@
 #include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
 
+#include "blake3.h"
 #include "gpu/device.h"
 #include "gpu/gpu.h"
 #include "gpu/kernels.h"
@@ -102,6 +106,11 @@ struct vkcu_gpu {
     int host_linesize[4];
     size_t host_offset[4], host_size;
     AVBufferPool *host_pool;
+    /* Frames hashed on the GPU (vkcu_hash_on_gpu): digests instead of frames. */
+    int digest;
+    void *b3_scratch;                   /* device: the tree's chaining values */
+    uint8_t *b3_digest;                 /* device: the last frame's digest */
+    uint8_t *digests;                   /* pinned: one digest per pending frame */
     vkcu_chain *chain;
     pending_frame pending[MAX_PENDING];
     int64_t pend_head, pend_tail;       /* pop side (caller), push side (handoff thread) */
@@ -369,7 +378,9 @@ static void plane_formats(enum AVPixelFormat sw, int plane, VkFormat *f, int *by
         *f = *comps == 2 ? VK_FORMAT_R16G16_UNORM : VK_FORMAT_R16_UNORM;
 }
 
-static int host_layout(vkcu_gpu *g, enum AVPixelFormat fmt, int w, int h)
+/* align: row pitch of the staging buffer (64 for the host's consumers; 1,
+ * rows packed, when the staging buffer is hashed on the GPU). */
+static int host_layout(vkcu_gpu *g, enum AVPixelFormat fmt, int w, int h, int align)
 {
     g->host_fmt = fmt;
     int ret = av_image_fill_linesizes(g->host_linesize, fmt, w);
@@ -381,7 +392,7 @@ static int host_layout(vkcu_gpu *g, enum AVPixelFormat fmt, int w, int h)
         g->host_offset[p] = off;
         if (!g->host_linesize[p])
             continue;
-        g->host_linesize[p] = FFALIGN(g->host_linesize[p], 64);
+        g->host_linesize[p] = FFALIGN(g->host_linesize[p], align);
         int ph = (p == 1 || p == 2) ? AV_CEIL_RSHIFT(h, d->log2_chroma_h) : h;
         off += (size_t)g->host_linesize[p] * ph;
     }
@@ -445,19 +456,26 @@ static int ring_create(vkcu_gpu *g, enum AVPixelFormat sw, int w, int h, char *e
     /* Host layout: the chain's output, planar. */
     enum AVPixelFormat dev_out = out_fmt ? out_fmt->pix_fmt : sw;
     int ow = out_fmt ? out_fmt->width : w, oh = out_fmt ? out_fmt->height : h;
-    ret = host_layout(g, vkcu_gpu_host_format(dev_out), ow, oh);
+    g->digest = vkcu_hash_on_gpu(g->p, vkcu_gpu_host_format(dev_out));
+    ret = host_layout(g, vkcu_gpu_host_format(dev_out), ow, oh, g->digest ? 1 : 64);
     if (ret < 0)
         goto fail;
     for (int s = 0; s < g->nb_slots; s++)
         CU_CHECK(cudaMalloc((void **)&g->slot[s].staging, g->host_size));
-    g->host_pool = av_buffer_pool_init2(g->host_size, NULL, pinned_pool_alloc, NULL);
-    if (!g->host_pool) {
-        ret = AVERROR(ENOMEM);
-        goto fail;
+    if (g->digest) {
+        CU_CHECK(cudaMalloc(&g->b3_scratch, vkcu_cuda_blake3_scratch(g->host_size)));
+        CU_CHECK(cudaMalloc((void **)&g->b3_digest, VKCU_BLAKE3_LEN));
+        CU_CHECK(cudaHostAlloc((void **)&g->digests, MAX_PENDING * VKCU_BLAKE3_LEN, cudaHostAllocDefault));
+    } else {
+        g->host_pool = av_buffer_pool_init2(g->host_size, NULL, pinned_pool_alloc, NULL);
+        if (!g->host_pool) {
+            ret = AVERROR(ENOMEM);
+            goto fail;
+        }
     }
     g->ring_ready = 1;
-    LOGV("GPU: interop ring: %d slots x %d planes (%s %dx%d), %lld CUDA imports", g->nb_slots, nb_planes,
-         av_get_pix_fmt_name(sw), w, h, (long long)g->imports);
+    LOGV("GPU: interop ring: %d slots x %d planes (%s %dx%d), %lld CUDA imports%s", g->nb_slots, nb_planes,
+         av_get_pix_fmt_name(sw), w, h, (long long)g->imports, g->digest ? "; frames hashed on the GPU (BLAKE3)" : "");
     return 0;
 fail:
     return ret;
@@ -672,6 +690,8 @@ static int start_download(vkcu_gpu *g, int s, const vkcu_gpu_frame *out, int pen
     int e = g->p->sink == VKCU_SINK_NULL ? 0
                                          : vkcu_cuda_to_planar(out, g->host_fmt, staging, g->host_offset,
                                                                g->host_linesize, g->stream);
+    if (!e && g->digest)
+        e = vkcu_cuda_blake3(staging, g->host_size, g->b3_scratch, g->b3_digest, g->stream);
     if (e) {
         snprintf(err, errlen, "CUDA: download kernel failed: %s", cudaGetErrorString((cudaError_t)e));
         return VKCU_ERR_DEVICE;
@@ -707,7 +727,11 @@ static int finish_host_copy(vkcu_gpu *g, int s, const vkcu_gpu_frame *out, char 
     int ret = 0;
     int idx = (int)(g->pend_tail % MAX_PENDING);
     pending_frame *pf = &g->pending[idx];
-    if (g->p->sink != VKCU_SINK_NULL) {
+    if (g->digest) {
+        CU_CHECK(cudaMemcpyAsync(g->digests + (size_t)idx * VKCU_BLAKE3_LEN, g->b3_digest, VKCU_BLAKE3_LEN,
+                                 cudaMemcpyDeviceToHost, g->stream));
+        g->dtoh_bytes += VKCU_BLAKE3_LEN;
+    } else if (g->p->sink != VKCU_SINK_NULL) {
         pf->host = av_buffer_pool_get(g->host_pool);
         if (!pf->host) {
             snprintf(err, errlen, "cannot allocate pinned host memory");
@@ -1007,6 +1031,19 @@ int vkcu_gpu_pop(vkcu_gpu *g, AVFrame *out, int wait, char *err, size_t errlen)
         out->data[p] = g->host_linesize[p] ? out->buf[0]->data + g->host_offset[p] : NULL;
         out->linesize[p] = g->host_linesize[p];
     }
+    if (g->digest) {
+        AVBufferRef *d = av_buffer_allocz(sizeof(vkcu_frame_digest));
+        if (!d) {
+            snprintf(err, errlen, "out of memory");
+            return AVERROR(ENOMEM);
+        }
+        vkcu_frame_digest *fd = (vkcu_frame_digest *)d->data;
+        fd->algo = VKCU_HASH_BLAKE3;
+        fd->size = (int)g->host_size;
+        memcpy(fd->digest, g->digests + (g->pend_head % MAX_PENDING) * VKCU_BLAKE3_LEN, VKCU_BLAKE3_LEN);
+        av_buffer_unref(&out->opaque_ref);
+        out->opaque_ref = d;
+    }
     out->pts = pf->pts;
     out->duration = pf->duration;
     pthread_mutex_lock(&g->lock);
@@ -1079,6 +1116,12 @@ void vkcu_gpu_close(vkcu_gpu **pg)
         if (sl->staging)
             cudaFree(sl->staging);
     }
+    if (g->b3_scratch)
+        cudaFree(g->b3_scratch);
+    if (g->b3_digest)
+        cudaFree(g->b3_digest);
+    if (g->digests)
+        cudaFreeHost(g->digests);
     if (g->cu_timeline)
         cudaDestroyExternalSemaphore(g->cu_timeline);
     for (int i = 0; i < MAX_PENDING; i++)
