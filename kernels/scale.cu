@@ -1,11 +1,17 @@
 /*
  * CUDA kernels of the `scale` operator and their launchers (kernels/scale_gpu.h).
- * Two passes per plane, as the CPU reference: pass 1 filters rows of the
- * input into the int16 intermediate (one thread per output column and input
- * row, all interleaved components), pass 2 filters its columns into the
- * output (one thread per output element). Tap tables are the host's, the
- * rounding is kernels/scale_math.h's, and every sum is an exact integer, so
- * the bytes equal the CPU's.
+ * The two passes of the CPU reference, with the same tap tables (the host's),
+ * the same rounding (kernels/scale_math.h) and exact integer sums, so the
+ * bytes equal the CPU's.
+ *
+ * tile_kernel (the usual path): one block per 32 x SC_TILE_H output tile.
+ * Pass 1 computes the intermediate rows the tile's outputs read (their
+ * vertical taps' union) for its 32 columns into shared memory, pass 2 reads
+ * them from there: the intermediate never goes to memory, at the cost of
+ * recomputing the few rows where vertical tiles' windows overlap.
+ * hpass_kernel + vpass_kernel: the same passes through an int16 plane in
+ * device memory, for planes whose tile windows do not fit in shared memory
+ * (downscaling by ten or more).
  */
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -54,6 +60,15 @@ extern "C" int sc_gpu_taps_upload(sc_gpu_taps *g, const sc_taps *t)
     if (e == cudaSuccess)
         e = cudaMemcpy(g->w, t->w, nw, cudaMemcpyHostToDevice);
     g->taps = t->taps;
+    g->span = 0;
+    for (int y0 = 0; y0 < t->n_out; y0 += SC_TILE_H) {
+        int lo = t->start[y0], hi = t->start[y0];
+        for (int y = y0; y < y0 + SC_TILE_H && y < t->n_out; y++) {
+            lo = t->start[y] < lo ? t->start[y] : lo;
+            hi = t->start[y] > hi ? t->start[y] : hi;
+        }
+        g->span = hi + t->taps - lo > g->span ? hi + t->taps - lo : g->span;
+    }
     if (e != cudaSuccess)
         sc_gpu_taps_free(g);
     return cuda_err(e);
@@ -129,6 +144,59 @@ __global__ void vpass_kernel(const int16_t *mid, size_t mid_pitch, vkcu_gpu_plan
     plane_store<T>(out, x, y, make_elem((T *)0, v));
 }
 
+/* Block (32, 8): thread column tx owns output column x0 + tx. Pass 1 fills
+ * the rows the tile's outputs read, r0 = the least start row to the largest
+ * start row + taps (rows ty, ty + 8, ...); pass 2 writes output rows
+ * y0 + ty, y0 + ty + 8, ... (start rows mostly rise with the output row, but
+ * not always at a mirrored bottom edge, hence the min/max). */
+template <typename T, int NC>
+__global__ void tile_kernel(vkcu_gpu_plane in, vkcu_gpu_plane out, int out_w, int out_h,
+                            const int32_t *__restrict__ hstart, const int16_t *__restrict__ hw, int htaps,
+                            const int32_t *__restrict__ vstart, const int16_t *__restrict__ vw, int vtaps, int shift,
+                            int depth)
+{
+    extern __shared__ int16_t tile[]; /* [row][32][NC] */
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int x = blockIdx.x * 32 + tx;
+    int y0 = blockIdx.y * SC_TILE_H;
+    int y_end = y0 + SC_TILE_H < out_h ? y0 + SC_TILE_H : out_h;
+    int r0 = __ldg(vstart + y0), r1 = r0;
+    for (int y = y0 + 1; y < y_end; y++) {
+        int sy = __ldg(vstart + y);
+        r0 = sy < r0 ? sy : r0;
+        r1 = sy > r1 ? sy : r1;
+    }
+    int rows = r1 + vtaps - r0;
+    if (x < out_w) {
+        int s = __ldg(hstart + x);
+        const int16_t *wx = hw + (size_t)x * htaps;
+        for (int r = ty; r < rows; r += 8) {
+            int32_t acc[NC];
+            for (int c = 0; c < NC; c++)
+                acc[c] = 0;
+            for (int k = 0; k < htaps; k++) {
+                T v = plane_load<T>(in, s + k, r0 + r);
+                int32_t wk = __ldg(wx + k);
+                for (int c = 0; c < NC; c++)
+                    acc[c] += wk * (elem<T>::get(v, c) >> shift);
+            }
+            for (int c = 0; c < NC; c++)
+                tile[((size_t)r * 32 + tx) * NC + c] = (int16_t)sc_pass1(acc[c], depth);
+        }
+    }
+    __syncthreads();
+    if (x >= out_w)
+        return;
+    for (int y = y0 + ty; y < y_end; y += 8) {
+        const int16_t *col = tile + ((size_t)(__ldg(vstart + y) - r0) * 32 + tx) * NC;
+        const int16_t *wy = vw + (size_t)y * vtaps;
+        int v[NC];
+        for (int c = 0; c < NC; c++)
+            v[c] = sc_pass2(sc_vsum(col + c, 32 * NC, wy, vtaps), depth) << shift;
+        plane_store<T>(out, x, y, make_elem((T *)0, v));
+    }
+}
+
 static dim3 grid_for(int w, int h, dim3 b)
 {
     return dim3((unsigned)((w + b.x - 1) / b.x), (unsigned)((h + b.y - 1) / b.y));
@@ -138,6 +206,13 @@ template <typename T, int NC>
 static cudaError_t launch(const sc_gpu_pass *a, const vkcu_gpu_plane *in, const vkcu_gpu_plane *out, cudaStream_t s)
 {
     dim3 block(32, 8);
+    size_t shmem = (size_t)a->v.span * 32 * NC * sizeof(int16_t);
+    if (shmem <= SC_TILE_SHMEM) {
+        dim3 grid((unsigned)((a->out_w + 31) / 32), (unsigned)((a->out_h + SC_TILE_H - 1) / SC_TILE_H));
+        tile_kernel<T, NC><<<grid, block, shmem, s>>>(*in, *out, a->out_w, a->out_h, a->h.start, a->h.w, a->h.taps,
+                                                      a->v.start, a->v.w, a->v.taps, a->shift, a->depth);
+        return cudaGetLastError();
+    }
     hpass_kernel<T, NC><<<grid_for(a->out_w, a->in_h, block), block, 0, s>>>(
         *in, (int16_t *)a->mid, a->mid_pitch, a->out_w, a->in_h, a->h.start, a->h.w, a->h.taps, a->shift, a->depth);
     vpass_kernel<T, NC><<<grid_for(a->out_w, a->out_h, block), block, 0, s>>>(

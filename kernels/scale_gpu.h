@@ -15,9 +15,17 @@
 extern "C" {
 #endif
 
-/* A tap table (sc_taps) in device memory. */
+/* Output rows per block of the one-pass kernel. */
+#define SC_TILE_H 32
+/* Shared memory the one-pass kernel may use for a tile's intermediate rows;
+ * planes that need more (extreme downscaling) take the two-pass kernels,
+ * which give the same bytes. */
+#define SC_TILE_SHMEM (48 * 1024)
+
+/* A tap table (sc_taps) in device memory. span: for vertical tables, the
+ * most input rows any SC_TILE_H consecutive outputs read. */
 typedef struct sc_gpu_taps {
-    int taps;
+    int taps, span;
     int32_t *start;
     int16_t *w;
 } sc_gpu_taps;
@@ -27,8 +35,10 @@ void sc_gpu_taps_free(sc_gpu_taps *g);
 int sc_gpu_alloc_pitch(void **ptr, size_t *pitch, size_t width_bytes, int height);
 void sc_gpu_free(void **ptr);
 
-/* One plane's two passes: in (in_h rows) -> mid (int16, out_w * ncomp
- * per row, in_h rows) -> out (out_w x out_h elements, pitch-linear). */
+/* One plane: in (in_h rows) -> out (out_w x out_h elements, pitch-linear).
+ * One kernel when a tile's intermediate rows fit SC_TILE_SHMEM (pass 1 into
+ * shared memory, pass 2 from it), else two: pass 1 into mid (int16,
+ * out_w * ncomp per row, in_h rows), pass 2 from it. */
 typedef struct sc_gpu_pass {
     int ncomp, bytes, shift, depth;
     void *mid;

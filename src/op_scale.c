@@ -281,9 +281,12 @@ static int scale_init_gpu(vkcu_op *op)
         sc_plane *pl = &p->pl[i];
         if ((ret = sc_gpu_alloc_pitch(&p->gout[i], &p->gout_pitch[i], (size_t)pl->out_w * pl->ncomp * p->bytes,
                                       pl->out_h)) < 0 ||
-            (ret = sc_gpu_alloc_pitch(&p->gmid[i], &p->gmid_pitch[i], (size_t)pl->out_w * pl->ncomp * sizeof(int16_t),
-                                      pl->in_h)) < 0 ||
             (ret = sc_gpu_taps_upload(&pl->gh, &pl->th)) < 0 || (ret = sc_gpu_taps_upload(&pl->gv, &pl->tv)) < 0)
+            return ret;
+        /* the intermediate plane only where a tile's rows exceed shared memory */
+        if ((size_t)pl->gv.span * 32 * pl->ncomp * sizeof(int16_t) > SC_TILE_SHMEM &&
+            (ret = sc_gpu_alloc_pitch(&p->gmid[i], &p->gmid_pitch[i], (size_t)pl->out_w * pl->ncomp * sizeof(int16_t),
+                                      pl->in_h)) < 0)
             return ret;
     }
     p->gpu_ready = 1;

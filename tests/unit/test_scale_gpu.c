@@ -1,10 +1,11 @@
 /*
  * scale on the GPU: run_gpu against run_cpu, byte for byte, for every
  * supported format (NV12, P010, planar 4:2:0/4:2:2/4:4:4, gray and planar
- * RGB, at 8 and 10 bits), every filter, down- and up-scaling with non-integer ratios and odd
- * sizes down to 1x1, with the input planes given as pitch-linear device
- * memory and as CUDA arrays read through texture objects (the interop
- * images' way). The output size, SAR and timestamps must match too.
+ * RGB, at 8 and 10 bits), every filter, down- and up-scaling with
+ * non-integer ratios, odd sizes down to 1x1, and downscaling far enough to
+ * take the two-pass kernels instead of the one-pass tile kernel, with the
+ * input planes given as pitch-linear device memory and as CUDA arrays read
+ * through texture objects (the interop images' way). The output size, SAR and timestamps must match too.
  * Exit: 0 pass, 1 fail, 77 without a CUDA device.
  */
 #include <cuda_runtime_api.h>
@@ -120,7 +121,13 @@ int main(void)
     /* the benchmark's case and a derived size with sar=keep */
     check_case(AV_PIX_FMT_NV12, 3840, 2160, "w=1920:h=1080", 1);
     check_case(AV_PIX_FMT_P010, 1920, 1080, "w=-2:h=720:filter=spline36:sar=keep", 1);
-    cases += 2;
+    /* downscaling so far that a tile's rows exceed shared memory: the
+     * two-pass kernels (luma and chroma), and a plane on each path */
+    check_case(AV_PIX_FMT_NV12, 1920, 1080, "w=64:h=8", 1);
+    check_case(AV_PIX_FMT_NV12, 640, 2000, "w=40:h=100", 0);            /* luma one-pass, chroma two */
+    check_case(AV_PIX_FMT_YUV420P10, 640, 2000, "w=40:h=100:filter=bicubic", 0);
+    check_case(AV_PIX_FMT_YUV444P, 300, 4000, "w=301:h=3:filter=bilinear", 1);
+    cases += 6;
     if (failures) {
         printf("test_scale_gpu: %d of %d cases FAILED\n", failures, cases);
         return 1;
