@@ -325,10 +325,18 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
     ret = avcodec_open2(e->enc, codec, NULL);
     if (ret < 0) {
         char buf[128];
+        const AVPixFmtDescriptor *pd = av_pix_fmt_desc_get(e->enc->pix_fmt);
+        int subw = pd ? 1 << pd->log2_chroma_w : 1, subh = pd ? 1 << pd->log2_chroma_h : 1;
         if (fmt->width > 8192 || fmt->height > 8192) {
             snprintf(s->err, s->errlen, "%s: encoder %s cannot take %dx%d frames (over its size limit); "
                      "use --encoder ffv1 or a smaller input", path, codec->name, fmt->width, fmt->height);
             ret = VKCU_ERR_INPUT;
+        } else if (fmt->width % subw || fmt->height % subh) {
+            /* x264/x265 refuse subsampled pictures of odd size with a generic error */
+            snprintf(s->err, s->errlen, "%s: encoder %s cannot take %dx%d %s frames (not a multiple of the chroma "
+                     "subsampling, %dx%d); use -2 for a side in scale, or --encoder ffv1", path, codec->name,
+                     fmt->width, fmt->height, av_get_pix_fmt_name(e->enc->pix_fmt), subw, subh);
+            ret = VKCU_ERR_USAGE;
         } else {
             snprintf(s->err, s->errlen, "%s: cannot open encoder %s: %s (check --crf/--preset/--encoder-opt)", path,
                      codec->name, vkcu_err_str(ret, buf, sizeof(buf)));

@@ -97,3 +97,10 @@ expect "scale unknown filter" 2 "filter=box: expected one of bilinear" -- "$VKCU
 expect "scale both sides following" 2 "at most one side" -- "$VKCU" hash "$TMP/1080p.mp4" --chain scale=w=-1:h=-2
 expect "scale on rgb24 names the format" 2 "scale: input format rgb24 is not supported" -- \
   "$VKCU" hash "$TMP/1080p.mp4" --chain convert=format=rgb24,scale=w=640:h=360
+# Odd sizes of 4:2:0: x264 refuses them, named as such; FFV1 takes them.
+expect "scale to an odd 4:2:0 size for libx264" 2 "cannot take 135x101 yuv420p frames \(not a multiple of the chroma subsampling" -- \
+  "$VKCU" --backend cpu "$TMP/1080p.mp4" --chain scale=w=135:h=101 -o "$TMP/odd.mkv"
+[ ! -e "$TMP/odd.mkv" ] && pass "scale: the refused odd-size output left no file" || fail "scale: $TMP/odd.mkv exists after the refusal"
+"$VKCU" --backend cpu "$TMP/1080p.mp4" --chain scale=w=135:h=101 --encoder ffv1 -o "$TMP/odd-ffv1.mkv" 2> "$TMP/err"
+got=$(probe_val "$TMP/odd-ffv1.mkv" v:0 stream=width)x$(probe_val "$TMP/odd-ffv1.mkv" v:0 stream=height)
+[ "$got" = 135x101 ] && pass "scale: 135x101 4:2:0 through FFV1" || fail "scale: FFV1 file is '$got' ($(tail -1 "$TMP/err"))"
