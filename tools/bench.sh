@@ -9,6 +9,8 @@
 #   ffmpeg vulkan             ffmpeg -threads 1 -hwaccel vulkan -hwaccel_output_format vulkan -f null
 #   ffmpeg nvdec              ffmpeg -hwaccel cuda -hwaccel_output_format cuda -f null
 #   batch hashing             vkcu batch --jobs 7, md5 / xxh64 / blake3 presets, vs decode-only
+#   scale 4K -> 1080p         CUDA time of scale (lanczos, bilinear) and of copy, against
+#                             ffmpeg's scale_vulkan on the same Vulkan-decoded frames
 set -u
 source "$(dirname "$0")/gpu-env.sh"
 outdir=${OUT:-$root/build}
@@ -168,6 +170,35 @@ parallel_fps() { # n frames-each, command... -> aggregate fps of n copies at onc
     printf "| ffmpeg nlmeans_vulkan | %.2f | %.2f | %.2f | %.1f | %.1f |\n", fd, fn, fm, (fm > 0 ? 1000 / fm : 0), f / fn
     printf "| vkcu nlm | %.2f | %.2f | %.2f | %.1f | %.1f |\n", vd, vn, vm, (vm > 0 ? 1000 / vm : 0), f / vn
     printf "| vkcu / ffmpeg | | | | **%.1fx** | %.1fx |\n", (vm > 0 ? fm / vm : 0), fn / vn }'
+  echo
+  echo "### scale 4K -> 1080p (issue 17: lanczos at most 3x a device-to-device copy of the input frame)"
+  echo
+  echo "Vulkan-decoded 4K H.264, frames kept on the GPU (\`--null\`, \`-f null\`). vkcu: CUDA kernel time per frame"
+  echo "(\`--stats\` cuda_ops) of \`copy\` (the input frame copied on the device) and of \`scale\`. FFmpeg's"
+  echo "\`scale_vulkan\` (bilinear; it has no lanczos): the wall-time difference with and without it, per frame."
+  echo "tests/bench/bench_scale.c (below) times the kernels alone against cudaMemcpy of the frame."
+  echo
+  echo "| | ms/frame | x the copy | whole job fps |"
+  echo "| --- | ---: | ---: | ---: |"
+  clip=$BIG/h264-2160p.mp4
+  frames=$("$VKCU" "$clip" --decode-only --backend cpu --stats -q 2>&1 | sed -n 's/.*frames_out=\([0-9]*\).*/\1/p')
+  ops() { "$VKCU" "$clip" --null --backend gpu --chain "$1" --stats -q 2>&1 | sed -n 's/.* cuda_ops=\([0-9.]*\).*/\1/p'; }
+  cpy=$(ops copy)
+  fpsc=$(vkcu_fps fps "$clip" --null --backend gpu --chain copy)
+  scl=$(ops scale=w=1920:h=1080:filter=lanczos)
+  scb=$(ops scale=w=1920:h=1080:filter=bilinear)
+  fpsl=$(vkcu_fps fps "$clip" --null --backend gpu --chain scale=w=1920:h=1080:filter=lanczos)
+  fpsb=$(vkcu_fps fps "$clip" --null --backend gpu --chain scale=w=1920:h=1080:filter=bilinear)
+  ffd=$(wall "$FFMPEG" -hide_banner -nostdin -threads 1 -hwaccel vulkan -hwaccel_output_format vulkan -i "$clip" -f null -)
+  ffs=$(wall "$FFMPEG" -hide_banner -nostdin -threads 1 -hwaccel vulkan -hwaccel_output_format vulkan -i "$clip" -vf scale_vulkan=w=1920:h=1080 -f null -)
+  awk -v f="$frames" -v c="$cpy" -v fc="$fpsc" -v l="$scl" -v fl="$fpsl" -v b="$scb" -v fb="$fpsb" \
+    -v fd="$ffd" -v fs="$ffs" 'BEGIN {
+    fm = (fs - fd) * 1000 / f
+    printf "| vkcu copy (device-to-device, the reference) | %.4f | 1 | %.1f |\n", c, fc
+    printf "| vkcu scale lanczos | %.4f | **%.2f** | %.1f |\n", l, (c > 0 ? l / c : 0), fl
+    printf "| vkcu scale bilinear | %.4f | %.2f | %.1f |\n", b, (c > 0 ? b / c : 0), fb
+    printf "| ffmpeg scale_vulkan (bilinear) | %.4f | %.2f | %.1f |\n", fm, (c > 0 ? fm / c : 0), (fs > 0 ? f / fs : 0)
+    printf "| ffmpeg scale_vulkan / vkcu scale bilinear | %.2fx | | |\n", (b > 0 ? fm / b : 0) }'
 } | tee "$outdir/bench.md"
 "$VKCU" "$BIG/h264-2160p.mp4" --null --chain copy --backend gpu --stats -q 2>&1 | tee "$outdir/bench-stats.txt"
 for b in "$TESTBIN"/bench_*; do
