@@ -47,8 +47,10 @@ static inline void tg_upload(const AVFrame *src, int arrays, tg_frame *t)
     t->g.pts = src->pts;
     t->g.duration = src->duration;
     for (int p = 0; p < t->g.nb_planes; p++) {
-        int w = p ? AV_CEIL_RSHIFT(src->width, d->log2_chroma_w) : src->width;
-        int h = p ? AV_CEIL_RSHIFT(src->height, d->log2_chroma_h) : src->height;
+        /* planes 1 and 2 are chroma; an alpha plane (3) is full size */
+        int chroma = p == 1 || p == 2;
+        int w = chroma ? AV_CEIL_RSHIFT(src->width, d->log2_chroma_w) : src->width;
+        int h = chroma ? AV_CEIL_RSHIFT(src->height, d->log2_chroma_h) : src->height;
         size_t row = (size_t)av_image_get_linesize(src->format, src->width, p);
         vkcu_gpu_plane *pl = &t->g.plane[p];
         pl->width = w, pl->height = h;
