@@ -62,13 +62,24 @@ chains=(
   fps=10:round=down
   fps=50,denoise=tnr
 )
-for in in yuv420p.mkv yuv420p10.mkv yuv422p.mkv yuv422p10.mkv yuv444p.mkv yuvj420p.avi yuvj422p.avi yuvj444p.avi \
-  h264-full.mp4 hevc10.mkv gray.mkv gbrp.mkv rgb24.nut; do
-  for c in "${chains[@]}"; do
-    timeout -s KILL 120 "$VKCU" hash --backend "$backend" -q ${c:+--chain "$c"} "$dir/$in" > "$dir/out.txt" 2> /dev/null
-    rc=$?
-    h=-
-    [ $rc = 0 ] && h=$(grep -v '^#' "$dir/out.txt" | md5sum | cut -c1-12)
-    printf '%-14s %-38s %s %s\n' "$in" "${c:-(none)}" "$rc" "$h"
-  done
-done
+# Cases run in parallel (JOBS, default: the machine's cores; the GPU
+# backend's per-process set-up dominates), each into its own line file,
+# printed in the fixed order afterwards.
+one() { # index input chain
+  local out=$dir/res/$1 rc h=-
+  timeout -s KILL 120 "$VKCU" hash --backend "$backend" -q ${3:+--chain "$3"} "$dir/$2" > "$out.txt" 2> /dev/null
+  rc=$?
+  [ $rc = 0 ] && h=$(grep -v '^#' "$out.txt" | md5sum | cut -c1-12)
+  printf '%-14s %-38s %s %s\n' "$2" "${3:-(none)}" "$rc" "$h" > "$out.line"
+  rm -f "$out.txt"
+}
+export -f one
+export VKCU backend dir
+rm -rf "$dir/res" && mkdir -p "$dir/res"
+inputs=(yuv420p.mkv yuv420p10.mkv yuv422p.mkv yuv422p10.mkv yuv444p.mkv yuvj420p.avi yuvj422p.avi yuvj444p.avi \
+  h264-full.mp4 hevc10.mkv gray.mkv gbrp.mkv rgb24.nut)
+n=$((${#inputs[@]} * ${#chains[@]}))
+for ((i = 0; i < n; i++)); do
+  printf '%05d\0%s\0%s\0' "$i" "${inputs[i / ${#chains[@]}]}" "${chains[i % ${#chains[@]}]}"
+done | xargs -0 -n 3 -P "${JOBS:-$(nproc)}" bash -c 'one "$@"' one
+for ((i = 0; i < n; i++)); do cat "$dir/res/$(printf %05d $i).line"; done
