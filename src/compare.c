@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -94,28 +95,46 @@ static int valid_hex(const char *s)
     return 1;
 }
 
-/* Value of "key":... in a one-line JSON object; NULL when absent. */
-static const char *json_field(const char *line, const char *key, char *buf, size_t buflen)
+/* vkcu writes a file name's stray bytes as lone low surrogates (\udcXX,
+ * json.h), which jansson refuses to read: those escapes become U+FFFD
+ * in place (the same length), so the line parses and every other value
+ * keeps its exact text. Surrogate pairs and every other escape stay. */
+static void replace_lone_surrogates(char *s)
 {
-    char pat[64];
-    snprintf(pat, sizeof(pat), "\"%s\":", key);
-    const char *p = strstr(line, pat);
-    if (!p)
-        return NULL;
-    p += strlen(pat);
-    while (*p == ' ')
-        p++;
-    size_t n = 0;
-    if (*p == '"') {
-        p++;
-        while (*p && *p != '"' && n + 1 < buflen)
-            buf[n++] = *p++;
-    } else {
-        while (*p && *p != ',' && *p != '}' && *p != ' ' && n + 1 < buflen)
-            buf[n++] = *p++;
+    for (char *p = s; *p; p++) {
+        if (*p != '\\' || !p[1])
+            continue;
+        if (p[1] != 'u') {
+            p++; /* the escaped character, even a backslash or a quote */
+            continue;
+        }
+        unsigned v;
+        if (sscanf(p + 2, "%4x", &v) != 1 || strspn(p + 2, "0123456789abcdefABCDEF") < 4) {
+            p++;
+            continue;
+        }
+        if (v >= 0xd800 && v <= 0xdbff) {
+            unsigned low;
+            if (p[6] == '\\' && p[7] == 'u' && strspn(p + 8, "0123456789abcdefABCDEF") >= 4 &&
+                sscanf(p + 8, "%4x", &low) == 1 && low >= 0xdc00 && low <= 0xdfff) {
+                p += 11; /* a well-formed pair */
+                continue;
+            }
+        }
+        if (v >= 0xd800 && v <= 0xdfff)
+            memcpy(p + 2, "fffd", 4);
+        p += 5;
     }
-    buf[n] = 0;
-    return buf;
+}
+
+/* An integer member: 0 with *v, -1 when absent or of another type. */
+static int json_int_member(const json_t *o, const char *key, int64_t *v)
+{
+    const json_t *m = json_object_get(o, key);
+    if (!json_is_integer(m))
+        return -1;
+    *v = json_integer_value(m);
+    return 0;
 }
 
 static int parse_rational(const char *s, AVRational *q)
@@ -132,7 +151,6 @@ static int parse_rational(const char *s, AVRational *q)
 static int parse_line(vkcu_hash_list *l, char *line, const char *name, int lineno, int *known, char *err,
                       size_t errlen)
 {
-    char buf[128];
     while (*line == ' ' || *line == '\t')
         line++;
     size_t n = strlen(line);
@@ -165,25 +183,40 @@ static int parse_line(vkcu_hash_list *l, char *line, const char *name, int linen
     }
     vkcu_hash_entry e = { 0 };
     if (line[0] == '{') {
-        if (json_field(line, "type", buf, sizeof(buf)) && !strcmp(buf, "header")) {
+        replace_lone_surrogates(line);
+        json_t *o = json_loads(line, JSON_REJECT_DUPLICATES, NULL);
+        if (!json_is_object(o)) {
+            json_decref(o);
+            goto bad;
+        }
+        const char *type = json_string_value(json_object_get(o, "type"));
+        int64_t v;
+        if (type && !strcmp(type, "header")) {
             *known = 1;
-            if (json_field(line, "hash", buf, sizeof(buf)) && vkcu_hash_algo_parse(buf, &l->algo) == 0)
+            const char *algo = json_string_value(json_object_get(o, "hash"));
+            const char *tb = json_string_value(json_object_get(o, "tb"));
+            if (algo && vkcu_hash_algo_parse(algo, &l->algo) == 0)
                 l->algo_known = 1;
-            if (json_field(line, "tb", buf, sizeof(buf)))
-                parse_rational(buf, &l->tb);
-            if (json_field(line, "width", buf, sizeof(buf)))
-                l->width = atoi(buf);
-            if (json_field(line, "height", buf, sizeof(buf)))
-                l->height = atoi(buf);
+            if (tb)
+                parse_rational(tb, &l->tb);
+            if (json_int_member(o, "width", &v) == 0 && v > 0 && v <= INT_MAX)
+                l->width = (int)v;
+            if (json_int_member(o, "height", &v) == 0 && v > 0 && v <= INT_MAX)
+                l->height = (int)v;
+            json_decref(o);
             return 0;
         }
-        const char *pts = json_field(line, "pts", buf, sizeof(buf));
-        if (!pts)
-            goto bad;
-        e.pts = e.dts = strtoll(pts, NULL, 10);
-        e.duration = json_field(line, "duration", buf, sizeof(buf)) ? strtoll(buf, NULL, 10) : 1;
-        e.size = json_field(line, "size", buf, sizeof(buf)) ? atoi(buf) : 0;
-        if (!json_field(line, "hash", e.hash, sizeof(e.hash)) || !valid_hex(e.hash))
+        const char *hash = json_string_value(json_object_get(o, "hash"));
+        int ok = json_int_member(o, "pts", &e.pts) == 0 && hash && strlen(hash) < sizeof(e.hash);
+        if (ok) {
+            e.dts = e.pts;
+            snprintf(e.hash, sizeof(e.hash), "%s", hash);
+            if (json_int_member(o, "duration", &e.duration) < 0)
+                e.duration = 1;
+            e.size = json_int_member(o, "size", &v) == 0 && v >= 0 && v <= INT_MAX ? (int)v : 0;
+        }
+        json_decref(o);
+        if (!ok || !valid_hex(e.hash))
             goto bad;
     } else {
         int stream;
@@ -221,19 +254,30 @@ int vkcu_hash_list_parse(const char *text, size_t len, const char *name, vkcu_ha
     memset(l, 0, sizeof(*l));
     l->tb = (AVRational){ 0, 1 };
     int lineno = 0, ret = 0, known = 0;
-    size_t pos = 0;
-    char line[1024];
+    size_t pos = 0, cap = 0;
+    char *line = NULL;
     while (pos < len && ret >= 0) {
         size_t end = pos;
         while (end < len && text[end] != '\n')
             end++;
-        size_t n = end - pos < sizeof(line) - 1 ? end - pos : sizeof(line) - 1;
-        memcpy(line, text + pos, n);
-        line[n] = 0;
+        /* whole lines, however long: a JSON header carries the input's name */
+        if (end - pos + 1 > cap) {
+            char *n = realloc(line, end - pos + 1);
+            if (!n) {
+                ret = AVERROR(ENOMEM);
+                snprintf(err, errlen, "%s: out of memory", name);
+                break;
+            }
+            line = n;
+            cap = end - pos + 1;
+        }
+        memcpy(line, text + pos, end - pos);
+        line[end - pos] = 0;
         lineno++;
         ret = parse_line(l, line, name, lineno, &known, err, errlen);
         pos = end + 1;
     }
+    free(line);
     if (ret < 0)
         vkcu_hash_list_free(l);
     return ret;
@@ -292,14 +336,31 @@ int vkcu_hash_list_load(const char *path, vkcu_hash_list *l, char *err, size_t e
 
 int vkcu_hash_list_sniff(const char *path)
 {
-    char head[64] = "";
+    /* a JSON header line holds the input's name: room for a long one */
+    enum { HEAD = 1 << 16 };
     FILE *f = fopen(path, "rb");
-    if (!f)
+    char *head = f ? malloc(HEAD + 1) : NULL;
+    if (!head) {
+        if (f)
+            fclose(f);
         return 0;
-    size_t n = fread(head, 1, sizeof(head) - 1, f);
+    }
+    size_t n = fread(head, 1, HEAD, f);
     fclose(f);
     head[n] = 0;
-    return !strncmp(head, "#format: frame checksums", 24) || !strncmp(head, "{\"type\":\"header\"", 16);
+    int ret = !strncmp(head, "#format: frame checksums", 24);
+    if (head[0] == '{') {
+        char *nl = memchr(head, '\n', n);
+        if (nl)
+            *nl = 0;
+        replace_lone_surrogates(head);
+        json_t *o = json_loads(head, 0, NULL);
+        const char *type = json_string_value(json_object_get(o, "type"));
+        ret = type && !strcmp(type, "header");
+        json_decref(o);
+    }
+    free(head);
+    return ret;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1270,10 +1331,12 @@ static int rows_finish(run *x)
         const char *inputs[] = { p->a, p->b, NULL };
         int ret = vkcu_outfile_begin(p->json, p->overwrite, inputs, tmp, sizeof(tmp), r->error, sizeof(r->error));
         if (ret >= 0) {
-            FILE *f = fopen(tmp, "w");
-            int bad = !f || json_dumpf(root, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER) < 0 || fputc('\n', f) == EOF;
+            char *text = vkcu_json_text(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+            FILE *f = text ? fopen(tmp, "w") : NULL;
+            int bad = !f || fputs(text, f) == EOF || fputc('\n', f) == EOF;
             if (f && fclose(f) != 0)
                 bad = 1;
+            free(text);
             if (bad) {
                 snprintf(r->error, sizeof(r->error), "%s: cannot write: %s", p->json, strerror(errno));
                 vkcu_outfile_abort(tmp);

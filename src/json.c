@@ -141,7 +141,11 @@ static int hexval(char c)
 
 char *vkcu_json_line(const json_t *obj, int compact)
 {
-    size_t flags = JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15) | (compact ? JSON_COMPACT : JSON_INDENT(0));
+    return vkcu_json_text(obj, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15) | (compact ? JSON_COMPACT : JSON_INDENT(0)));
+}
+
+char *vkcu_json_text(const json_t *obj, size_t flags)
+{
     char *raw = json_dumps(obj, flags);
     if (!raw || !strstr(raw, MARK_OUT))
         return raw;

@@ -24,6 +24,10 @@ int vkcu_json_set_fixed(json_t *obj, const char *key, double v, int decimals);
  * compact: no spaces ({"a":1,"b":2}); else {"a": 1, "b": 2}. */
 char *vkcu_json_line(const json_t *obj, int compact);
 
+/* Any jansson dump (flags as json_dumps': JSON_INDENT(1) for a file a
+ * person reads) with stray name bytes as \udcXX; malloc'd, or NULL. */
+char *vkcu_json_text(const json_t *obj, size_t flags);
+
 /* Writes the object as one line and a newline; -1 on an output or
  * allocation error. Takes the object's reference. */
 int vkcu_json_write_line(FILE *f, json_t *obj, int compact);

@@ -307,8 +307,7 @@ static int hash_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb)
     h->out_tb = h->sync.tb_out;
     FILE *o = s->params->hash_out;
     if (s->params->hash_format == VKCU_HASH_FORMAT_JSON) {
-        /* input last: a reader that scans for "key": finds the fixed keys
-         * before any text of the file name */
+        /* input last: the fixed keys keep their columns whatever the name */
         char tbs[48];
         snprintf(tbs, sizeof(tbs), "%d/%d", h->out_tb.num, h->out_tb.den);
         json_t *j = json_pack("{sssssssssisi}", "type", "header", "hash", vkcu_hash_algo_name(s->params->hash_algo),

@@ -47,3 +47,60 @@ else
   fail "hash-formats: sha256 frames: $(tail -1 "$TMP/err")"
 fi
 expect "hash-formats: --whole with --format is a usage error" 2 "--whole" -- "$VKCU" hash --whole --format json "$c"
+
+# SHA-256 where the other algorithms go: hash lists read back by compare and
+# verify, the manifest key, a pipeline's hash key, the golden case.
+root=$(cd "$(dirname "$0")/../.." && pwd)
+c=$MEDIA/h264-aac.mp4
+golden=$root/media/golden/clips/decode-h264-sha256.framemd5
+if ff "$c" -f framemd5 -hash sha256 - > "$TMP/ff264.fmd5" 2> "$TMP/err"; then
+  diff <(frames "$golden") <(frames "$TMP/ff264.fmd5") > /dev/null && grep -qx '#hash: SHA256' "$golden" &&
+    pass "hash-formats: media/clips.manifest's sha256 golden = ffmpeg -f framemd5 -hash sha256 ($(frames "$golden" | wc -l) frames)" ||
+    fail "hash-formats: golden decode-h264-sha256 differs from ffmpeg's: $(diff <(frames "$golden") <(frames "$TMP/ff264.fmd5") | sed -n 2p)"
+else
+  fail "hash-formats: ffmpeg -hash sha256: $(tail -1 "$TMP/err")"
+fi
+"$VKCU" compare "$TMP/ff264.fmd5" "$c" --backend cpu > "$TMP/cmp" 2> "$TMP/err"
+[ $? = 0 ] && grep -q 'hash list, SHA256, 50 frames' "$TMP/cmp" && grep -qx 'result: IDENTICAL: 50 frames' "$TMP/cmp" &&
+  pass "hash-formats: compare reads ffmpeg's sha256 framemd5 and hashes the media side with SHA-256" ||
+  fail "hash-formats: compare sha256 list: $(tail -1 "$TMP/cmp") $(tail -1 "$TMP/err")"
+"$VKCU" hash --backend cpu --algo sha256 --format json "$c" > "$TMP/vk264.jsonl" 2> "$TMP/err" &&
+  "$VKCU" compare "$TMP/vk264.jsonl" "$TMP/ff264.fmd5" > "$TMP/cmp" 2> "$TMP/err" &&
+  grep -qx 'result: IDENTICAL: 50 frames' "$TMP/cmp" &&
+  pass "hash-formats: a sha256 JSON-lines list equals ffmpeg's sha256 framemd5 under compare" ||
+  fail "hash-formats: compare sha256 JSON vs framemd5: $(tail -1 "$TMP/cmp") $(tail -1 "$TMP/err")"
+sed '20s/, \([0-9a-f]\)[0-9a-f]\{63\}$/, 0000000000000000000000000000000000000000000000000000000000000000/' \
+  "$TMP/ff264.fmd5" > "$TMP/changed.fmd5"
+"$VKCU" compare "$TMP/changed.fmd5" "$c" --backend cpu > "$TMP/cmp" 2> "$TMP/err"
+rc=$?
+[ $rc = 6 ] && grep -q 'SHA256 of A 0\{64\}, of B [0-9a-f]\{64\}' "$TMP/err" &&
+  pass "hash-formats: compare names the changed frame's SHA-256 hashes (exit 6)" ||
+  fail "hash-formats: changed sha256 line: exit $rc, $(tail -1 "$TMP/err")"
+expect "hash-formats: a sha256 list against an md5 list is refused" 3 "uses SHA256 .* uses MD5" -- \
+  "$VKCU" compare "$TMP/ff264.fmd5" "$root/media/golden/clips/decode-h264.framemd5"
+
+mkdir -p "$TMP/m"
+{ printf 'vkcu-manifest 1\n[case sha]\ninput = %s\nalgo = sha256\nhashes = sha.framemd5\n' "$c"
+  printf '[case sha-inline]\ninput = %s\nalgo = SHA256\nframes = 3\n' "$c"; frames "$TMP/ff264.fmd5" | head -3
+  printf '[case sha-changed]\ninput = %s\nalgo = sha256\nhashes = changed.framemd5\n' "$c"
+  printf '[case sha-vs-md5]\ninput = %s\nhashes = sha.framemd5\n' "$c"; } > "$TMP/m/t.manifest"
+cp "$TMP/ff264.fmd5" "$TMP/m/sha.framemd5"
+cp "$TMP/changed.fmd5" "$TMP/m/changed.framemd5"
+"$VKCU" verify --backend cpu "$TMP/m/t.manifest" > "$TMP/out" 2> "$TMP/err"
+rc=$?
+if [ $rc = 6 ] && grep -qx 'PASS sha: 50 frames, SHA256 hashes equal (cpu)' "$TMP/out" &&
+   grep -qx 'PASS sha-inline: 3 frames, SHA256 hashes equal (cpu)' "$TMP/out" &&
+   grep -q '^FAIL sha-changed: 1 of 50 frames differ; first: frame 10 .*expected 0\{64\}' "$TMP/out" &&
+   grep -q '^FAIL sha-vs-md5: expected hashes are SHA256, the case asks for MD5 (set algo = SHA256)' "$TMP/out"; then
+  pass "hash-formats: manifests with algo = sha256 (sidecar and inline) pass, a changed SHA-256 fails at its frame"
+else
+  fail "hash-formats: sha256 manifest: exit $rc: $(tr '\n' ' ' < "$TMP/out")"
+fi
+printf 'vkcu-manifest 1\n[case x]\ninput = a.mp4\nalgo = sha512\n' > "$TMP/m/bad.manifest"
+expect "hash-formats: manifest algo outside the list names the choices" 3 "bad.manifest:4: .*sha512.* is not md5, sha256, crc32, xxh64 or blake3" -- \
+  "$VKCU" verify "$TMP/m/bad.manifest"
+printf 'description SHA-256 per frame\noutput hash\nhash sha256\ncontainer framemd5\n' > "$TMP/sha.pipe"
+"$VKCU" hash --backend cpu --pipeline "$TMP/sha.pipe" "$c" > "$TMP/pipe.fmd5" 2> "$TMP/err" &&
+  diff <(frames "$TMP/pipe.fmd5") <(frames "$TMP/ff264.fmd5") > /dev/null &&
+  pass "hash-formats: a pipeline file's 'hash: sha256' hashes with SHA-256" ||
+  fail "hash-formats: pipeline hash sha256: $(tail -1 "$TMP/err")"

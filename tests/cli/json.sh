@@ -63,3 +63,38 @@ if "$VKCU" hash --backend cpu --format json "$TMP/$mark" > "$TMP/m.jsonl" 2> "$T
 else
   fail "json: hash of a marker-like name failed: $(tail -1 "$TMP/err")"
 fi
+
+# compare --json: the input names as in every other JSON vkcu writes
+if "$VKCU" compare --backend cpu "$TMP/in/$odd" "$TMP/clip.mkv" --json "$TMP/rows.json" > /dev/null 2> "$TMP/err"; then
+  python3 -c 'import json,os,sys; r=json.load(open(sys.argv[1],"rb")); assert os.fsencode(r["a"])==os.fsencode(sys.argv[2]), r["a"]; assert len(r["frames"])==5' \
+    "$TMP/rows.json" "$TMP/in/$odd" 2> "$TMP/py" &&
+    pass "json: compare --json with an odd name reads back with python3 json (name bytes exact, 5 rows)" ||
+    fail "json: compare --json odd name: $(tail -1 "$TMP/py")"
+else
+  fail "json: compare --json failed: $(tail -1 "$TMP/err")"
+fi
+
+# compare and verify read JSON hash lists with a JSON parser: a header
+# holding an odd name (\udcXX), and lines another tool rewrote (keys in
+# another order, spaces, a member whose text holds '"pts":' and '"hash":')
+if python3 - "$TMP/h.jsonl" "$TMP/re.jsonl" <<'PY' 2> "$TMP/py"
+import json, sys
+out = open(sys.argv[2], 'w')
+for i, l in enumerate(open(sys.argv[1], encoding='utf-8', errors='surrogatepass')):
+    o = json.loads(l)
+    if o.get('type') != 'header':
+        o = dict([('note', '"pts":99,"hash":"%s"' % ('0' * 32))] + list(reversed(list(o.items()))))
+    out.write(json.dumps(o, separators=(', ', ' : ')) + '\n')
+PY
+then
+  "$VKCU" compare --backend cpu "$TMP/re.jsonl" "$TMP/in/$odd" > "$TMP/cmp" 2> "$TMP/err"
+  rc=$?
+  [ $rc = 0 ] && grep -qx 'result: IDENTICAL: 5 frames' "$TMP/cmp" && grep -q '"pts" : 4' "$TMP/re.jsonl" &&
+    pass "json: compare reads a rewritten JSON hash list (odd name in the header, keys reordered, '\"pts\":' inside a string)" ||
+    fail "json: compare of a rewritten JSON list: exit $rc, $(tail -1 "$TMP/cmp") $(tail -1 "$TMP/err")"
+else
+  fail "json: cannot rewrite the JSON list: $(tail -1 "$TMP/py")"
+fi
+{ head -2 "$TMP/h.jsonl"; echo '{"frame":1,"pts":1,"duration":1,"size":'; } > "$TMP/trunc.jsonl"
+expect "json: a truncated JSON hash line is an input error naming file:line" 3 "trunc.jsonl:3: not a frame hash line" -- \
+  "$VKCU" compare --backend cpu "$TMP/trunc.jsonl" "$TMP/clip.mkv"
