@@ -44,13 +44,16 @@ static void compare_help(void)
            "  --vmaf                   score every pair with libvmaf's default model (vmaf_v0.6.1),\n"
            "                           A the reference; per-frame lines then print at the end\n"
            "  --min-vmaf SCORE         pass when the mean VMAF is at least SCORE (implies --vmaf)\n"
-           "  -y                       replace an existing --diff-image, --csv or --json file (never A or B)\n"
+           "  --report FILE.html       one self-contained page: per-frame charts, the summary and the\n"
+           "                           worst frames as A/B/difference thumbnails (no script, no network)\n"
+           "  -y                       replace an existing --diff-image, --csv, --json or --report file\n"
+           "                           (never A or B)\n"
            "  --chain, --backend, --start, --duration, --frames and the other processing options\n"
            "  apply to both inputs; --start and --duration count from each input's own start\n\n");
     cli_job_options_help(stdout);
     printf("\nExit codes: 0 the inputs match (within the limits), 6 they do not,\n"
            "  3 an input is missing or unreadable, 2 bad usage (or --vmaf in a build without libvmaf),\n"
-           "  4 the diff image cannot be written.\n");
+           "  4 an output file cannot be written (or exists, without -y).\n");
 }
 
 int cli_main_compare(int argc, char **argv)
@@ -103,7 +106,7 @@ int cli_main_compare(int argc, char **argv)
                 return VKCU_EXIT_USAGE;
             }
         } else if (!strcmp(a, "--align") || !strcmp(a, "--chain-a") || !strcmp(a, "--chain-b") ||
-                   !strcmp(a, "--csv") || !strcmp(a, "--json")) {
+                   !strcmp(a, "--csv") || !strcmp(a, "--json") || !strcmp(a, "--report")) {
             if (!v)
                 return cli_usage_error("%s needs a value", a);
             i++;
@@ -115,6 +118,8 @@ int cli_main_compare(int argc, char **argv)
                 cp.csv = v;
             else if (!strcmp(a, "--json"))
                 cp.json = v;
+            else if (!strcmp(a, "--report"))
+                cp.report_html = v;
             else if (!strcmp(v, "start"))
                 cp.align = VKCU_ALIGN_START;
             else if (!strcmp(v, "pts"))
@@ -187,8 +192,10 @@ static void verify_help(void)
            "case and 'N passed, N failed'.\n\n"
            "  --backend cpu|gpu|auto   run every case on this backend (overrides the manifest)\n"
            "  --junit FILE             also write the results as JUnit XML\n"
-           "  -y                       replace an existing --junit or --summary FILE\n"
+           "  -y                       replace an existing --junit, --summary or --html FILE\n"
            "  --summary FILE.md        also write a Markdown summary (CI job pages); -y replaces it\n"
+           "  --html FILE.html         also write one self-contained page: every case, and each failing\n"
+           "                           case's charts (metric cases) or frames (hash cases); -y replaces it\n"
            "  -j N                     run N cases at once; results still print in manifest order\n"
            "  --timeout SECONDS        fail a case that runs longer (a case's 'timeout' key wins)\n"
            "  --fail-fast              stop at the first failing case\n"
@@ -251,12 +258,14 @@ int cli_main_verify(int argc, char **argv)
                 cases[nb_cases++] = v;
             else
                 return cli_usage_error("verify: more than 64 --case options");
-        } else if (!strcmp(a, "--summary") || !strcmp(a, "-j") || !strcmp(a, "--jobs") || !strcmp(a, "--timeout")) {
+        } else if (!strcmp(a, "--summary") || !strcmp(a, "--html") || !strcmp(a, "-j") || !strcmp(a, "--jobs") || !strcmp(a, "--timeout")) {
             if (!v)
                 return cli_usage_error("%s needs a value", a);
             i++;
             if (!strcmp(a, "--summary")) {
                 vp.summary = v;
+            } else if (!strcmp(a, "--html")) {
+                vp.html = v;
             } else if (!strcmp(a, "--timeout")) {
                 if (vkcu_parse_number(v, 0.001, 1e6, &vp.timeout) < 0)
                     return cli_usage_error("--timeout: '%s' is not a number of seconds in [0.001, 1000000]", v);

@@ -28,6 +28,7 @@
 #include "gpu/gpu.h"
 #include "json.h"
 #include "log.h"
+#include "report.h"
 #include "stage.h"
 #include "vmaf.h"
 
@@ -908,57 +909,26 @@ static void put_text(uint8_t *rgb, int stride, int w, int h, int x0, int y0, int
     }
 }
 
-/* Black -> blue -> red -> yellow -> white as t goes 0 -> 1. */
-static void heat(double t, uint8_t *px)
-{
-    static const double stops[5][3] = { { 0, 0, 0 }, { 40, 40, 255 }, { 255, 30, 30 }, { 255, 230, 0 }, { 255, 255, 255 } };
-    t = t < 0 ? 0 : t > 1 ? 1 : t;
-    double f = t * 4;
-    int i = f >= 4 ? 3 : (int)f;
-    double u = f - i;
-    for (int c = 0; c < 3; c++)
-        px[c] = (uint8_t)lrint(stops[i][c] + (stops[i + 1][c] - stops[i][c]) * u);
-}
-
 static int write_png(const char *path, int overwrite, const char *const *inputs, AVFrame *rgb, char *err,
                      size_t errlen)
 {
-    const AVCodec *codec = avcodec_find_encoder(AV_CODEC_ID_PNG);
-    AVCodecContext *enc = NULL;
-    AVPacket *pkt = NULL;
-    FILE *f;
     char tmp[4200], buf[128];
-    int ret;
-    if (!codec) {
-        snprintf(err, errlen, "%s: this FFmpeg build has no PNG encoder", path);
-        return VKCU_ERR_OUTPUT;
-    }
-    ret = vkcu_outfile_begin(path, overwrite, inputs, tmp, sizeof(tmp), err, errlen);
+    uint8_t *png = NULL;
+    int size = 0;
+    int ret = vkcu_outfile_begin(path, overwrite, inputs, tmp, sizeof(tmp), err, errlen);
     if (ret < 0)
         return VKCU_ERR_OUTPUT;
-    enc = avcodec_alloc_context3(codec);
-    pkt = av_packet_alloc();
-    if (!enc || !pkt) {
-        ret = AVERROR(ENOMEM);
-        goto fail;
-    }
-    enc->width = rgb->width;
-    enc->height = rgb->height;
-    enc->pix_fmt = AV_PIX_FMT_RGB24;
-    enc->time_base = (AVRational){ 1, 1 };
-    ret = avcodec_open2(enc, codec, NULL);
-    if (ret >= 0)
-        ret = avcodec_send_frame(enc, rgb);
-    if (ret >= 0)
-        ret = avcodec_send_frame(enc, NULL);
-    if (ret >= 0)
-        ret = avcodec_receive_packet(enc, pkt);
+    ret = vkcu_png_encode(rgb, &png, &size);
     if (ret < 0) {
-        snprintf(err, errlen, "%s: PNG encoding failed: %s", path, vkcu_err_str(ret, buf, sizeof(buf)));
+        if (ret == AVERROR_ENCODER_NOT_FOUND)
+            snprintf(err, errlen, "%s: this FFmpeg build has no PNG encoder", path);
+        else
+            snprintf(err, errlen, "%s: PNG encoding failed: %s", path, vkcu_err_str(ret, buf, sizeof(buf)));
+        ret = VKCU_ERR_OUTPUT;
         goto fail;
     }
-    f = fopen(tmp, "wb");
-    int ok = f && fwrite(pkt->data, 1, pkt->size, f) == (size_t)pkt->size;
+    FILE *f = fopen(tmp, "wb");
+    int ok = f && fwrite(png, 1, size, f) == (size_t)size;
     if (f && fclose(f) != 0)
         ok = 0;
     if (!ok) {
@@ -972,9 +942,28 @@ static int write_png(const char *path, int overwrite, const char *const *inputs,
 fail:
     if (ret < 0)
         vkcu_outfile_abort(tmp);
-    avcodec_free_context(&enc);
-    av_packet_free(&pkt);
+    av_free(png);
     return ret;
+}
+
+/* Per pixel of the luma grid: the largest difference of any component
+ * sampled there (chroma at its subsampled position). Returns the largest. */
+static int diff_map(const frame_view *va, const frame_view *vb, const AVPixFmtDescriptor *d, int w, int h, int *diff)
+{
+    int maxd = 0;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            int m = 0;
+            for (int c = 0; c < va->nb; c++) {
+                int sx = comp_subsampled(d, c) ? x >> d->log2_chroma_w : x;
+                int sy = comp_subsampled(d, c) ? y >> d->log2_chroma_h : y;
+                int dd = abs(sample_at(&va->c[c], sx, sy) - sample_at(&vb->c[c], sx, sy));
+                m = dd > m ? dd : m;
+            }
+            diff[(size_t)y * w + x] = m;
+            maxd = m > maxd ? m : maxd;
+        }
+    return maxd;
 }
 
 /* The worst frame: A's luma dimmed as a backdrop, every sample whose
@@ -1004,25 +993,14 @@ static int draw_difference(const vkcu_compare_params *p, const AVFrame *a, const
     rgb->height = total_h;
     if ((ret = av_frame_get_buffer(rgb, 0)) < 0)
         goto done;
-    int maxd = 0, peak = (1 << va.depth) - 1;
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++) {
-            int m = 0;
-            for (int c = 0; c < va.nb; c++) {
-                int sx = comp_subsampled(d, c) ? x >> d->log2_chroma_w : x;
-                int sy = comp_subsampled(d, c) ? y >> d->log2_chroma_h : y;
-                int dd = abs(sample_at(&va.c[c], sx, sy) - sample_at(&vb.c[c], sx, sy));
-                m = dd > m ? dd : m;
-            }
-            diff[(size_t)y * w + x] = m;
-            maxd = m > maxd ? m : maxd;
-        }
+    int peak = (1 << va.depth) - 1;
+    int maxd = diff_map(&va, &vb, d, w, h, diff);
     for (int y = 0; y < h; y++) {
         uint8_t *row = rgb->data[0] + (ptrdiff_t)y * rgb->linesize[0];
         for (int x = 0; x < w; x++) {
             int m = diff[(size_t)y * w + x];
             if (m) {
-                heat((double)m / maxd, row + 3 * x);
+                vkcu_heat_colour((double)m / maxd, row + 3 * x);
             } else {
                 int luma = (d->flags & AV_PIX_FMT_FLAG_RGB) ? sample_at(&va.c[1], x, y) : sample_at(&va.c[0], x, y);
                 memset(row + 3 * x, (luma * 64) / (peak ? peak : 1), 3);
@@ -1034,7 +1012,7 @@ static int draw_difference(const vkcu_compare_params *p, const AVFrame *a, const
         uint8_t *row = rgb->data[0] + (ptrdiff_t)y * rgb->linesize[0];
         for (int x = 0; x < w; x++) {
             if (y < h + bar / 2)
-                heat(w > 1 ? (double)x / (w - 1) : 1, row + 3 * x);
+                vkcu_heat_colour(w > 1 ? (double)x / (w - 1) : 1, row + 3 * x);
             else
                 memset(row + 3 * x, 0, 3);
         }
@@ -1089,6 +1067,8 @@ typedef struct run {
     struct SwsContext *sws; /* --scale: B to A's size and format */
     FILE *csv;
     json_t *rows;
+    vkcu_compare_plot *plot;   /* --report, verify --html: every row and the worst frames */
+    struct SwsContext *thumb_sws;
     char csv_tmp[4200];
     char first_problem[256];
     /* --vmaf: libvmaf scores a frame only once it has seen the whole stream,
@@ -1214,10 +1194,6 @@ static int rows_open(run *x)
         if (vkcu_outfile_check(files[k], p->overwrite, inputs, x->r->error, sizeof(x->r->error)) < 0)
             return VKCU_ERR_OUTPUT;
     }
-    if (p->csv && p->json && !strcmp(p->csv, p->json)) {
-        snprintf(x->r->error, sizeof(x->r->error), "%s: given to both --csv and --json; name two files", p->csv);
-        return VKCU_ERR_USAGE;
-    }
     if (p->csv) {
         if (vkcu_outfile_begin(p->csv, p->overwrite, inputs, x->csv_tmp, sizeof(x->csv_tmp), x->r->error,
                                sizeof(x->r->error)) < 0)
@@ -1242,6 +1218,17 @@ static int rows_add(run *x, const frame_row *row_data)
 {
     const vkcu_frame_metrics *m = &row_data->m;
     int vmaf = x->vmaf != NULL;
+    if (x->plot) {
+        vkcu_plot_row row = { .frame = row_data->frame_a, .secs = row_data->pts_a, .psnr_avg = m->psnr_avg,
+                              .ssim_all = m->ssim_all, .vmaf = vmaf ? m->vmaf : NAN, .max_diff = m->max_diff };
+        memcpy(row.psnr, m->psnr, sizeof(row.psnr));
+        if (!x->plot->nb_rows) {
+            x->plot->nb_comps = m->nb_comps;
+            memcpy(x->plot->comp_names, m->comp_names, sizeof(x->plot->comp_names));
+        }
+        if (vkcu_compare_plot_add(x->plot, &row) < 0)
+            return AVERROR(ENOMEM);
+    }
     if (x->csv) {
         FILE *f = x->csv;
         if (ftell(f) == 0) {
@@ -1351,6 +1338,128 @@ static int rows_finish(run *x)
         if (ret < 0)
             return ret;
     }
+    return 0;
+}
+
+/* ---- the report's worst frames ---- */
+
+/* A, B and their difference downscaled into the thumbnail box (area
+ * averaging for the pictures; the difference takes the largest value under
+ * each thumbnail pixel, so that one changed sample still shows). */
+static int make_thumbs(run *x, const AVFrame *a, const AVFrame *b, vkcu_plot_thumb *t)
+{
+    int w = a->width, h = a->height;
+    double s = fmin(1.0, fmin((double)VKCU_THUMB_W / w, (double)VKCU_THUMB_H / h));
+    int tw = (int)fmax(1, lrint(w * s)), th = (int)fmax(1, lrint(h * s));
+    frame_view va, vb;
+    int *diff = NULL, ret = frame_views_init(&va, &vb, a, b);
+    if (ret < 0)
+        return ret;
+    x->thumb_sws = sws_getCachedContext(x->thumb_sws, w, h, a->format, tw, th, AV_PIX_FMT_RGB24,
+                                        SWS_AREA | SWS_ACCURATE_RND | SWS_BITEXACT, NULL, NULL, NULL);
+    diff = av_malloc_array((size_t)w * h, sizeof(int));
+    ret = x->thumb_sws && diff ? 0 : AVERROR(ENOMEM);
+    for (int k = 0; k < 3 && ret >= 0; k++) {
+        t->rgb[k] = av_frame_alloc();
+        if (!t->rgb[k]) {
+            ret = AVERROR(ENOMEM);
+            break;
+        }
+        t->rgb[k]->format = AV_PIX_FMT_RGB24;
+        t->rgb[k]->width = tw;
+        t->rgb[k]->height = th;
+        ret = av_frame_get_buffer(t->rgb[k], 0);
+    }
+    for (int k = 0; k < 2 && ret >= 0; k++) {
+        const AVFrame *in = k ? b : a;
+        ret = sws_scale(x->thumb_sws, (const uint8_t *const *)in->data, in->linesize, 0, h, t->rgb[k]->data,
+                        t->rgb[k]->linesize);
+    }
+    if (ret < 0)
+        goto done;
+    int maxd = diff_map(&va, &vb, av_pix_fmt_desc_get(a->format), w, h, diff);
+    for (int ty = 0; ty < th; ty++) {
+        int y0 = (int)((int64_t)ty * h / th), y1 = (int)fmax(y0 + 1, (int64_t)(ty + 1) * h / th);
+        const uint8_t *src = t->rgb[0]->data[0] + (ptrdiff_t)ty * t->rgb[0]->linesize[0];
+        uint8_t *dst = t->rgb[2]->data[0] + (ptrdiff_t)ty * t->rgb[2]->linesize[0];
+        for (int tx = 0; tx < tw; tx++) {
+            int x0 = (int)((int64_t)tx * w / tw), x1 = (int)fmax(x0 + 1, (int64_t)(tx + 1) * w / tw), m = 0;
+            for (int y = y0; y < y1; y++)
+                for (int xx = x0; xx < x1; xx++)
+                    m = diff[(size_t)y * w + xx] > m ? diff[(size_t)y * w + xx] : m;
+            if (m) {
+                vkcu_heat_colour((double)m / maxd, dst + 3 * tx);
+            } else {
+                /* A's luma, dimmed as in --diff-image */
+                int luma = (77 * src[3 * tx] + 150 * src[3 * tx + 1] + 29 * src[3 * tx + 2]) >> 8;
+                memset(dst + 3 * tx, luma / 4, 3);
+            }
+        }
+    }
+    ret = 0;
+done:
+    av_free(diff);
+    frame_view_free(&va);
+    frame_view_free(&vb);
+    if (ret < 0)
+        for (int k = 0; k < 3; k++)
+            av_frame_free(&t->rgb[k]);
+    return ret;
+}
+
+/* Keeps the VKCU_PLOT_WORST differing frames of lowest PSNR (the earlier
+ * frame on a tie), as thumbnails made now: no frame is held. */
+static int plot_offer(run *x, const AVFrame *a, const AVFrame *b, const vkcu_frame_metrics *m)
+{
+    vkcu_compare_plot *p = x->plot;
+    if (!p || !m->max_diff)
+        return 0;
+    int pos = p->nb_worst;
+    while (pos > 0 && m->psnr_avg < p->worst[pos - 1].psnr_avg)
+        pos--;
+    if (pos >= VKCU_PLOT_WORST)
+        return 0;
+    vkcu_plot_thumb t = { .frame = x->a.index, .secs = x->a.secs, .psnr_avg = m->psnr_avg, .ssim_all = m->ssim_all,
+                          .max_diff = m->max_diff };
+    int ret = make_thumbs(x, a, b, &t);
+    if (ret < 0)
+        return ret;
+    if (p->nb_worst == VKCU_PLOT_WORST) {
+        for (int k = 0; k < 3; k++)
+            av_frame_free(&p->worst[VKCU_PLOT_WORST - 1].rgb[k]);
+        p->nb_worst--;
+    }
+    memmove(&p->worst[pos + 1], &p->worst[pos], (size_t)(p->nb_worst - pos) * sizeof(t));
+    p->worst[pos] = t;
+    p->nb_worst++;
+    return 0;
+}
+
+/* The --report page, written whole under a temporary name. */
+static int write_report(run *x)
+{
+    const vkcu_compare_params *p = x->p;
+    vkcu_compare_result *r = x->r;
+    const char *inputs[] = { p->a, p->b, NULL };
+    char tmp[4200], buf[128];
+    if (vkcu_outfile_begin(p->report_html, p->overwrite, inputs, tmp, sizeof(tmp), r->error, sizeof(r->error)) < 0)
+        return VKCU_ERR_OUTPUT;
+    FILE *f = fopen(tmp, "w");
+    int ret = f ? vkcu_html_compare_page(f, p, r, x->plot) : AVERROR(errno);
+    int bad = !f || ferror(f);
+    if (f && fclose(f) != 0)
+        bad = 1;
+    if (ret < 0 || bad) {
+        snprintf(r->error, sizeof(r->error), "%s: cannot write: %s", p->report_html,
+                 ret < 0 ? vkcu_err_str(ret, buf, sizeof(buf)) : strerror(errno));
+        vkcu_outfile_abort(tmp);
+        return VKCU_ERR_OUTPUT;
+    }
+    if (vkcu_outfile_commit(tmp, p->report_html, r->error, sizeof(r->error)) < 0)
+        return VKCU_ERR_OUTPUT;
+    if (p->report)
+        fprintf(p->report, "report: %s (%" PRId64 " frames plotted, %d worst frames)\n", p->report_html,
+                x->plot->nb_rows, x->plot->nb_worst);
     return 0;
 }
 
@@ -1551,6 +1660,11 @@ static int pair_frames(run *x)
             x->ssim_frames++;
         }
         r->psnr_min = fmin(r->psnr_min, m.psnr_avg);
+    }
+    if ((ret = plot_offer(x, a->frame, b->frame, &m)) < 0) {
+        snprintf(r->error, sizeof(r->error), "%s: frame %" PRId64 ": cannot make the report's thumbnails", a->path,
+                 a->index);
+        return ret;
     }
     r->max_diff = m.max_diff > r->max_diff ? m.max_diff : r->max_diff;
     int differs = m.max_diff > 0;
@@ -1796,6 +1910,18 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
     }
     if (p->diff_image && (ret = vkcu_outfile_check(p->diff_image, p->overwrite, inputs, r->error, sizeof(r->error))) < 0)
         return ret; /* before decoding anything */
+    if (p->report_html &&
+        (ret = vkcu_outfile_check(p->report_html, p->overwrite, inputs, r->error, sizeof(r->error))) < 0)
+        return ret;
+    const char *outs[] = { p->diff_image, p->csv, p->json, p->report_html };
+    for (int i = 0; i < 4; i++)
+        for (int k = i + 1; k < 4; k++)
+            if (outs[i] && outs[k] && !strcmp(outs[i], outs[k])) {
+                snprintf(r->error, sizeof(r->error), "%s: given to two outputs; name a file for each", outs[i]);
+                return VKCU_ERR_USAGE;
+            }
+    if ((p->report_html || p->plot_out) && !(x->plot = vkcu_compare_plot_alloc()))
+        return AVERROR(ENOMEM);
     ret = side_open(&x->a, p->a, 'A', p->job);
     if (ret >= 0)
         ret = side_open(&x->b, p->b, 'B', p->job_b ? p->job_b : p->job);
@@ -1834,12 +1960,16 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
             goto done;
         }
     }
+    if (x->plot && (x->a.is_list || x->b.is_list))
+        x->plot->why_empty = "a hash list holds no pictures";
     set_alignment(x);
     print_header(x, &x->a);
     print_header(x, &x->b);
     if (rate_differs(x)) {
         /* Pairing by time would call every other frame missing: name the cause instead. */
         ret = VKCU_ERR_MISMATCH;
+        if (x->plot)
+            x->plot->why_empty = "the frame rates differ, so no frames were paired";
         if (p->report)
             fprintf(p->report, "result: %s\n", r->verdict);
         goto done;
@@ -1894,6 +2024,18 @@ done:
     free(x->held_ends);
     free(x->pending);
     vkcu_vmaf_close(&x->vmaf);
+    if ((ret == 0 || ret == VKCU_ERR_MISMATCH) && x->plot) {
+        if (!x->plot->nb_rows && !x->plot->why_empty)
+            x->plot->why_empty = r->paired ? "no pair could be measured (their picture formats differ)"
+                                           : "no frames were paired";
+        int wr = p->report_html ? write_report(x) : 0;
+        if (wr < 0)
+            ret = wr;
+        else if (p->plot_out)
+            FFSWAP(vkcu_compare_plot *, *p->plot_out, x->plot);
+    }
+    vkcu_compare_plot_free(&x->plot);
+    sws_freeContext(x->thumb_sws);
     if (x->csv)
         fclose(x->csv);
     if (x->csv_tmp[0])

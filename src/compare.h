@@ -96,6 +96,9 @@ typedef struct vkcu_compare_params {
     int vmaf;                      /* 1: VMAF of every pair (libvmaf, vmaf.h); A is the reference unless vmaf_ref_b */
     double min_vmaf;               /* NAN: unset; else pass only when the mean VMAF is at least this (implies vmaf) */
     int vmaf_ref_b;                /* 1: B is the reference for VMAF (verify: the case's reference) */
+    const char *report_html;       /* one self-contained HTML page (report.h); NULL: none */
+    struct vkcu_compare_plot **plot_out; /* non-NULL: receives the plot data (the caller frees it with
+                                          * vkcu_compare_plot_free) when the comparison ran; verify --html */
 } vkcu_compare_params;
 
 void vkcu_compare_params_default(vkcu_compare_params *p);

@@ -20,9 +20,7 @@
 #define MARK "\x01vkcu-bytes\x01"
 #define MARK_OUT "\"\\u0001vkcu-bytes\\u0001"
 
-/* Length of the well-formed UTF-8 sequence at u (RFC 3629: no overlong
- * forms, no surrogates, nothing above U+10FFFF), or 0. */
-static int utf8_length(const unsigned char *u)
+int vkcu_utf8_length(const unsigned char *u)
 {
     if (u[0] < 0x80)
         return 1;
@@ -39,7 +37,7 @@ static int utf8_length(const unsigned char *u)
 static int well_formed(const char *s)
 {
     for (const unsigned char *u = (const unsigned char *)s; *u;) {
-        int len = utf8_length(u);
+        int len = vkcu_utf8_length(u);
         if (!len)
             return 0;
         u += len;
@@ -105,7 +103,7 @@ static int put_escaped(buf *b, const unsigned char *s, size_t n)
             unsigned char tmp[5] = {0};
             size_t k = n - j < 4 ? n - j : 4;
             memcpy(tmp, s + j, k);
-            int len = utf8_length(tmp);
+            int len = vkcu_utf8_length(tmp);
             /* a NUL cannot come from a C string's bytes; stop on it anyway */
             if (!len || !tmp[0])
                 break;

@@ -12,6 +12,11 @@
 #include <stdio.h>
 #include <jansson.h>
 
+/* Length of the well-formed UTF-8 sequence at u (RFC 3629: no overlong
+ * forms, no surrogates, nothing above U+10FFFF), or 0. Reads no further
+ * than a NUL. */
+int vkcu_utf8_length(const unsigned char *u);
+
 /* Sets obj[key] to the string holding exactly the bytes of `s` (NULL: null).
  * Returns 0, or -1 on allocation failure. */
 int vkcu_json_set_bytes(json_t *obj, const char *key, const char *s);

@@ -21,6 +21,7 @@
 #include "manifest.h"
 #include "number.h"
 #include "preset.h"
+#include "report.h"
 #include "stage.h"
 #include "vmaf.h"
 
@@ -510,9 +511,12 @@ static int entries_equal(const vkcu_hash_entry *a, const vkcu_hash_entry *b)
 
 /* Pairs the produced and the expected frames by pts (so one lost frame is
  * one missing frame) and counts the differences; `first` describes the
- * first of them. */
-static void diff_lists(const vkcu_hash_list *got, const vkcu_hash_list *want, hash_diff *d)
+ * first of them. marks (room for got->nb + want->nb, or NULL) receives one
+ * mark per frame in time order, as vkcu_html_frame_strip draws them.
+ * Returns the number of frames in that order. */
+static int diff_lists(const vkcu_hash_list *got, const vkcu_hash_list *want, hash_diff *d, char *marks)
 {
+    int nb_marks = 0;
     memset(d, 0, sizeof(*d));
     AVRational tb = got->tb.num > 0 ? got->tb : want->tb;
     AVRational wtb = want->tb.num > 0 ? want->tb : tb;
@@ -534,19 +538,29 @@ static void diff_lists(const vkcu_hash_list *got, const vkcu_hash_list *want, ha
                 }
                 d->changed++;
             }
+            if (marks)
+                marks[nb_marks] = entries_equal(g, w) ? '=' : 'c';
+            nb_marks++;
             i++, j++;
         } else if (!w || (g && g->pts < wpts)) {
             if (!d->changed && !d->missing && !d->extra)
                 snprintf(d->first, sizeof(d->first), "frame %d (pts %" PRId64 ") is not expected", i, g->pts);
             d->extra++;
+            if (marks)
+                marks[nb_marks] = 'x';
+            nb_marks++;
             i++;
         } else {
             if (!d->changed && !d->missing && !d->extra)
                 snprintf(d->first, sizeof(d->first), "expected frame %d (pts %" PRId64 ") is missing", j, w->pts);
             d->missing++;
+            if (marks)
+                marks[nb_marks] = 'm';
+            nb_marks++;
             j++;
         }
     }
+    return nb_marks;
 }
 
 static void describe_diff(const hash_diff *d, int got, int want, char *out, size_t n)
@@ -567,6 +581,10 @@ typedef struct case_result {
     enum { CASE_PASS, CASE_FAIL, CASE_SKIP, CASE_UPDATED } status;
     char message[1024];
     double seconds;
+    /* verify --html, failing cases only: a metric case's plot, a hash case's frame marks */
+    vkcu_compare_plot *plot;
+    char *marks;
+    int nb_marks;
 } case_result;
 
 void vkcu_verify_params_default(vkcu_verify_params *p)
@@ -822,9 +840,15 @@ static int run_hash_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_ver
         goto done;
     }
     hash_diff d = { 0 };
-    if (have_want)
-        diff_lists(&got, &want, &d);
+    char *marks = have_want && p->html ? malloc((size_t)got.nb + want.nb) : NULL;
+    int nb_marks = have_want ? diff_lists(&got, &want, &d, marks) : 0;
     int same = have_want && !d.changed && !d.missing && !d.extra;
+    if (marks && !same && !p->update) {
+        cr->marks = marks;
+        cr->nb_marks = nb_marks;
+    } else {
+        free(marks);
+    }
     const char *ran = res.path == VKCU_PATH_CPU ? "cpu" : "gpu";
     if (same) {
         snprintf(cr->message, sizeof(cr->message), "%d frames, %s hashes equal (%s)", got.nb,
@@ -869,8 +893,8 @@ done:
 }
 
 /* A metric case: the input (with the case's processing) against a reference. */
-static int run_metric_case(vkcu_manifest *m, vkcu_manifest_case *c, vkcu_job_params *job, case_result *cr, char *err,
-                           size_t errlen)
+static int run_metric_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_verify_params *p, vkcu_job_params *job,
+                           case_result *cr, char *err, size_t errlen)
 {
     char perr[600];
     char *input = vkcu_manifest_path(m, c->input, perr, sizeof(perr)), *ref = NULL;
@@ -892,8 +916,12 @@ static int run_metric_case(vkcu_manifest *m, vkcu_manifest_case *c, vkcu_job_par
     cp.min_psnr = c->min_psnr;
     cp.min_vmaf = c->min_vmaf;
     cp.vmaf_ref_b = 1; /* the case's reference is VMAF's reference */
+    if (p->html)
+        cp.plot_out = &cr->plot;
     vkcu_compare_result r;
     int ret = vkcu_compare_run(&cp, &r);
+    if (ret != VKCU_ERR_MISMATCH)
+        vkcu_compare_plot_free(&cr->plot); /* a page shows the failing cases' plots */
     if (ret == VKCU_ERR_INTERRUPT) {
         snprintf(err, errlen, "%s", r.error);
     } else if (ret == 0) {
@@ -942,7 +970,7 @@ static int run_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_verify_p
                  backend_name(c->backends_mask & (1 << VKCU_BACKEND_CPU) ? VKCU_BACKEND_CPU : VKCU_BACKEND_GPU),
                  backend_name(backend));
     } else if (c->expect == VKCU_EXPECT_METRICS) {
-        ret = run_metric_case(m, c, &job, cr, err, errlen);
+        ret = run_metric_case(m, c, p, &job, cr, err, errlen);
     } else {
         ret = run_hash_case(m, c, p, &job, cr, dirty, err, errlen);
     }
@@ -1172,6 +1200,82 @@ static int write_summary(const char *path, int overwrite, const char *const *inp
     return ret < 0 ? VKCU_ERR_OUTPUT : 0;
 }
 
+/* verify --html: the cases in a table, each failing case linked to its
+ * section below (a metric case's charts and worst frames, a hash case's
+ * frames in time order). One page, written whole. */
+static int write_html(const char *path, int overwrite, const char *const *inputs, const case_result *res, int nb_res,
+                      int passed, int failed, int skipped, int updated, int not_run, char *err, size_t errlen)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return AVERROR(ENOMEM);
+    static const char *tags[] = { "PASS", "FAIL", "SKIP", "UPDATED" }, *classes[] = { "pass", "fail", "skip", "pass" };
+    char title[160];
+    int n = snprintf(title, sizeof(title), "%d passed, %d failed", passed, failed);
+    if (updated)
+        n += snprintf(title + n, sizeof(title) - n, ", %d updated", updated);
+    if (skipped)
+        n += snprintf(title + n, sizeof(title) - n, ", %d skipped", skipped);
+    if (not_run)
+        snprintf(title + n, sizeof(title) - n, ", %d not run (--fail-fast)", not_run);
+    double secs = 0;
+    for (int i = 0; i < nb_res; i++)
+        secs += res[i].seconds;
+    vkcu_html_begin(f, "vkcu verify: ", title);
+    fprintf(f, "<h1>vkcu verify</h1>\n<p class=\"%s\" id=\"totals\">%s</p>\n<p>%.1f s of case time</p>\n",
+            failed ? "fail" : "pass", title, secs);
+    fputs("<table class=\"cases\">\n<tr><th>case</th><th>manifest</th><th>result</th><th>seconds</th><th>detail</th>"
+          "</tr>\n", f);
+    for (int i = 0; i < nb_res; i++) {
+        const case_result *r = &res[i];
+        fputs("<tr><td>", f);
+        if (r->status == CASE_FAIL)
+            fprintf(f, "<a href=\"#case-%d\">", i + 1);
+        vkcu_html_text(f, r->c->name, 1);
+        fputs(r->status == CASE_FAIL ? "</a></td><td><span class=\"name\">" : "</td><td><span class=\"name\">", f);
+        vkcu_html_text(f, r->m->path, 1);
+        fprintf(f, "</span></td><td class=\"%s\">%s</td><td>%.2f</td><td>", classes[r->status], tags[r->status],
+                r->seconds);
+        vkcu_html_text(f, r->message, 1);
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table>\n", f);
+    int ret = 0;
+    for (int i = 0; i < nb_res && ret >= 0; i++) {
+        const case_result *r = &res[i];
+        if (r->status != CASE_FAIL)
+            continue;
+        char id[32];
+        snprintf(id, sizeof(id), "case-%d", i + 1);
+        fprintf(f, "<section class=\"case\" id=\"%s\">\n<h2><span class=\"fail\">FAIL</span> ", id);
+        vkcu_html_text(f, r->c->name, 1);
+        fputs("</h2>\n<p>", f);
+        vkcu_html_text(f, r->message, 1);
+        fputs("</p>\n", f);
+        if (r->plot)
+            ret = vkcu_html_plot(f, r->plot, id);
+        else if (r->marks)
+            vkcu_html_frame_strip(f, r->marks, r->nb_marks, id);
+        else
+            fputs("<p>No frames to show: the case stopped before its frames were compared.</p>\n", f);
+        fputs("</section>\n", f);
+    }
+    vkcu_html_end(f);
+    fclose(f);
+    if (ret >= 0 && !text)
+        ret = AVERROR(ENOMEM);
+    if (ret < 0) {
+        snprintf(err, errlen, "%s: cannot make the page (PNG encoding failed)", path);
+        ret = VKCU_ERR_OUTPUT;
+    } else {
+        ret = write_text_file(path, text, len, overwrite, inputs, err, errlen);
+    }
+    free(text);
+    return ret < 0 ? VKCU_ERR_OUTPUT : 0;
+}
+
 int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *p, char *err, size_t errlen)
 {
     vkcu_manifest **ms = calloc((size_t)nb, sizeof(*ms));
@@ -1204,7 +1308,7 @@ int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *
             }
     res = calloc((size_t)(total ? total : 1), sizeof(*res));
     tasks = calloc((size_t)(total ? total : 1), sizeof(*tasks));
-    if (!res || !tasks || ((p->junit || p->summary) && !(inputs = verify_inputs(ms, nb)))) {
+    if (!res || !tasks || ((p->junit || p->summary || p->html) && !(inputs = verify_inputs(ms, nb)))) {
         ret = AVERROR(ENOMEM);
         goto done;
     }
@@ -1213,6 +1317,8 @@ int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *
         goto done;
     if (p->summary &&
         (ret = vkcu_outfile_check(p->summary, p->overwrite, (const char *const *)inputs, err, errlen)) < 0)
+        goto done;
+    if (p->html && (ret = vkcu_outfile_check(p->html, p->overwrite, (const char *const *)inputs, err, errlen)) < 0)
         goto done;
     for (int k = 0; k < nb; k++)
         for (int i = 0; i < ms[k]->nb_cases; i++)
@@ -1300,6 +1406,9 @@ int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *
     if (p->summary && (ret = write_summary(p->summary, p->overwrite, (const char *const *)inputs, res, shown, passed,
                                            failed, skipped, updated, not_run, err, errlen)) < 0)
         goto done;
+    if (p->html && (ret = write_html(p->html, p->overwrite, (const char *const *)inputs, res, shown, passed, failed,
+                                     skipped, updated, not_run, err, errlen)) < 0)
+        goto done;
     ret = failed ? VKCU_ERR_MISMATCH : 0;
 done:
     free_inputs(inputs);
@@ -1317,6 +1426,10 @@ done:
     for (int i = 0; i < nb; i++)
         vkcu_manifest_free(&ms[i]);
     free(ms);
+    for (int i = 0; res && i < total; i++) {
+        vkcu_compare_plot_free(&res[i].plot);
+        free(res[i].marks);
+    }
     free(res);
     free(tasks);
     return ret;

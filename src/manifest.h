@@ -74,6 +74,7 @@ typedef struct vkcu_verify_params {
     double timeout;             /* seconds a case may run when it sets no timeout; 0: no limit */
     int fail_fast;              /* 1: stop at the first failing case (in manifest order) */
     const char *summary;        /* Markdown summary path; NULL: none */
+    const char *html;           /* one self-contained HTML page (report.h); NULL: none */
 } vkcu_verify_params;
 
 void vkcu_verify_params_default(vkcu_verify_params *p);

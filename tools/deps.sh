@@ -39,6 +39,34 @@ packages=(build-essential pkg-config nasm dpkg-dev xz-utils ca-certificates
   libsvtav1enc-dev libdav1d-dev libvpx-dev libaom-dev glslang-dev zlib1g-dev libjansson-dev
   b3sum)
 
+# Test-only: a headless browser opens the HTML reports (tests/cli/report.sh).
+# Not needed to build or run vkcu, so its absence is a warning; the test
+# says SKIP with the reason. About 75 s to install on a fresh Debian 12.
+test_packages=(chromium)
+
+install_test_packages() {
+  [ "${VKCU_NO_APT:-0}" = 1 ] && return 0
+  local missing=()
+  for p in "${test_packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" != 0 ]; then
+    say "warning: ${missing[*]} not installed (not root): tests/cli/report.sh will skip its browser check"
+    return 0
+  fi
+  say "installing test packages: ${missing[*]}"
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; } ||
+    say "warning: apt-get install ${missing[*]} failed: tests/cli/report.sh will skip its browser check"
+}
+
+# --test-packages: only the test-only packages (tests/cli/report.sh calls it
+# when a checkout set up before they were added lacks them)
+if [ "${1:-}" = --test-packages ]; then
+  install_test_packages
+  exit 0
+fi
+
 install_packages() {
   [ "${VKCU_NO_APT:-0}" = 1 ] && return 0
   local missing=()
@@ -179,6 +207,7 @@ EOF
 }
 
 install_packages
+install_test_packages
 if [ "${VKCU_FFMPEG:-}" = system ] && use_system_ffmpeg; then
   private_apt; fetch_headers; exit 0
 fi
