@@ -173,3 +173,17 @@ clap_clip crop-clap-hevc10.mp4 crop-hevc10.mkv 3 0 1 2
 # crop side data that the MP4 demuxer read from 'clap').
 make_clip crop-pixelcrop-h264.mkv -i "$out/crop-clap-h264.mp4" -c copy
 make_clip crop-pixelcrop-444.mkv -i "$out/crop-clap-444.mp4" -c copy
+
+# Interlaced clips for the deinterlace tests (issue 17): fields 1/50 s apart
+# (a 50 fps pattern woven two frames into one), so the fields really differ.
+# MPEG-2 top field first with field DCT and motion (broadcast SD, 4:2:0);
+# H.264 MBAFF bottom field first; ProRes 4:2:2 10-bit interlaced, bottom first.
+woven() { # size field-order
+  echo "testsrc2=size=$1:rate=50,tinterlace=mode=interleave_top,setfield=$2"
+}
+make_clip deint-mpeg2.ts -filter_complex "$(woven 352x288 tff)" -frames:v 20 -c:v mpeg2video \
+  -flags +ildct+ilme -top 1 -g 12 -bf 2 -q:v 4
+make_clip deint-h264-bff.mkv -filter_complex "$(woven 320x240 bff)" -frames:v 16 -c:v libx264 -preset veryfast \
+  -pix_fmt yuv420p -flags +ildct -x264-params cpu-independent=1:bff=1 -g 12 -bf 2
+make_clip deint-prores10.mov -filter_complex "$(woven 176x144 bff),format=yuv422p10le" -frames:v 8 -c:v prores_ks \
+  -profile:v 3 -flags +ildct
