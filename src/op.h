@@ -103,6 +103,8 @@ typedef struct vkcu_gpu_frame {
     int nb_planes;
     vkcu_gpu_plane plane[4];
     int64_t pts, duration;
+    int flags;        /* the decoded frame's AV_FRAME_FLAG_* (interlaced, field order) */
+    int repeat_pict;  /* as AVFrame.repeat_pict */
 } vkcu_gpu_frame;
 
 enum vkcu_key_type { VKCU_KEY_INT, VKCU_KEY_FLOAT, VKCU_KEY_ENUM, VKCU_KEY_STRING };

@@ -634,6 +634,8 @@ static int convert_run_gpu(vkcu_op *op, const vkcu_gpu_frame *in, vkcu_gpu_frame
     out->fmt = op->out;
     out->pts = in->pts;
     out->duration = in->duration;
+    out->flags = in->flags; /* field order, for a deinterlace later in the chain */
+    out->repeat_pict = in->repeat_pict;
     return 0;
 }
 

@@ -586,6 +586,8 @@ static int tnr_run_gpu(vkcu_op *op, const vkcu_gpu_frame *in, vkcu_gpu_frame *ou
     }
     out->pts = in->pts;
     out->duration = in->duration;
+    out->flags = in->flags; /* field order, for a deinterlace later in the chain */
+    out->repeat_pict = in->repeat_pict;
     p->gcur ^= 1;
     p->g_has_prev = 1;
     return 0;

@@ -4,6 +4,7 @@
 
 extern const vkcu_op_class vkcu_op_denoise;
 extern const vkcu_op_class vkcu_op_convert, vkcu_op_tonemap;
+extern const vkcu_op_class vkcu_op_deinterlace;
 
 extern const vkcu_op_class vkcu_op_copy;
 extern const vkcu_op_class vkcu_op_crop, vkcu_op_pad;
@@ -19,5 +20,6 @@ const vkcu_op_class *const vkcu_op_classes[] = {
     &vkcu_op_pad,
     &vkcu_op_fps,
     &vkcu_op_scale,
+    &vkcu_op_deinterlace,
     NULL,
 };

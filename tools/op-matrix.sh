@@ -61,6 +61,8 @@ chains=(
   fps=60
   fps=10:round=down
   fps=50,denoise=tnr
+  deinterlace
+  deinterlace=mode=frame:parity=bff
 )
 # Cases run in parallel (JOBS, default: the machine's cores; the GPU
 # backend's per-process set-up dominates), each into its own line file,

@@ -496,6 +496,8 @@ static void slot_gpu_frame(const vkcu_gpu *g, const frame_slot *sl, vkcu_gpu_fra
     }
     f->pts = src->pts;
     f->duration = src->duration;
+    f->flags = src->flags;
+    f->repeat_pict = src->repeat_pict;
 }
 
 /* Records and submits the Vulkan half of the handoff for a decoded frame. */
