@@ -199,6 +199,28 @@ parallel_fps() { # n frames-each, command... -> aggregate fps of n copies at onc
     printf "| vkcu scale bilinear | %.4f | %.2f | %.1f |\n", b, (c > 0 ? b / c : 0), fb
     printf "| ffmpeg scale_vulkan (bilinear) | %.4f | %.2f | %.1f |\n", fm, (c > 0 ? fm / c : 0), (fs > 0 ? f / fs : 0)
     printf "| ffmpeg scale_vulkan / vkcu scale bilinear | %.2fx | | |\n", (b > 0 ? fm / b : 0) }'
+  echo "### deinterlace 1080i, field mode (issue 17: at least 2,000 output fps), against FFmpeg's bwdif_vulkan"
+  echo
+  echo "1080i25 H.264 (MBAFF), 300 frames, 600 output frames. Both decode with Vulkan Video and keep frames on the GPU."
+  echo "FFmpeg's deinterlacer time per output frame is the difference of the wall times with and without"
+  echo "\`bwdif_vulkan=mode=send_field\`; vkcu's is its CUDA time (\`--stats\` cuda_ops: the copy out of the interop"
+  echo "slot and the kernel) for \`deinterlace=mode=field\`."
+  echo
+  echo "| | decode only, s | with the deinterlacer, s | deinterlacer ms/output frame | deinterlacer output fps | whole job output fps |"
+  echo "| --- | ---: | ---: | ---: | ---: | ---: |"
+  clip=$BIG/h264-1080i.mkv
+  frames=$("$VKCU" "$clip" --decode-only --backend cpu --stats -q 2>&1 | sed -n 's/.*frames_out=\([0-9]*\).*/\1/p')
+  ffd=$(wall "$FFMPEG" -hide_banner -nostdin -threads 1 -hwaccel vulkan -hwaccel_output_format vulkan -i "$clip" -f null -)
+  ffb=$(wall "$FFMPEG" -hide_banner -nostdin -threads 1 -hwaccel vulkan -hwaccel_output_format vulkan -i "$clip" -vf bwdif_vulkan=mode=send_field -f null -)
+  vkd=$(wall "$VKCU" "$clip" --null --backend gpu --chain copy)
+  di=(--null --backend gpu --chain deinterlace=mode=field)
+  vkb=$(wall "$VKCU" "$clip" "${di[@]}")
+  vko=$("$VKCU" "$clip" "${di[@]}" --stats -q 2>&1 | sed -n 's/.* cuda_ops=\([0-9.]*\).*/\1/p')
+  awk -v f="$((2 * ${frames:-0}))" -v fd="$ffd" -v fb="$ffb" -v vd="$vkd" -v vb="$vkb" -v vm="${vko:-0}" 'BEGIN {
+    fm = f > 0 ? (fb - fd) * 1000 / f : 0
+    printf "| ffmpeg bwdif_vulkan | %.2f | %.2f | %.3f | %.1f | %.1f |\n", fd, fb, fm, (fm > 0 ? 1000 / fm : 0), (fb > 0 ? f / fb : 0)
+    printf "| vkcu deinterlace | %.2f | %.2f | %.3f | %.1f | %.1f |\n", vd, vb, vm, (vm > 0 ? 1000 / vm : 0), (vb > 0 ? f / vb : 0)
+    printf "| vkcu / ffmpeg | | | | **%.1fx** | %.1fx |\n", (vm > 0 ? fm / vm : 0), (vb > 0 ? fb / vb : 0) }'
 } | tee "$outdir/bench.md"
 "$VKCU" "$BIG/h264-2160p.mp4" --null --chain copy --backend gpu --stats -q 2>&1 | tee "$outdir/bench-stats.txt"
 for b in "$TESTBIN"/bench_*; do

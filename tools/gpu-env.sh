@@ -39,5 +39,9 @@ make_big_clips() {
   mk h264-2160p.mp4 600 3840x2160 -c:v libx264 -preset veryfast -crf 28 -pix_fmt yuv420p &
   mk hevc10-1080p.mp4 600 1920x1080 -c:v libx265 -preset ultrafast -crf 28 -pix_fmt yuv420p10le -x265-params log-level=error &
   mk h264-10k.mp4 10000 320x240 -c:v libx264 -preset ultrafast -pix_fmt yuv420p &
+  # 1080i25 (MBAFF, top field first): the deinterlace benchmark; fields 1/50 s apart
+  [ -s "$BIG/h264-1080i.mkv" ] || { $ff -filter_complex "testsrc2=size=1920x1080:rate=50,noise=alls=10:allf=t,tinterlace=mode=interleave_top,setfield=tff" \
+    -frames:v 300 -c:v libx264 -preset veryfast -crf 26 -pix_fmt yuv420p -flags +ildct -x264-params tff=1 "$BIG/.tmp-h264-1080i.mkv" &&
+    mv "$BIG/.tmp-h264-1080i.mkv" "$BIG/h264-1080i.mkv"; } &
   wait
 }
