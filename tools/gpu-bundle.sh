@@ -24,6 +24,8 @@ for f in "$stage"/bin/* "$stage"/tests/*; do ldd "$f" 2>/dev/null; done |
   while read -r lib; do cp -L "$lib" "$stage/lib/"; done
 cp media/gen/*.mkv media/gen/*.ivf media/gen/*.mp4 media/gen/*.h264 "$stage/" 2>/dev/null || true
 mkdir -p "$stage/media" && mv "$stage"/*.mkv "$stage"/*.ivf "$stage"/*.mp4 "$stage"/*.h264 "$stage/media/" 2>/dev/null || true
+# The interlaced clips of tests/gpu.d/deint.sh (MPEG-TS, MOV).
+cp media/gen/deint-*.ts media/gen/deint-*.mov "$stage/media/" 2>/dev/null || true
 # The generated corpus, for tests/gpu.d/corpus.sh.
 if [ -d media/gen/corpus ]; then cp -r media/gen/corpus "$stage/media/"; fi
 tar -C "$stage" -cJf .gpu/bundle.tar.xz .
