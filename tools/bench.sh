@@ -199,6 +199,7 @@ parallel_fps() { # n frames-each, command... -> aggregate fps of n copies at onc
     printf "| vkcu scale bilinear | %.4f | %.2f | %.1f |\n", b, (c > 0 ? b / c : 0), fb
     printf "| ffmpeg scale_vulkan (bilinear) | %.4f | %.2f | %.1f |\n", fm, (c > 0 ? fm / c : 0), (fs > 0 ? f / fs : 0)
     printf "| ffmpeg scale_vulkan / vkcu scale bilinear | %.2fx | | |\n", (b > 0 ? fm / b : 0) }'
+  echo
   echo "### deinterlace 1080i, field mode (issue 17: at least 2,000 output fps), against FFmpeg's bwdif_vulkan"
   echo
   echo "1080i25 H.264 (MBAFF), 300 frames, 600 output frames. Both decode with Vulkan Video and keep frames on the GPU."
