@@ -14,6 +14,7 @@
 #include "compare.h"
 #include "log.h"
 #include "number.h"
+#include "op.h"
 #include "preset.h"
 
 /* The preset of this process's command line. Job params point into it,
@@ -63,6 +64,35 @@ static void print_preset(const vkcu_preset *ps, FILE *out)
         fputc('\n', out);
     }
     fprintf(out, "  extension: %s\n", vkcu_preset_extension(ps));
+}
+
+/* An operator's keys, defaults and accuracy: what `--chain` and a
+ * preset's `op` lines accept (the registry is the one list). */
+static void print_operator(const vkcu_op_class *cls, FILE *out)
+{
+    static const char *const types[] = { "int", "number", "choice", "text" };
+    fprintf(out, "  %-10s %s\n", cls->name, cls->help);
+    fprintf(out, "  %-10s accuracy: %s\n", "", cls->accuracy ? cls->accuracy : "(not stated)");
+    for (int i = 0; cls->keys && cls->keys[i].name; i++) {
+        const vkcu_op_key *k = &cls->keys[i];
+        char what[160];
+        if (k->type == VKCU_KEY_ENUM)
+            snprintf(what, sizeof(what), "%s", k->choices);
+        else if (k->type == VKCU_KEY_INT || k->type == VKCU_KEY_FLOAT)
+            snprintf(what, sizeof(what), "%s %g..%g", types[k->type], k->min, k->max);
+        else
+            snprintf(what, sizeof(what), "%s", types[k->type]);
+        /* keys without a default say in their help what they follow (the input, the stream) */
+        fprintf(out, "  %-10s   %s (%s%s%s): %s\n", "", k->name, what, k->def ? ", default " : "", k->def ? k->def : "",
+                k->help);
+    }
+}
+
+static void list_operators(FILE *out)
+{
+    fprintf(out, "\nOperators (--chain 'name=key=value:key=value,name2=...', or one per 'op' line of a preset):\n");
+    for (int i = 0; vkcu_op_classes[i]; i++)
+        print_operator(vkcu_op_classes[i], out);
 }
 
 typedef struct listed {
@@ -133,6 +163,7 @@ static int list_pipelines(int show_paths)
             printf("%-18s %s\n", ps.name, ps.description);
     }
     free(v);
+    list_operators(stdout);
     return bad ? VKCU_EXIT_USAGE : 0;
 }
 
@@ -153,9 +184,11 @@ int cli_main_pipelines(int argc, char **argv)
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             free(names);
             printf("Usage: vkcu pipelines [--paths] [NAME|FILE ...]\n\n"
-                   "Without arguments, lists the pipeline presets with one-line descriptions.\n"
+                   "Without arguments, lists the pipeline presets with one-line descriptions,\n"
+                   "then the operators with their keys, defaults and accuracy.\n"
                    "With names or files (a path with a '/' or ending in .pipe), checks each one\n"
-                   "strictly and shows what it sets (chain, output, encoder, extension).\n\n"
+                   "strictly and shows what it sets (chain, output, encoder, extension); the\n"
+                   "name of an operator (crop, pad, ...) shows that operator's keys.\n\n"
                    "Presets are searched in $VKCU_PIPELINES (':'-separated folders), then\n"
                    "pipelines/ of the source tree, then PREFIX/share/vkcu/pipelines; the first\n"
                    "folder holding a name wins. The format: docs/pipelines.md.\n\n"
@@ -178,6 +211,11 @@ int cli_main_pipelines(int argc, char **argv)
         vkcu_preset ps;
         char err[1024];
         int ret = vkcu_preset_load(names[i], &ps, err, sizeof(err));
+        const vkcu_op_class *op = ret < 0 && !strchr(names[i], '/') ? vkcu_op_find(names[i]) : NULL;
+        if (op) { /* no preset by that name, but an operator */
+            print_operator(op, stdout);
+            continue;
+        }
         if (ret < 0) {
             fprintf(stderr, "vkcu: error: %s\n", err);
             bad = bad ? bad : vkcu_exit_code(ret);

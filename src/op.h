@@ -128,6 +128,9 @@ typedef struct vkcu_op vkcu_op;
 typedef struct vkcu_op_class {
     const char *name;
     const char *help;            /* one line */
+    /* One line: how exact the output is and against what (backends, an
+     * outside oracle); `vkcu pipelines` lists it with the keys. */
+    const char *accuracy;
     const vkcu_op_key *keys;     /* terminated by a zero entry */
     size_t priv_size;
     /* Checks key values against each other, whatever the input: limits no

@@ -70,6 +70,7 @@ static const vkcu_op_key copy_keys[] = { { 0 } };
 const vkcu_op_class vkcu_op_copy = {
     .name = "copy",
     .help = "pass frames through unchanged (on the GPU: one device copy kernel)",
+    .accuracy = "exact: the frames' bytes, unchanged",
     .keys = copy_keys,
     .priv_size = sizeof(copy_priv),
     .run_cpu = copy_run_cpu,

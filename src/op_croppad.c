@@ -459,6 +459,7 @@ static void place_uninit(vkcu_op *op)
 const vkcu_op_class vkcu_op_crop = {
     .name = "crop",
     .help = "cut a rectangle out of the picture, on the chroma grid (bytes as ffmpeg's crop)",
+    .accuracy = "exact: bytes equal ffmpeg's crop filter; CPU and CUDA identical",
     .keys = crop_keys,
     .priv_size = sizeof(place_priv),
     .init = crop_init,
@@ -470,6 +471,7 @@ const vkcu_op_class vkcu_op_crop = {
 const vkcu_op_class vkcu_op_pad = {
     .name = "pad",
     .help = "place the picture on a larger canvas of one colour (bytes as ffmpeg's pad)",
+    .accuracy = "exact: bytes equal ffmpeg's pad filter, colour included; CPU and CUDA identical",
     .keys = pad_keys,
     .priv_size = sizeof(place_priv),
     .check = pad_check,
