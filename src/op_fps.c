@@ -262,6 +262,7 @@ static void fps_uninit(vkcu_op *op)
 const vkcu_op_class vkcu_op_fps = {
     .name = "fps",
     .help = "constant frame rate: drops and repeats frames, the same ones as ffmpeg's fps filter",
+    .accuracy = "exact: the frames, timestamps and durations of ffmpeg's fps filter; CPU and CUDA identical",
     .keys = fps_keys,
     .priv_size = sizeof(fps_priv),
     .check = fps_check,

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# crop and pad beyond one job (issue 17.5): `vkcu batch` with --chain and with
+# crop and pad beyond one job (issue 17.5): `vkcu batch` with --chain (also
+# after fps) and with
 # a preset file of `op` lines (several streams at once; a file whose layout
 # the chain refuses fails alone, exit 2, the others are written); `vkcu
 # compare --chain-a/--chain-b` pairs a file with the cropped or padded
@@ -24,6 +25,21 @@ if "$VKCU" batch "$TMP/in" "$TMP/out" --backend cpu -q --jobs 2 --chain crop=w=1
   [ $ok = 1 ] && pass "batch --jobs 2 --chain crop: both files 160x96, every frame equal to ffmpeg -vf crop (FFV1)"
 else
   fail "batch --chain crop: $(tail -2 "$TMP/err" | tr '\n' ' ')"
+fi
+
+# fps and crop in one batch chain: the rate and the size reach every file.
+mkdir -p "$TMP/out4"
+if "$VKCU" batch "$TMP/in" "$TMP/out4" --backend cpu -q --jobs 2 --chain fps=30,crop=w=160:h=96 --encoder ffv1 \
+  --container mkv 2> "$TMP/err"; then
+  o=$TMP/out4/h264-aac.mkv
+  if [ "$(size "$o")" = 160x96 ] && [ "$(probe_val "$o" v:0 stream=r_frame_rate)" = 30/1 ] &&
+    [ "$(md5v "$o")" = "$(md5v "$m/h264-aac.mp4" fps=30,crop=160:96)" ] && [ "$(size "$TMP/out4/hevc10.mkv")" = 160x96 ]; then
+    pass "batch --chain fps=30,crop: 30 fps 160x96 files, frames equal ffmpeg -vf fps=30,crop"
+  else
+    fail "batch --chain fps,crop: $(size "$o") at $(probe_val "$o" v:0 stream=r_frame_rate), or frames differ from ffmpeg"
+  fi
+else
+  fail "batch --chain fps,crop: $(tail -2 "$TMP/err" | tr '\n' ' ')"
 fi
 
 cat > "$TMP/letterbox.pipe" <<'EOF'
