@@ -295,6 +295,10 @@ int cli_encode_option(vkcu_job_params *p, int argc, char **argv, int i)
                              a, v);
     if (n)
         return n;
+    if (!strcmp(a, "--faststart")) {
+        p->faststart = 1;
+        return 1;
+    }
     if (strcmp(a, "--encoder") && strcmp(a, "--bitrate") && strcmp(a, "--preset") && strcmp(a, "--encoder-opt"))
         return 0;
     if (!v)
@@ -362,6 +366,8 @@ static void main_help(FILE *out)
           "                           h264_vulkan/hevc_vulkan (GPUs with a Vulkan video encode queue; exit 5 if none)\n"
           "  --crf N, --bitrate B[k|M|G], --preset P, --gop N\n"
           "  --encoder-opt k=v[:k=v]  options passed to the encoder\n"
+          "  --faststart              MP4/MOV: the index before the media data (playback starts before\n"
+          "                           the whole file is downloaded; the file is rewritten once at the end)\n"
           "  --encode-workers N       FFV1: encode N GOPs at once, output identical to one encoder\n"
           "                           (default: auto, about one per 4 cores; 1: one encoder)\n"
           "  --keep-partial           keep what was written when the job fails or is interrupted\n"

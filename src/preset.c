@@ -28,11 +28,11 @@
 /* Keys that may appear once; "op" and "encoder-opt" may repeat. */
 enum preset_key {
     KEY_DESCRIPTION, KEY_OP, KEY_OUTPUT, KEY_ENCODER, KEY_CRF, KEY_PRESET, KEY_BITRATE, KEY_GOP,
-    KEY_ENCODER_OPT, KEY_CONTAINER, KEY_HASH, KEY_HASH_FORMAT, KEY_COUNT
+    KEY_ENCODER_OPT, KEY_CONTAINER, KEY_HASH, KEY_HASH_FORMAT, KEY_FASTSTART, KEY_COUNT
 };
 static const char *const key_names[KEY_COUNT] = {
     "description", "op", "output", "encoder", "crf", "preset", "bitrate", "gop",
-    "encoder-opt", "container", "hash", "hash-format",
+    "encoder-opt", "container", "hash", "hash-format", "faststart",
 };
 
 typedef struct parse_state {
@@ -267,6 +267,11 @@ static int parse_statement(parse_state *s, int line, int key, int col, const cha
         if (vkcu_hash_algo_parse(v, &ps->hash_algo) < 0)
             return perr(s, line, col, "hash: '%s' is not " VKCU_HASH_ALGOS, v);
         return 0;
+    case KEY_FASTSTART:
+        if (strcmp(v, "yes") && strcmp(v, "no"))
+            return perr(s, line, col, "faststart: '%s' is not yes or no", v);
+        ps->faststart = !strcmp(v, "yes");
+        return 0;
     case KEY_HASH_FORMAT:
         if (!strcmp(v, "framemd5"))
             ps->hash_format = VKCU_HASH_FORMAT_FRAMEMD5;
@@ -283,7 +288,8 @@ static int parse_statement(parse_state *s, int line, int key, int col, const cha
  * encoder options and preset against the encoder, the container. */
 static int check_whole(parse_state *s, vkcu_preset *ps)
 {
-    static const int encode_keys[] = { KEY_ENCODER, KEY_CRF, KEY_PRESET, KEY_BITRATE, KEY_GOP, KEY_ENCODER_OPT };
+    static const int encode_keys[] = { KEY_ENCODER, KEY_CRF, KEY_PRESET, KEY_BITRATE, KEY_GOP, KEY_ENCODER_OPT,
+                                       KEY_FASTSTART };
     static const int hash_keys[] = { KEY_HASH, KEY_HASH_FORMAT };
     if (!s->line_of[KEY_DESCRIPTION])
         return perr(s, 1, 1, "no 'description' line (add one: `vkcu pipelines` shows it)");
@@ -307,6 +313,10 @@ static int check_whole(parse_state *s, vkcu_preset *ps)
             return perr(s, s->line_of[KEY_CONTAINER], s->col_of[KEY_CONTAINER],
                         "container: no muxer for '%s' files in this build (mkv, mp4, nut, y4m, ...)", ps->extension);
     }
+    if (ps->faststart && strcmp(ps->extension, ".mp4") && strcmp(ps->extension, ".mov") &&
+        strcmp(ps->extension, ".m4v"))
+        return perr(s, s->line_of[KEY_FASTSTART], s->col_of[KEY_FASTSTART],
+                    "faststart: only MP4/MOV files have an index to move (add 'container mp4')");
     /* What a job start would refuse is refused here, so that a preset
      * `vkcu pipelines FILE` accepts also starts: an encoder's options need
      * the encoder named (they are its own), and the container must take it. */
@@ -636,6 +646,7 @@ void vkcu_preset_apply(const vkcu_preset *ps, vkcu_job_params *p)
     p->bitrate = ps->bitrate;
     p->gop = ps->gop;
     p->encoder_opts = ps->encoder_opts[0] ? ps->encoder_opts : NULL;
+    p->faststart = ps->faststart;
     p->hash_algo = ps->hash_algo;
     p->hash_format = ps->hash_format;
 }

@@ -30,6 +30,7 @@ typedef struct vkcu_preset {
     char encoder_preset[64];  /* "": encoder default */
     int64_t bitrate;          /* 0: encoder default */
     int gop;                  /* 0: encoder default */
+    int faststart;            /* 1: MP4/MOV index first ("faststart yes") */
     char encoder_opts[1024];  /* "k=v:k=v" from the encoder-opt lines */
     char extension[16];       /* ".mkv"; "" when the file gives none */
     enum vkcu_hash_algo hash_algo;

@@ -348,6 +348,19 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
     if (!e->hw_frame && (ret = setup_workers(s, codec, fmt, tb, !!(ofmt->flags & AVFMT_GLOBALHEADER))) < 0)
         goto fail_out;
 
+    /* The mov muxer moves the index at the trailer by reading the file
+     * back: only MP4/MOV have one, and only a file can be re-read. */
+    if (p->faststart && ((!strstr(ofmt->name, "mp4") && !strstr(ofmt->name, "mov") && strcmp(ofmt->name, "ipod")) ||
+                         e->to_stdout)) {
+        if (e->to_stdout)
+            snprintf(s->err, s->errlen, "--faststart: the index is moved by re-reading the file; not possible on "
+                     "standard output (write a file)");
+        else
+            snprintf(s->err, s->errlen, "--faststart: only MP4/MOV outputs have an index to move (this output is %s)",
+                     ofmt->name);
+        ret = VKCU_ERR_USAGE;
+        goto fail_out;
+    }
     /* Only now, with every option checked, does the output appear. */
     if (!e->to_stdout) {
         const char *inputs[] = { p->input, NULL };
@@ -461,7 +474,11 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
      * own definition that FFmpeg writes only when told to; it reads it back. */
     if (!strcmp(ofmt->name, "yuv4mpegpipe"))
         e->oc->strict_std_compliance = FF_COMPLIANCE_UNOFFICIAL;
-    ret = avformat_write_header(e->oc, NULL);
+    AVDictionary *mux_opts = NULL;
+    if (p->faststart)
+        av_dict_set(&mux_opts, "movflags", "+faststart", 0);
+    ret = avformat_write_header(e->oc, &mux_opts);
+    av_dict_free(&mux_opts);
     if (ret < 0) {
         char buf[128];
         snprintf(s->err, s->errlen, "%s: cannot write the %s header: %s%s", path, ofmt->name,
