@@ -492,6 +492,7 @@ static void deint_uninit(vkcu_op *op)
 const vkcu_op_class vkcu_op_deinterlace = {
     .name = "deinterlace",
     .help = "deinterlace: motion-adaptive (bwdif, equal to FFmpeg's); mode=field doubles the frame rate",
+    .accuracy = "exact: bytes and timestamps equal ffmpeg's bwdif filter; CPU and CUDA identical",
     .keys = deint_keys,
     .priv_size = sizeof(deint_priv),
     .init = deint_init,
