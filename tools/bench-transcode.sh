@@ -70,3 +70,26 @@ chain='convert=format=yuv420p,denoise=tnr'
     done
   done
 } | tee "$outdir/bench-transcode.md"
+
+# A whole broadcast transcode (issue 17): 1080i25 -> 720p50 -> x264, the
+# broadcast-1080i-to-720p50 preset against the nearest ffmpeg command line
+# (Vulkan decode, bwdif_vulkan field mode, scale_vulkan, download, the same
+# x264 settings). fps counts output frames (50 per second of input).
+{
+  echo
+  echo "1080i25 -> 720p50 -> x264 (CRF 20, preset medium), first $frames output frames, $(date -u +%Y-%m-%d)."
+  echo "vkcu: \`--backend gpu --pipeline broadcast-1080i-to-720p50\`; ffmpeg: \`-threads 1 -hwaccel vulkan -hwaccel_output_format vulkan -vf bwdif_vulkan=mode=send_field,scale_vulkan=w=1280:h=720,hwdownload,format=nv12 -c:v libx264 -crf 20 -preset medium -profile:v high\`."
+  echo
+  echo "| clip | target | vkcu fps | ffmpeg fps | vkcu/ffmpeg | vkcu CPU ms/frame | ffmpeg CPU ms/frame | vkcu output MB | ffmpeg output MB |"
+  echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+  clip=$BIG/h264-1080i.mkv
+  if [ -s "$clip" ]; then
+    v=$(best "$reps" "$VKCU" "$clip" -o "$work/v.mkv" -y -q --backend gpu --pipeline broadcast-1080i-to-720p50 --frames "$frames")
+    f=$(best "$reps" "$FFMPEG" -hide_banner -loglevel error -nostdin -y -threads 1 -hwaccel vulkan -hwaccel_output_format vulkan \
+      -i "$clip" -frames:v "$frames" -vf bwdif_vulkan=mode=send_field,scale_vulkan=w=1280:h=720,hwdownload,format=nv12 -an \
+      -c:v libx264 -crf 20 -preset medium -profile:v high "$work/f.mkv")
+    fmt_row h264-1080i.mkv "720p50 (libx264)" ${v:-0 0} ${f:-0 0} "$(size "$work/v.mkv")" "$(size "$work/f.mkv")"
+  else
+    echo "| h264-1080i.mkv | 720p50 | missing: make_big_clips did not make it | | | | | | |"
+  fi
+} | tee -a "$outdir/bench-transcode.md"

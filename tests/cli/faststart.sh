@@ -4,7 +4,8 @@
 # (mdat), one without has it after, and both decode to the same frames;
 # faststart is refused for other containers and for standard output, with
 # nothing written. The web-720p preset scales to 720 lines, H.264 High in
-# MP4 with the index first.
+# MP4 with the index first; broadcast-1080i-to-720p50 makes every field a
+# 1280x720 frame at twice the frame rate.
 source "$(dirname "$0")/lib.sh"
 m=$MEDIA
 boxes() { # the top-level MP4 boxes, in order
@@ -55,4 +56,16 @@ if "$VKCU" --backend cpu -q "$m/hevc10.mkv" --pipeline web-720p -o "$TMP/w.mp4" 
     fail "preset web-720p: $s $pf $pr, $n frames, boxes $(boxes "$TMP/w.mp4")"
 else
   fail "preset web-720p: $(tail -1 "$TMP/err")"
+fi
+
+# broadcast-1080i-to-720p50: every field a frame (25i -> 50p), 1280x720, H.264 in Matroska.
+if "$VKCU" --backend cpu -q "$m/deint-mpeg2.ts" --pipeline broadcast-1080i-to-720p50 -o "$TMP/b.mkv" 2> "$TMP/err"; then
+  s="$(probe_val "$TMP/b.mkv" v:0 stream=width)x$(probe_val "$TMP/b.mkv" v:0 stream=height)"
+  r=$(probe_val "$TMP/b.mkv" v:0 stream=r_frame_rate) c=$(probe_val "$TMP/b.mkv" v:0 stream=codec_name)
+  n=$("$FFMPEG" -v error -nostdin -i "$TMP/b.mkv" -map 0:v:0 -f framemd5 - 2> /dev/null | frames /dev/stdin | wc -l)
+  [ "$s" = 1280x720 ] && [ "$r" = 50/1 ] && [ "$c" = h264 ] && [ "$n" = 40 ] &&
+    pass "preset broadcast-1080i-to-720p50: 20 interlaced MPEG-2 frames -> 40 frames 1280x720 at 50/1, H.264" ||
+    fail "preset broadcast-1080i-to-720p50: $s at $r, $c, $n frames (expected 1280x720, 50/1, h264, 40)"
+else
+  fail "preset broadcast-1080i-to-720p50: $(tail -1 "$TMP/err")"
 fi
