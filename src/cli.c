@@ -384,6 +384,11 @@ void cli_print_stats(const vkcu_job_params *p, const vkcu_job_result *r, FILE *o
             vkcu_path_name(r->path), (long long)r->frames_in, (long long)r->frames_out, (long long)r->frames_corrupt,
             r->seconds, r->fps, r->fps_steady);
     fprintf(out, "stats: setup=%.3fs (job start to first decoded frame)\n", r->setup_seconds);
+    if (r->setup_vk_device[0])
+        fprintf(out, "stats: setup ms: vk_instance=%.0f vk_device=%.0f cuda=%.0f (on their own threads, beside) "
+                "demux=%.0f gpu_open=%.0f decoder=%.0f first_frame=%.0f; Vulkan device: %s\n",
+                r->setup_ms_vk_instance, r->setup_ms_vk_device, r->setup_ms_cuda, r->setup_ms_demux,
+                r->setup_ms_gpu_open, r->setup_ms_decoder, r->setup_ms_first_frame, r->setup_vk_device);
     if (r->path == VKCU_PATH_VULKAN_CUDA || r->path == VKCU_PATH_SW_UPLOAD_CUDA) {
         double n = r->frames_out > 0 ? (double)r->frames_out : 1;
         fprintf(out, "stats: gpu ms/frame: vk_copy=%.4f cuda_ops=%.4f download=%.4f; max_in_flight=%d\n",

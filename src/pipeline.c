@@ -53,6 +53,9 @@ typedef struct job {
     int64_t frames_seen;     /* decoded frames, counted from the stream start */
     int trimmed_done;
     double t_first;          /* when the first frame left the decoder */
+    double t_backend;        /* when the backend and decoder were open */
+    double ms_backend;       /* how long opening them took */
+    int gpu_prepared;        /* vkcu_gpu_prepare was called: wait for it before returning */
     char *err;
     size_t errlen;
     /* watchdog */
@@ -606,7 +609,14 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
     }
     for (int i = 0; i < j->chain.nb_ops; i++)
         j->chain.ops[i]->threads = j->threads;
+    /* The GPU's devices are made beside the demuxer's probing. */
+    if (p->backend != VKCU_BACKEND_CPU) {
+        vkcu_gpu_prepare(p->device);
+        j->gpu_prepared = 1;
+    }
+    double t_demux = vkcu_now();
     ret = vkcu_demux_open(p->input, p->video_stream, &j->demux, j->err, j->errlen);
+    r->setup_ms_demux = (vkcu_now() - t_demux) * 1e3;
     if (ret < 0)
         goto fail;
     j->tb = j->demux->video->time_base;
@@ -627,8 +637,10 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
     ret = open_backend(j);
     if (ret < 0)
         goto fail;
+    j->t_backend = vkcu_now();
+    j->ms_backend = (j->t_backend - t_open) * 1e3;
     LOGD("%s: set-up: demux %.0f ms, backend and decoder %.0f ms", p->input, (t_open - t0) * 1e3,
-         (vkcu_now() - t_open) * 1e3);
+         (j->t_backend - t_open) * 1e3);
     ret = setup_trim(j);
     if (ret < 0)
         goto fail;
@@ -753,6 +765,10 @@ fail:
         vkcu_gpu_stats(j->gpu, r);
     r->seconds = vkcu_now() - t0;
     r->setup_seconds = j->t_first ? j->t_first - t0 : r->seconds;
+    if (j->t_backend) {
+        r->setup_ms_decoder = FFMAX(j->ms_backend - r->setup_ms_gpu_open, 0);
+        r->setup_ms_first_frame = j->t_first ? (j->t_first - j->t_backend) * 1e3 : 0;
+    }
     r->fps = r->seconds > 0 ? r->frames_out / r->seconds : 0;
     if (j->t_first && r->frames_out > 1)
         r->fps_steady = (r->frames_out - 1) / (vkcu_now() - j->t_first);
@@ -766,5 +782,7 @@ fail:
     vkcu_chain_free(&j->chain);
     vkcu_demux_close(&j->demux);
     av_freep(&j->sink.priv);
+    if (j->gpu_prepared) /* no set-up thread outlives the job (the process may exit next) */
+        vkcu_gpu_prepare_wait(p->device);
     return ret;
 }

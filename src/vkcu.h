@@ -153,6 +153,14 @@ typedef struct vkcu_job_result {
     double gpu_ms_copy, gpu_ms_ops, gpu_ms_download; /* per-stage GPU time */
     /* encode sink: the encoder thread's time encoding, muxing and waiting for frames */
     double enc_ms_encode, enc_ms_mux, enc_ms_idle;
+    /* set-up, ms: the job thread's demux, GPU session open (waiting for the
+     * devices) and decoder open, then up to the first decoded frame; the
+     * Vulkan instance and device and CUDA's start ran beside them on their
+     * own threads (in the process's first job on that GPU; later jobs share
+     * the devices and report how they were made) */
+    double setup_ms_demux, setup_ms_gpu_open, setup_ms_decoder, setup_ms_first_frame;
+    double setup_ms_vk_instance, setup_ms_vk_device, setup_ms_cuda;
+    char setup_vk_device[64]; /* whose Vulkan device: "vkcu (...)" or "ffmpeg"; empty on the CPU path */
 } vkcu_job_result;
 
 /* Runs one job to completion. Returns 0 or a negative error; on error,

@@ -11,6 +11,7 @@
 #   batch hashing             vkcu batch --jobs 7, md5 / xxh64 / blake3 presets, vs decode-only
 #   scale 4K -> 1080p         CUDA time of scale (lanczos, bilinear) and of copy, against
 #                             ffmpeg's scale_vulkan on the same Vulkan-decoded frames
+#   set-up                    --stats setup and its breakdown, vkcu's Vulkan device vs FFmpeg's
 set -u
 source "$(dirname "$0")/gpu-env.sh"
 outdir=${OUT:-$root/build}
@@ -59,6 +60,7 @@ parallel_fps() { # n frames-each, command... -> aggregate fps of n copies at onc
   echo
   echo "| clip | vkcu decode-only steady | +handoff+copy binary steady | ratio | +handoff+copy timeline steady | ratio | vkcu decode-only whole | ffmpeg vulkan | vkcu/ffmpeg-vulkan | ffmpeg nvdec | vkcu/nvdec |"
   echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+  setup_rows=
   for c in h264-1080p.mp4 h264-2160p.mp4 hevc10-1080p.mp4; do
     clip=$BIG/$c
     frames=$("$VKCU" "$clip" --decode-only --backend cpu --stats -q 2>&1 | sed -n 's/.*frames_out=\([0-9]*\).*/\1/p')
@@ -70,7 +72,26 @@ parallel_fps() { # n frames-each, command... -> aggregate fps of n copies at onc
     ffn=$(ffmpeg_fps "$frames" -hwaccel cuda -hwaccel_output_format cuda -i "$clip")
     printf '| %s (%s frames) | %.1f | %.1f | %.3f | %.1f | %.3f | %.1f | %.1f | %.2f | %.1f | %.2f |\n' "$c" "$frames" \
       "$dec" "$bin" "$(div "$bin" "$dec")" "$tl" "$(div "$tl" "$dec")" "$decw" "$ffv" "$(div "$decw" "$ffv")" "$ffn" "$(div "$decw" "$ffn")"
+    # Set-up (issue 15.1): vkcu's own Vulkan device against FFmpeg's device creation.
+    su=$(vkcu_fps setup "$clip" --backend gpu --decode-only)
+    suf=$(VKCU_VULKAN_DEVICE=ffmpeg vkcu_fps setup "$clip" --backend gpu --decode-only)
+    decwf=$(VKCU_VULKAN_DEVICE=ffmpeg vkcu_fps fps "$clip" --backend gpu --decode-only)
+    bd=$("$VKCU" "$clip" --backend gpu --decode-only --stats -q 2>&1 |
+      sed -n 's/^stats: setup ms: \(.*\) (on their own threads, beside) \(.*\); Vulkan device: \(.*\)/\1, \2 (\3)/p')
+    setup_rows+=$(printf '| %s | %.3f | %.3f | %s | %.1f | %.1f | %.1f | %.2f | %.1f | %.2f |' "$c" "$su" "$suf" "$bd" "$decw" \
+      "$decwf" "$ffn" "$(div "$decw" "$ffn")" "$ffv" "$(div "$decw" "$ffv")")$'\n'
   done
+  echo
+  echo "### Set-up to the first frame, and whole jobs (issue 15.1: under 0.3 s; whole job at least NVDEC's)"
+  echo
+  echo "Set-up: job start to the first decoded frame (\`--stats\` setup, median of $reps), with vkcu's own Vulkan device"
+  echo "and with FFmpeg's device creation (\`VKCU_VULKAN_DEVICE=ffmpeg\`). Breakdown (ms, one run, own device): the"
+  echo "Vulkan instance, device and CUDA start run on their own threads beside demux; gpu_open is what the job thread"
+  echo "waited for them. Whole job: decode-only fps including set-up, against FFmpeg's wall time (\`-f null\`)."
+  echo
+  echo "| clip | set-up, s | set-up with FFmpeg's device, s | breakdown | vkcu whole-job fps | same, FFmpeg's device | ffmpeg nvdec | vkcu/nvdec | ffmpeg vulkan | vkcu/ffmpeg-vulkan |"
+  echo "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+  printf '%s' "$setup_rows"
   echo
   echo "### Hashing GPU frames at 4K (issue 7: at most 10% of decode time)"
   echo

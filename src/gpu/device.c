@@ -14,8 +14,16 @@
  * trampolines) and by our lock_queue, which locks the physical queue through
  * the shared context, so all users of one queue share one mutex.
  * VKCU_DECODE_QUEUE_SPREAD=0 turns the spreading off (for measurements).
+ *
+ * The shared device is vkcu's own (gpu/vkdev.c: the decode family's queues
+ * and one compute queue) unless VKCU_VULKAN_DEVICE=ffmpeg asks for FFmpeg's
+ * device creation, which is also the fallback when ours fails. Set-up runs
+ * on two threads beside the job's: CUDA's start and primary context on one,
+ * the Vulkan instance and device on the other, so a job that calls
+ * vkcu_vkdev_prepare before demuxing waits only for the longest of the three.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cuda_runtime_api.h>
@@ -23,6 +31,7 @@
 #include <libavutil/hwcontext_vulkan.h>
 
 #include "gpu/device.h"
+#include "gpu/vkdev.h"
 #include "gpu/vkfn.h"
 #include "log.h"
 #include "stage.h"
@@ -30,15 +39,23 @@
 #define MAX_DEVICES 16
 #define MAX_LANES 8
 
+enum { SD_FREE, SD_OPENING, SD_READY, SD_FAILED };
+
 typedef struct shared_device {
-    int used;
+    int state;                     /* SD_*; the fields below are the opener's until it leaves SD_OPENING */
     int cuda_device;
-    AVBufferRef *master;           /* created by FFmpeg; owns the VkDevice */
+    AVBufferRef *master;           /* owns the VkDevice (ours or FFmpeg's) */
     uint32_t decode_qf, nb_decode; /* decode family and its queue count */
     unsigned next_lane;
+    pthread_t opener;              /* the thread vkcu_vkdev_prepare started */
+    int opener_joinable;
+    int open_ret;
+    char open_err[512];
+    vkcu_vkdev_times times;
 } shared_device;
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t registry_cond = PTHREAD_COND_INITIALIZER;
 static shared_device devices[MAX_DEVICES];
 
 /* Process-wide: the real entry points (the same loader for every device). */
@@ -115,45 +132,246 @@ static void lane_free(AVHWDeviceContext *ctx)
     ctx->user_opaque = NULL;
 }
 
+/* ---- CUDA side of the set-up, on its own thread ---- */
+
+typedef struct cuda_probe {
+    int device;
+    int ret;                /* 0, or VKCU_ERR_DEVICE with err */
+    char err[256];
+    uint8_t uuid[16];
+    char name[256];
+    double ms, context_ms;
+    atomic_int done;
+} cuda_probe;
+
+/* The runtime's start, the device's UUID, then its primary context: the
+ * job thread's own CUDA calls later find them made. */
+static void *cuda_probe_main(void *arg)
+{
+    cuda_probe *c = arg;
+    double t0 = vkcu_now();
+    int n = 0;
+    struct cudaDeviceProp prop;
+    cudaError_t ce = cudaGetDeviceCount(&n);
+    if (ce != cudaSuccess || n == 0)
+        snprintf(c->err, sizeof(c->err), "no CUDA device (%s)", ce != cudaSuccess ? cudaGetErrorString(ce) : "none found");
+    else if (c->device < 0 || c->device >= n)
+        snprintf(c->err, sizeof(c->err), "--device %d: there are %d CUDA device(s) (0..%d)", c->device, n, n - 1);
+    else if ((ce = cudaGetDeviceProperties(&prop, c->device)) != cudaSuccess)
+        snprintf(c->err, sizeof(c->err), "CUDA device %d: %s", c->device, cudaGetErrorString(ce));
+    if (c->err[0]) {
+        c->ret = VKCU_ERR_DEVICE;
+        c->ms = (vkcu_now() - t0) * 1e3;
+        atomic_store(&c->done, 1);
+        return NULL;
+    }
+    memcpy(c->uuid, prop.uuid.bytes, 16);
+    snprintf(c->name, sizeof(c->name), "%s", prop.name);
+    double t1 = vkcu_now();
+    c->ms = (t1 - t0) * 1e3;
+    atomic_store(&c->done, 1);
+    /* A failure here shows again, with its message, in the session's own calls. */
+    if (cudaSetDevice(c->device) == cudaSuccess)
+        cudaFree(NULL);
+    c->context_ms = (vkcu_now() - t1) * 1e3;
+    return NULL;
+}
+
+/* ---- the Vulkan device ---- */
+
 /* Index (in vkEnumeratePhysicalDevices order) of the device whose UUID is `uuid`. */
 static int vulkan_index_for_uuid(const uint8_t uuid[16], char *err, size_t errlen)
 {
-    PFN_vkGetInstanceProcAddr gipa = vkcu_vk_loader();
-    if (!gipa) {
-        snprintf(err, errlen, "no Vulkan loader (libvulkan.so.1) on this machine");
-        return -1;
-    }
     vkcu_vkfn fn;
-    const char *missing = NULL;
-    vkcu_vk_load(&fn, gipa, NULL, NULL, &missing);
-    VkApplicationInfo app = { .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .pApplicationName = "vkcu",
-                              .apiVersion = VK_API_VERSION_1_3 };
-    VkInstanceCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app };
-    VkInstance inst;
-    if (fn.vkCreateInstance(&ci, NULL, &inst) != VK_SUCCESS) {
-        snprintf(err, errlen, "cannot create a Vulkan 1.3 instance (no Vulkan driver?)");
+    VkInstance inst = vkcu_vk_instance_create(&fn, err, errlen);
+    if (!inst)
         return -1;
-    }
     int found = -1;
-    if (vkcu_vk_load(&fn, gipa, inst, NULL, &missing) == 0) {
-        uint32_t n = 0;
-        fn.vkEnumeratePhysicalDevices(inst, &n, NULL);
-        VkPhysicalDevice devs[16];
-        if (n > 16)
-            n = 16;
-        fn.vkEnumeratePhysicalDevices(inst, &n, devs);
-        for (uint32_t i = 0; i < n && found < 0; i++) {
-            VkPhysicalDeviceIDProperties id = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES };
-            VkPhysicalDeviceProperties2 pr = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &id };
-            fn.vkGetPhysicalDeviceProperties2(devs[i], &pr);
-            if (!memcmp(id.deviceUUID, uuid, 16))
-                found = (int)i;
-        }
+    uint32_t n = 0;
+    fn.vkEnumeratePhysicalDevices(inst, &n, NULL);
+    VkPhysicalDevice devs[16];
+    if (n > 16)
+        n = 16;
+    fn.vkEnumeratePhysicalDevices(inst, &n, devs);
+    for (uint32_t i = 0; i < n && found < 0; i++) {
+        VkPhysicalDeviceIDProperties id = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES };
+        VkPhysicalDeviceProperties2 pr = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &id };
+        fn.vkGetPhysicalDeviceProperties2(devs[i], &pr);
+        if (!memcmp(id.deviceUUID, uuid, 16))
+            found = (int)i;
     }
     fn.vkDestroyInstance(inst, NULL);
     if (found < 0)
         snprintf(err, errlen, "no Vulkan device has the UUID of CUDA device (is the NVIDIA Vulkan driver installed?)");
     return found;
+}
+
+/* FFmpeg's own device creation (every queue of every family it picks): the
+ * fallback, and VKCU_VULKAN_DEVICE=ffmpeg for measurements. */
+static int ffmpeg_master(const cuda_probe *c, AVBufferRef **out, vkcu_vkdev_times *t, char *err, size_t errlen)
+{
+    double t0 = vkcu_now();
+    int vk_index = vulkan_index_for_uuid(c->uuid, err, errlen);
+    if (vk_index < 0)
+        return VKCU_ERR_DEVICE;
+    char idx[16];
+    snprintf(idx, sizeof(idx), "%d", vk_index);
+    double t1 = vkcu_now();
+    int ret = av_hwdevice_ctx_create(out, AV_HWDEVICE_TYPE_VULKAN, idx, NULL, 0);
+    t->instance_ms = (t1 - t0) * 1e3;
+    t->device_ms = (vkcu_now() - t1) * 1e3;
+    if (ret < 0) {
+        snprintf(err, errlen, "cannot create Vulkan device %d for FFmpeg: %s", vk_index, av_err2str(ret));
+        return VKCU_ERR_DEVICE;
+    }
+    return 0;
+}
+
+/* The number of compute queues: one unless VKCU_VK_COMPUTE_QUEUES says
+ * otherwise (each stream's handoff takes queue `n - 1 - lane % n`). */
+static uint32_t compute_queues_wanted(void)
+{
+    const char *e = getenv("VKCU_VK_COMPUTE_QUEUES");
+    int n = e ? atoi(e) : 1;
+    return n < 1 ? 1 : n > 64 ? 64 : (uint32_t)n;
+}
+
+/* VKCU_VK_EXTRA_EXTS=A,B: more device extensions for our device (for
+ * experiments, and for the fallback test: one the driver lacks). The names
+ * live for the process, as FFmpeg keeps pointers to them. */
+static char extra_exts_buf[512];
+static const char *extra_exts[8];
+static int nb_extra_exts;
+static pthread_once_t extra_exts_once = PTHREAD_ONCE_INIT;
+
+static void parse_extra_exts(void)
+{
+    const char *e = getenv("VKCU_VK_EXTRA_EXTS");
+    if (!e)
+        return;
+    snprintf(extra_exts_buf, sizeof(extra_exts_buf), "%s", e);
+    char *save = NULL;
+    for (char *tok = strtok_r(extra_exts_buf, ",", &save); tok && nb_extra_exts < 8; tok = strtok_r(NULL, ",", &save))
+        extra_exts[nb_extra_exts++] = tok;
+}
+
+static void add_extra_exts(vkcu_vk_plan *plan)
+{
+    pthread_once(&extra_exts_once, parse_extra_exts);
+    for (int i = 0; i < nb_extra_exts && plan->nb_exts < VKCU_VK_MAX_EXTS; i++)
+        plan->exts[plan->nb_exts++] = extra_exts[i];
+}
+
+typedef struct candidate {
+    VkPhysicalDevice pd;
+    uint8_t uuid[16];
+    char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
+    int planned;            /* plan is valid */
+    vkcu_vk_plan plan;
+    char why[256];          /* why not, when !planned */
+} candidate;
+
+/* Our device on the GPU whose UUID CUDA reports. While CUDA is still
+ * starting, a machine with exactly one Vulkan device that can decode for
+ * CUDA gets its device at once, checked against CUDA's UUID afterwards
+ * (and made again on the right GPU if it was not it). */
+static int own_master(cuda_probe *c, pthread_t *cuda_thread, int *cuda_joined, int speculate, AVBufferRef **out,
+                      vkcu_vkdev_times *t, char *err, size_t errlen)
+{
+    double t0 = vkcu_now();
+    vkcu_vkfn fn;
+    VkInstance inst = vkcu_vk_instance_create(&fn, err, errlen);
+    if (!inst)
+        return VKCU_ERR_DEVICE;
+    candidate cand[16];
+    uint32_t n = 16;
+    if (fn.vkEnumeratePhysicalDevices(inst, &n, NULL) < 0 || n > 16)
+        n = 16;
+    VkPhysicalDevice pds[16];
+    if (fn.vkEnumeratePhysicalDevices(inst, &n, pds) < 0)
+        n = 0;
+    int decoders = 0, last_decoder = -1;
+    VkExtensionProperties *store = av_malloc_array(512, sizeof(*store));
+    if (!store) {
+        fn.vkDestroyInstance(inst, NULL);
+        return AVERROR(ENOMEM);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        candidate *k = &cand[i];
+        memset(k, 0, sizeof(*k));
+        k->pd = pds[i];
+        VkPhysicalDeviceIDProperties id = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES };
+        VkPhysicalDeviceProperties2 pr = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &id };
+        fn.vkGetPhysicalDeviceProperties2(pds[i], &pr);
+        memcpy(k->uuid, id.deviceUUID, 16);
+        snprintf(k->name, sizeof(k->name), "%s", pr.properties.deviceName);
+        vkcu_vk_queue_family qf[32];
+        int nqf = vkcu_vk_queue_families(&fn, pds[i], qf, 32);
+        const char *names[512];
+        int nexts = vkcu_vk_device_exts(&fn, pds[i], store, names, 512);
+        k->planned = vkcu_vk_plan_device(qf, nqf, names, nexts, VKCU_PLAN_INTEROP, compute_queues_wanted(), MAX_LANES,
+                                         &k->plan, k->why, sizeof(k->why)) == 0;
+        if (k->planned && k->plan.decode_family >= 0) {
+            decoders++;
+            last_decoder = (int)i;
+        }
+    }
+    av_free(store);
+    t->instance_ms = (vkcu_now() - t0) * 1e3;
+
+    int pick = -1;
+    if (speculate && decoders == 1 && !atomic_load(&c->done)) {
+        pick = last_decoder;
+        t->speculative = 1;
+    } else {
+        if (!*cuda_joined) {
+            pthread_join(*cuda_thread, NULL);
+            *cuda_joined = 1;
+        }
+        if (c->ret < 0) {
+            snprintf(err, errlen, "%s", c->err);
+            fn.vkDestroyInstance(inst, NULL);
+            return c->ret;
+        }
+        for (uint32_t i = 0; i < n && pick < 0; i++)
+            if (!memcmp(cand[i].uuid, c->uuid, 16))
+                pick = (int)i;
+        if (pick < 0) {
+            snprintf(err, errlen, "no Vulkan device has the UUID of CUDA device %d (%s): is the NVIDIA Vulkan driver "
+                     "installed?", c->device, c->name);
+            fn.vkDestroyInstance(inst, NULL);
+            return VKCU_ERR_DEVICE;
+        }
+    }
+    candidate *k = &cand[pick];
+    if (!k->planned) {
+        snprintf(err, errlen, "Vulkan device %s: %s", k->name, k->why);
+        fn.vkDestroyInstance(inst, NULL);
+        return VKCU_ERR_DEVICE;
+    }
+    add_extra_exts(&k->plan);
+    double t1 = vkcu_now();
+    int ret = vkcu_vk_device_create(&fn, inst, 1, k->pd, &k->plan, out, err, errlen);
+    t->device_ms = (vkcu_now() - t1) * 1e3;
+    if (ret < 0)
+        return VKCU_ERR_DEVICE;
+    t->nb_decode = k->plan.decode_family >= 0 ? k->plan.nb_decode : 0;
+    t->nb_compute = k->plan.nb_compute;
+    if (!t->speculative)
+        return 0;
+    pthread_join(*cuda_thread, NULL);
+    *cuda_joined = 1;
+    if (c->ret < 0) {
+        snprintf(err, errlen, "%s", c->err);
+        av_buffer_unref(out);
+        return c->ret;
+    }
+    if (!memcmp(k->uuid, c->uuid, 16))
+        return 0;
+    LOGV("GPU: CUDA device %d is not Vulkan device %s; opening the one with its UUID", c->device, k->name);
+    av_buffer_unref(out);
+    *t = (vkcu_vkdev_times){ 0 };
+    return own_master(c, cuda_thread, cuda_joined, 0, out, t, err, errlen);
 }
 
 static int has_ext(const AVVulkanDeviceContext *hw, const char *name)
@@ -164,65 +382,216 @@ static int has_ext(const AVVulkanDeviceContext *hw, const char *name)
     return 0;
 }
 
-/* Creates the shared device for a CUDA ordinal (registry locked). */
+/* Creates the shared device for a CUDA ordinal (on the opener's thread,
+ * registry unlocked): CUDA's start on a second thread, beside the Vulkan
+ * instance and device. */
 static int open_master(shared_device *sd, int cuda_device, char *err, size_t errlen)
 {
-    struct cudaDeviceProp prop;
-    cudaError_t ce = cudaGetDeviceProperties(&prop, cuda_device);
-    if (ce != cudaSuccess) {
-        snprintf(err, errlen, "CUDA device %d: %s", cuda_device, cudaGetErrorString(ce));
-        return VKCU_ERR_DEVICE;
-    }
     double t0 = vkcu_now();
-    int vk_index = vulkan_index_for_uuid((const uint8_t *)prop.uuid.bytes, err, errlen);
-    if (vk_index < 0)
-        return VKCU_ERR_DEVICE;
-    char idx[16];
-    snprintf(idx, sizeof(idx), "%d", vk_index);
+    cuda_probe *c = av_mallocz(sizeof(*c));
+    if (!c)
+        return AVERROR(ENOMEM);
+    c->device = cuda_device;
+    pthread_t cuda_thread;
+    int cuda_joined = 0;
+    if (pthread_create(&cuda_thread, NULL, cuda_probe_main, c)) {
+        cuda_probe_main(c);
+        cuda_joined = 1;
+    }
+    vkcu_vkdev_times t = { 0 };
     AVBufferRef *master = NULL;
-    double t1 = vkcu_now();
-    int ret = av_hwdevice_ctx_create(&master, AV_HWDEVICE_TYPE_VULKAN, idx, NULL, 0);
-    LOGD("GPU set-up: Vulkan device by CUDA UUID %.0f ms, FFmpeg's Vulkan device %.0f ms", (t1 - t0) * 1e3,
-         (vkcu_now() - t1) * 1e3);
-    if (ret < 0) {
-        snprintf(err, errlen, "cannot create Vulkan device %d for FFmpeg: %s", vk_index, av_err2str(ret));
-        return VKCU_ERR_DEVICE;
+    const char *mode = getenv("VKCU_VULKAN_DEVICE");
+    int ret;
+    if (mode && strcmp(mode, "ffmpeg") && strcmp(mode, "vkcu") && strcmp(mode, "auto")) {
+        LOGW("VKCU_VULKAN_DEVICE=%s is not vkcu (our device only), ffmpeg (FFmpeg's) or auto (ours, else "
+             "FFmpeg's): using auto", mode);
+        mode = NULL;
+    }
+    if (!mode || strcmp(mode, "ffmpeg")) {
+        ret = own_master(c, &cuda_thread, &cuda_joined, 1, &master, &t, err, errlen);
+        t.own = ret >= 0;
+        if (ret < 0 && c->ret < 0 && cuda_joined)
+            goto done; /* no CUDA device: FFmpeg's device would not help */
+        if (ret < 0 && mode && !strcmp(mode, "vkcu")) {
+            char why[256];
+            snprintf(why, sizeof(why), "%.255s", err);
+            snprintf(err, errlen, "vkcu's own Vulkan device: %s (VKCU_VULKAN_DEVICE=vkcu: no fallback to FFmpeg's)", why);
+            goto done;
+        }
+        if (ret < 0) {
+            LOGW("GPU: vkcu's own Vulkan device failed (%s); using FFmpeg's device creation instead (slower set-up; "
+                 "VKCU_VULKAN_DEVICE=ffmpeg skips the attempt)", err);
+            err[0] = 0;
+        }
+    }
+    if (!master) {
+        if (!cuda_joined) {
+            pthread_join(cuda_thread, NULL);
+            cuda_joined = 1;
+        }
+        if (c->ret < 0) {
+            snprintf(err, errlen, "%s", c->err);
+            ret = c->ret;
+            goto done;
+        }
+        t = (vkcu_vkdev_times){ 0 };
+        ret = ffmpeg_master(c, &master, &t, err, errlen);
+        if (ret < 0)
+            goto done;
+    }
+    if (!cuda_joined) {
+        pthread_join(cuda_thread, NULL);
+        cuda_joined = 1;
     }
     AVVulkanDeviceContext *hw = ((AVHWDeviceContext *)master->data)->hwctx;
-    /* Never trust the ordinal: check that FFmpeg opened the device we matched. */
+    /* Never trust the ordinal: check that the device is the CUDA device. */
     PFN_vkGetPhysicalDeviceProperties2 gpp2 =
         (PFN_vkGetPhysicalDeviceProperties2)hw->get_proc_addr(hw->inst, "vkGetPhysicalDeviceProperties2");
     VkPhysicalDeviceIDProperties id = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES };
     VkPhysicalDeviceProperties2 pr = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &id };
     gpp2(hw->phys_dev, &pr);
-    if (memcmp(id.deviceUUID, prop.uuid.bytes, 16)) {
-        snprintf(err, errlen, "FFmpeg opened Vulkan device %d (%s), which is not CUDA device %d", vk_index,
-                 pr.properties.deviceName, cuda_device);
-        av_buffer_unref(&master);
-        return VKCU_ERR_DEVICE;
+    if (c->ret < 0 || memcmp(id.deviceUUID, c->uuid, 16)) {
+        snprintf(err, errlen, "the Vulkan device opened (%s) is not CUDA device %d", pr.properties.deviceName,
+                 cuda_device);
+        ret = VKCU_ERR_DEVICE;
+        goto done;
     }
     if (!has_ext(hw, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) || !has_ext(hw, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME)) {
         snprintf(err, errlen, "Vulkan device %s lacks external memory/semaphore FD support", pr.properties.deviceName);
-        av_buffer_unref(&master);
-        return VKCU_ERR_DEVICE;
+        ret = VKCU_ERR_DEVICE;
+        goto done;
     }
     sd->master = master;
-    sd->cuda_device = cuda_device;
-    sd->used = 1;
+    master = NULL;
     for (int i = 0; i < hw->nb_qf; i++)
         if (hw->qf[i].flags & VK_QUEUE_VIDEO_DECODE_BIT_KHR) {
             sd->decode_qf = hw->qf[i].idx;
             sd->nb_decode = hw->qf[i].num;
             break;
         }
+    t.cuda_ms = c->ms;
+    t.cuda_context_ms = c->context_ms;
+    t.total_ms = (vkcu_now() - t0) * 1e3;
+    sd->times = t;
+    pthread_mutex_lock(&registry_lock);
     if (!real_gipa) {
         real_gipa = hw->get_proc_addr;
         real_gdpa = (PFN_vkGetDeviceProcAddr)real_gipa(hw->inst, "vkGetDeviceProcAddr");
         real_gdq = (PFN_vkGetDeviceQueue)real_gdpa(hw->act_dev, "vkGetDeviceQueue");
     }
-    LOGV("GPU: CUDA device %d (%s) = Vulkan device %d; %u decode queues in family %u", cuda_device, prop.name,
-         vk_index, sd->nb_decode, sd->decode_qf);
-    return 0;
+    pthread_mutex_unlock(&registry_lock);
+    LOGV("GPU: CUDA device %d (%s) = Vulkan device %s (%s device%s); %u decode queues in family %u", cuda_device,
+         c->name, pr.properties.deviceName, t.own ? "vkcu's" : "FFmpeg's", t.speculative ? ", opened before CUDA answered" : "",
+         sd->nb_decode, sd->decode_qf);
+    LOGD("GPU set-up: Vulkan instance %.0f ms, device %.0f ms, CUDA start %.0f ms and context %.0f ms beside them; "
+         "%.0f ms in all", t.instance_ms, t.device_ms, t.cuda_ms, t.cuda_context_ms, t.total_ms);
+    ret = 0;
+done:
+    if (!cuda_joined)
+        pthread_join(cuda_thread, NULL);
+    av_buffer_unref(&master);
+    av_free(c);
+    return ret;
+}
+
+/* ---- the registry ---- */
+
+static shared_device *find_device(int cuda_device)
+{
+    for (int i = 0; i < MAX_DEVICES; i++)
+        if (devices[i].state != SD_FREE && devices[i].cuda_device == cuda_device)
+            return &devices[i];
+    return NULL;
+}
+
+static shared_device *claim_slot(int cuda_device)
+{
+    for (int i = 0; i < MAX_DEVICES; i++)
+        if (devices[i].state == SD_FREE) {
+            shared_device *sd = &devices[i];
+            sd->state = SD_OPENING;
+            sd->cuda_device = cuda_device;
+            sd->open_ret = 0;
+            sd->open_err[0] = 0;
+            sd->master = NULL;
+            sd->next_lane = 0;
+            sd->decode_qf = sd->nb_decode = 0;
+            sd->times = (vkcu_vkdev_times){ 0 };
+            return sd;
+        }
+    return NULL;
+}
+
+/* Registry locked; the opener's result is in sd. */
+static void join_opener(shared_device *sd)
+{
+    if (sd->opener_joinable) {
+        pthread_join(sd->opener, NULL);
+        sd->opener_joinable = 0;
+    }
+}
+
+static void open_and_publish(shared_device *sd)
+{
+    char err[512] = "";
+    int ret = open_master(sd, sd->cuda_device, err, sizeof(err));
+    pthread_mutex_lock(&registry_lock);
+    sd->open_ret = ret;
+    snprintf(sd->open_err, sizeof(sd->open_err), "%s", err);
+    sd->state = ret < 0 ? SD_FAILED : SD_READY;
+    pthread_cond_broadcast(&registry_cond);
+    pthread_mutex_unlock(&registry_lock);
+}
+
+static void *opener_main(void *arg)
+{
+    open_and_publish(arg);
+    return NULL;
+}
+
+void vkcu_vkdev_prepare(int cuda_device)
+{
+    int version = 0;
+    /* No NVIDIA driver here: nothing to start (and no thread on CPU-only machines). */
+    if (cudaDriverGetVersion(&version) != cudaSuccess || version == 0)
+        return;
+    pthread_mutex_lock(&registry_lock);
+    shared_device *sd = find_device(cuda_device);
+    if (sd && sd->state == SD_FAILED) { /* an earlier attempt failed: try again */
+        join_opener(sd);
+        sd->state = SD_FREE;
+        sd = NULL;
+    }
+    if (!sd && (sd = claim_slot(cuda_device))) {
+        if (pthread_create(&sd->opener, NULL, opener_main, sd) == 0)
+            sd->opener_joinable = 1;
+        else
+            sd->state = SD_FREE; /* acquire opens it on its own thread */
+    }
+    pthread_mutex_unlock(&registry_lock);
+}
+
+void vkcu_vkdev_prepare_wait(int cuda_device)
+{
+    pthread_mutex_lock(&registry_lock);
+    shared_device *sd;
+    while ((sd = find_device(cuda_device)) && sd->state == SD_OPENING)
+        pthread_cond_wait(&registry_cond, &registry_lock);
+    if (sd)
+        join_opener(sd);
+    pthread_mutex_unlock(&registry_lock);
+}
+
+int vkcu_vkdev_times_get(int cuda_device, vkcu_vkdev_times *t)
+{
+    memset(t, 0, sizeof(*t));
+    pthread_mutex_lock(&registry_lock);
+    shared_device *sd = find_device(cuda_device);
+    int ok = sd && sd->state == SD_READY;
+    if (ok)
+        *t = sd->times;
+    pthread_mutex_unlock(&registry_lock);
+    return ok ? 0 : -1;
 }
 
 int vkcu_vkdev_acquire(int cuda_device, AVBufferRef **out, int *lane_out, char *err, size_t errlen)
@@ -230,21 +599,34 @@ int vkcu_vkdev_acquire(int cuda_device, AVBufferRef **out, int *lane_out, char *
     int ret = 0;
     *out = NULL;
     pthread_mutex_lock(&registry_lock);
-    shared_device *sd = NULL;
-    for (int i = 0; i < MAX_DEVICES && !sd; i++)
-        if (devices[i].used && devices[i].cuda_device == cuda_device)
-            sd = &devices[i];
-    for (int i = 0; i < MAX_DEVICES && !sd; i++)
-        if (!devices[i].used) {
-            ret = open_master(&devices[i], cuda_device, err, errlen);
-            if (ret < 0)
+    shared_device *sd;
+    for (;;) {
+        sd = find_device(cuda_device);
+        if (!sd) {
+            if (!(sd = claim_slot(cuda_device))) {
+                snprintf(err, errlen, "too many GPUs");
+                ret = VKCU_ERR_DEVICE;
                 goto done;
-            sd = &devices[i];
+            }
+            /* Nobody prepared it: open it here, other callers wait on the state. */
+            pthread_mutex_unlock(&registry_lock);
+            open_and_publish(sd);
+            pthread_mutex_lock(&registry_lock);
+            continue;
         }
-    if (!sd) {
-        snprintf(err, errlen, "too many GPUs");
-        ret = VKCU_ERR_DEVICE;
-        goto done;
+        if (sd->state == SD_OPENING) {
+            pthread_cond_wait(&registry_cond, &registry_lock);
+            continue;
+        }
+        join_opener(sd);
+        if (sd->state == SD_FAILED) {
+            /* Reported to this caller; the next one tries again, as before. */
+            snprintf(err, errlen, "%s", sd->open_err);
+            ret = sd->open_ret;
+            sd->state = SD_FREE;
+            goto done;
+        }
+        break;
     }
     const char *spread = getenv("VKCU_DECODE_QUEUE_SPREAD");
     int lanes = sd->nb_decode > 1 ? (int)sd->nb_decode : 1;

@@ -20,6 +20,12 @@
 
 typedef struct vkcu_gpu vkcu_gpu;
 
+/* Starts making CUDA device `device`'s Vulkan device and CUDA context on
+ * background threads, so that the caller's demuxing overlaps them; returns
+ * at once (nothing without an NVIDIA driver). Pair with
+ * vkcu_gpu_prepare_wait before the job returns. */
+void vkcu_gpu_prepare(int device);
+void vkcu_gpu_prepare_wait(int device);
 /* Opens the device pair (p->device is the CUDA ordinal). VKCU_ERR_DEVICE
  * with a one-line reason when there is no usable GPU. */
 int vkcu_gpu_open(const vkcu_job_params *p, vkcu_gpu **out, char *err, size_t errlen);

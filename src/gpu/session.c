@@ -79,6 +79,8 @@ struct vkcu_gpu {
     const vkcu_job_params *p;
     int cuda_device;
     int lane;                           /* decode queue lane (gpu/device.c) */
+    vkcu_vkdev_times setup;             /* how the shared device was made */
+    double setup_open_ms;               /* vkcu_gpu_open on the job's thread */
     cudaStream_t stream;
     AVBufferRef *vk_device;
     AVHWDeviceContext *dev;
@@ -196,6 +198,9 @@ int vkcu_gpu_open(const vkcu_job_params *p, vkcu_gpu **out, char *err, size_t er
     vkcu_gpu *g = NULL;
     *out = NULL;
     double t0 = vkcu_now();
+    /* The Vulkan device on its own thread (if the job has not started it
+     * already) while this one starts CUDA. */
+    vkcu_vkdev_prepare(p->device);
     cudaError_t ce = cudaGetDeviceCount(&n);
     if (ce != cudaSuccess || n == 0) {
         snprintf(err, errlen, "no CUDA device (%s)", ce != cudaSuccess ? cudaGetErrorString(ce) : "none found");
@@ -217,9 +222,11 @@ int vkcu_gpu_open(const vkcu_job_params *p, vkcu_gpu **out, char *err, size_t er
     double t1 = vkcu_now();
     int lane = 0;
     ret = vkcu_vkdev_acquire(p->device, &g->vk_device, &lane, err, errlen);
-    LOGD("GPU set-up: CUDA runtime %.0f ms, Vulkan device %.0f ms", (t1 - t0) * 1e3, (vkcu_now() - t1) * 1e3);
+    LOGD("GPU set-up: CUDA runtime %.0f ms, then %.0f ms more for the Vulkan device", (t1 - t0) * 1e3,
+         (vkcu_now() - t1) * 1e3);
     if (ret < 0)
         goto fail;
+    vkcu_vkdev_times_get(p->device, &g->setup);
     g->lane = lane;
     g->dev = (AVHWDeviceContext *)g->vk_device->data;
     g->hwctx = g->dev->hwctx;
@@ -275,6 +282,7 @@ int vkcu_gpu_open(const vkcu_job_params *p, vkcu_gpu **out, char *err, size_t er
         goto fail;
     }
     g->worker_running = 1;
+    g->setup_open_ms = (vkcu_now() - t0) * 1e3;
     *out = g;
     return 0;
 fail:
@@ -282,6 +290,8 @@ fail:
     return ret;
 }
 
+void vkcu_gpu_prepare(int device) { vkcu_vkdev_prepare(device); }
+void vkcu_gpu_prepare_wait(int device) { vkcu_vkdev_prepare_wait(device); }
 AVBufferRef *vkcu_gpu_vulkan_device(vkcu_gpu *g) { return g->vk_device; }
 void vkcu_gpu_set_chain(vkcu_gpu *g, vkcu_chain *chain) { g->chain = chain; }
 /* Frames queued for, being handled by, or finished by the handoff thread. */
@@ -1067,6 +1077,15 @@ void vkcu_gpu_stats(const vkcu_gpu *g, vkcu_job_result *r)
     r->gpu_ms_copy = g->ms_copy;
     r->gpu_ms_ops = g->ms_ops;
     r->gpu_ms_download = g->ms_download;
+    r->setup_ms_vk_instance = g->setup.instance_ms;
+    r->setup_ms_vk_device = g->setup.device_ms;
+    r->setup_ms_cuda = g->setup.cuda_ms + g->setup.cuda_context_ms;
+    r->setup_ms_gpu_open = g->setup_open_ms;
+    if (g->setup.own)
+        snprintf(r->setup_vk_device, sizeof(r->setup_vk_device), "vkcu (%u decode + %u compute queues%s)",
+                 g->setup.nb_decode, g->setup.nb_compute, g->setup.speculative ? ", before CUDA's UUID" : "");
+    else
+        snprintf(r->setup_vk_device, sizeof(r->setup_vk_device), "ffmpeg");
 }
 
 void vkcu_gpu_close(vkcu_gpu **pg)
