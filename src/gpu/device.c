@@ -49,6 +49,9 @@ typedef struct shared_device {
     unsigned next_lane;
     pthread_t opener;              /* the thread vkcu_vkdev_prepare started */
     int opener_joinable;
+    pthread_t cuda_thread;         /* CUDA's start and context (open_master) */
+    int cuda_joinable;
+    struct cuda_probe *probe;      /* what that thread fills; freed once it is joined */
     int open_ret;
     char open_err[512];
     vkcu_vkdev_times times;
@@ -134,15 +137,36 @@ static void lane_free(AVHWDeviceContext *ctx)
 
 /* ---- CUDA side of the set-up, on its own thread ---- */
 
-typedef struct cuda_probe {
+struct cuda_probe {
     int device;
     int ret;                /* 0, or VKCU_ERR_DEVICE with err */
     char err[256];
     uint8_t uuid[16];
     char name[256];
     double ms, context_ms;
-    atomic_int done;
-} cuda_probe;
+    atomic_int done;        /* the UUID (or the error) is known */
+    atomic_int context_done;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+};
+typedef struct cuda_probe cuda_probe;
+
+static void probe_publish(cuda_probe *c)
+{
+    pthread_mutex_lock(&c->lock);
+    atomic_store(&c->done, 1);
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* Waits for the UUID only, not the CUDA context that follows it. */
+static void probe_wait(cuda_probe *c)
+{
+    pthread_mutex_lock(&c->lock);
+    while (!atomic_load(&c->done))
+        pthread_cond_wait(&c->cond, &c->lock);
+    pthread_mutex_unlock(&c->lock);
+}
 
 /* The runtime's start, the device's UUID, then its primary context: the
  * job thread's own CUDA calls later find them made. */
@@ -162,18 +186,20 @@ static void *cuda_probe_main(void *arg)
     if (c->err[0]) {
         c->ret = VKCU_ERR_DEVICE;
         c->ms = (vkcu_now() - t0) * 1e3;
-        atomic_store(&c->done, 1);
+        probe_publish(c);
+        atomic_store(&c->context_done, 1);
         return NULL;
     }
     memcpy(c->uuid, prop.uuid.bytes, 16);
     snprintf(c->name, sizeof(c->name), "%s", prop.name);
     double t1 = vkcu_now();
     c->ms = (t1 - t0) * 1e3;
-    atomic_store(&c->done, 1);
+    probe_publish(c);
     /* A failure here shows again, with its message, in the session's own calls. */
     if (cudaSetDevice(c->device) == cudaSuccess)
         cudaFree(NULL);
     c->context_ms = (vkcu_now() - t1) * 1e3;
+    atomic_store(&c->context_done, 1);
     return NULL;
 }
 
@@ -275,8 +301,7 @@ typedef struct candidate {
  * starting, a machine with exactly one Vulkan device that can decode for
  * CUDA gets its device at once, checked against CUDA's UUID afterwards
  * (and made again on the right GPU if it was not it). */
-static int own_master(cuda_probe *c, pthread_t *cuda_thread, int *cuda_joined, int speculate, AVBufferRef **out,
-                      vkcu_vkdev_times *t, char *err, size_t errlen)
+static int own_master(cuda_probe *c, int speculate, AVBufferRef **out, vkcu_vkdev_times *t, char *err, size_t errlen)
 {
     double t0 = vkcu_now();
     vkcu_vkfn fn;
@@ -324,10 +349,7 @@ static int own_master(cuda_probe *c, pthread_t *cuda_thread, int *cuda_joined, i
         pick = last_decoder;
         t->speculative = 1;
     } else {
-        if (!*cuda_joined) {
-            pthread_join(*cuda_thread, NULL);
-            *cuda_joined = 1;
-        }
+        probe_wait(c);
         if (c->ret < 0) {
             snprintf(err, errlen, "%s", c->err);
             fn.vkDestroyInstance(inst, NULL);
@@ -359,8 +381,7 @@ static int own_master(cuda_probe *c, pthread_t *cuda_thread, int *cuda_joined, i
     t->nb_compute = k->plan.nb_compute;
     if (!t->speculative)
         return 0;
-    pthread_join(*cuda_thread, NULL);
-    *cuda_joined = 1;
+    probe_wait(c);
     if (c->ret < 0) {
         snprintf(err, errlen, "%s", c->err);
         av_buffer_unref(out);
@@ -371,7 +392,7 @@ static int own_master(cuda_probe *c, pthread_t *cuda_thread, int *cuda_joined, i
     LOGV("GPU: CUDA device %d is not Vulkan device %s; opening the one with its UUID", c->device, k->name);
     av_buffer_unref(out);
     *t = (vkcu_vkdev_times){ 0 };
-    return own_master(c, cuda_thread, cuda_joined, 0, out, t, err, errlen);
+    return own_master(c, 0, out, t, err, errlen);
 }
 
 static int has_ext(const AVVulkanDeviceContext *hw, const char *name)
@@ -384,7 +405,8 @@ static int has_ext(const AVVulkanDeviceContext *hw, const char *name)
 
 /* Creates the shared device for a CUDA ordinal (on the opener's thread,
  * registry unlocked): CUDA's start on a second thread, beside the Vulkan
- * instance and device. */
+ * instance and device. That thread goes on to make the CUDA context after
+ * the UUID is known; sd keeps it (cuda_thread) until vkcu_vkdev_prepare_wait. */
 static int open_master(shared_device *sd, int cuda_device, char *err, size_t errlen)
 {
     double t0 = vkcu_now();
@@ -392,12 +414,12 @@ static int open_master(shared_device *sd, int cuda_device, char *err, size_t err
     if (!c)
         return AVERROR(ENOMEM);
     c->device = cuda_device;
+    pthread_mutex_init(&c->lock, NULL);
+    pthread_cond_init(&c->cond, NULL);
     pthread_t cuda_thread;
-    int cuda_joined = 0;
-    if (pthread_create(&cuda_thread, NULL, cuda_probe_main, c)) {
+    int cuda_running = pthread_create(&cuda_thread, NULL, cuda_probe_main, c) == 0;
+    if (!cuda_running)
         cuda_probe_main(c);
-        cuda_joined = 1;
-    }
     vkcu_vkdev_times t = { 0 };
     AVBufferRef *master = NULL;
     const char *mode = getenv("VKCU_VULKAN_DEVICE");
@@ -408,9 +430,9 @@ static int open_master(shared_device *sd, int cuda_device, char *err, size_t err
         mode = NULL;
     }
     if (!mode || strcmp(mode, "ffmpeg")) {
-        ret = own_master(c, &cuda_thread, &cuda_joined, 1, &master, &t, err, errlen);
+        ret = own_master(c, 1, &master, &t, err, errlen);
         t.own = ret >= 0;
-        if (ret < 0 && c->ret < 0 && cuda_joined)
+        if (ret < 0 && atomic_load(&c->done) && c->ret < 0)
             goto done; /* no CUDA device: FFmpeg's device would not help */
         if (ret < 0 && mode && !strcmp(mode, "vkcu")) {
             char why[256];
@@ -424,24 +446,17 @@ static int open_master(shared_device *sd, int cuda_device, char *err, size_t err
             err[0] = 0;
         }
     }
+    probe_wait(c);
+    if (c->ret < 0) {
+        snprintf(err, errlen, "%s", c->err);
+        ret = c->ret;
+        goto done;
+    }
     if (!master) {
-        if (!cuda_joined) {
-            pthread_join(cuda_thread, NULL);
-            cuda_joined = 1;
-        }
-        if (c->ret < 0) {
-            snprintf(err, errlen, "%s", c->err);
-            ret = c->ret;
-            goto done;
-        }
         t = (vkcu_vkdev_times){ 0 };
         ret = ffmpeg_master(c, &master, &t, err, errlen);
         if (ret < 0)
             goto done;
-    }
-    if (!cuda_joined) {
-        pthread_join(cuda_thread, NULL);
-        cuda_joined = 1;
     }
     AVVulkanDeviceContext *hw = ((AVHWDeviceContext *)master->data)->hwctx;
     /* Never trust the ordinal: check that the device is the CUDA device. */
@@ -450,7 +465,7 @@ static int open_master(shared_device *sd, int cuda_device, char *err, size_t err
     VkPhysicalDeviceIDProperties id = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES };
     VkPhysicalDeviceProperties2 pr = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &id };
     gpp2(hw->phys_dev, &pr);
-    if (c->ret < 0 || memcmp(id.deviceUUID, c->uuid, 16)) {
+    if (memcmp(id.deviceUUID, c->uuid, 16)) {
         snprintf(err, errlen, "the Vulkan device opened (%s) is not CUDA device %d", pr.properties.deviceName,
                  cuda_device);
         ret = VKCU_ERR_DEVICE;
@@ -470,7 +485,6 @@ static int open_master(shared_device *sd, int cuda_device, char *err, size_t err
             break;
         }
     t.cuda_ms = c->ms;
-    t.cuda_context_ms = c->context_ms;
     t.total_ms = (vkcu_now() - t0) * 1e3;
     sd->times = t;
     pthread_mutex_lock(&registry_lock);
@@ -483,15 +497,32 @@ static int open_master(shared_device *sd, int cuda_device, char *err, size_t err
     LOGV("GPU: CUDA device %d (%s) = Vulkan device %s (%s device%s); %u decode queues in family %u", cuda_device,
          c->name, pr.properties.deviceName, t.own ? "vkcu's" : "FFmpeg's", t.speculative ? ", opened before CUDA answered" : "",
          sd->nb_decode, sd->decode_qf);
-    LOGD("GPU set-up: Vulkan instance %.0f ms, device %.0f ms, CUDA start %.0f ms and context %.0f ms beside them; "
-         "%.0f ms in all", t.instance_ms, t.device_ms, t.cuda_ms, t.cuda_context_ms, t.total_ms);
+    LOGD("GPU set-up: Vulkan instance %.0f ms and device %.0f ms beside CUDA's start %.0f ms; %.0f ms in all (the "
+         "CUDA context goes on being made)", t.instance_ms, t.device_ms, t.cuda_ms, t.total_ms);
     ret = 0;
 done:
-    if (!cuda_joined)
-        pthread_join(cuda_thread, NULL);
     av_buffer_unref(&master);
-    av_free(c);
+    if (cuda_running) { /* the context keeps being made beside the job; joined by vkcu_vkdev_prepare_wait */
+        sd->cuda_thread = cuda_thread;
+        sd->cuda_joinable = 1;
+    }
+    sd->probe = c;
     return ret;
+}
+
+/* Registry locked. Waits for the CUDA thread to end (its context made). */
+static void join_cuda(shared_device *sd)
+{
+    if (sd->cuda_joinable) {
+        pthread_join(sd->cuda_thread, NULL);
+        sd->cuda_joinable = 0;
+    }
+    if (sd->probe) {
+        sd->times.cuda_context_ms = sd->probe->context_ms;
+        pthread_mutex_destroy(&sd->probe->lock);
+        pthread_cond_destroy(&sd->probe->cond);
+        av_freep(&sd->probe);
+    }
 }
 
 /* ---- the registry ---- */
@@ -517,6 +548,8 @@ static shared_device *claim_slot(int cuda_device)
             sd->next_lane = 0;
             sd->decode_qf = sd->nb_decode = 0;
             sd->times = (vkcu_vkdev_times){ 0 };
+            sd->probe = NULL;
+            sd->cuda_joinable = 0;
             return sd;
         }
     return NULL;
@@ -559,6 +592,7 @@ void vkcu_vkdev_prepare(int cuda_device)
     shared_device *sd = find_device(cuda_device);
     if (sd && sd->state == SD_FAILED) { /* an earlier attempt failed: try again */
         join_opener(sd);
+        join_cuda(sd);
         sd->state = SD_FREE;
         sd = NULL;
     }
@@ -577,8 +611,10 @@ void vkcu_vkdev_prepare_wait(int cuda_device)
     shared_device *sd;
     while ((sd = find_device(cuda_device)) && sd->state == SD_OPENING)
         pthread_cond_wait(&registry_cond, &registry_lock);
-    if (sd)
+    if (sd) {
         join_opener(sd);
+        join_cuda(sd);
+    }
     pthread_mutex_unlock(&registry_lock);
 }
 
@@ -590,6 +626,8 @@ int vkcu_vkdev_times_get(int cuda_device, vkcu_vkdev_times *t)
     int ok = sd && sd->state == SD_READY;
     if (ok)
         *t = sd->times;
+    if (ok && sd->probe && atomic_load(&sd->probe->context_done))
+        t->cuda_context_ms = sd->probe->context_ms;
     pthread_mutex_unlock(&registry_lock);
     return ok ? 0 : -1;
 }
@@ -623,6 +661,7 @@ int vkcu_vkdev_acquire(int cuda_device, AVBufferRef **out, int *lane_out, char *
             /* Reported to this caller; the next one tries again, as before. */
             snprintf(err, errlen, "%s", sd->open_err);
             ret = sd->open_ret;
+            join_cuda(sd);
             sd->state = SD_FREE;
             goto done;
         }

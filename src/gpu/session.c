@@ -81,6 +81,8 @@ struct vkcu_gpu {
     int lane;                           /* decode queue lane (gpu/device.c) */
     vkcu_vkdev_times setup;             /* how the shared device was made */
     double setup_open_ms;               /* vkcu_gpu_open on the job's thread */
+    int bound, bind_ret;                /* gpu_bind ran; its result */
+    char bind_err[512];
     cudaStream_t stream;
     AVBufferRef *vk_device;
     AVHWDeviceContext *dev;
@@ -216,7 +218,9 @@ int vkcu_gpu_open(const vkcu_job_params *p, vkcu_gpu **out, char *err, size_t er
     g->p = p;
     g->cuda_device = p->device;
     g->nb_slots = p->ring_size < 3 ? 3 : p->ring_size > MAX_SLOTS ? MAX_SLOTS : p->ring_size;
-    CU_CHECK(cudaSetDevice(p->device));
+    /* No cudaSetDevice here: it waits for the primary context, which
+     * vkcu_vkdev_prepare's thread is making while the decoder opens and
+     * decodes its first frame (gpu_bind, at the first frame). */
     struct cudaDeviceProp prop;
     CU_CHECK(cudaGetDeviceProperties(&prop, p->device));
     double t1 = vkcu_now();
@@ -265,12 +269,6 @@ int vkcu_gpu_open(const vkcu_job_params *p, vkcu_gpu **out, char *err, size_t er
             g->ts_period = pr.properties.limits.timestampPeriod;
         }
     }
-    double t3 = vkcu_now();
-    CU_CHECK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
-    LOGD("GPU set-up: CUDA context and stream %.0f ms", (vkcu_now() - t3) * 1e3);
-    for (int i = 0; i < MAX_PENDING; i++)
-        for (int k = 0; k < 3; k++)
-            CU_CHECK(cudaEventCreate(&g->events[i][k]));
     LOGV("GPU: CUDA device %d (%s): decode lane %d, handoff queue family %u index %u; ring of %d slots",
          p->device, prop.name, g->lane, g->qf, g->queue_index, g->nb_slots);
     pthread_mutex_init(&g->lock, NULL);
@@ -290,10 +288,39 @@ fail:
     return ret;
 }
 
+/* The CUDA side on the calling (job) thread: its current device, the stream
+ * and events. Done at the first frame rather than in vkcu_gpu_open, so the
+ * wait for the CUDA context overlaps the decoder's start. */
+static int gpu_bind(vkcu_gpu *g, char *err, size_t errlen)
+{
+    int ret = 0;
+    if (g->bound)
+        return g->bind_ret;
+    g->bound = 1;
+    double t0 = vkcu_now();
+    CU_CHECK(cudaSetDevice(g->cuda_device));
+    CU_CHECK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
+    for (int i = 0; i < MAX_PENDING; i++)
+        for (int k = 0; k < 3; k++)
+            CU_CHECK(cudaEventCreate(&g->events[i][k]));
+    LOGD("GPU set-up: CUDA context, stream and events %.0f ms at the first frame", (vkcu_now() - t0) * 1e3);
+    return 0;
+fail:
+    g->bind_ret = ret;
+    snprintf(g->bind_err, sizeof(g->bind_err), "%s", err);
+    return ret;
+}
+
 void vkcu_gpu_prepare(int device) { vkcu_vkdev_prepare(device); }
 void vkcu_gpu_prepare_wait(int device) { vkcu_vkdev_prepare_wait(device); }
 AVBufferRef *vkcu_gpu_vulkan_device(vkcu_gpu *g) { return g->vk_device; }
-void vkcu_gpu_set_chain(vkcu_gpu *g, vkcu_chain *chain) { g->chain = chain; }
+void vkcu_gpu_set_chain(vkcu_gpu *g, vkcu_chain *chain)
+{
+    g->chain = chain;
+    /* The first frame: bind now, before the sink opens (a failure shows at push). */
+    char err[512];
+    gpu_bind(g, err, sizeof(err));
+}
 /* Frames queued for, being handled by, or finished by the handoff thread. */
 static int in_flight(const vkcu_gpu *g)
 {
@@ -974,6 +1001,11 @@ static void *handoff_main(void *arg)
 
 int vkcu_gpu_push(vkcu_gpu *g, AVFrame *frame, char *err, size_t errlen)
 {
+    if (gpu_bind(g, err, errlen) < 0) {
+        snprintf(err, errlen, "%s", g->bind_err);
+        av_frame_free(&frame);
+        return g->bind_ret;
+    }
     pthread_mutex_lock(&g->lock);
     /* At most ring-size frames in flight; the caller normally pops first. */
     while (!g->werr && g->inq_tail - g->inq_head >= MAX_SLOTS + 1)
@@ -1013,6 +1045,10 @@ int vkcu_gpu_pop(vkcu_gpu *g, AVFrame *out, int wait, char *err, size_t errlen)
     }
     pending_frame *pf = &g->pending[g->pend_head % MAX_PENDING];
     pthread_mutex_unlock(&g->lock);
+    if (gpu_bind(g, err, errlen) < 0) { /* bound at the first push: only the error is read here */
+        snprintf(err, errlen, "%s", g->bind_err);
+        return g->bind_ret;
+    }
     cudaError_t q = cudaEventQuery(pf->ev_end);
     if (q == cudaErrorNotReady) {
         if (!wait)
@@ -1077,13 +1113,16 @@ void vkcu_gpu_stats(const vkcu_gpu *g, vkcu_job_result *r)
     r->gpu_ms_copy = g->ms_copy;
     r->gpu_ms_ops = g->ms_ops;
     r->gpu_ms_download = g->ms_download;
-    r->setup_ms_vk_instance = g->setup.instance_ms;
-    r->setup_ms_vk_device = g->setup.device_ms;
-    r->setup_ms_cuda = g->setup.cuda_ms + g->setup.cuda_context_ms;
+    vkcu_vkdev_times t;
+    if (vkcu_vkdev_times_get(g->cuda_device, &t) < 0) /* by now with the CUDA context's time */
+        t = g->setup;
+    r->setup_ms_vk_instance = t.instance_ms;
+    r->setup_ms_vk_device = t.device_ms;
+    r->setup_ms_cuda = t.cuda_ms + t.cuda_context_ms;
     r->setup_ms_gpu_open = g->setup_open_ms;
-    if (g->setup.own)
+    if (t.own)
         snprintf(r->setup_vk_device, sizeof(r->setup_vk_device), "vkcu (%u decode + %u compute queues%s)",
-                 g->setup.nb_decode, g->setup.nb_compute, g->setup.speculative ? ", before CUDA's UUID" : "");
+                 t.nb_decode, t.nb_compute, t.speculative ? ", before CUDA's UUID" : "");
     else
         snprintf(r->setup_vk_device, sizeof(r->setup_vk_device), "ffmpeg");
 }
@@ -1104,6 +1143,8 @@ void vkcu_gpu_close(vkcu_gpu **pg)
     }
     for (int i = 0; i < MAX_SLOTS + 2; i++)
         av_frame_free(&g->inq[i].frame);
+    if (g->bound) /* CUDA objects exist only past the bind; freed with this thread's device current */
+        cudaSetDevice(g->cuda_device);
     if (g->stream)
         cudaStreamSynchronize(g->stream);
     VkDevice dev = g->hwctx ? g->hwctx->act_dev : VK_NULL_HANDLE;
