@@ -5,7 +5,10 @@
 # the chain refuses fails alone, exit 2, the others are written); `vkcu
 # compare --chain-a/--chain-b` pairs a file with the cropped or padded
 # other (ffmpeg's own crop/pad output is IDENTICAL to the chain's, a wrong
-# offset is a MISMATCH); `vkcu pipelines FILE` shows the operators.
+# offset is a MISMATCH); `vkcu pipelines FILE` shows the operators. Also
+# deinterlace and scale: a batch of interlaced files (one frame per field,
+# scaled), compare --chain-b deinterlace against ffmpeg's bwdif file, and
+# compare --chain-a/-b scale with two filters.
 source "$(dirname "$0")/lib.sh"
 m=$MEDIA
 md5v() { "$FFMPEG" -v error -nostdin -i "$1" -map 0:v:0 ${2:+-vf "$2"} -f framemd5 - 2> /dev/null | frames /dev/stdin | awk -F', *' '{print $5, $6}'; }
@@ -117,3 +120,28 @@ fi
 "$VKCU" pipelines crop > "$TMP/crop" 2> "$TMP/err" && grep -q "^ *w (int 1..32768): output width (default: the input's)" "$TMP/crop" &&
   grep -q "^ *y (int 0..32767): top edge" "$TMP/crop" &&
   pass "vkcu pipelines crop: the operator's keys" || fail "vkcu pipelines crop: $(cat "$TMP/crop" "$TMP/err" | head -3 | tr '\n' ' ')"
+
+# ---- deinterlace and scale in batch and compare ----
+mkdir -p "$TMP/in5" "$TMP/out5"
+cp "$m/deint-mpeg2.ts" "$m/deint-h264-bff.mkv" "$TMP/in5/"
+if "$VKCU" batch "$TMP/in5" "$TMP/out5" --backend cpu -q --jobs 2 --chain deinterlace=mode=field,scale=w=176:h=144 \
+  --encoder ffv1 --container mkv 2> "$TMP/err"; then
+  o=$TMP/out5/deint-mpeg2.mkv
+  n=$(md5v "$o" | wc -l)
+  [ "$(size "$o")" = 176x144 ] && [ "$(size "$TMP/out5/deint-h264-bff.mkv")" = 176x144 ] && [ "$n" = 40 ] &&
+    pass "batch --chain deinterlace=mode=field,scale: both interlaced files 176x144, one frame per field (40 from 20)" ||
+    fail "batch deinterlace,scale: $(size "$o"), $n frames"
+else
+  fail "batch deinterlace,scale: $(tail -2 "$TMP/err" | tr '\n' ' ')"
+fi
+"$FFMPEG" -v error -nostdin -i "$m/deint-mpeg2.ts" -an -vf bwdif=mode=send_field -c:v ffv1 "$TMP/ffbwdif.mkv"
+"$VKCU" compare "$TMP/ffbwdif.mkv" "$m/deint-mpeg2.ts" --chain-b deinterlace=mode=field > "$TMP/c5" 2>&1
+rc=$?
+[ "$rc" = 0 ] && grep -q "result: IDENTICAL: 40 frames" "$TMP/c5" &&
+  pass "compare --chain-b deinterlace=mode=field: equals ffmpeg -vf bwdif=mode=send_field's file (IDENTICAL, 40 frames)" ||
+  fail "compare --chain-b deinterlace: exit $rc: $(grep result "$TMP/c5")"
+"$VKCU" compare "$m/h264-aac.mp4" "$m/h264-aac.mp4" --chain-a scale=w=160:h=120 --chain-b scale=w=160:h=120:filter=bilinear > "$TMP/c6" 2>&1
+rc=$?
+[ "$rc" = 6 ] && grep -q "result: MISMATCH" "$TMP/c6" && grep -qE "^PSNR y:[3-9][0-9]" "$TMP/c6" &&
+  pass "compare --chain-a/-b scale: lanczos against bilinear at 160x120 pairs every frame, differs (PSNR $(sed -n 's/^PSNR y:\([0-9.]*\).*/\1/p' "$TMP/c6") dB)" ||
+  fail "compare scale lanczos/bilinear: exit $rc: $(grep -E 'result|^PSNR' "$TMP/c6" | tr '\n' ' ')"
