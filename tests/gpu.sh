@@ -112,9 +112,12 @@ done
 
 # More GPU suites (verify manifests, batch, transcode): tests/gpu.d/*.sh print
 # PASS/FAIL/SKIP lines like this script; they see the same variables.
+# GPU_SUITES="a b" runs only those (names without .sh; "none": none), so
+# a run can be split over calls of a limited length.
 export OUTDIR
 for s in "$(dirname "$0")"/gpu.d/*.sh; do
   [ -f "$s" ] || continue
+  [ -z "${GPU_SUITES:-}" ] || [[ " $GPU_SUITES " == *" $(basename "$s" .sh) "* ]] || continue
   while IFS= read -r line; do
     case $line in
       PASS*) pass=$((pass + 1)); echo "$line" ;;
