@@ -23,6 +23,8 @@ fi
 [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] &&
   export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 BIG=${VKCU_BIG_MEDIA:-$root/.gpu/media}
+# A bundled vkcu has no pipelines folder beside it: the checkout's presets.
+export VKCU_PIPELINES=${VKCU_PIPELINES:-$root/pipelines}
 export VKCU FFMPEG CONF MEDIA TESTBIN BIG
 
 # Large clips for GPU tests and benchmarks, made where they are used.
