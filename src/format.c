@@ -76,25 +76,31 @@ void vkcu_frame_plain_layout(AVFrame *frame)
         }
 }
 
+const char *vkcu_layout_unsupported(const AVPixFmtDescriptor *d)
+{
+    if (!d)
+        return "unknown layout";
+    if (d->flags & AV_PIX_FMT_FLAG_PAL)
+        return "palette colours";
+    if (d->flags & (AV_PIX_FMT_FLAG_BITSTREAM | AV_PIX_FMT_FLAG_BAYER))
+        return "samples not in whole bytes";
+    if (d->flags & AV_PIX_FMT_FLAG_FLOAT)
+        return "floating-point samples";
+    if (d->flags & AV_PIX_FMT_FLAG_BE)
+        return "big-endian samples";
+    return NULL;
+}
+
 int vkcu_format_gpu_carries(enum AVPixelFormat fmt, char *why, size_t whylen)
 {
     const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(fmt);
     const char *name = d ? d->name : "unknown";
     const char *reason = NULL;
     int per_plane[4] = { 0 };
-    if (!d)
-        reason = "unknown layout";
-    else if (d->flags & AV_PIX_FMT_FLAG_HWACCEL)
+    if (d && (d->flags & AV_PIX_FMT_FLAG_HWACCEL))
         return 1; /* hardware frames: their software layout is checked */
-    else if (d->flags & AV_PIX_FMT_FLAG_PAL)
-        reason = "palette colours";
-    else if (d->flags & (AV_PIX_FMT_FLAG_BITSTREAM | AV_PIX_FMT_FLAG_BAYER))
-        reason = "samples not in whole bytes";
-    else if (d->flags & AV_PIX_FMT_FLAG_FLOAT)
-        reason = "floating-point samples";
-    else if (d->flags & AV_PIX_FMT_FLAG_BE)
-        reason = "big-endian samples";
-    else if (d->nb_components > 1 && !(d->flags & AV_PIX_FMT_FLAG_PLANAR))
+    reason = vkcu_layout_unsupported(d);
+    if (!reason && d->nb_components > 1 && !(d->flags & AV_PIX_FMT_FLAG_PLANAR))
         reason = "packed samples (one plane)";
     for (int c = 0; d && !reason && c < d->nb_components; c++) {
         const AVComponentDescriptor *cd = &d->comp[c];

@@ -85,6 +85,11 @@ void vkcu_frame_plain_layout(AVFrame *frame);
  * and chains: what refuses an input is the operators' and the encoder's own
  * checks, which both backends share. */
 int vkcu_format_gpu_carries(enum AVPixelFormat fmt, char *why, size_t whylen);
+struct AVPixFmtDescriptor;
+/* Why no operator can address this layout's samples as whole bytes
+ * (unknown, palette, bit-packed or Bayer, float, big-endian), or NULL.
+ * Hardware layouts are the caller's to judge. */
+const char *vkcu_layout_unsupported(const struct AVPixFmtDescriptor *d);
 
 /* One plane of a frame in GPU memory. Either `tex`/`surf` (a CUDA array,
  * e.g. an imported interop image) or `ptr`/`pitch` (pitch-linear device

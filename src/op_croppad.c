@@ -51,19 +51,7 @@ typedef struct plane_layout {
 static int layouts_of(enum AVPixelFormat fmt, plane_layout lay[4], int *nb_planes, char *why, size_t whylen)
 {
     const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(fmt);
-    const char *reason = NULL;
-    if (!d)
-        reason = "unknown layout";
-    else if (d->flags & AV_PIX_FMT_FLAG_HWACCEL)
-        reason = "hardware frames";
-    else if (d->flags & AV_PIX_FMT_FLAG_PAL)
-        reason = "palette colours";
-    else if (d->flags & (AV_PIX_FMT_FLAG_BITSTREAM | AV_PIX_FMT_FLAG_BAYER))
-        reason = "samples not in whole bytes";
-    else if (d->flags & AV_PIX_FMT_FLAG_FLOAT)
-        reason = "floating-point samples";
-    else if (d->flags & AV_PIX_FMT_FLAG_BE)
-        reason = "big-endian samples";
+    const char *reason = d && (d->flags & AV_PIX_FMT_FLAG_HWACCEL) ? "hardware frames" : vkcu_layout_unsupported(d);
     memset(lay, 0, 4 * sizeof(*lay));
     for (int c = 0; d && !reason && c < d->nb_components; c++) {
         const AVComponentDescriptor *cd = &d->comp[c];
