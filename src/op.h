@@ -23,7 +23,7 @@
  * An operator that keeps an input beyond the call references or copies it
  * (the driver frees the AVFrame, and on the GPU reuses the input's slot,
  * once the call and every ready output of it are done). Drivers:
- * vkcu_chain_feed_cpu here, run_chain in gpu/session.c.
+ * vkcu_chain_feed_cpu here, run_chain in gpu/chainrun.c.
  * The operator copies timestamps and side data of the frame it outputs
  * (av_frame_copy_props on the CPU; pts/duration on the GPU). Timestamps are
  * in the format's time_base; an operator that retimes frames (fps) sets its

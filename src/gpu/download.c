@@ -1,0 +1,262 @@
+/*
+ * The way out to the host: the chain's output is written in the planar
+ * host layout (vkcu_gpu_host_format) into a device staging buffer, copied
+ * into a pinned host buffer from a pool, and an event recorded; pop() waits
+ * only on that event and hands the buffer over without a copy.
+ * When the hash sink takes BLAKE3 digests (vkcu_hash_on_gpu), the staging
+ * buffer holds the frame's hashed byte string (rows packed), the digest is
+ * computed there, and only its 32 bytes are copied to the host.
+ */
+#include <errno.h>
+#include <string.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/pixdesc.h>
+
+#include "blake3.h"
+#include "gpu/kernels.h"
+#include "gpu/session_priv.h"
+#include "stage.h"
+
+/* align: row pitch of the staging buffer (64 for the host's consumers; 1,
+ * rows packed, when the staging buffer is hashed on the GPU). */
+static int host_layout(vkcu_gpu *g, enum AVPixelFormat fmt, int w, int h, int align)
+{
+    g->host_fmt = fmt;
+    int ret = av_image_fill_linesizes(g->host_linesize, fmt, w);
+    if (ret < 0)
+        return ret;
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(fmt);
+    size_t off = 0;
+    for (int p = 0; p < 4; p++) {
+        g->host_offset[p] = off;
+        if (!g->host_linesize[p])
+            continue;
+        g->host_linesize[p] = FFALIGN(g->host_linesize[p], align);
+        int ph = (p == 1 || p == 2) ? AV_CEIL_RSHIFT(h, d->log2_chroma_h) : h;
+        off += (size_t)g->host_linesize[p] * ph;
+    }
+    g->host_size = off;
+    return 0;
+}
+
+static void pinned_pool_free(void *opaque, uint8_t *data)
+{
+    (void)opaque;
+    cudaFreeHost(data);
+}
+
+static AVBufferRef *pinned_pool_alloc(void *opaque, size_t size)
+{
+    void *ptr = NULL;
+    (void)opaque;
+    if (cudaHostAlloc(&ptr, size, cudaHostAllocDefault) != cudaSuccess)
+        return NULL;
+    AVBufferRef *b = av_buffer_create(ptr, size, pinned_pool_free, NULL, 0);
+    if (!b)
+        cudaFreeHost(ptr);
+    return b;
+}
+
+int vkcu_gpu_download_create(vkcu_gpu *g, char *err, size_t errlen)
+{
+    int ret = 0;
+    const vkcu_video_format *out_fmt = g->chain && g->chain->nb_ops ? &g->chain->ops[g->chain->nb_ops - 1]->out : NULL;
+    /* Host layout: the chain's output, planar. */
+    enum AVPixelFormat dev_out = out_fmt ? out_fmt->pix_fmt : g->ring_fmt;
+    int ow = out_fmt ? out_fmt->width : g->ring_w, oh = out_fmt ? out_fmt->height : g->ring_h;
+    g->digest = vkcu_hash_on_gpu(g->p, vkcu_gpu_host_format(dev_out));
+    ret = host_layout(g, vkcu_gpu_host_format(dev_out), ow, oh, g->digest ? 1 : 64);
+    if (ret < 0)
+        goto fail;
+    for (int s = 0; s < g->nb_slots; s++)
+        CU_CHECK(cudaMalloc((void **)&g->slot[s].staging, g->host_size));
+    if (g->digest) {
+        CU_CHECK(cudaMalloc(&g->b3_scratch, vkcu_cuda_blake3_scratch(g->host_size)));
+        CU_CHECK(cudaMalloc((void **)&g->b3_digest, VKCU_BLAKE3_LEN));
+        CU_CHECK(cudaHostAlloc((void **)&g->digests, MAX_PENDING * VKCU_BLAKE3_LEN, cudaHostAllocDefault));
+    } else {
+        g->host_pool = av_buffer_pool_init2(g->host_size, NULL, pinned_pool_alloc, NULL);
+        if (!g->host_pool)
+            return AVERROR(ENOMEM);
+    }
+    return 0;
+fail:
+    return ret;
+}
+
+/* Waits for room in the output queue: an operator that multiplies frames
+ * (fps, one frame per field) can give more outputs for one input than the
+ * queue holds. The caller pops while the queue is full, so the wait ends;
+ * closing the session ends it too. */
+int vkcu_gpu_reserve_pending(vkcu_gpu *g, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&g->lock);
+    while (g->pend_tail - g->pend_head >= MAX_PENDING - 1 && !g->quit && !g->werr)
+        pthread_cond_wait(&g->cond, &g->lock);
+    int stop = g->pend_tail - g->pend_head >= MAX_PENDING - 1;
+    pthread_mutex_unlock(&g->lock);
+    if (stop) {
+        snprintf(err, errlen, "GPU session closed with output pending");
+        return AVERROR_EXIT;
+    }
+    return 0;
+}
+
+pending_frame *vkcu_gpu_pending_next(vkcu_gpu *g)
+{
+    int i = (int)(g->pend_tail % MAX_PENDING);
+    pending_frame *pf = &g->pending[i];
+    pf->ev_start = g->events[i][0];
+    pf->ev_ops = g->events[i][1];
+    pf->ev_end = g->events[i][2];
+    pf->vk_timed = 0;
+    return pf;
+}
+
+static int start_download(vkcu_gpu *g, int s, const vkcu_gpu_frame *out, int pend_idx, char *err, size_t errlen)
+{
+    int ret = 0;
+    pending_frame *pf = &g->pending[pend_idx];
+    uint8_t *staging = s >= 0 ? g->slot[s].staging : g->slot[0].staging;
+    /* No CPU consumer (null sink): frames end on the GPU. */
+    int e = g->p->sink == VKCU_SINK_NULL ? 0
+                                         : vkcu_cuda_to_planar(out, g->host_fmt, staging, g->host_offset,
+                                                               g->host_linesize, g->stream);
+    if (!e && g->digest)
+        e = vkcu_cuda_blake3(staging, g->host_size, g->b3_scratch, g->b3_digest, g->stream);
+    if (e) {
+        snprintf(err, errlen, "CUDA: download kernel failed: %s", cudaGetErrorString((cudaError_t)e));
+        return VKCU_ERR_DEVICE;
+    }
+    CU_CHECK(cudaEventRecord(pf->ev_ops, g->stream));
+    (void)pf;
+    return 0;
+fail:
+    return ret;
+}
+
+static int finish_host_copy(vkcu_gpu *g, int s, const vkcu_gpu_frame *out, char *err, size_t errlen)
+{
+    int ret = 0;
+    int idx = (int)(g->pend_tail % MAX_PENDING);
+    pending_frame *pf = &g->pending[idx];
+    if (g->digest) {
+        CU_CHECK(cudaMemcpyAsync(g->digests + (size_t)idx * VKCU_BLAKE3_LEN, g->b3_digest, VKCU_BLAKE3_LEN,
+                                 cudaMemcpyDeviceToHost, g->stream));
+        g->dtoh_bytes += VKCU_BLAKE3_LEN;
+    } else if (g->p->sink != VKCU_SINK_NULL) {
+        pf->host = av_buffer_pool_get(g->host_pool);
+        if (!pf->host) {
+            snprintf(err, errlen, "cannot allocate pinned host memory");
+            return AVERROR(ENOMEM);
+        }
+        uint8_t *staging = s >= 0 ? g->slot[s].staging : g->slot[0].staging;
+        CU_CHECK(cudaMemcpyAsync(pf->host->data, staging, g->host_size, cudaMemcpyDeviceToHost, g->stream));
+        g->dtoh_bytes += (int64_t)g->host_size;
+    }
+    CU_CHECK(cudaEventRecord(pf->ev_end, g->stream));
+    pf->slot = s;
+    pf->pts = out->pts;
+    pf->duration = out->duration;
+    pthread_mutex_lock(&g->lock);
+    g->pend_tail++;
+    if (vkcu_gpu_in_flight(g) > g->max_in_flight)
+        g->max_in_flight = vkcu_gpu_in_flight(g);
+    pthread_cond_broadcast(&g->cond);
+    pthread_mutex_unlock(&g->lock);
+    return 0;
+fail:
+    av_buffer_unref(&pf->host);
+    return ret;
+}
+
+int vkcu_gpu_download(vkcu_gpu *g, int slot, const vkcu_gpu_frame *out, char *err, size_t errlen)
+{
+    int ret = start_download(g, slot, out, (int)(g->pend_tail % MAX_PENDING), err, errlen);
+    if (ret < 0)
+        return ret;
+    return finish_host_copy(g, slot, out, err, errlen);
+}
+
+int vkcu_gpu_pop(vkcu_gpu *g, AVFrame *out, int wait, char *err, size_t errlen)
+{
+    int ret = 0;
+    pthread_mutex_lock(&g->lock);
+    while (g->pend_tail == g->pend_head) {
+        if (g->werr) {
+            ret = g->werr;
+            snprintf(err, errlen, "%s", g->werrmsg);
+            pthread_mutex_unlock(&g->lock);
+            return ret;
+        }
+        if (!wait || (g->inq_head == g->inq_tail && !g->worker_busy)) {
+            pthread_mutex_unlock(&g->lock);
+            return AVERROR(EAGAIN);
+        }
+        pthread_cond_wait(&g->cond, &g->lock);
+    }
+    pending_frame *pf = &g->pending[g->pend_head % MAX_PENDING];
+    pthread_mutex_unlock(&g->lock);
+    if (vkcu_gpu_bind(g, err, errlen) < 0) { /* bound at the first push: only the error is read here */
+        snprintf(err, errlen, "%s", g->bind_err);
+        return g->bind_ret;
+    }
+    cudaError_t q = cudaEventQuery(pf->ev_end);
+    if (q == cudaErrorNotReady) {
+        if (!wait)
+            return AVERROR(EAGAIN);
+        CU_CHECK(cudaEventSynchronize(pf->ev_end));
+    } else if (q != cudaSuccess) {
+        snprintf(err, errlen, "CUDA: %s (GPU lost?)", cudaGetErrorString(q));
+        return VKCU_ERR_DEVICE;
+    }
+    vkcu_gpu_stats_frame(g, pf);
+    out->format = g->host_fmt;
+    const vkcu_video_format *of = g->chain && g->chain->nb_ops ? &g->chain->ops[g->chain->nb_ops - 1]->out : NULL;
+    out->width = of ? of->width : g->ring_w;
+    out->height = of ? of->height : g->ring_h;
+    out->buf[0] = pf->host;
+    pf->host = NULL;
+    for (int p = 0; p < 4 && out->buf[0]; p++) {
+        out->data[p] = g->host_linesize[p] ? out->buf[0]->data + g->host_offset[p] : NULL;
+        out->linesize[p] = g->host_linesize[p];
+    }
+    if (g->digest) {
+        AVBufferRef *d = av_buffer_allocz(sizeof(vkcu_frame_digest));
+        if (!d) {
+            snprintf(err, errlen, "out of memory");
+            return AVERROR(ENOMEM);
+        }
+        vkcu_frame_digest *fd = (vkcu_frame_digest *)d->data;
+        fd->algo = VKCU_HASH_BLAKE3;
+        fd->size = (int)g->host_size;
+        memcpy(fd->digest, g->digests + (g->pend_head % MAX_PENDING) * VKCU_BLAKE3_LEN, VKCU_BLAKE3_LEN);
+        av_buffer_unref(&out->opaque_ref);
+        out->opaque_ref = d;
+    }
+    out->pts = pf->pts;
+    out->duration = pf->duration;
+    pthread_mutex_lock(&g->lock);
+    g->pend_head++;
+    pthread_cond_broadcast(&g->cond);
+    pthread_mutex_unlock(&g->lock);
+    return 0;
+fail:
+    return ret;
+}
+
+void vkcu_gpu_download_free(vkcu_gpu *g)
+{
+    for (int i = 0; i < MAX_PENDING; i++)
+        av_buffer_unref(&g->pending[i].host);
+    av_buffer_pool_uninit(&g->host_pool);
+    for (int s = 0; s < g->nb_slots; s++)
+        if (g->slot[s].staging)
+            cudaFree(g->slot[s].staging);
+    if (g->b3_scratch)
+        cudaFree(g->b3_scratch);
+    if (g->b3_digest)
+        cudaFree(g->b3_digest);
+    if (g->digests)
+        cudaFreeHost(g->digests);
+}

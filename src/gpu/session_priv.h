@@ -1,0 +1,208 @@
+/*
+ * The GPU session's own header, shared by the files that implement gpu.h:
+ *   session.c   open, bind (CUDA side at the first frame), close
+ *   import.c    one exportable Vulkan image or semaphore imported into CUDA
+ *   ring.c      the input ring: slots of interop planes, software upload
+ *   record.c    the per-frame interop protocol: the Vulkan copy's command
+ *               buffer and submission, CUDA's wait on `ready`, its `done`
+ *   handoff.c   the handoff thread and its input queue (push)
+ *   chainrun.c  the chain on the CUDA stream, each output to the download
+ *   download.c  host layout, staging, pinned buffers, BLAKE3 digests (pop)
+ *   stats.c     --stats counters and timings
+ * One struct, one lock: every file sees the whole session. Nothing outside
+ * src/gpu/ includes this header.
+ */
+#ifndef VKCU_GPU_SESSION_PRIV_H
+#define VKCU_GPU_SESSION_PRIV_H
+
+#include <pthread.h>
+#include <stdio.h>
+#include <cuda_runtime_api.h>
+#include <libavutil/frame.h>
+#include <libavutil/hwcontext.h>
+#include <libavutil/hwcontext_vulkan.h>
+
+#include "gpu/gpu.h"
+#include "gpu/device.h"
+#include "gpu/vkfn.h"
+#include "op.h"
+#include "vkcu.h"
+
+#define MAX_SLOTS 16
+#define MAX_PENDING 64
+
+typedef struct interop_plane {
+    VkImage image;
+    VkDeviceMemory memory;
+    VkDeviceSize size;
+    cudaExternalMemory_t ext;
+    cudaMipmappedArray_t mipmap;
+    cudaArray_t array;
+    cudaTextureObject_t tex;
+    cudaSurfaceObject_t surf;
+    int width, height;
+} interop_plane;
+
+typedef struct frame_slot {
+    interop_plane plane[4];
+    int nb_planes;
+    VkSemaphore ready, done;            /* binary: Vulkan -> CUDA, CUDA -> Vulkan */
+    cudaExternalSemaphore_t cu_ready, cu_done;
+    VkCommandBuffer cmd;
+    VkFence fence;
+    int submitted;                      /* fence pending */
+    int used;                           /* a CUDA `done` signal is pending */
+    uint8_t *staging;                   /* device: planar host layout */
+} frame_slot;
+
+typedef struct pending_frame {
+    AVBufferRef *host;                  /* pinned buffer from the pool */
+    cudaEvent_t ev_start, ev_ops, ev_end;
+    int slot;                           /* -1: flushed from the chain */
+    int64_t pts, duration;
+    int vk_timed;
+} pending_frame;
+
+struct vkcu_gpu {
+    const vkcu_job_params *p;
+    int cuda_device;
+    int lane;                           /* decode queue lane (gpu/device.c) */
+    vkcu_vkdev_times setup;             /* how the shared device was made */
+    double setup_open_ms;               /* vkcu_gpu_open on the job's thread */
+    int bound, bind_ret;                /* vkcu_gpu_bind ran; its result */
+    char bind_err[512];
+    cudaStream_t stream;
+    AVBufferRef *vk_device;
+    AVHWDeviceContext *dev;
+    AVVulkanDeviceContext *hwctx;
+    vkcu_vkfn vk;
+    uint32_t qf, queue_index;
+    VkQueue queue;
+    VkCommandPool pool;
+    VkQueryPool timestamps;
+    float ts_period;
+    int ts_valid;
+    /* ring */
+    int nb_slots;
+    frame_slot slot[MAX_SLOTS];
+    int ring_ready;
+    enum AVPixelFormat ring_fmt;        /* sw format of the frames in the ring */
+    int ring_w, ring_h;
+    int64_t frame_no;
+    /* timeline variant */
+    VkSemaphore timeline;
+    cudaExternalSemaphore_t cu_timeline;
+    uint64_t tl_frames;                 /* frames handed over on the timeline */
+    /* host side */
+    enum AVPixelFormat host_fmt;
+    int host_linesize[4];
+    size_t host_offset[4], host_size;
+    AVBufferPool *host_pool;
+    /* Frames hashed on the GPU (vkcu_hash_on_gpu): digests instead of frames. */
+    int digest;
+    void *b3_scratch;                   /* device: the tree's chaining values */
+    uint8_t *b3_digest;                 /* device: the last frame's digest */
+    uint8_t *digests;                   /* pinned: one digest per pending frame */
+    vkcu_chain *chain;
+    pending_frame pending[MAX_PENDING];
+    int64_t pend_head, pend_tail;       /* pop side (caller), push side (handoff thread) */
+    /* The handoff thread: Vulkan submissions and CUDA launches run beside
+     * the decoder's thread, which only queues decoded frames. */
+    pthread_t worker;
+    int worker_running, worker_busy, quit, sync_ready;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    struct { AVFrame *frame; int flush; } inq[MAX_SLOTS + 2];
+    int64_t inq_head, inq_tail;
+    int werr;
+    char werrmsg[512];
+    cudaEvent_t events[MAX_PENDING][3];
+    /* stats */
+    int64_t imports, dtod, htod_bytes, dtoh_bytes;
+    int max_in_flight;
+    double ms_copy, ms_ops, ms_download;
+};
+
+#define CU_CHECK(call)                                                                    \
+    do {                                                                                  \
+        cudaError_t cu_err_ = (call);                                                     \
+        if (cu_err_ != cudaSuccess) {                                                     \
+            snprintf(err, errlen, "CUDA: %s failed: %s (%s:%d)", #call, cudaGetErrorString(cu_err_), \
+                     __FILE__, __LINE__);                                                 \
+            ret = VKCU_ERR_DEVICE;                                                        \
+            goto fail;                                                                    \
+        }                                                                                 \
+    } while (0)
+
+#define VK_CHECK(call)                                                                    \
+    do {                                                                                  \
+        VkResult vk_res_ = (call);                                                        \
+        if (vk_res_ != VK_SUCCESS) {                                                      \
+            snprintf(err, errlen, "Vulkan: %s failed: %s (%s:%d)", #call, vkcu_vk_result_str(vk_res_), \
+                     __FILE__, __LINE__);                                                 \
+            ret = VKCU_ERR_DEVICE;                                                        \
+            goto fail;                                                                    \
+        }                                                                                 \
+    } while (0)
+
+/* session.c */
+/* The CUDA side on the calling thread (idempotent; the first result sticks). */
+int vkcu_gpu_bind(vkcu_gpu *g, char *err, size_t errlen);
+
+/* import.c: a successful import hands the FD to CUDA; a failed one closes it. */
+int vkcu_gpu_import_plane(vkcu_gpu *g, interop_plane *pl, VkFormat format, int w, int h, int bytes, int comps,
+                          char *err, size_t errlen);
+int vkcu_gpu_import_semaphore(vkcu_gpu *g, VkSemaphore *sem, cudaExternalSemaphore_t *cu, int timeline,
+                              char *err, size_t errlen);
+/* Teardown in two halves: every CUDA object first, then the Vulkan ones. */
+void vkcu_gpu_plane_free_cuda(interop_plane *pl);
+void vkcu_gpu_plane_free_vk(vkcu_gpu *g, interop_plane *pl);
+
+/* ring.c */
+/* The input ring for frames of this software format and visible size. */
+int vkcu_gpu_ring_create(vkcu_gpu *g, enum AVPixelFormat sw, int w, int h, char *err, size_t errlen);
+/* The chain's view of slot `sl` holding `src` (timestamps, flags, colour). */
+void vkcu_gpu_slot_frame(const vkcu_gpu *g, const frame_slot *sl, vkcu_gpu_frame *f, const AVFrame *src);
+/* Software fallback: one upload of each plane into slot s's arrays. */
+int vkcu_gpu_ring_upload(vkcu_gpu *g, int s, const AVFrame *frame, char *err, size_t errlen);
+void vkcu_gpu_ring_free_cuda(vkcu_gpu *g);
+void vkcu_gpu_ring_free_vk(vkcu_gpu *g);
+
+/* record.c */
+/* Records and submits the Vulkan copy of a decoded frame into slot s. */
+int vkcu_gpu_record_copy(vkcu_gpu *g, int s, AVFrame *frame, char *err, size_t errlen);
+/* CUDA's side of the protocol: wait for slot s's copy; release slot s. */
+int vkcu_gpu_wait_ready(vkcu_gpu *g, int s, char *err, size_t errlen);
+int vkcu_gpu_signal_done(vkcu_gpu *g, int s, char *err, size_t errlen);
+
+/* handoff.c */
+int vkcu_gpu_handoff_start(vkcu_gpu *g, char *err, size_t errlen);
+/* Stops the thread; queued frames are released unprocessed. */
+void vkcu_gpu_handoff_stop(vkcu_gpu *g);
+/* Frames queued for, being handled by, or finished by the handoff thread (lock held). */
+int vkcu_gpu_in_flight(const vkcu_gpu *g);
+
+/* chainrun.c */
+/* Checks every operator has a GPU side and sets it up (first frame). */
+int vkcu_gpu_chain_init(vkcu_gpu *g, char *err, size_t errlen);
+/* Runs `in` (NULL: flush) through the chain; slot: in's ring slot, -1 when flushing. */
+int vkcu_gpu_chain_run(vkcu_gpu *g, int slot, const vkcu_gpu_frame *in, char *err, size_t errlen);
+
+/* download.c */
+/* Host layout of the chain's output, staging buffers, the pinned pool or
+ * the digest buffers (first frame, after the ring). */
+int vkcu_gpu_download_create(vkcu_gpu *g, char *err, size_t errlen);
+/* Waits for a free pending entry (AVERROR_EXIT when the session closes). */
+int vkcu_gpu_reserve_pending(vkcu_gpu *g, char *err, size_t errlen);
+/* The entry the next output takes, its events assigned (after the reserve). */
+pending_frame *vkcu_gpu_pending_next(vkcu_gpu *g);
+/* One output of the chain: planar kernel (and BLAKE3), copy to the host,
+ * published to pop(). slot: where the staging buffer is taken from. */
+int vkcu_gpu_download(vkcu_gpu *g, int slot, const vkcu_gpu_frame *out, char *err, size_t errlen);
+void vkcu_gpu_download_free(vkcu_gpu *g);
+
+/* stats.c */
+/* Adds a popped frame's GPU timings to the --stats totals. */
+void vkcu_gpu_stats_frame(vkcu_gpu *g, const pending_frame *pf);
+
+#endif
