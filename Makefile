@@ -24,7 +24,7 @@ JSON_LIBS   = $(shell pkg-config --variable=libdir jansson 2>/dev/null)/libjanss
 # libvmaf (optional: `compare --vmaf`, manifest key min-vmaf). Debian has no
 # libvmaf package: build it outside the checkout (docs/regression.md, VMAF)
 # and name its prefix, `make VMAF_PREFIX=DIR`, or let pkg-config find it
-# (PKG_CONFIG_PATH). VMAF=yes fails without it, VMAF=no leaves it out. Only src/vmaf.c
+# (PKG_CONFIG_PATH). VMAF=yes fails without it, VMAF=no leaves it out. Only src/regress/vmaf.c
 # depends on it; $(BUILD)/vmaf.mk records the choice (tests read it) and
 # rebuilds that file when it changes.
 VMAF ?= auto
@@ -50,16 +50,16 @@ VMAF_STATE := VMAF_VERSION := $(VMAF_VERSION)|VMAF_PREFIX := $(if $(VMAF_VERSION
 
 WARN    := -Wall -Wextra -Wshadow -Wmissing-prototypes -Werror
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -D_GNU_SOURCE -pthread $(WARN) -Isrc -Ikernels -I$(VK_HEADERS) -I$(CUDA)/include $(FF_CFLAGS) $(JSON_CFLAGS)
+CFLAGS  += -std=c11 -D_GNU_SOURCE -pthread $(WARN) -Isrc -I. -I$(VK_HEADERS) -I$(CUDA)/include $(FF_CFLAGS) $(JSON_CFLAGS)
 NVFLAGS ?= -O3
-NVFLAGS += -std=c++17 -Werror all-warnings -Xcompiler -Wall,-Wextra -Isrc -Ikernels -I$(VK_HEADERS) $(FF_CFLAGS) \
+NVFLAGS += -std=c++17 -Werror all-warnings -Xcompiler -Wall,-Wextra -Isrc -I. -I$(VK_HEADERS) $(FF_CFLAGS) \
            -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 LDLIBS  = $(FF_LIBS) $(JSON_LIBS) $(VMAF_LIBS) -L$(CUDA)/lib64 -lcudart_static -lzimg -lstdc++ -ldl -lrt -lm -pthread
 
 # EXCLUDE: sources to leave out of a build (work in progress in a shared tree)
 EXCLUDE ?=
-C_SRC   := $(filter-out src/cli%.c $(EXCLUDE),$(wildcard src/*.c src/*/*.c))
-CLI_SRC := $(filter-out $(EXCLUDE),$(wildcard src/cli*.c))
+C_SRC   := $(filter-out src/cli/%.c $(EXCLUDE),$(wildcard src/*/*.c))
+CLI_SRC := $(filter-out $(EXCLUDE),$(wildcard src/cli/*.c))
 CU_SRC  := $(wildcard kernels/*.cu src/*.cu src/*/*.cu)
 LIB_OBJ := $(C_SRC:%.c=$(BUILD)/obj/%.o) $(CU_SRC:%.cu=$(CU_BUILD)/obj/%.cu.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
@@ -116,8 +116,8 @@ $(BUILD)/vmaf.mk: FORCE
 	@mkdir -p $(@D)
 	@printf '%s\n' '$(VMAF_STATE)' | tr '|' '\n' > $@.new; \
 	 if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
-$(BUILD)/obj/src/vmaf.o: CFLAGS += $(VMAF_CFLAGS)
-$(BUILD)/obj/src/vmaf.o: $(BUILD)/vmaf.mk
+$(BUILD)/obj/src/regress/vmaf.o: CFLAGS += $(VMAF_CFLAGS)
+$(BUILD)/obj/src/regress/vmaf.o: $(BUILD)/vmaf.mk
 $(BUILD)/vkcu: $(BUILD)/vmaf.mk
 FORCE:
 
@@ -147,7 +147,7 @@ bench: $(BUILD)/deps.mk
 install: all
 	install -D -m 755 $(BUILD)/vkcu $(DESTDIR)$(PREFIX)/bin/vkcu
 	install -D -m 644 $(BUILD)/libvkcu.a $(DESTDIR)$(PREFIX)/lib/libvkcu.a
-	install -D -m 644 src/vkcu.h $(DESTDIR)$(PREFIX)/include/vkcu/vkcu.h
+	install -D -m 644 src/core/vkcu.h $(DESTDIR)$(PREFIX)/include/vkcu/vkcu.h
 	install -d $(DESTDIR)$(PREFIX)/share/vkcu/pipelines
 	install -m 644 pipelines/*.pipe $(DESTDIR)$(PREFIX)/share/vkcu/pipelines/ 2>/dev/null || true
 

@@ -2,8 +2,8 @@
  * BLAKE3 (O'Connor, Aumasson, Neves, Wilcox-O'Hearn: "BLAKE3, one function,
  * fast everywhere", 2020), the parts both backends share: the compression
  * function and the parent node. gcc compiles it for the CPU hasher
- * (src/blake3.c, streaming) and nvcc for the GPU one
- * (src/gpu/hash_kernels.cu, one thread per chunk, then a tree reduction),
+ * (src/util/blake3.c, streaming) and nvcc for the GPU one
+ * (kernels/hash_kernels.cu, one thread per chunk, then a tree reduction),
  * so the two cannot disagree on the arithmetic.
  *
  * Only the plain hash mode with the default 32-byte output is used: the key

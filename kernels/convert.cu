@@ -21,9 +21,7 @@
 
 #include "convert_fast.h"
 #include "convert_gpu.h"
-extern "C" {
-#include "log.h" /* C declarations without their own extern "C" */
-}
+#include <stdio.h>
 #include "plane.cuh"
 
 struct cv_gpu {
@@ -37,12 +35,22 @@ struct cv_gpu {
     cvf_taps taps;   /* its hoisted chroma weights */
 };
 
+/* The last failure's reason, per thread: kernels/ has no logger of its own
+ * (it includes nothing from src/), so the operator reports it. */
+static thread_local char cv_err[256];
+
+extern "C" const char *cv_gpu_last_error(void)
+{
+    return cv_err;
+}
+
 #define CUDA_TRY(call)                                                                                      \
     do {                                                                                                    \
         cudaError_t e_ = (call);                                                                            \
         if (e_ != cudaSuccess) {                                                                            \
-            LOGE("convert: %s failed: %s (%s:%d)", #call, cudaGetErrorString(e_), __FILE__, __LINE__); \
-            ret = VKCU_ERR_DEVICE;                                                                          \
+            snprintf(cv_err, sizeof(cv_err), "convert: %s failed: %s (%s:%d)", #call, cudaGetErrorString(e_), \
+                     __FILE__, __LINE__);                                                                   \
+            ret = CV_GPU_ERR_DEVICE;                                                                        \
             goto fail;                                                                                      \
         }                                                                                                   \
     } while (0)
@@ -813,8 +821,8 @@ extern "C" int cv_gpu_run(cv_gpu *g, const vkcu_gpu_frame *in, vkcu_gpu_frame *o
     const cv_layout &l = g->desc.in;
     int need = l.kind == CV_SEMIPLANAR ? 2 : 3;
     if (in->nb_planes < need) {
-        LOGE("convert: GPU frame has %d planes, its layout needs %d", in->nb_planes, need);
-        return VKCU_ERR_INPUT;
+        snprintf(cv_err, sizeof(cv_err), "convert: GPU frame has %d planes, its layout needs %d", in->nb_planes, need);
+        return CV_GPU_ERR_INPUT;
     }
     memset(out->plane, 0, sizeof(out->plane));
     out->nb_planes = g->nb_planes;

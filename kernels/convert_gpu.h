@@ -1,6 +1,6 @@
 /*
  * C-callable CUDA side of the convert and tonemap operators
- * (kernels/convert.cu), used by src/op_convert.c.
+ * (kernels/convert.cu), used by src/ops/op_convert.c.
  *
  * A cv_gpu holds the operator's device state: its output planes
  * (pitch-linear device memory, owned here, valid until the next run) and,
@@ -10,7 +10,7 @@
 #ifndef VKCU_CONVERT_GPU_H
 #define VKCU_CONVERT_GPU_H
 
-#include "op.h"
+#include "frame.h"
 #include "convert_math.h"
 #include "tonemap_math.h"
 
@@ -20,10 +20,16 @@ extern "C" {
 
 typedef struct cv_gpu cv_gpu;
 
+/* Failures of cv_gpu_create/cv_gpu_run; the reason is cv_gpu_last_error(). */
+#define CV_GPU_ERR_DEVICE (-1) /* CUDA failed */
+#define CV_GPU_ERR_INPUT  (-2) /* the frame does not fit the description */
+/* The calling thread's last failure, as one line. */
+const char *cv_gpu_last_error(void);
+
 /* Allocates the output planes for desc (copied) and, when desc->tonemap,
  * uploads the table block (TM_TABLE_FLOATS floats, laid out as
  * tm_tables_build makes it) with the scalars of *tm. Returns 0 or a
- * negative error (VKCU_ERR_DEVICE when CUDA fails; the reason is logged). */
+ * CV_GPU_ERR_DEVICE. */
 int cv_gpu_create(cv_gpu **g, const cv_desc *desc, const float *tm_block, const tm_tables *tm);
 /* Converts `in` into the operator-owned planes and describes them in *out
  * (planes, sizes; out->fmt is left to the caller). Work is queued on

@@ -20,7 +20,7 @@
  *     (one correctly rounded int64->float conversion, then an exact power of
  *     two scale) and then to half with round-to-nearest-even in integer code.
  *
- * Coefficients are built on the host in double precision (src/op_convert.c,
+ * Coefficients are built on the host in double precision (src/ops/op_convert.c,
  * cv_affine_build) with the largest shift that keeps every |c| < 2^30, which
  * keeps the error of the fixed-point result below 2^-13 output LSB even for
  * 16-bit outputs: far below the rounding step, so results match a double
@@ -252,7 +252,7 @@ typedef struct cv_desc {
 } cv_desc;
 
 #ifndef __CUDACC__
-/* Host-side set-up (src/op_convert.c). */
+/* Host-side set-up (src/ops/op_convert.c). */
 
 /* Colour model of one side of a conversion. */
 enum cv_matrix { CV_MATRIX_BT601 = 0, CV_MATRIX_BT709, CV_MATRIX_BT2020, CV_MATRIX_RGB };

@@ -3,7 +3,7 @@
  * except a rectangle that takes the input's elements from (src_x, src_y)
  * on. Crop is a placement at (0, 0) of a window starting inside the input;
  * pad places the whole input at an offset. The host works out one
- * vkcu_place_plane per plane (src/op_croppad.c) and both backends read the
+ * vkcu_place_plane per plane (src/ops/op_croppad.c) and both backends read the
  * same numbers: the CPU reference copies and fills rows, the CUDA kernel
  * (kernels/croppad.cu) decides per element with vkcu_place_source, so the
  * two cannot disagree on where the picture lands.
@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "common.h"
-#include "op.h"
+#include "frame.h"
 
 #ifdef __cplusplus
 extern "C" {

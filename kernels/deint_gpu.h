@@ -1,6 +1,6 @@
 /*
  * C-callable launchers of the `deinterlace` CUDA kernels (kernels/deint.cu),
- * called by src/op_deint.c. Every launcher enqueues on `stream` (a
+ * called by src/ops/op_deint.c. Every launcher enqueues on `stream` (a
  * cudaStream_t) and returns 0 or a negative AVERROR; nothing here waits for
  * the GPU.
  *
@@ -14,7 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "op.h"
+#include "frame.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,6 +1,6 @@
 /*
  * Deinterlace per-sample math of the `deinterlace` operator, shared by the
- * CPU reference (src/op_deint.c) and the CUDA kernel (kernels/deint.cu).
+ * CPU reference (src/ops/op_deint.c) and the CUDA kernel (kernels/deint.cu).
  *
  * The method is bwdif ("Bob Weaver"): the missing lines of a field are
  * interpolated with the Weston 3-field filter (w3fdif: a low-frequency part

@@ -1,5 +1,5 @@
 /*
- * Denoise per-sample math shared by the CPU reference (src/op_denoise.c) and
+ * Denoise per-sample math shared by the CPU reference (src/ops/op_denoise.c) and
  * the CUDA kernels (kernels/denoise.cu). Everything here is integer so that
  * both backends produce the same bytes; the float work (turning sigma into
  * slopes and the NLM weight table) happens once on the host and the results

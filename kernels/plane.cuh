@@ -9,7 +9,7 @@
 
 #include <cuda_runtime.h>
 #include <stdint.h>
-#include "op.h"
+#include "frame.h"
 
 template <typename T>
 __device__ __forceinline__ T plane_load(const vkcu_gpu_plane &p, int x, int y)

@@ -1,6 +1,6 @@
 /*
  * C-callable side of the `scale` CUDA kernels (kernels/scale.cu), called by
- * src/op_scale.c. Launchers enqueue on `stream` (a cudaStream_t) and return
+ * src/ops/op_scale.c. Launchers enqueue on `stream` (a cudaStream_t) and return
  * 0 or a negative AVERROR; nothing here waits for the GPU.
  */
 #ifndef VKCU_SCALE_GPU_H
@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "op.h"
+#include "frame.h"
 #include "scale_math.h"
 
 #ifdef __cplusplus

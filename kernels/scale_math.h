@@ -1,9 +1,9 @@
 /*
  * Resampling arithmetic of the `scale` operator, shared by the CPU reference
- * (src/op_scale.c) and the CUDA kernels (kernels/scale.cu).
+ * (src/ops/op_scale.c) and the CUDA kernels (kernels/scale.cu).
  *
  * The float work (filter kernels, sample positions, chroma siting, edge
- * mirroring, normalisation) happens once on the host in src/scale_taps.c and
+ * mirroring, normalisation) happens once on the host in src/ops/scale_taps.c and
  * yields integer tap tables; both backends get the same tables and only add
  * integer products, so they give the same bytes whatever order they sum in.
  *

@@ -3,7 +3,7 @@
  * (PQ or HLG, BT.2020) R'G'B' to SDR BT.709 R'G'B', both as 16-bit codes.
  *
  * Every transcendental function comes from tables the host builds once in
- * double precision (src/op_tonemap.c) and both backends read: a direct
+ * double precision (src/ops/op_tonemap.c) and both backends read: a direct
  * 65536-entry table over the 16-bit input code for the EOTF, and "log
  * tables" (piecewise linear in x within TM_SEG segments per octave, found
  * from the float's exponent and mantissa bits) for everything that takes a
@@ -141,7 +141,7 @@ VKCU_HD void tm_pixel(const tm_tables *t, const int in[3], int out[3])
 }
 
 #ifndef __CUDACC__
-/* Host side (src/op_tonemap.c): the analytic curves in double precision and
+/* Host side (src/ops/op_tonemap.c): the analytic curves in double precision and
  * the table builder. Luminances are in cd/m^2 (nits). */
 typedef struct tm_params {
     int transfer;    /* enum tm_transfer */

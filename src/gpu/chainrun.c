@@ -4,7 +4,7 @@
  */
 #include <libavutil/error.h>
 
-#include "gpu/session_priv.h"
+#include "session_priv.h"
 
 /* Where the outputs of one run of the chain go. */
 typedef struct chain_sink {

@@ -30,11 +30,10 @@
 #include <libavutil/hwcontext.h>
 #include <libavutil/hwcontext_vulkan.h>
 
-#include "gpu/device.h"
-#include "gpu/vkdev.h"
-#include "gpu/vkfn.h"
-#include "log.h"
-#include "stage.h"
+#include "device.h"
+#include "vkdev.h"
+#include "vkfn.h"
+#include "util/log.h"
 
 #define MAX_DEVICES 16
 #define MAX_LANES 8

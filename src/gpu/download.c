@@ -12,10 +12,10 @@
 #include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
 
-#include "blake3.h"
-#include "gpu/kernels.h"
-#include "gpu/session_priv.h"
-#include "stage.h"
+#include "util/blake3.h"
+#include "kernels/frame_kernels.h"
+#include "session_priv.h"
+#include "core/stage.h"
 
 /* align: row pitch of the staging buffer (64 for the host's consumers; 1,
  * rows packed, when the staging buffer is hashed on the GPU). */

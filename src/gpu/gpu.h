@@ -15,8 +15,8 @@
 #include <libavutil/buffer.h>
 #include <libavutil/frame.h>
 
-#include "op.h"
-#include "vkcu.h"
+#include "ops/op.h"
+#include "core/vkcu.h"
 
 typedef struct vkcu_gpu vkcu_gpu;
 

@@ -11,9 +11,9 @@
 #include <libavutil/error.h>
 #include <libavutil/pixdesc.h>
 
-#include "gpu/session_priv.h"
-#include "log.h"
-#include "stage.h"
+#include "session_priv.h"
+#include "util/log.h"
+#include "core/stage.h"
 
 int vkcu_gpu_in_flight(const vkcu_gpu *g)
 {

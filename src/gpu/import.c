@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gpu/interop_vk.h"
-#include "gpu/session_priv.h"
+#include "interop_vk.h"
+#include "session_priv.h"
 
 /* One exportable single-plane image, imported into CUDA as a mipmapped array. */
 int vkcu_gpu_import_plane(vkcu_gpu *g, interop_plane *pl, VkFormat format, int w, int h, int bytes, int comps,

@@ -1,8 +1,8 @@
 /* Exportable interop images and semaphores (see interop_vk.h). */
 #include <stdio.h>
 
-#include "gpu/interop_vk.h"
-#include "vkcu.h"
+#include "interop_vk.h"
+#include "util/error.h"
 
 #define VK_TRY(call)                                                                       \
     do {                                                                                   \

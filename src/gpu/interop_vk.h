@@ -7,7 +7,7 @@
 #define VKCU_INTEROP_VK_H
 
 #include <stddef.h>
-#include "gpu/vkfn.h"
+#include "vkfn.h"
 
 /* One single-plane, optimal-tiling image (TRANSFER_DST | SAMPLED | STORAGE)
  * on its own exportable allocation. *fd receives the memory's opaque FD; the

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <libavutil/pixdesc.h>
 
-#include "gpu/session_priv.h"
+#include "session_priv.h"
 
 /* Records and submits the Vulkan half of the handoff for a decoded frame. */
 int vkcu_gpu_record_copy(vkcu_gpu *g, int s, AVFrame *frame, char *err, size_t errlen)

@@ -9,8 +9,8 @@
 #include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
 
-#include "gpu/kernels.h"
-#include "gpu/session_priv.h"
+#include "kernels/frame_kernels.h"
+#include "session_priv.h"
 
 static void plane_formats(enum AVPixelFormat sw, int plane, VkFormat *f, int *bytes, int *comps, int *w, int *h,
                           int width, int height)

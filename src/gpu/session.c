@@ -17,9 +17,9 @@
 #include <string.h>
 #include <libavutil/mem.h>
 
-#include "gpu/session_priv.h"
-#include "log.h"
-#include "stage.h"
+#include "session_priv.h"
+#include "util/log.h"
+#include "core/stage.h"
 
 int vkcu_gpu_available(void)
 {

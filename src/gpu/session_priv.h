@@ -22,11 +22,11 @@
 #include <libavutil/hwcontext.h>
 #include <libavutil/hwcontext_vulkan.h>
 
-#include "gpu/gpu.h"
-#include "gpu/device.h"
-#include "gpu/vkfn.h"
-#include "op.h"
-#include "vkcu.h"
+#include "gpu.h"
+#include "device.h"
+#include "vkfn.h"
+#include "ops/op.h"
+#include "core/vkcu.h"
 
 #define MAX_SLOTS 16
 #define MAX_PENDING 64

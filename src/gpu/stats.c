@@ -3,7 +3,7 @@
  * deepest pipeline) and timed (the Vulkan copy by queue timestamps, the
  * chain and the download by CUDA events), and how the set-up went.
  */
-#include "gpu/session_priv.h"
+#include "session_priv.h"
 
 void vkcu_gpu_stats_frame(vkcu_gpu *g, const pending_frame *pf)
 {

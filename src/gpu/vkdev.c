@@ -21,8 +21,8 @@
 #include <libavutil/hwcontext_vulkan.h>
 #include <libavutil/mem.h>
 
-#include "gpu/vkdev.h"
-#include "log.h"
+#include "vkdev.h"
+#include "util/log.h"
 
 #define DECODE_CODECS                                                                                   \
     X(VK_VIDEO_CODEC_OPERATION_DECODE_H264_BIT_KHR, VK_KHR_VIDEO_DECODE_H264_EXTENSION_NAME)            \

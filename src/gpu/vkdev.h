@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <libavutil/buffer.h>
 
-#include "gpu/vkfn.h"
+#include "vkfn.h"
 
 #define VKCU_VK_MAX_EXTS 16
 

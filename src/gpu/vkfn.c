@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "gpu/vkfn.h"
+#include "vkfn.h"
 
 static PFN_vkGetInstanceProcAddr loader_gipa;
 static pthread_once_t loader_once = PTHREAD_ONCE_INIT;

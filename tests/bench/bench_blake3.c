@@ -1,6 +1,6 @@
 /*
  * Benchmark (not run by make test): BLAKE3 of one frame in device memory
- * (src/gpu/hash_kernels.cu, what `hash --algo blake3 --backend gpu` runs per
+ * (kernels/hash_kernels.cu, what `hash --algo blake3 --backend gpu` runs per
  * frame) against copying the same bytes to pinned host memory (what the
  * other algorithms need before the CPU hashes them), timed with CUDA events
  * over many iterations, for 1080p and 4K at 8 and 10 bits (4:2:0). Prints
@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "gpu/kernels.h"
+#include "kernels/frame_kernels.h"
 
 #define CK(call)                                                                                     \
     do {                                                                                             \

@@ -20,9 +20,9 @@
 #include <libavutil/common.h>
 #include <libavutil/pixdesc.h>
 
-#include "op.h"
+#include "ops/op.h"
 #include "test_gpu_util.h"
-#include "vkcu.h"
+#include "core/vkcu.h"
 
 enum { W = 3840, H = 2160 };
 

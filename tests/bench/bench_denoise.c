@@ -7,7 +7,7 @@
  * Not run by `make test`. Build and run (after `make`):
  *
  *   eval "$(sed -n 's/^\(FFMPEG_PKG_CONFIG_PATH\) := /\1=/p' build/deps.mk)"
- *   cc -O2 -std=c11 -D_GNU_SOURCE -Isrc -Ikernels -Itests/unit -I/usr/local/cuda/include \
+ *   cc -O2 -std=c11 -D_GNU_SOURCE -Isrc -I. -Itests/unit -I/usr/local/cuda/include \
  *      $(PKG_CONFIG_PATH=$FFMPEG_PKG_CONFIG_PATH pkg-config --cflags libavutil) \
  *      -o build/bench_denoise tests/bench/bench_denoise.c build/libvkcu.a \
  *      $(PKG_CONFIG_PATH=$FFMPEG_PKG_CONFIG_PATH pkg-config --static --libs libavformat libavcodec libswscale libavutil) \

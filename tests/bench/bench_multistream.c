@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "gpu/gpu.h"
-#include "vkcu.h"
+#include "core/vkcu.h"
 
 typedef struct stream_job {
     vkcu_job_params p;

@@ -1,5 +1,5 @@
 /*
- * Fuzz target: the operator chain parser (src/chain.c), then the chain's
+ * Fuzz target: the operator chain parser (src/ops/chain.c), then the chain's
  * init and a few frames through the CPU reference operators.
  *
  * Input: byte 0 picks the input picture (format, colour, odd or even
@@ -11,8 +11,8 @@
 #include <libavutil/pixdesc.h>
 
 #include "fuzz.h"
-#include "op.h"
-#include "vkcu.h"
+#include "ops/op.h"
+#include "core/vkcu.h"
 
 typedef struct input_kind {
     enum AVPixelFormat fmt;

@@ -1,6 +1,6 @@
 /*
  * Fuzz target: opening and decoding a media file through vkcu's own demux
- * and decode stages (src/demux.c, src/decode.c) and frame hash, the path
+ * and decode stages (src/core/demux.c, src/core/decode.c) and frame hash, the path
  * every verb starts with. The input is the file's bytes, read through an
  * AVIOContext over memory.
  *
@@ -13,7 +13,7 @@
 #include <libavutil/mem.h>
 
 #include "fuzz.h"
-#include "stage.h"
+#include "core/stage.h"
 
 #define NAME "fuzz-input"
 #define MAX_PACKETS 64

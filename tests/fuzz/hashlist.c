@@ -1,9 +1,9 @@
 /*
  * Fuzz target: the hash-list parser that `vkcu compare` and `vkcu verify`
  * read framemd5 and JSON-lines files with (vkcu_hash_list_parse in
- * src/compare.c). The input is the file's bytes.
+ * src/regress/compare.c). The input is the file's bytes.
  */
-#include "compare.h"
+#include "regress/compare.h"
 #include "fuzz.h"
 
 #define NAME "fuzz/input.framemd5"

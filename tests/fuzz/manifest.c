@@ -1,13 +1,13 @@
 /*
  * Fuzz target: the regression manifest parser (vkcu_manifest_load and the
- * ${...} path expansion of src/manifest.c). The loader reads a path, so the
+ * ${...} path expansion of src/regress/manifest.c). The loader reads a path, so the
  * input goes into a memory file (memfd) read back through /proc/self/fd.
  */
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "manifest.h"
+#include "regress/manifest.h"
 
 static void check_path(const vkcu_manifest *m, const char *text)
 {

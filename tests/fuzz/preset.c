@@ -1,12 +1,12 @@
 /*
- * Fuzz target: the preset parser (src/preset.c, `*.pipe` files). The input
+ * Fuzz target: the preset parser (src/batch/preset.c, `*.pipe` files). The input
  * is the file's bytes. A preset either fails with "PATH:LINE:COLUMN: ..."
  * on one line, or loads into a chain that parses again and settings the
  * job can use.
  */
 #include "fuzz.h"
-#include "op.h"
-#include "preset.h"
+#include "ops/op.h"
+#include "batch/preset.h"
 
 #define PATH "fuzz/input.pipe"
 

@@ -10,7 +10,7 @@
 #include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
 
-#include "op.h"
+#include "ops/op.h"
 #include "test_util.h"
 
 /* Parses and initialises a chain for an input of fmt, w x h; *out is its

@@ -1,5 +1,5 @@
 /*
- * BLAKE3 (src/blake3.c, kernels/blake3_math.h): digests of the spec's
+ * BLAKE3 (src/util/blake3.c, kernels/blake3_math.h): digests of the spec's
  * test-vector inputs (byte i is i % 251) at the lengths around block, chunk
  * and tree boundaries, against digests from Debian's b3sum 1.2.0 (the
  * outside oracle); the same digests whatever pieces the input is fed in;
@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blake3.h"
-#include "blake3_math.h"
+#include "util/blake3.h"
+#include "kernels/blake3_math.h"
 #include "test_util.h"
 
 /* printf '%s' "$(python3 -c '...bytes(i % 251 for i in range(N))')" | b3sum */

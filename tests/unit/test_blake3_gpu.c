@@ -1,6 +1,6 @@
 /*
- * The GPU BLAKE3 hasher (src/gpu/hash_kernels.cu) gives the CPU hasher's
- * digest (src/blake3.c, itself checked against b3sum in test_blake3) for
+ * The GPU BLAKE3 hasher (kernels/hash_kernels.cu) gives the CPU hasher's
+ * digest (src/util/blake3.c, itself checked against b3sum in test_blake3) for
  * inputs of every shape the tree can take: under one block, one block, one
  * chunk and a byte either side, one thread block of chunks and either side,
  * the exact size one parent pass reduces, one byte more (two passes), and
@@ -12,9 +12,9 @@
 #include <string.h>
 #include <cuda_runtime_api.h>
 
-#include "blake3.h"
-#include "blake3_math.h"
-#include "gpu/kernels.h"
+#include "util/blake3.h"
+#include "kernels/blake3_math.h"
+#include "kernels/frame_kernels.h"
 #include "test_util.h"
 
 #define CK(call)                                                                                       \

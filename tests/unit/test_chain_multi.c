@@ -9,7 +9,7 @@
 #include <string.h>
 #include <libavutil/error.h>
 
-#include "op.h"
+#include "ops/op.h"
 #include "test_util.h"
 
 /* `rep`: every frame n times, the k-th with pts*10+k. */

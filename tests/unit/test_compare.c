@@ -11,7 +11,7 @@
 #include <libavutil/frame.h>
 #include <libavutil/pixdesc.h>
 
-#include "compare.h"
+#include "regress/compare.h"
 #include "test_util.h"
 
 /* A deterministic textured 4:2:0 picture; depth 8 or 10 (values in range). */

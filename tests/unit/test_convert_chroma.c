@@ -6,7 +6,7 @@
  * exact pass-through of same-siting 4:2:0 layout changes. Identity matrix
  * and range with a depth increase keep the resampled values visible exactly.
  */
-#include "convert_math.h"
+#include "kernels/convert_math.h"
 #include "test_convert_util.h"
 
 static const char *sitings[] = { "left", "center", "topleft", "top", "bottomleft", "bottom" };

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "convert_fast.h"
+#include "kernels/convert_fast.h"
 
 static long long checks, failures;
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "convert_fast.h"
+#include "kernels/convert_fast.h"
 
 #define QMAX 8
 

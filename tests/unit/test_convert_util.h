@@ -13,9 +13,9 @@
 #include <libavutil/frame.h>
 #include <libavutil/pixdesc.h>
 
-#include "op.h"
+#include "ops/op.h"
 #include "test_util.h"
-#include "vkcu.h"
+#include "core/vkcu.h"
 
 /* Fills every sample of a YUV frame with seeded random values of its depth. */
 static inline void ct_fill_random(AVFrame *f, uint64_t seed)

@@ -9,10 +9,10 @@
 #include <string.h>
 #include <libavutil/frame.h>
 
-#include "deint_math.h"
-#include "op.h"
+#include "kernels/deint_math.h"
+#include "ops/op.h"
 #include "test_util.h"
-#include "vkcu.h"
+#include "core/vkcu.h"
 
 /* Every line a planned row reads exists, kept rows are copies, and the
  * lines read are of the right parity, for every small height. */

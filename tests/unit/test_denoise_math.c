@@ -6,7 +6,7 @@
  * on noisy synthetic frames.
  */
 #include "test_denoise_util.h"
-#include "denoise_math.h"
+#include "kernels/denoise_math.h"
 
 static void test_math(void)
 {

@@ -14,9 +14,9 @@
 #include <libavutil/frame.h>
 #include <libavutil/pixdesc.h>
 
-#include "op.h"
+#include "ops/op.h"
 #include "test_util.h"
-#include "vkcu.h"
+#include "core/vkcu.h"
 
 static inline double dt_gauss(uint64_t *s)
 {

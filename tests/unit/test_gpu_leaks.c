@@ -11,7 +11,7 @@
 #include <cuda_runtime_api.h>
 
 #include "gpu/gpu.h"
-#include "vkcu.h"
+#include "core/vkcu.h"
 
 static int count_fds(void)
 {

@@ -15,7 +15,7 @@
 #include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
 
-#include "op.h"
+#include "ops/op.h"
 #include "test_util.h"
 
 #define CK(call)                                                                                        \

@@ -1,5 +1,5 @@
 /*
- * The output-file rule (src/outfile.c) on a filesystem that refuses
+ * The output-file rule (src/core/outfile.c) on a filesystem that refuses
  * renameat2: the kernel call is made to fail with EINVAL (a seccomp filter
  * in this process), as it does on filesystems without RENAME_NOREPLACE, so
  * publishing goes through link() + unlink(). The same checks run first
@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include <dirent.h>
 
-#include "stage.h"
+#include "core/stage.h"
 #include "test_util.h"
 
 static char dir[PATH_MAX];

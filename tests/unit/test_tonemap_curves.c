@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "tonemap_math.h"
+#include "kernels/tonemap_math.h"
 
 static int failures;
 

@@ -1,0 +1,148 @@
+/*
+ * `vkcu --version` and `vkcu formats`: what this build and this machine can
+ * do. The FFmpeg build decides which inputs open at all; the GPU here
+ * decides which of them decode in Vulkan Video rather than in software.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/avutil.h>
+
+#include "cli.h"
+#include "core/stage.h"
+#include "gpu/probe.h"
+#include "regress/vmaf.h"
+
+static void print_lib(const char *name, unsigned v)
+{
+    printf(" %s %u.%u.%u", name, AV_VERSION_MAJOR(v), AV_VERSION_MINOR(v), AV_VERSION_MICRO(v));
+}
+
+/* FFmpeg's configure line lists every enabled component: too long to read.
+ * What tells builds apart is the external libraries and licence switches;
+ * the components are counted instead. */
+static void print_configuration(void)
+{
+    char conf[8192];
+    snprintf(conf, sizeof(conf), "%s", avcodec_configuration());
+    printf("FFmpeg configuration:");
+    int shown = 0;
+    for (char *save = NULL, *tok = strtok_r(conf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+        if (!strncmp(tok, "--enable-lib", 12) || !strcmp(tok, "--enable-gpl") || !strcmp(tok, "--enable-version3") ||
+            !strcmp(tok, "--enable-nonfree") || !strcmp(tok, "--enable-vulkan") || !strcmp(tok, "--disable-everything") ||
+            !strcmp(tok, "--enable-static") || !strcmp(tok, "--enable-shared")) {
+            printf(" %s", tok + 2);
+            shown++;
+        }
+    }
+    printf("%s\n", shown ? "" : " (default)");
+    int decoders = 0, encoders = 0, demuxers = 0, muxers = 0;
+    const AVCodec *c;
+    void *it = NULL;
+    while ((c = av_codec_iterate(&it)))
+        av_codec_is_decoder(c) ? decoders++ : encoders++;
+    it = NULL;
+    while (av_demuxer_iterate(&it))
+        demuxers++;
+    it = NULL;
+    while (av_muxer_iterate(&it))
+        muxers++;
+    printf("FFmpeg components: %d decoders, %d encoders, %d demuxers, %d muxers ('vkcu formats' lists them)\n",
+           decoders, encoders, demuxers, muxers);
+}
+
+static void print_devices(const vkcu_probe_info *info)
+{
+    if (info->nb_cuda > 0)
+        printf("CUDA: %d device(s)\n", info->nb_cuda);
+    else
+        printf("CUDA: unavailable (%s)\n", info->cuda_error[0] ? info->cuda_error : "no device");
+    if (!info->vulkan_loader)
+        printf("Vulkan: unavailable (no loader, libvulkan.so.1)\n");
+    else if (!info->vulkan_instance)
+        printf("Vulkan: loader present, but no Vulkan 1.3 instance could be created\n");
+    else if (!info->nb_vulkan)
+        printf("Vulkan: loader present, no devices\n");
+    else
+        printf("Vulkan: %d device(s): %s\n", info->nb_vulkan, info->vulkan_devices);
+    printf("GPU backend: %s\n", info->nb_pairs ? "available (a CUDA device and its Vulkan twin)"
+                                               : "unavailable here; the CPU backend runs every job");
+}
+
+int cli_print_version(const char *vkcu_version)
+{
+    vkcu_probe_info info;
+    printf("vkcu %s\n", vkcu_version);
+    printf("FFmpeg %s:", av_version_info());
+    print_lib("libavcodec", avcodec_version());
+    print_lib("libavformat", avformat_version());
+    print_lib("libavutil", avutil_version());
+    putchar('\n');
+    print_configuration();
+    char vmaf[256];
+    vkcu_vmaf_describe(vmaf, sizeof(vmaf));
+    printf("VMAF: %s\n", vmaf);
+    vkcu_probe_summary(&info);
+    print_devices(&info);
+    return 0;
+}
+
+/* One line per codec: decoders of a codec are listed together. */
+static void list_video_codecs(const vkcu_probe_info *info)
+{
+    const AVCodecDescriptor *desc = NULL;
+    int n = 0, gpu = 0;
+    printf("Video codecs this build decodes (GPU: Vulkan Video decode on this machine's GPU; others decode\n"
+           "in software, then the CPU backend, or one upload into the GPU's interop ring):\n");
+    while ((desc = avcodec_descriptor_next(desc))) {
+        if (desc->type != AVMEDIA_TYPE_VIDEO)
+            continue;
+        char names[256] = "";
+        const AVCodec *c;
+        void *it = NULL;
+        while ((c = av_codec_iterate(&it)))
+            /* Hardware-only decoders (NVDEC's *_cuvid) are not vkcu's decode path. */
+            if (c->id == desc->id && av_codec_is_decoder(c) && !(c->capabilities & AV_CODEC_CAP_HARDWARE) &&
+                strlen(names) + strlen(c->name) + 3 < sizeof(names))
+                snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", names[0] ? ", " : "", c->name);
+        if (!names[0])
+            continue;
+        int on_gpu = vkcu_probe_gpu_decodes(info, desc->id);
+        printf("  %-4s %-16s %s [%s]\n", on_gpu ? "GPU" : "", desc->name, desc->long_name ? desc->long_name : "",
+               names);
+        n++;
+        gpu += on_gpu;
+    }
+    printf("%d video codecs, %d of them decode on the GPU here\n\n", n, gpu);
+}
+
+static void list_containers(void)
+{
+    const AVInputFormat *f;
+    void *it = NULL;
+    int n = 0;
+    printf("Containers this build reads (demuxers):\n");
+    while ((f = av_demuxer_iterate(&it))) {
+        printf("  %-24s %s\n", f->name, f->long_name ? f->long_name : "");
+        n++;
+    }
+    printf("%d demuxers\n", n);
+}
+
+int cli_main_formats(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("Usage: vkcu formats\n\nLists the video codecs this build decodes, marking those that decode\n"
+                   "on this machine's GPU (Vulkan Video), and the containers it reads.\n");
+            return 0;
+        }
+        return cli_usage_error("formats: unknown argument '%s'", argv[i]);
+    }
+    vkcu_probe_info info;
+    vkcu_probe_summary(&info);
+    list_video_codecs(&info);
+    list_containers();
+    return 0;
+}

@@ -1,0 +1,224 @@
+/*
+ * Decode stage: libavcodec, in software or on the Vulkan Video hwaccel.
+ *
+ * On Vulkan the decoder runs with thread_count = 1: FFmpeg 7.1.5's frame
+ * threads stall with the Vulkan hwaccel on NVIDIA's driver (DESIGN.md).
+ * When the hwaccel cannot take the stream (H.264 4:2:2 or 10-bit on an
+ * H200, say), get_format falls back to a software format and the frames
+ * come out in system memory: the GPU session then uploads them.
+ */
+#include <string.h>
+#include <libavutil/hwcontext.h>
+#include <libavutil/hwcontext_vulkan.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/intreadwrite.h>
+#include <libavutil/pixdesc.h>
+
+#include "util/log.h"
+#include "stage.h"
+
+static enum AVPixelFormat pick_vulkan(AVCodecContext *avctx, const enum AVPixelFormat *fmts)
+{
+    const enum AVPixelFormat *p;
+    for (p = fmts; *p != AV_PIX_FMT_NONE; p++)
+        if (*p == AV_PIX_FMT_VULKAN && avctx->hw_device_ctx)
+            return *p;
+    /* No Vulkan offered (or its hwaccel failed to start): first software format. */
+    for (p = fmts; *p != AV_PIX_FMT_NONE; p++) {
+        const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(*p);
+        if (!(desc->flags & AV_PIX_FMT_FLAG_HWACCEL))
+            return *p;
+    }
+    return AV_PIX_FMT_NONE;
+}
+
+int vkcu_decoder_vulkan_supported(const vkcu_demux *d, AVBufferRef *hw_device, char *why, size_t whylen)
+{
+    const AVCodecParameters *par = d->video->codecpar;
+    VkVideoCodecOperationFlagBitsKHR need;
+    switch (par->codec_id) {
+    case AV_CODEC_ID_H264: need = VK_VIDEO_CODEC_OPERATION_DECODE_H264_BIT_KHR; break;
+    case AV_CODEC_ID_HEVC: need = VK_VIDEO_CODEC_OPERATION_DECODE_H265_BIT_KHR; break;
+    case AV_CODEC_ID_AV1: need = VK_VIDEO_CODEC_OPERATION_DECODE_AV1_BIT_KHR; break;
+    default:
+        snprintf(why, whylen, "no Vulkan Video decoder for %s", avcodec_get_name(par->codec_id));
+        return 0;
+    }
+    AVHWDeviceContext *dev = (AVHWDeviceContext *)hw_device->data;
+    AVVulkanDeviceContext *vk = dev->hwctx;
+    for (int i = 0; i < vk->nb_qf; i++)
+        if (vk->qf[i].video_caps & need)
+            return 1;
+    snprintf(why, whylen, "the Vulkan device has no %s decode", avcodec_get_name(par->codec_id));
+    return 0;
+}
+
+int vkcu_decoder_open(const vkcu_demux *d, AVBufferRef *hw_device, int threads,
+                      vkcu_decoder **out, char *err, size_t errlen)
+{
+    const AVCodecParameters *par = d->video->codecpar;
+    const AVCodec *codec = NULL;
+    vkcu_decoder *dec = NULL;
+    int ret;
+    *out = NULL;
+    /* AV1 in software is dav1d; the native decoder only drives hwaccels. */
+    if (par->codec_id == AV_CODEC_ID_AV1 && !hw_device)
+        codec = avcodec_find_decoder_by_name("libdav1d");
+    if (!codec)
+        codec = avcodec_find_decoder(par->codec_id);
+    if (!codec) {
+        snprintf(err, errlen, "%s: unsupported video codec '%s'", d->path, avcodec_get_name(par->codec_id));
+        return VKCU_ERR_INPUT;
+    }
+    dec = av_mallocz(sizeof(*dec));
+    if (!dec)
+        return AVERROR(ENOMEM);
+    dec->path = d->path;
+    dec->avctx = avcodec_alloc_context3(codec);
+    if (!dec->avctx) {
+        ret = AVERROR(ENOMEM);
+        goto fail;
+    }
+    AV_CHECK(avcodec_parameters_to_context(dec->avctx, par));
+    dec->avctx->pkt_timebase = d->video->time_base;
+    /* Cropping is applied in vkcu_decoder_receive, exactly: libavcodec's own
+     * keeps the left offset a multiple of its alignment and silently drops
+     * the rest, so frames would come out wider than the spec's picture. */
+    dec->avctx->apply_cropping = 0;
+    const AVPacketSideData *crop =
+        av_packet_side_data_get(par->coded_side_data, par->nb_coded_side_data, AV_PKT_DATA_FRAME_CROPPING);
+    if (crop && crop->size >= 4 * sizeof(uint32_t))
+        for (int i = 0; i < 4; i++)
+            dec->container_crop[i] = AV_RL32(crop->data + 4 * i);
+    if (hw_device) {
+        dec->avctx->hw_device_ctx = av_buffer_ref(hw_device);
+        if (!dec->avctx->hw_device_ctx) {
+            ret = AVERROR(ENOMEM);
+            goto fail;
+        }
+        dec->avctx->get_format = pick_vulkan;
+        dec->avctx->thread_count = 1;
+        /* Frames stay referenced while they wait in the interop queue. */
+        dec->avctx->extra_hw_frames = 8;
+        dec->hw = 1;
+    } else {
+        dec->avctx->thread_count = threads;
+    }
+    ret = avcodec_open2(dec->avctx, codec, NULL);
+    if (ret < 0) {
+        char buf[128];
+        snprintf(err, errlen, "%s: cannot open the %s decoder: %s", d->path, codec->name,
+                 vkcu_err_str(ret, buf, sizeof(buf)));
+        ret = hw_device ? AVERROR(ENOSYS) : VKCU_ERR_INPUT;
+        goto fail;
+    }
+    *out = dec;
+    return 0;
+fail:
+    vkcu_decoder_close(&dec);
+    return ret;
+}
+
+int vkcu_decoder_send(vkcu_decoder *dec, const AVPacket *pkt, int strict, char *err, size_t errlen)
+{
+    int ret = avcodec_send_packet(dec->avctx, pkt);
+    if (ret == AVERROR_INVALIDDATA && pkt) {
+        dec->packets_rejected++;
+        if (strict) {
+            snprintf(err, errlen, "%s: corrupt data in packet at byte %lld (pts %lld)", dec->path,
+                     (long long)pkt->pos, (long long)pkt->pts);
+            return VKCU_ERR_INPUT;
+        }
+        LOGW("%s: corrupt packet at byte %lld skipped (use --strict to stop)", dec->path, (long long)pkt->pos);
+        return 0;
+    }
+    if (ret == AVERROR_EOF || ret == AVERROR(EAGAIN))
+        return ret;
+    if (ret < 0) {
+        char buf[128];
+        snprintf(err, errlen, "%s: decoder error: %s", dec->path, vkcu_err_str(ret, buf, sizeof(buf)));
+        return VKCU_ERR_INPUT;
+    }
+    return 0;
+}
+
+/* The container's crop window, as the ffmpeg CLI applies it (its crop
+ * filter, inserted after the decoder): the size is rounded down to whole
+ * chroma samples, the offset clamped into the picture and rounded down the
+ * same way; the planes' pointers move, nothing is copied. Hardware frames
+ * take it into their crop fields instead, for the GPU session's copy. A
+ * window that leaves no picture is ignored with a warning (the CLI stops). */
+static void apply_container_crop(vkcu_decoder *dec, AVFrame *f)
+{
+    const uint32_t *c = dec->container_crop;
+    if (!(c[0] | c[1] | c[2] | c[3]))
+        return;
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(vkcu_frame_sw_format(f));
+    int hsub = d->log2_chroma_w, vsub = d->log2_chroma_h;
+    int vis_w, vis_h;
+    vkcu_frame_visible_size(f, &vis_w, &vis_h);
+    int64_t w = (int64_t)vis_w - c[2] - c[3], h = (int64_t)vis_h - c[0] - c[1];
+    w &= ~(int64_t)((1 << hsub) - 1);
+    h &= ~(int64_t)((1 << vsub) - 1);
+    if (w <= 0 || h <= 0) {
+        if (!dec->container_crop_warned++)
+            LOGW("%s: the container's crop window (top %u, bottom %u, left %u, right %u) leaves no picture of "
+                 "%dx%d; ignored", dec->path, c[0], c[1], c[2], c[3], vis_w, vis_h);
+        return;
+    }
+    int64_t x = FFMIN((int64_t)c[2], vis_w - w), y = FFMIN((int64_t)c[0], vis_h - h);
+    x &= ~(int64_t)((1 << hsub) - 1);
+    y &= ~(int64_t)((1 << vsub) - 1);
+    if (f->hw_frames_ctx) {
+        f->crop_left += (size_t)x;
+        f->crop_top += (size_t)y;
+        f->width = (int)f->crop_left + (int)w;
+        f->height = (int)f->crop_top + (int)h;
+        return;
+    }
+    int step[4];
+    av_image_fill_max_pixsteps(step, NULL, d);
+    for (int p = 0; p < 4 && f->data[p]; p++) {
+        if (p == 1 && (d->flags & AV_PIX_FMT_FLAG_PAL))
+            break; /* the palette */
+        int chroma = p == 1 || p == 2;
+        f->data[p] += (ptrdiff_t)(chroma ? y >> vsub : y) * f->linesize[p] + (chroma ? (x * step[p]) >> hsub : x * step[p]);
+    }
+    f->width = (int)w;
+    f->height = (int)h;
+}
+
+int vkcu_decoder_receive(vkcu_decoder *dec, AVFrame *frame)
+{
+    int ret = avcodec_receive_frame(dec->avctx, frame);
+    if (ret < 0)
+        return ret;
+    /* The crop window as the ffmpeg CLI applies it: software frames by moving
+     * the data pointers (chroma offsets rounded down, as the crop offsets of a
+     * subsampled plane are), hardware frames by trimming right and bottom only;
+     * they keep crop_left/crop_top for the GPU session's copy.
+     * libavcodec has already reset a window that does not fit the frame, so a
+     * failure here means a damaged frame. */
+    if (av_frame_apply_cropping(frame, AV_FRAME_CROP_UNALIGNED) < 0) {
+        av_frame_unref(frame);
+        return AVERROR_INVALIDDATA;
+    }
+    apply_container_crop(dec, frame);
+    return 0;
+}
+
+void vkcu_decoder_close(vkcu_decoder **pdec)
+{
+    vkcu_decoder *dec = *pdec;
+    if (!dec)
+        return;
+    avcodec_free_context(&dec->avctx);
+    av_freep(pdec);
+}
+
+enum AVPixelFormat vkcu_frame_sw_format(const AVFrame *frame)
+{
+    if (frame->hw_frames_ctx)
+        return ((AVHWFramesContext *)frame->hw_frames_ctx->data)->sw_format;
+    return frame->format;
+}

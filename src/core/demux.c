@@ -1,0 +1,279 @@
+/*
+ * Demux stage: opens the input with libavformat, picks the video stream and
+ * turns every way an input can be wrong into one line that names the file.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <libavutil/avstring.h>
+
+#include "util/log.h"
+#include "stage.h"
+
+/* Opening a FIFO blocks in open() until a writer comes. A stop signal must
+ * make that open return (EINTR), which it does only while the handler runs
+ * without SA_RESTART: the flag is cleared for the open, whoever installed
+ * the handler, and put back after. Jobs of a batch may open FIFOs at once:
+ * the first saves the flags, the last restores them. */
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+static pthread_mutex_t fifo_lock = PTHREAD_MUTEX_INITIALIZER;
+static int fifo_opens;
+static struct sigaction fifo_saved[4];
+
+static void fifo_open_begin(void)
+{
+    pthread_mutex_lock(&fifo_lock);
+    if (fifo_opens++ == 0) {
+        for (int i = 0; i < 4; i++) {
+            struct sigaction sa;
+            if (sigaction(stop_signals[i], NULL, &fifo_saved[i]) < 0)
+                continue;
+            sa = fifo_saved[i];
+            if (!(sa.sa_flags & SA_SIGINFO) && (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN))
+                continue;
+            sa.sa_flags &= ~SA_RESTART;
+            sigaction(stop_signals[i], &sa, NULL);
+        }
+    }
+    pthread_mutex_unlock(&fifo_lock);
+}
+
+static void fifo_open_end(void)
+{
+    pthread_mutex_lock(&fifo_lock);
+    if (--fifo_opens == 0) {
+        for (int i = 0; i < 4; i++) {
+            struct sigaction now;
+            /* Put the flag back only on the handler we changed. */
+            if (sigaction(stop_signals[i], NULL, &now) == 0 && now.sa_handler == fifo_saved[i].sa_handler &&
+                (fifo_saved[i].sa_flags & SA_RESTART)) {
+                now.sa_flags |= SA_RESTART;
+                sigaction(stop_signals[i], &now, NULL);
+            }
+        }
+    }
+    pthread_mutex_unlock(&fifo_lock);
+}
+
+/* libavformat's I/O asks this between reads: a stop request ends a blocked open. */
+static int stop_requested_cb(void *opaque)
+{
+    (void)opaque;
+    return vkcu_stop_requested();
+}
+
+/* Names the codec of a stream no decoder takes: its FFmpeg name, or the
+ * container's tag for it when FFmpeg does not know the codec at all. */
+static void unknown_codec_name(const AVCodecParameters *par, char *buf, size_t len)
+{
+    if (par->codec_id != AV_CODEC_ID_NONE) {
+        snprintf(buf, len, "%s", avcodec_get_name(par->codec_id));
+        return;
+    }
+    char tag[AV_FOURCC_MAX_STRING_SIZE];
+    if (par->codec_tag)
+        snprintf(buf, len, "unknown (tag %s)", av_fourcc_make_string(tag, par->codec_tag));
+    else
+        snprintf(buf, len, "unknown");
+}
+
+/* The container a file's first bytes claim, when opening it failed: a
+ * damaged file of a known format, rather than an unknown format. */
+static const AVInputFormat *probe_format(const char *path)
+{
+    AVIOContext *pb = NULL;
+    const AVInputFormat *fmt = NULL;
+    struct stat st;
+    /* Only a regular file can be read twice (a pipe's bytes are gone). */
+    if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || avio_open(&pb, path, AVIO_FLAG_READ) < 0)
+        return NULL;
+    /* Only a confident guess: random bytes resemble MP3 frames now and then. */
+    if (av_probe_input_buffer2(pb, &fmt, path, NULL, 0, 0) <= AVPROBE_SCORE_EXTENSION)
+        fmt = NULL;
+    avio_closep(&pb);
+    return fmt;
+}
+
+static int demux_open(const char *path, AVIOContext *pb, int video_stream, vkcu_demux **out, char *err,
+                      size_t errlen);
+
+int vkcu_demux_open(const char *path, int video_stream, vkcu_demux **out, char *err, size_t errlen)
+{
+    return demux_open(path, NULL, video_stream, out, err, errlen);
+}
+
+int vkcu_demux_open_io(const char *path, AVIOContext *pb, vkcu_demux **out, char *err, size_t errlen)
+{
+    return demux_open(path, pb, -1, out, err, errlen);
+}
+
+static int demux_open(const char *path, AVIOContext *pb, int video_stream, vkcu_demux **out, char *err,
+                      size_t errlen)
+{
+    int fifo = 0;
+    vkcu_demux *d = NULL;
+    int ret;
+    *out = NULL;
+    if (!pb && strcmp(path, "-")) {
+        struct stat st;
+        if (stat(path, &st) < 0) {
+            snprintf(err, errlen, "%s: %s (check the path)", path,
+                     errno == ENOENT ? "no such file" : strerror(errno));
+            return VKCU_ERR_INPUT;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            snprintf(err, errlen, "%s: is a folder (use 'vkcu batch' for folders)", path);
+            return VKCU_ERR_INPUT;
+        }
+        if (S_ISREG(st.st_mode) && st.st_size == 0) {
+            snprintf(err, errlen, "%s: empty file (0 bytes)", path);
+            return VKCU_ERR_INPUT;
+        }
+        fifo = S_ISFIFO(st.st_mode);
+    }
+    d = av_mallocz(sizeof(*d));
+    if (!d || !(d->fmt = avformat_alloc_context())) {
+        av_free(d);
+        return AVERROR(ENOMEM);
+    }
+    d->path = path;
+    d->fmt->interrupt_callback = (AVIOInterruptCB){ stop_requested_cb, NULL };
+    d->fmt->pb = pb;
+    if (fifo)
+        fifo_open_begin();
+    ret = avformat_open_input(&d->fmt, strcmp(path, "-") ? path : "pipe:0", NULL, NULL);
+    if (fifo)
+        fifo_open_end();
+    if (ret < 0 && vkcu_stop_requested()) {
+        snprintf(err, errlen, "%s: interrupted while opening", path);
+        ret = VKCU_ERR_INTERRUPT;
+        goto fail;
+    }
+    if (ret < 0) {
+        char buf[128];
+        const AVInputFormat *known = ret == AVERROR_INVALIDDATA && !pb ? probe_format(path) : NULL;
+        if (known)
+            snprintf(err, errlen, "%s: damaged %s file (truncated or corrupt: its demuxer cannot read it)", path,
+                     known->name);
+        else if (ret == AVERROR_INVALIDDATA)
+            snprintf(err, errlen, "%s: not a media file: no container format of this build recognises it "
+                     "('vkcu formats' lists them)", path);
+        else
+            snprintf(err, errlen, "%s: cannot open: %s", path, vkcu_err_str(ret, buf, sizeof(buf)));
+        ret = VKCU_ERR_INPUT;
+        goto fail;
+    }
+    ret = avformat_find_stream_info(d->fmt, NULL);
+    if (ret < 0 && vkcu_stop_requested()) {
+        snprintf(err, errlen, "%s: interrupted while opening", path);
+        ret = VKCU_ERR_INTERRUPT;
+        goto fail;
+    }
+    /* Past the open, a stop is seen between packets, as the job loop checks it. */
+    d->fmt->interrupt_callback.callback = NULL;
+    if (ret < 0) {
+        snprintf(err, errlen, "%s: cannot read stream information (truncated or corrupt file)", path);
+        ret = VKCU_ERR_INPUT;
+        goto fail;
+    }
+    /* Video streams in the container's order; attached pictures (cover
+     * art) are not video. */
+    int nb_video = 0, chosen = -1;
+    for (unsigned i = 0; i < d->fmt->nb_streams; i++) {
+        const AVStream *st = d->fmt->streams[i];
+        if (st->codecpar->codec_type != AVMEDIA_TYPE_VIDEO || (st->disposition & AV_DISPOSITION_ATTACHED_PIC))
+            continue;
+        if (nb_video++ == video_stream)
+            chosen = (int)i;
+    }
+    if (!nb_video) {
+        snprintf(err, errlen, "%s: has no video stream", path);
+        ret = VKCU_ERR_INPUT;
+        goto fail;
+    }
+    if (video_stream >= nb_video) {
+        snprintf(err, errlen, "%s: --video-stream %d: the input has %d video stream%s (numbered from 0)", path,
+                 video_stream, nb_video, nb_video == 1 ? "" : "s");
+        ret = VKCU_ERR_USAGE;
+        goto fail;
+    }
+    if (chosen < 0) {
+        /* FFmpeg's choice: the one its decoder likes best (resolution, frames). */
+        chosen = av_find_best_stream(d->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0);
+        if (chosen < 0) {
+            snprintf(err, errlen, "%s: has no video stream", path);
+            ret = VKCU_ERR_INPUT;
+            goto fail;
+        }
+    }
+    d->video_index = chosen;
+    d->video = d->fmt->streams[chosen];
+    AVCodecParameters *par = d->video->codecpar;
+    /* A missing decoder first: without one, the picture size and format stay
+     * unknown, which is no fault of the file. */
+    if (!avcodec_find_decoder(par->codec_id)) {
+        char name[64];
+        unknown_codec_name(par, name, sizeof(name));
+        snprintf(err, errlen, "%s: no decoder for codec %s in this build ('vkcu formats' lists the decodable codecs)",
+                 path, name);
+        ret = VKCU_ERR_INPUT;
+        goto fail;
+    }
+    if (par->width <= 0 || par->height <= 0 || par->format < 0) {
+        snprintf(err, errlen, "%s: video stream %d (%s) has no decodable picture (truncated or corrupt)", path,
+                 chosen, avcodec_get_name(par->codec_id));
+        ret = VKCU_ERR_INPUT;
+        goto fail;
+    }
+    char dropped[256] = "";
+    for (unsigned i = 0; i < d->fmt->nb_streams; i++) {
+        AVStream *st = d->fmt->streams[i];
+        if ((int)i == d->video_index || st->codecpar->codec_type != AVMEDIA_TYPE_VIDEO)
+            continue;
+        st->discard = AVDISCARD_ALL;
+        if (!(st->disposition & AV_DISPOSITION_ATTACHED_PIC))
+            av_strlcatf(dropped, sizeof(dropped), "%s%u (%s %dx%d)", dropped[0] ? ", " : "", i,
+                        avcodec_get_name(st->codecpar->codec_id), st->codecpar->width, st->codecpar->height);
+    }
+    if (dropped[0])
+        LOGW("%s: using video stream %d (%s %dx%d); other video stream(s) dropped: %s (pick one with --video-stream N)",
+             path, chosen, avcodec_get_name(par->codec_id), par->width, par->height, dropped);
+    d->frame_rate = av_guess_frame_rate(d->fmt, d->video, NULL);
+    if (d->video->nb_frames > 0)
+        d->frames_estimate = d->video->nb_frames;
+    else if (d->fmt->duration > 0 && d->frame_rate.num > 0)
+        d->frames_estimate = av_rescale_q(d->fmt->duration, AV_TIME_BASE_Q, av_inv_q(d->frame_rate));
+    *out = d;
+    return 0;
+fail:
+    vkcu_demux_close(&d);
+    return ret;
+}
+
+int vkcu_demux_read(vkcu_demux *d, AVPacket *pkt, char *err, size_t errlen)
+{
+    int ret = av_read_frame(d->fmt, pkt);
+    if (ret == AVERROR_EOF || ret >= 0)
+        return ret;
+    if (avio_feof(d->fmt->pb))
+        return AVERROR_EOF;
+    char buf[128];
+    snprintf(err, errlen, "%s: read error: %s", d->path, vkcu_err_str(ret, buf, sizeof(buf)));
+    return VKCU_ERR_INPUT;
+}
+
+int vkcu_demux_seek(vkcu_demux *d, int64_t ts)
+{
+    return avformat_seek_file(d->fmt, d->video_index, INT64_MIN, ts, ts, 0);
+}
+
+void vkcu_demux_close(vkcu_demux **pd)
+{
+    vkcu_demux *d = *pd;
+    if (!d)
+        return;
+    avformat_close_input(&d->fmt);
+    av_freep(pd);
+}

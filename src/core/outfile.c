@@ -1,0 +1,567 @@
+/*
+ * Every file vkcu writes goes through here, so that one rule holds for all
+ * of them (outputs, hash lists, reports, diff images, JUnit files, batch
+ * records):
+ *
+ * - an existing file is refused unless the caller passes overwrite (-y);
+ * - an input of the same job is never written over, even with -y. Inputs
+ *   are compared by device and inode, so a hard link or a symbolic link to
+ *   the input counts as the input;
+ * - a file appears only complete: it is written under a short hidden
+ *   temporary name in the same folder, fsync'ed, moved into place, and the
+ *   folder fsync'ed. Without -y the move never replaces anything
+ *   (renameat2 RENAME_NOREPLACE, or link + unlink where the filesystem has
+ *   no renameat2), so of two jobs racing for one name exactly one wins;
+ *   with -y the move is one atomic rename();
+ * - temporary names are `.vkcu-PID-N.part` plus the output's extension
+ *   (capped), so that any valid output name (up to 255 bytes) has a valid
+ *   temporary name, and muxers that look at the extension still see it;
+ * - the temporaries of the process live in a fixed table that a signal
+ *   handler can walk without a lock (vkcu_outfile_abort_all), and each
+ *   temporary is flock'ed while it is written, so a later run can tell a
+ *   dead process's leftover (pid gone, lock free) from a live one and
+ *   remove it.
+ *
+ * "-" and files that are not regular (devices, FIFOs) are written in place.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "util/log.h"
+#include "stage.h"
+#include "util/xxhash64.h"
+
+#define MAX_TEMPS 1024
+#define MAX_INPUTS 8
+#define EXT_MAX 16 /* longest extension kept on a temporary name, dot included */
+
+/* One temporary (or batch claim) of this process. `state` is a seqlock:
+ * bits 0-1 are FREE/FILLING/LIVE, the rest a generation bumped on every
+ * claim, so that the signal handler can copy `path` without a lock and
+ * notice when the slot changed under it. */
+enum { SLOT_FREE = 0, SLOT_FILLING = 1, SLOT_LIVE = 2 };
+typedef struct temp_slot {
+    atomic_uint state;
+    char path[PATH_MAX];
+    /* Below: only touched by the owning thread between begin and commit. */
+    int fd;                   /* open on the temporary, holding its flock */
+    int overwrite;
+    int nb_inputs;
+    dev_t in_dev[MAX_INPUTS];
+    ino_t in_ino[MAX_INPUTS];
+} temp_slot;
+
+static temp_slot slots[MAX_TEMPS];
+static atomic_uint temp_counter;
+
+static temp_slot *slot_claim(const char *path)
+{
+    for (int i = 0; i < MAX_TEMPS; i++) {
+        unsigned s = atomic_load(&slots[i].state);
+        if ((s & 3) != SLOT_FREE)
+            continue;
+        unsigned filling = ((s >> 2) + 1) << 2 | SLOT_FILLING;
+        if (!atomic_compare_exchange_strong(&slots[i].state, &s, filling))
+            continue;
+        temp_slot *t = &slots[i];
+        snprintf(t->path, sizeof(t->path), "%s", path);
+        t->fd = -1;
+        t->overwrite = 0;
+        t->nb_inputs = 0;
+        atomic_store(&t->state, (filling & ~3u) | SLOT_LIVE);
+        return t;
+    }
+    return NULL;
+}
+
+static temp_slot *slot_find(const char *path)
+{
+    for (int i = 0; i < MAX_TEMPS; i++)
+        if ((atomic_load(&slots[i].state) & 3) == SLOT_LIVE && !strcmp(slots[i].path, path))
+            return &slots[i];
+    return NULL;
+}
+
+static void slot_release(temp_slot *t)
+{
+    if (t->fd >= 0)
+        close(t->fd);
+    t->fd = -1;
+    unsigned s = atomic_load(&t->state);
+    atomic_store(&t->state, s & ~3u);
+}
+
+/* Async-signal-safe: atomics, lstat and unlink only. */
+void vkcu_outfile_abort_all(void)
+{
+    for (int i = 0; i < MAX_TEMPS; i++) {
+        char path[PATH_MAX];
+        unsigned s1 = atomic_load(&slots[i].state);
+        if ((s1 & 3) != SLOT_LIVE)
+            continue;
+        memcpy(path, slots[i].path, sizeof(path));
+        path[sizeof(path) - 1] = 0;
+        atomic_thread_fence(memory_order_seq_cst);
+        if (atomic_load(&slots[i].state) != s1)
+            continue; /* released or reused meanwhile: its owner has dealt with it */
+        struct stat st;
+        if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+            unlink(path);
+    }
+}
+
+/* ---- the rule ---- */
+
+static int is_in_place(const char *path, const struct stat *st, int exists)
+{
+    return !strcmp(path, "-") || (exists && !S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode));
+}
+
+static void split_dir(const char *path, char *dir, size_t dirlen, const char **base)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) {
+        snprintf(dir, dirlen, ".");
+        *base = path;
+    } else if (slash == path) {
+        snprintf(dir, dirlen, "/");
+        *base = slash + 1;
+    } else {
+        snprintf(dir, dirlen, "%.*s", (int)(slash - path), path);
+        *base = slash + 1;
+    }
+}
+
+/* 1 when `st` is one of the inputs (the same file under any name). */
+static int is_an_input(const struct stat *st, const char *const *inputs, const char **which)
+{
+    for (int i = 0; inputs && inputs[i]; i++) {
+        struct stat is;
+        if (!strcmp(inputs[i], "-") || stat(inputs[i], &is) < 0)
+            continue;
+        if (is.st_dev == st->st_dev && is.st_ino == st->st_ino) {
+            *which = inputs[i];
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int vkcu_outfile_check(const char *path, int overwrite, const char *const *inputs, char *err, size_t errlen)
+{
+    struct stat st;
+    int exists = stat(path, &st) == 0;
+    if (is_in_place(path, &st, exists))
+        return 0;
+    if (!*path) {
+        snprintf(err, errlen, "the output name is empty");
+        return VKCU_ERR_OUTPUT;
+    }
+    if (exists) {
+        const char *which;
+        if (S_ISDIR(st.st_mode)) {
+            snprintf(err, errlen, "%s: is a folder; give a file name", path);
+            return VKCU_ERR_OUTPUT;
+        }
+        if (is_an_input(&st, inputs, &which)) {
+            if (!strcmp(which, path))
+                snprintf(err, errlen, "%s: is an input of this job; vkcu never writes over an input, even with -y "
+                         "(choose another output name)", path);
+            else
+                snprintf(err, errlen, "%s: is the same file as %s, an input of this job; vkcu never writes over an "
+                         "input, even with -y (choose another output name)", path, which);
+            return VKCU_ERR_OUTPUT;
+        }
+        if (!overwrite) {
+            snprintf(err, errlen, "%s: already exists (use -y to overwrite)", path);
+            return VKCU_ERR_OUTPUT;
+        }
+    } else if (errno != ENOENT) {
+        snprintf(err, errlen, "%s: cannot use as output: %s", path, strerror(errno));
+        return VKCU_ERR_OUTPUT;
+    }
+    char dir[PATH_MAX];
+    const char *base;
+    split_dir(path, dir, sizeof(dir), &base);
+    if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s: output folder %s does not exist", path, dir);
+        return VKCU_ERR_OUTPUT;
+    }
+    if (access(dir, W_OK) < 0) {
+        snprintf(err, errlen, "%s: output folder %s is not writable%s", path, dir,
+                 errno == EROFS ? " (read-only filesystem)" : "");
+        return VKCU_ERR_OUTPUT;
+    }
+    if (!*base) {
+        snprintf(err, errlen, "%s: is a folder name; give a file name", path);
+        return VKCU_ERR_OUTPUT;
+    }
+    return 0;
+}
+
+/* ---- leftovers of dead processes ---- */
+
+/* Folders already cleaned by this process (a batch writes many files into
+ * one folder; scanning it once is enough). */
+#define MAX_CLEANED 1024
+static pthread_mutex_t cleaned_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct { dev_t dev; ino_t ino; } cleaned[MAX_CLEANED];
+static int nb_cleaned;
+
+/* The pid in a name vkcu gives its temporaries: ".vkcu-PID-N.part[.ext]",
+ * or the longer ".NAME.vkcu-PID.part[.ext]" of earlier versions. 0 when
+ * the name is neither. */
+static long temp_name_pid(const char *name)
+{
+    const char *p = NULL;
+    if (!strncmp(name, ".vkcu-", 6)) {
+        p = name + 6;
+    } else if (name[0] == '.') {
+        for (const char *q = strstr(name, ".vkcu-"); q; q = strstr(q + 1, ".vkcu-"))
+            p = q + 6;
+    }
+    if (!p || *p < '1' || *p > '9')
+        return 0;
+    char *end;
+    long pid = strtol(p, &end, 10);
+    if (pid <= 0 || pid > INT_MAX)
+        return 0;
+    if (*end == '-') { /* new form: a counter follows */
+        const char *c = end + 1;
+        if (*c < '0' || *c > '9')
+            return 0;
+        strtol(c, &end, 10);
+    }
+    return !strncmp(end, ".part", 5) && (end[5] == 0 || end[5] == '.') ? pid : 0;
+}
+
+/* A claim file of a batch: ".vkcu-" 16 hex digits ".claim". */
+static int is_claim_name(const char *name)
+{
+    if (strncmp(name, ".vkcu-", 6) || strlen(name) != 6 + 16 + 6 || strcmp(name + 22, ".claim"))
+        return 0;
+    for (int i = 6; i < 22; i++)
+        if (!strchr("0123456789abcdef", name[i]))
+            return 0;
+    return 1;
+}
+
+/* Removes `path` when nobody holds its lock. */
+static int remove_if_unlocked(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return 0;
+    int removed = 0;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flock(fd, LOCK_EX | LOCK_NB) == 0)
+        removed = unlink(path) == 0;
+    close(fd);
+    return removed;
+}
+
+static void clean_folder(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+        return;
+    pthread_mutex_lock(&cleaned_lock);
+    for (int i = 0; i < nb_cleaned; i++)
+        if (cleaned[i].dev == st.st_dev && cleaned[i].ino == st.st_ino) {
+            pthread_mutex_unlock(&cleaned_lock);
+            return;
+        }
+    if (nb_cleaned < MAX_CLEANED) {
+        cleaned[nb_cleaned].dev = st.st_dev;
+        cleaned[nb_cleaned].ino = st.st_ino;
+        nb_cleaned++;
+    }
+    pthread_mutex_unlock(&cleaned_lock);
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] != '.')
+            continue;
+        char full[PATH_MAX + 256];
+        snprintf(full, sizeof(full), "%s/%s", dir, e->d_name);
+        if (is_claim_name(e->d_name)) {
+            /* A claim nobody holds is a dead batch's; removing it changes nothing else. */
+            remove_if_unlocked(full);
+            continue;
+        }
+        long pid = temp_name_pid(e->d_name);
+        /* Only a process that no longer exists here, and whose file
+         * nobody has locked (a writer on another host of a shared
+         * filesystem holds its lock), left a stale temporary. */
+        if (!pid || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        if (remove_if_unlocked(full))
+            LOGW("%s: removed a partial output left by process %ld, which no longer runs", full, pid);
+    }
+    closedir(d);
+}
+
+void vkcu_outfile_clean_beside(const char *path)
+{
+    char dir[PATH_MAX];
+    const char *base;
+    split_dir(path, dir, sizeof(dir), &base);
+    clean_folder(dir);
+}
+
+/* ---- write, then publish ---- */
+
+int vkcu_outfile_begin(const char *path, int overwrite, const char *const *inputs, char *tmp, size_t tmplen,
+                       char *err, size_t errlen)
+{
+    struct stat st;
+    int exists = stat(path, &st) == 0;
+    if (is_in_place(path, &st, exists)) {
+        /* A device or pipe: written in place, nothing to rename or remove. */
+        snprintf(tmp, tmplen, "%s", path);
+        return 0;
+    }
+    int ret = vkcu_outfile_check(path, overwrite, inputs, err, errlen);
+    if (ret < 0)
+        return ret;
+    char dir[PATH_MAX];
+    const char *base;
+    split_dir(path, dir, sizeof(dir), &base);
+    clean_folder(dir);
+    const char *dot = strrchr(base, '.');
+    if (!dot || dot == base || strlen(dot) > EXT_MAX)
+        dot = "";
+    for (int attempt = 0; attempt < 100; attempt++) {
+        unsigned n = atomic_fetch_add(&temp_counter, 1);
+        char name[PATH_MAX];
+        if ((size_t)snprintf(name, sizeof(name), "%s/.vkcu-%ld-%u.part%s", dir, (long)getpid(), n, dot) >= sizeof(name) ||
+            strlen(name) >= tmplen) {
+            snprintf(err, errlen, "%s: the path is too long", path);
+            return VKCU_ERR_OUTPUT;
+        }
+        /* In the table before the file exists: a signal between the two
+         * must not leave the file behind. */
+        temp_slot *t = slot_claim(name);
+        if (!t) {
+            snprintf(err, errlen, "%s: more than %d outputs open at once", path, MAX_TEMPS);
+            return VKCU_ERR_OUTPUT;
+        }
+        int fd = open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0) {
+            int e = errno;
+            slot_release(t);
+            if (e == EEXIST)
+                continue; /* a leftover of an earlier process with our pid */
+            snprintf(err, errlen, "%s: cannot create a file in %s: %s", path, dir, strerror(e));
+            return VKCU_ERR_OUTPUT;
+        }
+        flock(fd, LOCK_EX | LOCK_NB); /* proof of life for clean_folder in other processes */
+        t->fd = fd;
+        t->overwrite = overwrite;
+        for (int i = 0; inputs && inputs[i] && t->nb_inputs < MAX_INPUTS; i++)
+            if (strcmp(inputs[i], "-") && stat(inputs[i], &st) == 0) {
+                t->in_dev[t->nb_inputs] = st.st_dev;
+                t->in_ino[t->nb_inputs] = st.st_ino;
+                t->nb_inputs++;
+            }
+        snprintf(tmp, tmplen, "%s", name);
+        return 0;
+    }
+    snprintf(err, errlen, "%s: cannot find a free temporary name in %s", path, dir);
+    return VKCU_ERR_OUTPUT;
+}
+
+static int rename_noreplace(const char *from, const char *to)
+{
+#ifdef SYS_renameat2
+    if (syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, 1 /* RENAME_NOREPLACE */) == 0)
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS)
+        return -1;
+#endif
+    /* link() fails when `to` exists, which is the guarantee we need. */
+    if (link(from, to) == 0) {
+        unlink(from);
+        return 0;
+    }
+    return -1;
+}
+
+static void sync_folder(const char *path)
+{
+    char dir[PATH_MAX];
+    const char *base;
+    split_dir(path, dir, sizeof(dir), &base);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync(fd); /* some filesystems refuse fsync on folders; the data is synced already */
+        close(fd);
+    }
+}
+
+int vkcu_outfile_commit(const char *tmp, const char *path, char *err, size_t errlen)
+{
+    if (!strcmp(tmp, path))
+        return 0;
+    temp_slot *t = slot_find(tmp);
+    if (!t) {
+        snprintf(err, errlen, "%s: its temporary file is gone (removed by a signal?)", path);
+        return VKCU_ERR_OUTPUT;
+    }
+    int ret = 0;
+    if (t->fd >= 0 && fsync(t->fd) < 0) {
+        snprintf(err, errlen, "%s: cannot write the output to disk: %s", path, strerror(errno));
+        ret = VKCU_ERR_OUTPUT;
+    } else if (t->overwrite) {
+        /* The input check once more: the name may have become a link to an
+         * input while the job ran. */
+        struct stat st;
+        int is_input = 0;
+        if (stat(path, &st) == 0)
+            for (int i = 0; i < t->nb_inputs; i++)
+                is_input |= st.st_dev == t->in_dev[i] && st.st_ino == t->in_ino[i];
+        if (is_input) {
+            snprintf(err, errlen, "%s: is now an input of this job; vkcu never writes over an input", path);
+            ret = VKCU_ERR_OUTPUT;
+        } else if (rename(tmp, path) < 0) {
+            snprintf(err, errlen, "%s: cannot move the finished output into place: %s", path, strerror(errno));
+            ret = VKCU_ERR_OUTPUT;
+        }
+    } else if (rename_noreplace(tmp, path) < 0) {
+        if (errno == EEXIST)
+            snprintf(err, errlen, "%s: already exists: another process wrote it while this job ran; nothing was "
+                     "replaced (use -y to overwrite)", path);
+        else
+            snprintf(err, errlen, "%s: cannot move the finished output into place: %s", path, strerror(errno));
+        ret = VKCU_ERR_OUTPUT;
+    }
+    if (ret < 0)
+        unlink(tmp);
+    else
+        sync_folder(path);
+    /* Released only now: until the rename, a signal must still remove it. */
+    slot_release(t);
+    return ret;
+}
+
+void vkcu_outfile_abort(const char *tmp)
+{
+    struct stat st;
+    if (!tmp || !*tmp)
+        return;
+    temp_slot *t = slot_find(tmp);
+    if (!t)
+        return; /* written in place, or not ours */
+    if (lstat(tmp, &st) == 0 && S_ISREG(st.st_mode))
+        unlink(tmp);
+    slot_release(t);
+}
+
+FILE *vkcu_outfile_create(const char *path, int overwrite, const char *const *inputs, char *err, size_t errlen)
+{
+    char tmp[PATH_MAX];
+    if (!strcmp(path, "-")) {
+        int fd = dup(STDOUT_FILENO);
+        FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+        if (!f)
+            snprintf(err, errlen, "standard output: %s", strerror(errno));
+        return f;
+    }
+    if (vkcu_outfile_begin(path, overwrite, inputs, tmp, sizeof(tmp), err, errlen) < 0)
+        return NULL;
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+        vkcu_outfile_abort(tmp);
+        return NULL;
+    }
+    if (vkcu_outfile_commit(tmp, path, err, errlen) < 0) {
+        fclose(f);
+        return NULL;
+    }
+    return f;
+}
+
+/* ---- batch claims ---- */
+
+static void claim_name(const char *path, char *name, size_t len)
+{
+    char dir[PATH_MAX];
+    const char *base;
+    split_dir(path, dir, sizeof(dir), &base);
+    vkcu_xxh64_state h;
+    vkcu_xxh64_init(&h, 0);
+    vkcu_xxh64_update(&h, (const uint8_t *)base, strlen(base));
+    snprintf(name, len, "%s/.vkcu-%016llx.claim", dir, (unsigned long long)vkcu_xxh64_digest(&h));
+}
+
+int vkcu_outfile_claim(const char *path, int *fd_out, long *holder, char *err, size_t errlen)
+{
+    char name[PATH_MAX + 32];
+    claim_name(path, name, sizeof(name));
+    *fd_out = -1;
+    *holder = 0;
+    for (int attempt = 0; attempt < 100; attempt++) {
+        int fd = open(name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+        if (fd < 0) {
+            snprintf(err, errlen, "%s: cannot create the claim file %s: %s", path, name, strerror(errno));
+            return VKCU_ERR_OUTPUT;
+        }
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+            char buf[32] = "";
+            ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+            if (n > 0)
+                *holder = strtol(buf, NULL, 10);
+            close(fd);
+            return 0;
+        }
+        /* The file we locked must still be the one under the name: its
+         * previous holder may have removed it between our open and flock. */
+        struct stat a, b;
+        if (fstat(fd, &a) < 0 || stat(name, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+            close(fd);
+            continue;
+        }
+        char buf[32];
+        int n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+        if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, (size_t)n, 0) != n) {
+            /* The pid only makes another process's message nicer. */
+        }
+        temp_slot *t = slot_claim(name);
+        if (t)
+            t->fd = fd;
+        *fd_out = fd;
+        return 1;
+    }
+    snprintf(err, errlen, "%s: cannot claim it (%s keeps changing)", path, name);
+    return VKCU_ERR_OUTPUT;
+}
+
+void vkcu_outfile_release(const char *path, int fd)
+{
+    if (fd < 0)
+        return;
+    char name[PATH_MAX + 32];
+    claim_name(path, name, sizeof(name));
+    /* Removed while still locked, then unlocked by closing. */
+    unlink(name);
+    temp_slot *t = slot_find(name);
+    if (t && t->fd == fd)
+        slot_release(t);
+    else
+        close(fd);
+}

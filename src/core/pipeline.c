@@ -1,0 +1,798 @@
+/*
+ * The job runner: demux -> decode -> operators (CPU reference, or the GPU
+ * session) -> sink, with trimming, progress, the stall watchdog, and one
+ * error line that names the file when anything goes wrong.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <libavutil/pixdesc.h>
+
+#include "gpu/gpu.h"
+#include "util/log.h"
+#include "stage.h"
+#include "timing.h"
+
+void vkcu_job_params_default(vkcu_job_params *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->backend = VKCU_BACKEND_AUTO;
+    p->crf = -1;
+    p->start_time = -1;
+    p->duration = -1;
+    p->start_frame = -1;
+    p->frame_count = -1;
+    p->video_stream = -1;
+    p->hash_out = stdout;
+    p->ring_size = 4;
+    p->stall_timeout_ms = 10000;
+    p->progress = 1;
+}
+
+typedef struct job {
+    const vkcu_job_params *p;
+    vkcu_job_result *r;
+    vkcu_demux *demux;
+    vkcu_decoder *dec;
+    vkcu_gpu *gpu;
+    vkcu_chain chain;
+    vkcu_sink sink;
+    int sink_ready;
+    vkcu_video_format in_fmt, out_fmt;
+    AVRational tb;
+    int threads;
+    vkcu_progress progress;
+    /* trimming, in the video stream's time base */
+    int64_t trim_start, trim_end;
+    vkcu_frame_clock clock;  /* decoded frames' timestamps, as ffmpeg's CLI makes them */
+    int64_t frames_seen;     /* decoded frames, counted from the stream start */
+    int trimmed_done;
+    double t_first;          /* when the first frame left the decoder */
+    double t_backend;        /* when the backend and decoder were open */
+    double ms_backend;       /* how long opening them took */
+    int gpu_prepared;        /* vkcu_gpu_prepare was called: wait for it before returning */
+    char *err;
+    size_t errlen;
+    /* watchdog */
+    _Atomic long long last_frame_ms;
+    _Atomic int watchdog_stop;
+    /* packets of other streams that arrive before the sink opens */
+    AVPacket *early[512];
+    int nb_early;
+    pthread_t watchdog;
+    int watchdog_running;
+} job;
+
+const char *vkcu_path_name(enum vkcu_path path)
+{
+    switch (path) {
+    case VKCU_PATH_CPU: return "cpu";
+    case VKCU_PATH_VULKAN_CUDA: return "vulkan-decode+cuda";
+    case VKCU_PATH_SW_UPLOAD_CUDA: return "sw-decode+upload+cuda";
+    default: return "none";
+    }
+}
+
+static long long now_ms(void)
+{
+    return (long long)(vkcu_now() * 1000.0);
+}
+
+/* FFmpeg's Vulkan decode can stall inside a driver call that no signal
+ * interrupts (DESIGN.md). Nothing can unwind that thread, so the watchdog
+ * reports the stall, removes partial output, and ends the process. */
+static void *watchdog_main(void *arg)
+{
+    job *j = arg;
+    while (!atomic_load(&j->watchdog_stop)) {
+        usleep(100 * 1000);
+        if (now_ms() - atomic_load(&j->last_frame_ms) > j->p->stall_timeout_ms) {
+            LOGE("%s: decoder stalled: no frame for %.1f s (GPU driver or FFmpeg hang); giving up "
+                 "(raise --stall-timeout, or use --backend cpu)", j->p->input, j->p->stall_timeout_ms / 1000.0);
+            vkcu_outfile_abort_all();
+            _exit(VKCU_EXIT_DEVICE);
+        }
+    }
+    return NULL;
+}
+
+static int sink_write(job *j, AVFrame *f)
+{
+    vkcu_job_result *r = j->r;
+    if (j->p->max_frames > 0 && r->frames_out >= j->p->max_frames)
+        return 0;
+    int ret = j->sink.cls->write_frame(&j->sink, f);
+    if (ret < 0)
+        return ret;
+    r->frames_out++;
+    vkcu_progress_update(&j->progress, r->frames_out, 0);
+    return 0;
+}
+
+static int cpu_emit(void *opaque, AVFrame *f)
+{
+    job *j = opaque;
+    int ret = vkcu_format_to_frame(&j->out_fmt, f);
+    return ret < 0 ? ret : sink_write(j, f);
+}
+
+/* Feeds `in` (NULL: flush) through the CPU operators into the sink. */
+static int cpu_chain_feed(job *j, AVFrame *in)
+{
+    const vkcu_op *failed = NULL;
+    int ret = vkcu_chain_feed_cpu(&j->chain, 0, in, cpu_emit, j, &failed);
+    if (ret < 0 && failed) {
+        char buf[128];
+        snprintf(j->err, j->errlen, "%s: operator %s failed: %s", j->p->input, failed->cls->name,
+                 vkcu_err_str(ret, buf, sizeof(buf)));
+    }
+    return ret;
+}
+
+static int gpu_drain(job *j, int wait_all)
+{
+    AVFrame *host = av_frame_alloc();
+    if (!host)
+        return AVERROR(ENOMEM);
+    int ret = 0;
+    for (;;) {
+        int wait = wait_all ? vkcu_gpu_pending(j->gpu) > 0 : vkcu_gpu_full(j->gpu);
+        ret = vkcu_gpu_pop(j->gpu, host, wait, j->err, j->errlen);
+        if (ret == AVERROR(EAGAIN)) {
+            ret = 0;
+            break;
+        }
+        if (ret < 0)
+            break;
+        ret = vkcu_format_to_frame(&j->out_fmt, host);
+        if (ret >= 0)
+            ret = sink_write(j, host);
+        av_frame_unref(host);
+        if (ret < 0)
+            break;
+    }
+    av_frame_free(&host);
+    return ret;
+}
+
+static int trim_packet(job *j, AVPacket *pkt);
+static int64_t input_start(const AVFormatContext *fmt);
+
+/* Sets up operators and the sink from the first decoded frame. */
+static int first_frame(job *j, const AVFrame *f)
+{
+    const vkcu_job_params *p = j->p;
+    enum AVPixelFormat sw = vkcu_frame_sw_format(f);
+    char why[256];
+    if (j->gpu && !vkcu_format_gpu_carries(sw, why, sizeof(why))) {
+        /* The same job, on the CPU reference: both backends accept the same inputs. */
+        LOGI("%s: %s; processing on the CPU", p->input, why);
+        vkcu_gpu_close(&j->gpu);
+        j->r->path = VKCU_PATH_CPU;
+    }
+    vkcu_format_from_frame(&j->in_fmt, f, sw);
+    j->in_fmt.time_base = j->tb;
+    j->in_fmt.frame_rate = j->demux->frame_rate;
+    int ret = vkcu_chain_init(&j->chain, &j->in_fmt, &j->out_fmt, j->err, j->errlen);
+    if (ret < 0) {
+        char tmp[512];
+        snprintf(tmp, sizeof(tmp), "%s: %s", p->input, j->err);
+        snprintf(j->err, j->errlen, "%s", tmp);
+        return ret;
+    }
+    AVRational rin = j->in_fmt.frame_rate, rout = j->out_fmt.frame_rate;
+    if (rin.num > 0 && rout.num > 0 && av_cmp_q(rin, rout)) {
+        /* A chain that changes the frame rate (fps) writes that many more or fewer frames. */
+        j->progress.total = (int64_t)llrint((double)j->progress.total * av_q2d(rout) / av_q2d(rin));
+        j->progress.rate = av_q2d(rout);
+    }
+    vkcu_video_format sink_fmt = j->out_fmt;
+    if (j->gpu) {
+        if (f->format != AV_PIX_FMT_VULKAN && p->require_gpu_decode) {
+            snprintf(j->err, j->errlen, "%s: the Vulkan decoder gave a software frame (%s); refused by "
+                     "--require-gpu-decode", p->input, av_get_pix_fmt_name(sw));
+            return VKCU_ERR_DEVICE;
+        }
+        if (f->format != AV_PIX_FMT_VULKAN) {
+            j->r->path = VKCU_PATH_SW_UPLOAD_CUDA;
+            LOGI("%s: the GPU cannot decode this stream (%s %s); software decode + upload to CUDA",
+                 p->input, avcodec_get_name(j->demux->video->codecpar->codec_id), av_get_pix_fmt_name(sw));
+        } else {
+            j->r->path = VKCU_PATH_VULKAN_CUDA;
+        }
+        vkcu_gpu_set_chain(j->gpu, &j->chain);
+        sink_fmt.pix_fmt = vkcu_gpu_host_format(j->out_fmt.pix_fmt);
+        j->out_fmt.pix_fmt = sink_fmt.pix_fmt;
+    }
+    ret = j->sink.cls->open(&j->sink, &sink_fmt, sink_fmt.time_base);
+    j->sink_ready = 1;
+    /* The sink has discarded the streams it does not take: where a
+     * container's start is that of the streams read, it may have moved. */
+    j->clock.origin = av_rescale_q(input_start(j->demux->fmt), AV_TIME_BASE_Q, j->tb);
+    for (int i = 0; i < j->nb_early && ret >= 0; i++)
+        if (trim_packet(j, j->early[i]))
+            ret = j->sink.cls->write_packet(&j->sink, j->early[i]);
+    for (int i = 0; i < j->nb_early; i++)
+        av_packet_free(&j->early[i]);
+    j->nb_early = 0;
+    return ret;
+}
+
+static int frame_is_corrupt(const AVFrame *f)
+{
+    return (f->flags & AV_FRAME_FLAG_CORRUPT) || f->decode_error_flags;
+}
+
+/* Returns 1 when the frame lies inside the trim window [trim_start,
+ * trim_end), counting at most frame_count frames. Frames before the window
+ * are the pre-roll decoded from the keyframe before the cut. */
+static int in_window(job *j, const AVFrame *f)
+{
+    int64_t idx = j->frames_seen++;
+    const vkcu_job_params *p = j->p;
+    int64_t ts = f->pts;
+    if (j->trimmed_done)
+        return 0;
+    if (p->start_frame > 0 && j->trim_start == AV_NOPTS_VALUE) {
+        /* No timestamps to find frame N by (raw streams, pipes): count
+         * from the stream start; the first frame kept sets the time shift. */
+        if (idx < p->start_frame)
+            return 0;
+        j->trim_start = ts;
+    }
+    if (ts != AV_NOPTS_VALUE && j->trim_start != AV_NOPTS_VALUE && ts < j->trim_start)
+        return 0;
+    if ((p->frame_count >= 0 && j->r->frames_in >= p->frame_count) ||
+        (ts != AV_NOPTS_VALUE && j->trim_end != AV_NOPTS_VALUE && ts >= j->trim_end)) {
+        j->trimmed_done = 1;
+        return 0;
+    }
+    if (!j->r->frames_in && j->trim_start != AV_NOPTS_VALUE)
+        LOGV("%s: trim: first frame at pts %lld, after %lld pre-roll frame(s) decoded from the keyframe before it",
+             p->input, (long long)ts, (long long)idx);
+    return 1;
+}
+
+/* Packets of other streams follow the video cut: those outside the window
+ * are dropped (cut at packet boundaries), the rest shifted like the video.
+ * Returns 1 to keep the packet. */
+static int trim_packet(job *j, AVPacket *pkt)
+{
+    AVRational vtb = j->demux->video->time_base, tb = j->demux->fmt->streams[pkt->stream_index]->time_base;
+    int64_t ts = pkt->pts != AV_NOPTS_VALUE ? pkt->pts : pkt->dts;
+    if (j->trim_start == AV_NOPTS_VALUE) {
+        /* Every stream moves with the video: the output starts at zero. */
+        int64_t shift = av_rescale_q(j->clock.origin, vtb, tb);
+        if (pkt->pts != AV_NOPTS_VALUE)
+            pkt->pts -= shift;
+        if (pkt->dts != AV_NOPTS_VALUE)
+            pkt->dts -= shift;
+    }
+    if (ts == AV_NOPTS_VALUE || (j->trim_start == AV_NOPTS_VALUE && j->trim_end == AV_NOPTS_VALUE))
+        return 1;
+    if (j->trim_end != AV_NOPTS_VALUE && av_compare_ts(ts, tb, j->trim_end, vtb) >= 0)
+        return 0;
+    if (j->trim_start != AV_NOPTS_VALUE) {
+        int64_t shift = av_rescale_q(j->trim_start, vtb, tb);
+        if (ts < shift)
+            return 0;
+        if (pkt->pts != AV_NOPTS_VALUE)
+            pkt->pts -= shift;
+        if (pkt->dts != AV_NOPTS_VALUE)
+            pkt->dts -= shift;
+    }
+    return 1;
+}
+
+static int handle_frame(job *j, AVFrame *f)
+{
+    atomic_store(&j->last_frame_ms, now_ms());
+    if (!j->t_first)
+        j->t_first = vkcu_now();
+    vkcu_frame_clock_stamp(&j->clock, j->dec->avctx, f);
+    vkcu_frame_plain_layout(f);
+    if (frame_is_corrupt(f)) {
+        j->r->frames_corrupt++;
+        if (j->p->strict) {
+            snprintf(j->err, j->errlen, "%s: frame %lld: corrupt picture (decode errors)", j->p->input,
+                     (long long)j->frames_seen);
+            av_frame_unref(f);
+            return VKCU_ERR_INPUT;
+        }
+        LOGW("%s: frame %lld: corrupt picture, skipped (use --strict to stop)", j->p->input, (long long)j->frames_seen);
+        j->frames_seen++;
+        av_frame_unref(f);
+        return 0;
+    }
+    if (!in_window(j, f)) {
+        av_frame_unref(f);
+        return 0;
+    }
+    if (j->p->decode_only) {
+        j->r->frames_in++;
+        j->r->frames_out++;
+        if (!j->sink_ready && j->gpu)
+            j->r->path = f->format == AV_PIX_FMT_VULKAN ? VKCU_PATH_VULKAN_CUDA : VKCU_PATH_SW_UPLOAD_CUDA;
+        j->sink_ready = 1;
+        av_frame_unref(f);
+        vkcu_progress_update(&j->progress, j->r->frames_out, 0);
+        return 0;
+    }
+    if (!j->sink_ready) {
+        int ret = first_frame(j, f);
+        if (ret < 0) {
+            av_frame_unref(f);
+            return ret;
+        }
+    }
+    /* The output starts at zero: at the cut, or at the input's start. */
+    f->pts -= j->trim_start != AV_NOPTS_VALUE ? j->trim_start : j->clock.origin;
+    j->r->frames_in++;
+    if (j->gpu) {
+        int ret = gpu_drain(j, 0);
+        if (ret < 0) {
+            av_frame_unref(f);
+            return ret;
+        }
+        AVFrame *owned = av_frame_clone(f);
+        av_frame_unref(f);
+        if (!owned)
+            return AVERROR(ENOMEM);
+        ret = vkcu_gpu_push(j->gpu, owned, j->err, j->errlen);
+        return ret;
+    }
+    int ret = cpu_chain_feed(j, f);
+    av_frame_unref(f);
+    return ret;
+}
+
+static int decode_packet(job *j, const AVPacket *pkt, AVFrame *frame)
+{
+    int ret = vkcu_decoder_send(j->dec, pkt, j->p->strict, j->err, j->errlen);
+    if (ret == AVERROR_EOF)
+        ret = 0;
+    if (ret < 0 && ret != AVERROR(EAGAIN))
+        return ret;
+    for (;;) {
+        int r = vkcu_decoder_receive(j->dec, frame);
+        if (r == AVERROR(EAGAIN) || r == AVERROR_EOF)
+            break;
+        if (r < 0) {
+            if (r == AVERROR_INVALIDDATA && !j->p->strict) {
+                j->r->frames_corrupt++;
+                LOGW("%s: undecodable frame skipped (use --strict to stop)", j->p->input);
+                continue;
+            }
+            char buf[128];
+            snprintf(j->err, j->errlen, "%s: decode error: %s", j->p->input, vkcu_err_str(r, buf, sizeof(buf)));
+            return r == AVERROR_INVALIDDATA ? VKCU_ERR_INPUT : r;
+        }
+        r = handle_frame(j, frame);
+        if (r < 0)
+            return r;
+        if (vkcu_stop_requested())
+            return VKCU_ERR_INTERRUPT;
+        if (j->p->deadline > 0 && vkcu_now() > j->p->deadline)
+            return AVERROR(ETIMEDOUT);
+    }
+    if (ret == AVERROR(EAGAIN)) /* the decoder was full: the packet is still ours */
+        return decode_packet(j, pkt, frame);
+    return 0;
+}
+
+static int open_backend(job *j)
+{
+    const vkcu_job_params *p = j->p;
+    char why[512] = "";
+    int ret;
+    if (p->backend != VKCU_BACKEND_CPU) {
+        ret = vkcu_gpu_open(p, &j->gpu, why, sizeof(why));
+        if (ret < 0) {
+            if (p->backend == VKCU_BACKEND_GPU) {
+                snprintf(j->err, j->errlen, "%s: --backend gpu: %s", p->input, why);
+                return VKCU_ERR_DEVICE;
+            }
+            LOGV("no GPU backend (%s); using the CPU reference", why);
+        }
+    }
+    if (j->gpu) {
+        AVBufferRef *vk = vkcu_gpu_vulkan_device(j->gpu);
+        if (vkcu_decoder_vulkan_supported(j->demux, vk, why, sizeof(why))) {
+            ret = vkcu_decoder_open(j->demux, vk, 1, &j->dec, j->err, j->errlen);
+            if (ret >= 0)
+                return 0;
+            LOGV("%s: Vulkan decoder did not open (%s); software decode + upload", p->input, j->err);
+            j->err[0] = 0;
+        } else {
+            LOGI("%s: %s; software decode + upload to CUDA", p->input, why);
+        }
+        j->r->path = VKCU_PATH_SW_UPLOAD_CUDA;
+    } else {
+        j->r->path = VKCU_PATH_CPU;
+    }
+    if (p->require_gpu_decode) {
+        snprintf(j->err, j->errlen, "%s: the GPU does not decode this stream (%s); refused by --require-gpu-decode "
+                 "(drop it to allow the software decoder)", p->input,
+                 j->gpu ? (why[0] ? why : "the Vulkan decoder did not open") : "no GPU backend");
+        return VKCU_ERR_DEVICE;
+    }
+    /* Hashes and comparisons must repeat exactly: FFmpeg's threaded decoders
+     * conceal a damaged picture from whatever another thread has finished by
+     * then (frame and slice threads alike), so damaged streams decode
+     * differently from run to run unless the decoder has one thread. */
+    int threads = p->decode_threads > 0                                           ? p->decode_threads
+                  : p->sink == VKCU_SINK_HASH || p->sink == VKCU_SINK_CALLBACK ? 1
+                                                                               : j->threads;
+    return vkcu_decoder_open(j->demux, NULL, threads, &j->dec, j->err, j->errlen);
+}
+
+/* Where output timestamps count from, as ffmpeg's CLI takes it: the
+ * input's start time, or in a container whose timestamps may jump
+ * (MPEG-TS) the earliest start of the streams actually read. */
+static int64_t input_start(const AVFormatContext *fmt)
+{
+    int64_t start = INT64_MAX;
+    if (fmt->start_time == AV_NOPTS_VALUE)
+        return 0;
+    if (!(fmt->iformat->flags & AVFMT_TS_DISCONT))
+        return fmt->start_time;
+    for (unsigned i = 0; i < fmt->nb_streams; i++) {
+        const AVStream *st = fmt->streams[i];
+        if (st->discard != AVDISCARD_ALL && st->start_time != AV_NOPTS_VALUE)
+            start = FFMIN(start, av_rescale_q(st->start_time, st->time_base, AV_TIME_BASE_Q));
+    }
+    return start != INT64_MAX ? start : fmt->start_time;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Reads up to `limit` video packets from the start (demux only, no decode):
+ * their presentation timestamps, sorted (*pts, *n; NULL when `pts` is NULL),
+ * and the largest pts - dts (how far a frame can lie after its decode
+ * position). Returns 0, or AVERROR(ENOSYS) when packets carry no pts. */
+static int scan_video_packets(job *j, int64_t limit, int64_t **pts, int64_t *n, int64_t *max_delay)
+{
+    vkcu_demux *d = j->demux;
+    AVPacket *pkt = av_packet_alloc();
+    int64_t cap = 0, count = 0;
+    int64_t *list = NULL;
+    int ret = pkt ? 0 : AVERROR(ENOMEM);
+    *max_delay = 0;
+    while (ret >= 0 && count < limit) {
+        ret = av_read_frame(d->fmt, pkt);
+        if (ret < 0) {
+            ret = ret == AVERROR_EOF || avio_feof(d->fmt->pb) ? 0 : ret;
+            break;
+        }
+        if (pkt->stream_index == d->video_index && !(pkt->flags & AV_PKT_FLAG_DISCARD)) {
+            if (pkt->pts == AV_NOPTS_VALUE) {
+                ret = AVERROR(ENOSYS);
+            } else {
+                if (pkt->dts != AV_NOPTS_VALUE && pkt->pts - pkt->dts > *max_delay)
+                    *max_delay = pkt->pts - pkt->dts;
+                if (pts && count == cap) {
+                    cap = cap ? 2 * cap : 1024;
+                    int64_t *grown = av_realloc_array(list, cap, sizeof(*list));
+                    if (!grown)
+                        ret = AVERROR(ENOMEM);
+                    else
+                        list = grown;
+                }
+                if (ret >= 0 && pts)
+                    list[count] = pkt->pts;
+                count++;
+            }
+        }
+        av_packet_unref(pkt);
+    }
+    av_packet_free(&pkt);
+    if (ret < 0 || !pts) {
+        av_free(list);
+        return ret;
+    }
+    qsort(list, count, sizeof(*list), cmp_i64);
+    *pts = list;
+    *n = count;
+    return 0;
+}
+
+/* Turns --start/--duration into a window of presentation timestamps and
+ * seeks to the keyframe before the cut. A frame number N means the N-th
+ * frame in presentation order (from 0), as `vkcu hash` numbers them: its pts
+ * is found by reading packets (no decoding) when the input is seekable. */
+static int setup_trim(job *j)
+{
+    const vkcu_job_params *p = j->p;
+    vkcu_demux *d = j->demux;
+    AVRational tb = d->video->time_base;
+    int64_t st = d->video->start_time != AV_NOPTS_VALUE ? d->video->start_time : 0;
+    int seekable = d->fmt->pb && (d->fmt->pb->seekable & AVIO_SEEKABLE_NORMAL);
+    double rate = d->frame_rate.num > 0 ? av_q2d(d->frame_rate) : 0;
+    int64_t max_delay = 0;
+    int ret = 0;
+    j->trim_start = j->trim_end = AV_NOPTS_VALUE;
+    j->progress.rate = rate;
+    if (p->start_time < 0 && p->start_frame <= 0 && p->duration < 0 && p->frame_count < 0)
+        return 0;
+    if (p->start_time > 0 && d->fmt->duration > 0 && p->start_time * 1e6 >= d->fmt->duration) {
+        snprintf(j->err, j->errlen, "%s: --start %.3f is past the end (the input lasts %.3f s)", p->input,
+                 p->start_time, d->fmt->duration / 1e6);
+        return VKCU_ERR_USAGE;
+    }
+    if (p->start_frame > 0 && seekable && !(d->fmt->iformat->flags & AVFMT_NOTIMESTAMPS)) {
+        /* Slack past frame N: a frame can come up to 16 (DPB) packets late. */
+        int64_t count = p->frame_count > 0 ? p->frame_count : 0;
+        int64_t slack = count > INT64_MAX - 33 ? INT64_MAX : 33 + count;
+        int64_t limit = p->start_frame > INT64_MAX - slack ? INT64_MAX : p->start_frame + slack;
+        int64_t *pts = NULL, n = 0;
+        ret = scan_video_packets(j, limit, &pts, &n, &max_delay);
+        if (ret >= 0 && n <= p->start_frame) {
+            snprintf(j->err, j->errlen, "%s: --start %lldf is past the end (the input has %lld frames)", p->input,
+                     (long long)p->start_frame, (long long)n);
+            av_free(pts);
+            return VKCU_ERR_USAGE;
+        }
+        if (ret >= 0) {
+            j->trim_start = pts[p->start_frame];
+            if (p->frame_count >= 0 && p->frame_count < n - p->start_frame)
+                j->trim_end = pts[p->start_frame + p->frame_count];
+        }
+        av_free(pts);
+        if (ret < 0 && ret != AVERROR(ENOSYS)) {
+            char buf[128];
+            snprintf(j->err, j->errlen, "%s: cannot read the input to find frame %lld: %s", p->input,
+                     (long long)p->start_frame, vkcu_err_str(ret, buf, sizeof(buf)));
+            return VKCU_ERR_INPUT;
+        }
+        ret = 0;
+    } else if (p->start_time >= 0) {
+        j->trim_start = st + av_rescale_q((int64_t)(p->start_time * 1e6 + 0.5), AV_TIME_BASE_Q, tb);
+        if (j->trim_start > st && seekable && scan_video_packets(j, 64, NULL, NULL, &max_delay) < 0)
+            max_delay = 0;
+    }
+    if (p->duration >= 0) {
+        int64_t s = j->trim_start != AV_NOPTS_VALUE ? j->trim_start : st;
+        j->trim_end = s + av_rescale_q((int64_t)(p->duration * 1e6 + 0.5), AV_TIME_BASE_Q, tb);
+    }
+    /* Decode from the keyframe before the cut. Seeking is by decode time in
+     * some containers (MP4), so aim max_delay (and a frame) earlier: the
+     * keyframe found then shows at or before the cut. */
+    if (seekable && (j->trim_start != AV_NOPTS_VALUE && j->trim_start > st)) {
+        int64_t frame = rate > 0 ? av_rescale_q(1, av_inv_q(d->frame_rate), tb) : 0;
+        int64_t target = j->trim_start - max_delay - frame;
+        if (target <= st || vkcu_demux_seek(d, target) < 0)
+            avformat_seek_file(d->fmt, d->video_index, INT64_MIN, st, st, 0);
+    } else if (seekable && p->start_frame > 0 && !(d->fmt->iformat->flags & AVFMT_NOTIMESTAMPS) &&
+               avformat_seek_file(d->fmt, d->video_index, INT64_MIN, st, st, 0) < 0) {
+        snprintf(j->err, j->errlen, "%s: cannot seek back to the start after looking for frame %lld", p->input,
+                 (long long)p->start_frame);
+        return VKCU_ERR_INPUT;
+    }
+    /* What the progress line counts towards. */
+    if (p->frame_count >= 0)
+        j->progress.expected = p->frame_count;
+    else if (p->duration >= 0 && rate > 0)
+        j->progress.expected = (int64_t)(p->duration * rate + 0.5);
+    else if (d->frames_estimate > 0 && p->start_frame > 0)
+        j->progress.expected = FFMAX(d->frames_estimate - p->start_frame, 1);
+    else if (d->frames_estimate > 0 && p->start_time > 0 && rate > 0)
+        j->progress.expected = FFMAX(d->frames_estimate - (int64_t)(p->start_time * rate), 1);
+    return ret;
+}
+
+int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
+{
+    job j_ = { 0 }, *j = &j_;
+    AVPacket *pkt = NULL;
+    AVFrame *frame = NULL;
+    int ret;
+    memset(r, 0, sizeof(*r));
+    j->p = p;
+    j->r = r;
+    j->err = r->error;
+    j->errlen = sizeof(r->error);
+    j->threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (j->threads < 1)
+        j->threads = 1;
+    double t0 = vkcu_now();
+
+    ret = vkcu_chain_parse(p->chain, &j->chain, j->err, j->errlen);
+    if (ret < 0)
+        goto fail;
+    struct stat st;
+    if (p->sink == VKCU_SINK_ENCODE && p->output && strcmp(p->output, "-") && stat(p->output, &st) == 0 &&
+        S_ISDIR(st.st_mode)) {
+        /* Found now, not at the first frame: nothing is decoded for an output that cannot be. */
+        snprintf(j->err, j->errlen, "%s: is a folder; the output must be a file name (e.g. %s/out.mkv)", p->output,
+                 p->output);
+        ret = VKCU_ERR_OUTPUT;
+        goto fail;
+    }
+    for (int i = 0; i < j->chain.nb_ops; i++)
+        j->chain.ops[i]->threads = j->threads;
+    /* The GPU's devices are made beside the demuxer's probing. */
+    if (p->backend != VKCU_BACKEND_CPU) {
+        vkcu_gpu_prepare(p->device);
+        j->gpu_prepared = 1;
+    }
+    double t_demux = vkcu_now();
+    ret = vkcu_demux_open(p->input, p->video_stream, &j->demux, j->err, j->errlen);
+    r->setup_ms_demux = (vkcu_now() - t_demux) * 1e3;
+    if (ret < 0)
+        goto fail;
+    j->tb = j->demux->video->time_base;
+    if (p->sink == VKCU_SINK_ENCODE && p->output && strcmp(p->output, "-")) {
+        /* Refused now rather than after the decoder and GPU are set up. */
+        const char *inputs[] = { p->input, NULL };
+        if ((ret = vkcu_outfile_check(p->output, p->overwrite, inputs, j->err, j->errlen)) < 0)
+            goto fail;
+    }
+    /* Only the encode sink copies other streams: the rest are not read. */
+    if (p->sink != VKCU_SINK_ENCODE || p->decode_only)
+        for (unsigned i = 0; i < j->demux->fmt->nb_streams; i++)
+            if ((int)i != j->demux->video_index)
+                j->demux->fmt->streams[i]->discard = AVDISCARD_ALL;
+    vkcu_frame_clock_init(&j->clock, j->demux->fmt, j->demux->video,
+                          av_rescale_q(input_start(j->demux->fmt), AV_TIME_BASE_Q, j->tb));
+    double t_open = vkcu_now();
+    ret = open_backend(j);
+    if (ret < 0)
+        goto fail;
+    j->t_backend = vkcu_now();
+    j->ms_backend = (j->t_backend - t_open) * 1e3;
+    LOGD("%s: set-up: demux %.0f ms, backend and decoder %.0f ms", p->input, (t_open - t0) * 1e3,
+         (j->t_backend - t_open) * 1e3);
+    ret = setup_trim(j);
+    if (ret < 0)
+        goto fail;
+
+    j->sink.cls = p->sink == VKCU_SINK_HASH       ? &vkcu_sink_hash
+                  : p->sink == VKCU_SINK_NULL     ? &vkcu_sink_null
+                  : p->sink == VKCU_SINK_CALLBACK ? &vkcu_sink_callback
+                                                  : &vkcu_sink_encode;
+    j->sink.params = p;
+    j->sink.result = r;
+    j->sink.demux = j->demux;
+    j->sink.err = j->err;
+    j->sink.errlen = j->errlen;
+    if (j->sink.cls->priv_size && !(j->sink.priv = av_mallocz(j->sink.cls->priv_size))) {
+        ret = AVERROR(ENOMEM);
+        goto fail;
+    }
+    vkcu_progress_init(&j->progress, p->progress, p->frame_count > 0 ? p->frame_count : j->demux->frames_estimate,
+                       p->input);
+
+    pkt = av_packet_alloc();
+    frame = av_frame_alloc();
+    if (!pkt || !frame) {
+        ret = AVERROR(ENOMEM);
+        goto fail;
+    }
+    atomic_store(&j->last_frame_ms, now_ms());
+    if (j->gpu && p->stall_timeout_ms > 0 && pthread_create(&j->watchdog, NULL, watchdog_main, j) == 0)
+        j->watchdog_running = 1;
+
+    for (;;) {
+        if (vkcu_stop_requested()) {
+            ret = VKCU_ERR_INTERRUPT;
+            goto fail;
+        }
+        if (p->deadline > 0 && vkcu_now() > p->deadline) {
+            ret = AVERROR(ETIMEDOUT);
+            goto fail;
+        }
+        ret = vkcu_demux_read(j->demux, pkt, j->err, j->errlen);
+        if (ret == AVERROR_EOF)
+            break;
+        if (ret < 0)
+            goto fail;
+        if (pkt->stream_index == j->demux->video_index) {
+            vkcu_frame_clock_packet(&j->clock, pkt);
+            ret = decode_packet(j, pkt, frame);
+        } else if (j->sink.cls->write_packet && !p->decode_only) {
+            if (j->sink_ready) {
+                ret = trim_packet(j, pkt) ? j->sink.cls->write_packet(&j->sink, pkt) : 0;
+            } else if (j->nb_early < (int)(sizeof(j->early) / sizeof(j->early[0]))) {
+                /* Packets before the first video frame wait for the sink. */
+                j->early[j->nb_early] = av_packet_clone(pkt);
+                ret = j->early[j->nb_early++] ? 0 : AVERROR(ENOMEM);
+            } else {
+                snprintf(j->err, j->errlen, "%s: more than %d packets of other streams before the first video frame",
+                         p->input, j->nb_early);
+                ret = VKCU_ERR_INPUT;
+            }
+        }
+        av_packet_unref(pkt);
+        if (ret < 0)
+            goto fail;
+        if (j->trimmed_done || (p->max_frames > 0 && r->frames_out >= p->max_frames))
+            break;
+    }
+    if (!j->trimmed_done) {
+        ret = decode_packet(j, NULL, frame);
+        if (ret < 0)
+            goto fail;
+    }
+    if (!j->sink_ready && (p->start_time >= 0 || p->start_frame > 0 || p->duration >= 0 || p->frame_count >= 0) &&
+        j->frames_seen > r->frames_corrupt) {
+        /* Frames were decoded, the trim window just holds none of them. */
+        snprintf(j->err, j->errlen, "%s: the --start/--duration range holds no frame (%lld decoded around it); "
+                 "give a longer --duration or an earlier --start", p->input, (long long)(j->frames_seen - r->frames_corrupt));
+        ret = VKCU_ERR_USAGE;
+        goto fail;
+    }
+    if (!j->sink_ready) {
+        snprintf(j->err, j->errlen, "%s: no frames could be decoded (corrupt or truncated file%s)", p->input,
+                 r->frames_corrupt ? ", all frames corrupt" : "");
+        ret = VKCU_ERR_INPUT;
+        goto fail;
+    }
+    if (p->decode_only) {
+        ret = 0;
+    } else if (j->gpu) {
+        ret = vkcu_gpu_push(j->gpu, NULL, j->err, j->errlen);
+        if (ret >= 0)
+            ret = gpu_drain(j, 1);
+    } else {
+        ret = cpu_chain_feed(j, NULL);
+    }
+    if (ret < 0)
+        goto fail;
+    if (r->frames_corrupt)
+        LOGW("%s: %lld corrupt frame(s) skipped", p->input, (long long)r->frames_corrupt);
+    ret = p->decode_only ? 0 : j->sink.cls->close(&j->sink, 1);
+    j->sink_ready = 0;
+    if (ret < 0)
+        goto fail;
+    vkcu_progress_update(&j->progress, r->frames_out, 1);
+    ret = 0;
+fail:
+    if (j->watchdog_running) {
+        atomic_store(&j->watchdog_stop, 1);
+        pthread_join(j->watchdog, NULL);
+    }
+    if (ret < 0 && j->sink.cls && j->sink.priv && j->sink.cls->close)
+        j->sink.cls->close(&j->sink, 0);
+    if (ret < 0 && !j->err[0]) {
+        char buf[128];
+        snprintf(j->err, j->errlen, "%s: %s", p->input, vkcu_err_str(ret, buf, sizeof(buf)));
+    }
+    if (ret == AVERROR(ETIMEDOUT) && p->deadline > 0)
+        snprintf(j->err, j->errlen, "%s: stopped at its time limit after %" PRId64 " frames", p->input, r->frames_out);
+    if (ret == VKCU_ERR_INTERRUPT)
+        snprintf(j->err, j->errlen, "%s: interrupted; partial output %s", p->input,
+                 p->keep_partial && p->sink == VKCU_SINK_ENCODE ? "kept (--keep-partial)" : "removed");
+    if (j->gpu)
+        vkcu_gpu_stats(j->gpu, r);
+    r->seconds = vkcu_now() - t0;
+    r->setup_seconds = j->t_first ? j->t_first - t0 : r->seconds;
+    if (j->t_backend) {
+        r->setup_ms_decoder = FFMAX(j->ms_backend - r->setup_ms_gpu_open, 0);
+        r->setup_ms_first_frame = j->t_first ? (j->t_first - j->t_backend) * 1e3 : 0;
+    }
+    r->fps = r->seconds > 0 ? r->frames_out / r->seconds : 0;
+    if (j->t_first && r->frames_out > 1)
+        r->fps_steady = (r->frames_out - 1) / (vkcu_now() - j->t_first);
+    av_packet_free(&pkt);
+    av_frame_free(&frame);
+    for (int i = 0; i < j->nb_early; i++)
+        av_packet_free(&j->early[i]);
+    /* The handoff thread may still run operators: stop it before freeing them. */
+    vkcu_gpu_close(&j->gpu);
+    vkcu_decoder_close(&j->dec);
+    vkcu_chain_free(&j->chain);
+    vkcu_demux_close(&j->demux);
+    av_freep(&j->sink.priv);
+    if (j->gpu_prepared) /* no set-up thread outlives the job (the process may exit next) */
+        vkcu_gpu_prepare_wait(p->device);
+    return ret;
+}

@@ -1,0 +1,1053 @@
+/*
+ * Encode sink: libavcodec encoder + libavformat muxer. The container
+ * follows the output's extension; `.y4m` and `.nut` get raw frames. Other
+ * streams (audio, subtitles, data) are copied, with container metadata,
+ * chapters and rotation. Colour tags and HDR metadata come from the chain's
+ * output format. Encoding and muxing run on their own thread behind a
+ * bounded queue. Output goes to a temporary name and is renamed at the end.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <libavutil/avstring.h>
+#include <libavutil/display.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/opt.h>
+#include <libavutil/pixdesc.h>
+
+#include "util/log.h"
+#include "stage.h"
+#include "timing.h"
+#include "gpu/vkencode.h"
+
+/* Frames waiting for the encoder thread: the bound keeps memory flat when
+ * the encoder is slower than decode (GPU frames hold pinned buffers). */
+#define QUEUE_FRAMES 8
+/* GOP-parallel encoding holds a GOP per worker: at most this many frames,
+ * and this many bytes of them. */
+#define GOP_QUEUE_FRAMES 192
+#define GOP_QUEUE_BYTES ((int64_t)1 << 30)
+#define MAX_GOP_WORKERS 8
+/* Queue slots: frames plus stream-copied packets between them (audio,
+ * subtitles). */
+#define QUEUE_ITEMS 512
+
+typedef struct queue_item {
+    AVFrame *frame;         /* a video frame to encode, or */
+    AVPacket *pkt;          /* a stream-copied packet, already mapped to its output stream */
+    int64_t index;          /* frames: number in the stream (GOP-parallel: which worker) */
+    int state;              /* GOP-parallel frames: 0 queued, 1 being encoded, 2 encoded into pkt */
+} queue_item;
+
+/* GOP-parallel encoding (intra-only codecs whose frames depend only on the
+ * GOP's first, FFV1): worker w encodes GOPs w, w + n, w + 2n ... with its own
+ * encoder context, opened with the same settings, so that every worker sees
+ * its GOPs at frame numbers that are multiples of the GOP size, where the
+ * encoder starts a key frame and resets its state. The packets are the ones
+ * one encoder would have made; the encoder thread writes them in order. */
+typedef struct gop_worker {
+    vkcu_sink *s;
+    AVCodecContext *enc;
+    AVPacket *pkt;
+    pthread_t thread;
+    int running;
+    int64_t next;           /* the next frame number this worker encodes */
+} gop_worker;
+
+typedef struct encode_sink {
+    AVFormatContext *oc;
+    AVCodecContext *enc;
+    AVStream *vst;
+    int *stream_map;        /* input stream -> output stream, -1: dropped */
+    int nb_map;
+    AVPacket *pkt;
+    AVFrame *hw_frame;      /* Vulkan encode: the uploaded frame */
+    vkcu_frame_sync sync;   /* frames onto the encoder's 1/frame rate, as the muxer wants (job thread) */
+    int to_stdout;          /* -o -: the output is standard output */
+    int64_t *last_dts;      /* per output stream: the last dts muxed (encoder thread) */
+    char tmp[4200];
+    int header_written;
+    int64_t frames;         /* frames handed to the encoder (encoder thread) */
+    /* The encoder thread owns enc and oc between open and close: it encodes
+     * frames and writes every packet (encoded and copied) in queue order, so
+     * the muxer sees one writer and the output bytes do not depend on timing. */
+    pthread_t thread;
+    int thread_running;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    queue_item queue[QUEUE_ITEMS];
+    int q_head, q_count, q_frames;
+    int finishing;          /* no more items: flush the encoder and end */
+    int aborting;           /* job failed: drop what is queued and end */
+    int thread_ret;         /* first error of the encoder thread (or of a worker) */
+    int64_t next_index;     /* number of the next frame enqueued */
+    int max_frames;         /* frames the queue holds */
+    gop_worker *gw;         /* GOP-parallel workers (nb_gw > 1), else NULL */
+    int nb_gw, gop;
+    double t_encode, t_mux, t_idle; /* encoder thread time, seconds (--stats) */
+    char thread_err[512];
+} encode_sink;
+
+static const char *default_encoder(const AVOutputFormat *ofmt, const char *path, int named)
+{
+    const char *ext = strrchr(path, '.');
+    char first[16] = "";
+    if ((!ext || named) && ofmt->extensions) { /* -f FORMAT, standard output: the container's usual extension */
+        snprintf(first, sizeof(first), "%.*s", (int)strcspn(ofmt->extensions, ","), ofmt->extensions);
+        ext = NULL;
+    }
+    ext = ext ? ext + 1 : first;
+    if (!av_strcasecmp(ext, "y4m"))
+        return "wrapped_avframe";
+    if (!av_strcasecmp(ext, "nut") || !av_strcasecmp(ext, "yuv") || !av_strcasecmp(ext, "raw"))
+        return "rawvideo";
+    if (!av_strcasecmp(ext, "ivf") || !av_strcasecmp(ext, "webm") || !av_strcasecmp(ext, "obu"))
+        return "libsvtav1";
+    if (!av_strcasecmp(ext, "hevc") || !av_strcasecmp(ext, "h265") || !av_strcasecmp(ext, "265"))
+        return "libx265";
+    return "libx264";
+}
+
+static int pix_fmt_supported(const AVCodec *codec, enum AVPixelFormat fmt)
+{
+    const void *cfg = NULL;
+    int n = 0;
+    if (avcodec_get_supported_config(NULL, codec, AV_CODEC_CONFIG_PIX_FORMAT, 0, &cfg, &n) < 0 || !cfg)
+        return 1; /* the encoder does not say: let it decide */
+    const enum AVPixelFormat *p = cfg;
+    for (int i = 0; i < n; i++)
+        if (p[i] == fmt)
+            return 1;
+    return 0;
+}
+
+/* Encoders that print to stderr themselves (x265, SVT-AV1) stay quiet below
+ * --log-level verbose, so the progress line and errors remain readable. */
+static void quiet_encoder_logs(AVCodecContext *enc, const AVCodec *codec, const char *user_opts)
+{
+    if (vkcu_log_level() >= VKCU_LOG_VERBOSE)
+        return;
+    if (!strcmp(codec->name, "libx265") && !(user_opts && strstr(user_opts, "x265-params")))
+        av_opt_set(enc->priv_data, "x265-params", "log-level=error", 0);
+    if (!strcmp(codec->name, "libsvtav1"))
+        setenv("SVT_LOG", "1", 0);
+}
+
+/* HDR static metadata of the output format, for the encoder (x265, SVT-AV1
+ * write it into the bitstream) and, through coded_side_data, the muxer
+ * (Matroska MasteringMetadata, MP4 mdcv/clli). */
+static int set_hdr_side_data(AVCodecContext *enc, const vkcu_video_format *fmt)
+{
+    if (fmt->has_mastering) {
+        AVFrameSideData *sd = av_frame_side_data_new(&enc->decoded_side_data, &enc->nb_decoded_side_data,
+                                                     AV_FRAME_DATA_MASTERING_DISPLAY_METADATA,
+                                                     sizeof(AVMasteringDisplayMetadata), 0);
+        if (!sd)
+            return AVERROR(ENOMEM);
+        memcpy(sd->data, &fmt->mastering, sizeof(fmt->mastering));
+    }
+    if (fmt->has_cll) {
+        AVFrameSideData *sd = av_frame_side_data_new(&enc->decoded_side_data, &enc->nb_decoded_side_data,
+                                                     AV_FRAME_DATA_CONTENT_LIGHT_LEVEL, sizeof(AVContentLightMetadata), 0);
+        if (!sd)
+            return AVERROR(ENOMEM);
+        memcpy(sd->data, &fmt->cll, sizeof(fmt->cll));
+    }
+    return 0;
+}
+
+static void *encode_thread_main(void *arg);
+static int setup_workers(vkcu_sink *s, const AVCodec *codec, const vkcu_video_format *fmt, AVRational tb,
+                         int global_header);
+static int start_workers(vkcu_sink *s);
+
+/* An encoder context with every setting of the job (several identical ones
+ * for GOP-parallel encoding). Errors go to s->err. */
+static int configure_encoder(vkcu_sink *s, const AVCodec *codec, const vkcu_video_format *fmt, AVRational tb,
+                             int global_header, AVCodecContext **out)
+{
+    const vkcu_job_params *p = s->params;
+    const vkcu_demux *d = s->demux;
+    const char *path = p->output;
+    int ret = 0;
+    AVCodecContext *enc = avcodec_alloc_context3(codec);
+    if (!enc)
+        return AVERROR(ENOMEM);
+    enc->width = fmt->width;
+    enc->height = fmt->height;
+    enc->pix_fmt = fmt->pix_fmt;
+    enc->time_base = tb;
+    enc->framerate = ((encode_sink *)s->priv)->sync.rate;
+    /* The frames' aspect ratio, as ffmpeg gives the encoder; the stream's when they have none. */
+    enc->sample_aspect_ratio = fmt->sar.num > 0 ? fmt->sar : d->video->codecpar->sample_aspect_ratio;
+    enc->colorspace = fmt->matrix;
+    enc->color_range = fmt->range;
+    enc->color_primaries = fmt->primaries;
+    enc->color_trc = fmt->transfer;
+    enc->chroma_sample_location = fmt->chroma_loc;
+    ret = set_hdr_side_data(enc, fmt);
+    if (ret < 0)
+        goto fail;
+    if (p->gop > 0)
+        enc->gop_size = p->gop;
+    if (p->bitrate > 0)
+        enc->bit_rate = p->bitrate;
+    if (p->crf >= 0 && av_opt_set_int(enc->priv_data, "crf", p->crf, 0) < 0 &&
+        av_opt_set_int(enc->priv_data, "qp", p->crf, 0) < 0)
+        LOGW("%s: encoder %s has no --crf (or qp) setting; ignored", path, codec->name);
+    if (p->preset && *p->preset && av_opt_set(enc->priv_data, "preset", p->preset, 0) < 0) {
+        snprintf(s->err, s->errlen, "%s: encoder %s has no preset '%s'", path, codec->name, p->preset);
+        ret = VKCU_ERR_USAGE;
+        goto fail;
+    }
+    /* Encoder threads as the ffmpeg CLI sets them: automatic (libavcodec's
+     * default is 1, which leaves x264/x265 on one frame thread).
+     * --encoder-opt threads=N still overrides. */
+    enc->thread_count = 0;
+    quiet_encoder_logs(enc, codec, p->encoder_opts);
+    if (p->encoder_opts && *p->encoder_opts) {
+        AVDictionary *opts = NULL;
+        if (av_dict_parse_string(&opts, p->encoder_opts, "=", ":", 0) < 0) {
+            snprintf(s->err, s->errlen, "--encoder-opt: cannot parse '%s' (expected key=value:key=value)", p->encoder_opts);
+            av_dict_free(&opts);
+            ret = VKCU_ERR_USAGE;
+            goto fail;
+        }
+        const AVDictionaryEntry *t = NULL;
+        while ((t = av_dict_iterate(opts, t))) {
+            if (av_opt_set(enc, t->key, t->value, AV_OPT_SEARCH_CHILDREN) < 0) {
+                snprintf(s->err, s->errlen, "--encoder-opt: %s has no option %s=%s", codec->name, t->key, t->value);
+                av_dict_free(&opts);
+                ret = VKCU_ERR_USAGE;
+                goto fail;
+            }
+        }
+        av_dict_free(&opts);
+    }
+    if (global_header)
+        enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+    *out = enc;
+    return 0;
+fail:
+    avcodec_free_context(&enc);
+    return ret;
+}
+
+
+static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb)
+{
+    encode_sink *e = s->priv;
+    const vkcu_job_params *p = s->params;
+    vkcu_demux *d = s->demux;
+    const char *path = p->output;
+    int ret;
+    const char *fmtname = NULL;
+    const char *ext = strrchr(path, '.');
+    /* "-": standard output, written as it comes (no temporary name). */
+    e->to_stdout = !strcmp(path, "-");
+    if (ext && !av_strcasecmp(ext, ".y4m"))
+        fmtname = "yuv4mpegpipe";
+    else if (ext && (!av_strcasecmp(ext, ".yuv") || !av_strcasecmp(ext, ".raw")))
+        fmtname = "rawvideo";
+    if (p->output_format) {
+        fmtname = !strcmp(p->output_format, "y4m") ? "yuv4mpegpipe"
+                  : !strcmp(p->output_format, "mkv") ? "matroska"
+                                                     : p->output_format;
+        if (!av_guess_format(fmtname, NULL, NULL)) {
+            snprintf(s->err, s->errlen, "-f %s: no such container in this build (nut, yuv4mpegpipe, matroska, mp4, ...)",
+                     p->output_format);
+            return VKCU_ERR_USAGE;
+        }
+    } else if (e->to_stdout) {
+        snprintf(s->err, s->errlen, "-o -: name the container of standard output with -f (nut, y4m, matroska, ...)");
+        return VKCU_ERR_USAGE;
+    }
+    const AVOutputFormat *ofmt = av_guess_format(fmtname, path, NULL);
+    if (!ofmt) {
+        snprintf(s->err, s->errlen, "%s: unknown output format (use an extension such as .mkv, .mp4, .nut, .y4m)", path);
+        return VKCU_ERR_USAGE;
+    }
+    const char *encname = p->encoder && *p->encoder && strcmp(p->encoder, "auto") ? p->encoder : default_encoder(ofmt, path, !!p->output_format);
+    int vk_device = -1;
+    if (vkcu_vkencode_is_vulkan(encname)) {
+        /* Before anything is created: no encode queue, no output. */
+        char why[512];
+        vk_device = vkcu_vkencode_find_device(encname, why, sizeof(why));
+        if (vk_device < 0) {
+            snprintf(s->err, s->errlen, "%s: --encoder %s: %s; use --encoder %s or auto", path, encname, why,
+                     !strcmp(encname, "hevc_vulkan") ? "libx265" : "libx264");
+            return VKCU_ERR_DEVICE;
+        }
+    }
+    const AVCodec *codec = avcodec_find_encoder_by_name(encname);
+    if (!codec || codec->type != AVMEDIA_TYPE_VIDEO) {
+        snprintf(s->err, s->errlen, "%s: %s '%s' is not available in this build (try libx264, libx265, libsvtav1, ffv1, "
+                 "rawvideo)", path, codec ? "not a video encoder:" : "encoder", encname);
+        return VKCU_ERR_USAGE;
+    }
+    if (vk_device < 0 && !pix_fmt_supported(codec, fmt->pix_fmt)) {
+        snprintf(s->err, s->errlen, "%s: encoder %s cannot take %s frames (add convert=format=... to the chain)",
+                 path, codec->name, av_get_pix_fmt_name(fmt->pix_fmt));
+        return VKCU_ERR_USAGE;
+    }
+    if (avformat_query_codec(ofmt, codec->id, FF_COMPLIANCE_NORMAL) == 0) {
+        snprintf(s->err, s->errlen, "%s: %s cannot hold %s video (pick another extension or --encoder)", path,
+                 ofmt->name, avcodec_get_name(codec->id));
+        return VKCU_ERR_USAGE;
+    }
+    /* The encoder's time base is 1/frame rate, and frames are repeated or
+     * dropped as the container wants, both as ffmpeg's CLI does. */
+    const void *rates = NULL;
+    int nb_rates = 0;
+    if (avcodec_get_supported_config(NULL, codec, AV_CODEC_CONFIG_FRAME_RATE, 0, &rates, &nb_rates) < 0)
+        rates = NULL;
+    vkcu_frame_sync_init(&e->sync, vkcu_fps_mode_for(ofmt, d->fmt->nb_streams), fmt->frame_rate, tb, rates);
+    tb = e->sync.tb_out;
+
+    ret = configure_encoder(s, codec, fmt, tb, !!(ofmt->flags & AVFMT_GLOBALHEADER), &e->enc);
+    if (ret < 0)
+        goto fail_out;
+    if (vk_device >= 0) {
+        char why[512];
+        ret = vkcu_vkencode_setup(e->enc, vk_device, fmt->pix_fmt, why, sizeof(why));
+        if (ret < 0) {
+            snprintf(s->err, s->errlen, "%s: --encoder %s: %s", path, encname, why);
+            goto fail_out;
+        }
+        e->hw_frame = av_frame_alloc();
+        if (!e->hw_frame) {
+            ret = AVERROR(ENOMEM);
+            goto fail_out;
+        }
+    }
+    ret = avcodec_open2(e->enc, codec, NULL);
+    if (ret < 0) {
+        char buf[128];
+        const AVPixFmtDescriptor *pd = av_pix_fmt_desc_get(e->enc->pix_fmt);
+        int subw = pd ? 1 << pd->log2_chroma_w : 1, subh = pd ? 1 << pd->log2_chroma_h : 1;
+        if (fmt->width > 8192 || fmt->height > 8192) {
+            snprintf(s->err, s->errlen, "%s: encoder %s cannot take %dx%d frames (over its size limit); "
+                     "use --encoder ffv1 or a smaller input", path, codec->name, fmt->width, fmt->height);
+            ret = VKCU_ERR_INPUT;
+        } else if (fmt->width % subw || fmt->height % subh) {
+            /* x264/x265 refuse subsampled pictures of odd size with a generic error */
+            snprintf(s->err, s->errlen, "%s: encoder %s cannot take %dx%d %s frames (not a multiple of the chroma "
+                     "subsampling, %dx%d); use -2 for a side in scale, or --encoder ffv1", path, codec->name,
+                     fmt->width, fmt->height, av_get_pix_fmt_name(e->enc->pix_fmt), subw, subh);
+            ret = VKCU_ERR_USAGE;
+        } else {
+            snprintf(s->err, s->errlen, "%s: cannot open encoder %s: %s (check --crf/--preset/--encoder-opt)", path,
+                     codec->name, vkcu_err_str(ret, buf, sizeof(buf)));
+            ret = VKCU_ERR_USAGE;
+        }
+        goto fail_out;
+    }
+    e->max_frames = QUEUE_FRAMES;
+    if (!e->hw_frame && (ret = setup_workers(s, codec, fmt, tb, !!(ofmt->flags & AVFMT_GLOBALHEADER))) < 0)
+        goto fail_out;
+
+    /* The mov muxer moves the index at the trailer by reading the file
+     * back: only MP4/MOV have one, and only a file can be re-read. */
+    if (p->faststart && ((!strstr(ofmt->name, "mp4") && !strstr(ofmt->name, "mov") && strcmp(ofmt->name, "ipod")) ||
+                         e->to_stdout)) {
+        if (e->to_stdout)
+            snprintf(s->err, s->errlen, "--faststart: the index is moved by re-reading the file; not possible on "
+                     "standard output (write a file)");
+        else
+            snprintf(s->err, s->errlen, "--faststart: only MP4/MOV outputs have an index to move (this output is %s)",
+                     ofmt->name);
+        ret = VKCU_ERR_USAGE;
+        goto fail_out;
+    }
+    /* Only now, with every option checked, does the output appear. */
+    if (!e->to_stdout) {
+        const char *inputs[] = { p->input, NULL };
+        ret = vkcu_outfile_begin(path, p->overwrite, inputs, e->tmp, sizeof(e->tmp), s->err, s->errlen);
+        if (ret < 0)
+            goto fail_out;
+    }
+    const char *url = e->to_stdout ? "pipe:1" : e->tmp;
+    ret = avformat_alloc_output_context2(&e->oc, ofmt, NULL, url);
+    if (ret < 0)
+        goto fail_out;
+    /* y4m above 8 bits (C420p10, C422p10, ...) is what x264, x265 and
+     * aomenc read, but FFmpeg's muxer writes it only at "unofficial"
+     * compliance (ffmpeg -strict -1); without it 10-bit input failed here. */
+    if (!strcmp(ofmt->name, "yuv4mpegpipe"))
+        e->oc->strict_std_compliance = FF_COMPLIANCE_UNOFFICIAL;
+
+    /* Streams: video first at the input's position, others copied. */
+    e->nb_map = d->fmt->nb_streams;
+    e->stream_map = av_calloc(e->nb_map, sizeof(int));
+    if (!e->stream_map) {
+        ret = AVERROR(ENOMEM);
+        goto fail_out;
+    }
+    for (int i = 0; i < e->nb_map; i++) {
+        AVStream *ist = d->fmt->streams[i];
+        e->stream_map[i] = -1;
+        if (i == d->video_index) {
+            e->vst = avformat_new_stream(e->oc, NULL);
+            if (!e->vst) {
+                ret = AVERROR(ENOMEM);
+                goto fail_out;
+            }
+            AV_CHECK(avcodec_parameters_from_context(e->vst->codecpar, e->enc));
+            e->vst->time_base = tb;
+            e->vst->avg_frame_rate = e->sync.rate;
+            e->vst->disposition = ist->disposition;
+            av_dict_copy(&e->vst->metadata, ist->metadata, 0);
+            /* Rotation (display matrix) and stereo/spherical descriptions
+             * travel with the stream; HDR metadata came from the format. */
+            for (int k = 0; k < ist->codecpar->nb_coded_side_data; k++) {
+                const AVPacketSideData *sd = &ist->codecpar->coded_side_data[k];
+                if (sd->type != AV_PKT_DATA_DISPLAYMATRIX && sd->type != AV_PKT_DATA_STEREO3D &&
+                    sd->type != AV_PKT_DATA_SPHERICAL)
+                    continue;
+                AVPacketSideData *nsd = av_packet_side_data_new(&e->vst->codecpar->coded_side_data,
+                                                                &e->vst->codecpar->nb_coded_side_data, sd->type,
+                                                                sd->size, 0);
+                if (!nsd) {
+                    ret = AVERROR(ENOMEM);
+                    goto fail_out;
+                }
+                memcpy(nsd->data, sd->data, sd->size);
+            }
+            e->stream_map[i] = e->vst->index;
+            continue;
+        }
+        enum AVMediaType t = ist->codecpar->codec_type;
+        if (t != AVMEDIA_TYPE_AUDIO && t != AVMEDIA_TYPE_SUBTITLE && t != AVMEDIA_TYPE_DATA &&
+            t != AVMEDIA_TYPE_ATTACHMENT) {
+            ist->discard = AVDISCARD_ALL;
+            continue;
+        }
+        if (ofmt->flags & AVFMT_NOTIMESTAMPS || avformat_query_codec(ofmt, ist->codecpar->codec_id, FF_COMPLIANCE_NORMAL) != 1) {
+            LOGW("%s: stream %d (%s %s) cannot go into %s; dropped", d->path, i, av_get_media_type_string(t),
+                 avcodec_get_name(ist->codecpar->codec_id), ofmt->name);
+            ist->discard = AVDISCARD_ALL; /* not read: nor does it count for where the output starts */
+            continue;
+        }
+        AVStream *ost = avformat_new_stream(e->oc, NULL);
+        if (!ost) {
+            ret = AVERROR(ENOMEM);
+            goto fail_out;
+        }
+        AV_CHECK(avcodec_parameters_copy(ost->codecpar, ist->codecpar));
+        ost->codecpar->codec_tag = 0;
+        ost->time_base = ist->time_base;
+        ost->disposition = ist->disposition;
+        av_dict_copy(&ost->metadata, ist->metadata, 0);
+        e->stream_map[i] = ost->index;
+    }
+    av_dict_copy(&e->oc->metadata, d->fmt->metadata, 0);
+    if (d->fmt->nb_chapters) {
+        e->oc->chapters = av_calloc(d->fmt->nb_chapters, sizeof(*e->oc->chapters));
+        if (!e->oc->chapters) {
+            ret = AVERROR(ENOMEM);
+            goto fail_out;
+        }
+        for (unsigned i = 0; i < d->fmt->nb_chapters; i++) {
+            const AVChapter *ic = d->fmt->chapters[i];
+            AVChapter *oc = av_mallocz(sizeof(*oc));
+            if (!oc) {
+                ret = AVERROR(ENOMEM);
+                goto fail_out;
+            }
+            *oc = (AVChapter){ .id = ic->id, .time_base = ic->time_base, .start = ic->start, .end = ic->end };
+            av_dict_copy(&oc->metadata, ic->metadata, 0);
+            e->oc->chapters[e->oc->nb_chapters++] = oc;
+        }
+    }
+    if (!(ofmt->flags & AVFMT_NOFILE)) {
+        ret = avio_open(&e->oc->pb, url, AVIO_FLAG_WRITE);
+        if (ret < 0) {
+            char buf[128];
+            snprintf(s->err, s->errlen, "%s: cannot create output: %s", path, vkcu_err_str(ret, buf, sizeof(buf)));
+            ret = VKCU_ERR_OUTPUT;
+            goto fail_out;
+        }
+    }
+    /* y4m beyond 8 bits (yuv420p10 ...) is an extension of the format's
+     * own definition that FFmpeg writes only when told to; it reads it back. */
+    if (!strcmp(ofmt->name, "yuv4mpegpipe"))
+        e->oc->strict_std_compliance = FF_COMPLIANCE_UNOFFICIAL;
+    AVDictionary *mux_opts = NULL;
+    if (p->faststart)
+        av_dict_set(&mux_opts, "movflags", "+faststart", 0);
+    ret = avformat_write_header(e->oc, &mux_opts);
+    av_dict_free(&mux_opts);
+    if (ret < 0) {
+        char buf[128];
+        snprintf(s->err, s->errlen, "%s: cannot write the %s header: %s%s", path, ofmt->name,
+                 vkcu_err_str(ret, buf, sizeof(buf)), ret == AVERROR(ENOSPC) ? " (disk full)"
+                 : e->to_stdout ? " (on standard output, use a container that needs no seeking: nut, y4m, matroska)" : "");
+        ret = VKCU_ERR_OUTPUT;
+        goto fail_out;
+    }
+    e->header_written = 1;
+    e->pkt = av_packet_alloc();
+    e->last_dts = av_malloc_array(e->oc->nb_streams, sizeof(*e->last_dts));
+    for (unsigned i = 0; e->last_dts && i < e->oc->nb_streams; i++)
+        e->last_dts[i] = AV_NOPTS_VALUE;
+    if (!e->pkt || !e->last_dts) {
+        ret = AVERROR(ENOMEM);
+        goto fail_out;
+    }
+    pthread_mutex_init(&e->lock, NULL);
+    pthread_cond_init(&e->cond, NULL);
+    if (pthread_create(&e->thread, NULL, encode_thread_main, s) != 0) {
+        pthread_mutex_destroy(&e->lock);
+        pthread_cond_destroy(&e->cond);
+        snprintf(s->err, s->errlen, "%s: cannot start the encoder thread", path);
+        ret = AVERROR(EAGAIN);
+        goto fail_out;
+    }
+    e->thread_running = 1;
+    ret = start_workers(s);
+    if (ret < 0)
+        goto fail_out;
+    LOGV("%s: %s in %s, %s", path, codec->name, ofmt->name, av_get_pix_fmt_name(fmt->pix_fmt));
+    return 0;
+fail:
+fail_out:
+    if (!s->err[0]) {
+        char buf[128];
+        snprintf(s->err, s->errlen, "%s: cannot set up the output: %s", path, vkcu_err_str(ret, buf, sizeof(buf)));
+    }
+    return ret;
+}
+
+/* ---- encoder thread: everything below until the queue functions runs on it ---- */
+
+static int thread_fail(vkcu_sink *s, int ret, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int thread_fail(vkcu_sink *s, int ret, const char *fmt, ...)
+{
+    encode_sink *e = s->priv;
+    va_list ap;
+    /* The first error wins (workers and the encoder thread may fail together). */
+    pthread_mutex_lock(&e->lock);
+    if (!e->thread_ret) {
+        va_start(ap, fmt);
+        vsnprintf(e->thread_err, sizeof(e->thread_err), fmt, ap);
+        va_end(ap);
+        e->thread_ret = ret;
+    }
+    pthread_cond_broadcast(&e->cond);
+    pthread_mutex_unlock(&e->lock);
+    return ret;
+}
+
+/* Timestamps the muxer would refuse are mended as ffmpeg's CLI mends them:
+ * a dts after its pts, or a dts not after the previous one (an input with
+ * broken timestamps, stream-copied), becomes the nearest valid value. */
+static void mend_timestamps(vkcu_sink *s, AVPacket *pkt)
+{
+    encode_sink *e = s->priv;
+    const AVOutputFormat *ofmt = e->oc->oformat;
+    int64_t *last = &e->last_dts[pkt->stream_index];
+    if (ofmt->flags & AVFMT_NOTIMESTAMPS)
+        return;
+    if (pkt->dts != AV_NOPTS_VALUE && pkt->pts != AV_NOPTS_VALUE && pkt->dts > pkt->pts) {
+        /* The median of pts, dts and the next possible dts. */
+        int64_t a = pkt->pts, b = pkt->dts, c = *last != AV_NOPTS_VALUE ? *last + 1 : INT64_MIN / 2;
+        pkt->pts = pkt->dts = a + b + c - FFMIN3(a, b, c) - FFMAX3(a, b, c);
+    }
+    if (pkt->dts != AV_NOPTS_VALUE && *last != AV_NOPTS_VALUE) {
+        int64_t min = *last + !(ofmt->flags & AVFMT_TS_NONSTRICT);
+        if (pkt->dts < min) {
+            LOGV("%s: stream %d: non-monotonic dts %lld after %lld; changed to %lld", s->params->output,
+                 pkt->stream_index, (long long)pkt->dts, (long long)*last, (long long)min);
+            if (pkt->pts >= pkt->dts)
+                pkt->pts = FFMAX(pkt->pts, min);
+            pkt->dts = min;
+        }
+    }
+    *last = pkt->dts;
+}
+
+static int write_out(vkcu_sink *s, AVPacket *pkt)
+{
+    encode_sink *e = s->priv;
+    double t = vkcu_now();
+    int64_t pts = pkt->pts, dts = pkt->dts;
+    int index = pkt->stream_index;
+    mend_timestamps(s, pkt);
+    int ret = av_interleaved_write_frame(e->oc, pkt);
+    e->t_mux += vkcu_now() - t;
+    if (ret == AVERROR(EINVAL) && !(e->oc->pb && e->oc->pb->error < 0)) {
+        /* Refused, not failed to write: the input's timestamps are to blame. */
+        char buf[128];
+        AVRational tb = e->oc->streams[index]->time_base;
+        if (index == e->vst->index)
+            return thread_fail(s, VKCU_ERR_INPUT, "%s: frame at %.3f s (dts %.3f s): the %s muxer refused its "
+                               "timestamps: %s (the input's timestamps are broken)", s->params->input,
+                               pts * av_q2d(tb), dts * av_q2d(tb), e->oc->oformat->name,
+                               vkcu_err_str(ret, buf, sizeof(buf)));
+        return thread_fail(s, VKCU_ERR_INPUT, "%s: the %s muxer refused a packet of output stream %d (pts %lld, dts %lld "
+                           "in 1/%d s): %s (the input's timestamps are broken)", s->params->input,
+                           e->oc->oformat->name, index, (long long)pts, (long long)dts, tb.den,
+                           vkcu_err_str(ret, buf, sizeof(buf)));
+    }
+    if (e->to_stdout && (ret == AVERROR(EPIPE) || (e->oc->pb && e->oc->pb->error == AVERROR(EPIPE))))
+        return thread_fail(s, VKCU_ERR_PIPE_CLOSED, "standard output closed by its reader");
+    if (ret < 0) {
+        char buf[128];
+        return thread_fail(s, VKCU_ERR_OUTPUT, "%s: write error: %s%s", s->params->output,
+                           vkcu_err_str(ret, buf, sizeof(buf)), ret == AVERROR(ENOSPC) ? " (disk full)" : "");
+    }
+    if (e->oc->pb && e->oc->pb->error < 0) {
+        char buf[128];
+        return thread_fail(s, VKCU_ERR_OUTPUT, "%s: write error: %s%s", s->params->output,
+                           vkcu_err_str(e->oc->pb->error, buf, sizeof(buf)),
+                           e->oc->pb->error == AVERROR(ENOSPC) ? " (disk full)" : "");
+    }
+    return 0;
+}
+
+static int drain(vkcu_sink *s)
+{
+    encode_sink *e = s->priv;
+    for (;;) {
+        double t = vkcu_now();
+        int ret = avcodec_receive_packet(e->enc, e->pkt);
+        e->t_encode += vkcu_now() - t;
+        if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF)
+            return 0;
+        if (ret < 0) {
+            char buf[128];
+            return thread_fail(s, ret, "%s: encoder %s failed after frame %lld: %s", s->params->output,
+                               e->enc->codec->name, (long long)e->frames, vkcu_err_str(ret, buf, sizeof(buf)));
+        }
+        e->pkt->stream_index = e->vst->index;
+        av_packet_rescale_ts(e->pkt, e->enc->time_base, e->vst->time_base);
+        ret = write_out(s, e->pkt);
+        if (ret < 0)
+            return ret;
+    }
+}
+
+static int encode_one(vkcu_sink *s, AVFrame *frame)
+{
+    encode_sink *e = s->priv;
+    AVFrame *in = frame;
+    int ret;
+    frame->pict_type = AV_PICTURE_TYPE_NONE;
+    if (e->hw_frame) {
+        ret = vkcu_vkencode_upload(e->enc, frame, e->hw_frame);
+        if (ret < 0) {
+            char buf[128];
+            return thread_fail(s, VKCU_ERR_DEVICE, "%s: frame %lld: upload to the Vulkan encoder failed: %s",
+                               s->params->output, (long long)e->frames, vkcu_err_str(ret, buf, sizeof(buf)));
+        }
+        in = e->hw_frame;
+    }
+    double t = vkcu_now();
+    ret = avcodec_send_frame(e->enc, in);
+    e->t_encode += vkcu_now() - t;
+    if (e->hw_frame)
+        av_frame_unref(e->hw_frame);
+    if (ret < 0) {
+        char buf[128];
+        return thread_fail(s, ret, "%s: encoder %s refused frame %lld: %s", s->params->output, e->enc->codec->name,
+                           (long long)e->frames, vkcu_err_str(ret, buf, sizeof(buf)));
+    }
+    e->frames++;
+    return drain(s);
+}
+
+/* The queue slot holding frame `index`, or -1 (lock held). */
+static int find_frame(const encode_sink *e, int64_t index)
+{
+    for (int i = 0; i < e->q_count; i++) {
+        const queue_item *it = &e->queue[(e->q_head + i) % QUEUE_ITEMS];
+        if (it->frame && it->index == index)
+            return (e->q_head + i) % QUEUE_ITEMS;
+    }
+    return -1;
+}
+
+static void *gop_worker_main(void *arg)
+{
+    gop_worker *w = arg;
+    vkcu_sink *s = w->s;
+    encode_sink *e = s->priv;
+    for (;;) {
+        pthread_mutex_lock(&e->lock);
+        int slot;
+        while ((slot = find_frame(e, w->next)) < 0 && !e->thread_ret && !e->aborting &&
+               !(e->finishing && e->next_index <= w->next))
+            pthread_cond_wait(&e->cond, &e->lock);
+        if (slot < 0) { /* done, failed or aborted */
+            pthread_mutex_unlock(&e->lock);
+            break;
+        }
+        queue_item *it = &e->queue[slot];
+        AVFrame *frame = it->frame;
+        it->frame = NULL; /* the worker owns it now; the slot still counts as a frame */
+        it->state = 1;
+        pthread_mutex_unlock(&e->lock);
+
+        double t = vkcu_now();
+        frame->pict_type = AV_PICTURE_TYPE_NONE;
+        int ret = avcodec_send_frame(w->enc, frame);
+        AVPacket *out = NULL;
+        if (ret >= 0)
+            ret = avcodec_receive_packet(w->enc, w->pkt);
+        if (ret >= 0 && !(out = av_packet_alloc()))
+            ret = AVERROR(ENOMEM);
+        if (out)
+            av_packet_move_ref(out, w->pkt);
+        av_frame_free(&frame);
+        if (ret < 0) {
+            char buf[128];
+            av_packet_free(&out);
+            thread_fail(s, ret, "%s: encoder %s failed at frame %lld: %s", s->params->output, w->enc->codec->name,
+                        (long long)w->next, vkcu_err_str(ret, buf, sizeof(buf)));
+            break;
+        }
+        pthread_mutex_lock(&e->lock);
+        e->t_encode += vkcu_now() - t;
+        it->pkt = out;
+        it->state = 2;
+        w->next++;
+        if (w->next % e->gop == 0)
+            w->next += (int64_t)(e->nb_gw - 1) * e->gop;
+        pthread_cond_broadcast(&e->cond);
+        pthread_mutex_unlock(&e->lock);
+    }
+    return NULL;
+}
+
+/* Takes the first queue item (lock held). */
+static queue_item pop_head(encode_sink *e)
+{
+    queue_item it = e->queue[e->q_head];
+    e->queue[e->q_head] = (queue_item){ 0 };
+    e->q_head = (e->q_head + 1) % QUEUE_ITEMS;
+    e->q_count--;
+    if (it.index >= 0)
+        e->q_frames--;
+    pthread_cond_broadcast(&e->cond);
+    return it;
+}
+
+/* Whether the first item can be written now (lock held): a copied packet, a
+ * frame this thread encodes itself, or one its GOP worker has encoded. */
+static int head_ready(const encode_sink *e)
+{
+    const queue_item *h = &e->queue[e->q_head];
+    return e->q_count && (h->index < 0 || e->nb_gw < 2 || h->state == 2);
+}
+
+/* The encoder thread: takes the queue in order and writes every packet, so
+ * the muxer has one writer. With GOP workers it only writes their packets. */
+static void *encode_thread_main(void *arg)
+{
+    vkcu_sink *s = arg;
+    encode_sink *e = s->priv;
+    const int workers = e->nb_gw > 1;
+    int ret = 0;
+    for (;;) {
+        pthread_mutex_lock(&e->lock);
+        double t = vkcu_now();
+        int starved = !e->q_count;
+        while (!e->thread_ret && !e->aborting && !head_ready(e) && !(e->finishing && !e->q_count))
+            pthread_cond_wait(&e->cond, &e->lock);
+        if (starved && e->frames) /* waiting for the first frame is set-up, not starvation */
+            e->t_idle += vkcu_now() - t;
+        if (e->thread_ret || e->aborting || !e->q_count) {
+            int finish = !e->thread_ret && !e->aborting;
+            pthread_mutex_unlock(&e->lock);
+            if (finish && !workers) { /* intra-only workers have nothing left to flush */
+                avcodec_send_frame(e->enc, NULL);
+                ret = drain(s);
+            }
+            break;
+        }
+        queue_item it = pop_head(e);
+        pthread_mutex_unlock(&e->lock);
+        if (it.index >= 0 && !workers) {
+            ret = encode_one(s, it.frame);
+        } else {
+            if (it.index >= 0) {
+                it.pkt->stream_index = e->vst->index;
+                av_packet_rescale_ts(it.pkt, e->enc->time_base, e->vst->time_base);
+                e->frames++;
+            }
+            ret = write_out(s, it.pkt);
+        }
+        av_frame_free(&it.frame);
+        av_packet_free(&it.pkt);
+        if (ret < 0)
+            break;
+    }
+    pthread_mutex_lock(&e->lock);
+    if (!e->thread_ret)
+        e->thread_ret = ret;
+    pthread_cond_broadcast(&e->cond);
+    pthread_mutex_unlock(&e->lock);
+    return NULL;
+}
+
+/* Joins the GOP workers (after the encoder thread: they stop on finishing,
+ * on an error or on abort, which the encoder thread's end implies). */
+static void stop_workers(encode_sink *e)
+{
+    pthread_mutex_lock(&e->lock);
+    if (e->thread_ret || !e->finishing)
+        e->aborting = 1;
+    pthread_cond_broadcast(&e->cond);
+    pthread_mutex_unlock(&e->lock);
+    for (int i = 0; i < e->nb_gw; i++)
+        if (e->gw[i].running) {
+            pthread_join(e->gw[i].thread, NULL);
+            e->gw[i].running = 0;
+        }
+}
+
+static void free_workers(encode_sink *e)
+{
+    for (int i = 0; i < e->nb_gw; i++) {
+        if (i) /* worker 0 uses e->enc */
+            avcodec_free_context(&e->gw[i].enc);
+        av_packet_free(&e->gw[i].pkt);
+    }
+    av_freep(&e->gw);
+    e->nb_gw = 0;
+}
+
+/* Sets up GOP-parallel encoding where it applies (FFV1, not two-pass, more
+ * than one worker wanted, the queue of n GOPs within its bounds); otherwise
+ * leaves one encoder. Extra encoders must come out of avcodec_open2 with
+ * the first one's extradata, or the idea of "the same packets" fails. */
+static int setup_workers(vkcu_sink *s, const AVCodec *codec, const vkcu_video_format *fmt, AVRational tb, int global_header)
+{
+    encode_sink *e = s->priv;
+    const vkcu_job_params *p = s->params;
+    int want = p->encode_workers;
+    if (want == 1)
+        return 0;
+    if (codec->id != AV_CODEC_ID_FFV1 || (e->enc->flags & (AV_CODEC_FLAG_PASS1 | AV_CODEC_FLAG_PASS2))) {
+        if (want > 1)
+            LOGW("%s: --encode-workers applies to FFV1 (one pass) only; %s uses its own threads", p->output, codec->name);
+        return 0;
+    }
+    if (want <= 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        want = (int)(cpus / 4); /* FFV1 itself uses about 4 slice threads */
+    }
+    const int gop = e->enc->gop_size > 0 ? e->enc->gop_size : 1;
+    int64_t bytes = av_image_get_buffer_size(fmt->pix_fmt, fmt->width, fmt->height, 1);
+    int64_t frames = bytes > 0 ? FFMIN(GOP_QUEUE_FRAMES, GOP_QUEUE_BYTES / bytes) : 0;
+    int n = FFMIN(FFMIN(want, MAX_GOP_WORKERS), (int)(frames / gop));
+    if (n < 2) {
+        if (p->encode_workers > 1)
+            LOGW("%s: --encode-workers %d: GOPs of %d frames of %dx%d do not fit the queue (%d frames, 1 GiB); "
+                 "one encoder", p->output, p->encode_workers, gop, fmt->width, fmt->height, GOP_QUEUE_FRAMES);
+        return 0;
+    }
+    if (!(e->gw = av_calloc(n, sizeof(*e->gw))))
+        return AVERROR(ENOMEM);
+    e->nb_gw = n;
+    for (int i = 0; i < n; i++) {
+        gop_worker *w = &e->gw[i];
+        w->s = s;
+        w->next = (int64_t)i * gop;
+        if (!(w->pkt = av_packet_alloc()))
+            return AVERROR(ENOMEM);
+        if (!i) {
+            w->enc = e->enc;
+            continue;
+        }
+        int ret = configure_encoder(s, codec, fmt, tb, global_header, &w->enc);
+        if (ret < 0)
+            return ret;
+        ret = avcodec_open2(w->enc, codec, NULL);
+        if (ret < 0 || w->enc->extradata_size != e->enc->extradata_size ||
+            (e->enc->extradata_size && memcmp(w->enc->extradata, e->enc->extradata, e->enc->extradata_size))) {
+            LOGV("%s: a second %s encoder %s; one encoder", p->output, codec->name,
+                 ret < 0 ? "does not open" : "has other extradata");
+            free_workers(e);
+            return 0;
+        }
+    }
+    e->gop = gop;
+    e->max_frames = n * gop;
+    LOGV("%s: %s: %d GOPs of %d frames encoded at once", p->output, codec->name, n, gop);
+    return 0;
+}
+
+static int start_workers(vkcu_sink *s)
+{
+    encode_sink *e = s->priv;
+    for (int i = 0; i < e->nb_gw; i++) {
+        if (pthread_create(&e->gw[i].thread, NULL, gop_worker_main, &e->gw[i]) != 0) {
+            snprintf(s->err, s->errlen, "%s: cannot start an encoder thread", s->params->output);
+            return AVERROR(EAGAIN);
+        }
+        e->gw[i].running = 1;
+    }
+    return 0;
+}
+
+/* ---- job thread side ---- */
+
+/* Takes ownership of exactly one of frame/pkt. Waits while the queue is full. */
+static int enqueue(vkcu_sink *s, AVFrame *frame, AVPacket *pkt)
+{
+    encode_sink *e = s->priv;
+    pthread_mutex_lock(&e->lock);
+    while (!e->thread_ret && (e->q_count == QUEUE_ITEMS || (frame && e->q_frames >= e->max_frames)))
+        pthread_cond_wait(&e->cond, &e->lock);
+    int ret = e->thread_ret;
+    if (!ret) {
+        e->queue[(e->q_head + e->q_count) % QUEUE_ITEMS] =
+            (queue_item){ .frame = frame, .pkt = pkt, .index = frame ? e->next_index++ : -1 };
+        e->q_count++;
+        if (frame)
+            e->q_frames++;
+        pthread_cond_broadcast(&e->cond);
+    }
+    pthread_mutex_unlock(&e->lock);
+    if (ret < 0) {
+        snprintf(s->err, s->errlen, "%s", e->thread_err);
+        av_frame_free(&frame);
+        av_packet_free(&pkt);
+    }
+    return ret;
+}
+
+static int encode_emit(void *opaque, AVFrame *frame)
+{
+    /* A new reference: decoder pool frames and the GPU session's pinned
+     * buffers stay alive while the frame waits in the queue. */
+    AVFrame *ref = av_frame_clone(frame);
+    if (!ref)
+        return AVERROR(ENOMEM);
+    return enqueue(opaque, ref, NULL);
+}
+
+static int encode_write(vkcu_sink *s, AVFrame *frame)
+{
+    encode_sink *e = s->priv;
+    return vkcu_frame_sync_push(&e->sync, frame, encode_emit, s);
+}
+
+static int encode_packet(vkcu_sink *s, AVPacket *pkt)
+{
+    encode_sink *e = s->priv;
+    if (pkt->stream_index >= e->nb_map || e->stream_map[pkt->stream_index] < 0)
+        return 0;
+    AVStream *ist = s->demux->fmt->streams[pkt->stream_index];
+    AVPacket *copy = av_packet_clone(pkt);
+    if (!copy)
+        return AVERROR(ENOMEM);
+    copy->stream_index = e->stream_map[pkt->stream_index];
+    av_packet_rescale_ts(copy, ist->time_base, e->oc->streams[copy->stream_index]->time_base);
+    copy->pos = -1;
+    return enqueue(s, NULL, copy);
+}
+
+static int encode_close(vkcu_sink *s, int ok)
+{
+    encode_sink *e = s->priv;
+    int ret = 0;
+    /* --keep-partial: what was decoded is encoded, flushed and finished
+     * (trailer, index), so the partial output plays. */
+    int finish = ok || (s->params->keep_partial && strcmp(e->tmp, s->params->output));
+    if (e->thread_running && finish) {
+        /* The last frame repeated, where the frame rate wants it. */
+        ret = vkcu_frame_sync_push(&e->sync, NULL, encode_emit, s);
+        if (ret < 0 && ok)
+            finish = 0;
+    }
+    vkcu_frame_sync_free(&e->sync);
+    if (e->thread_running) {
+        pthread_mutex_lock(&e->lock);
+        if (finish)
+            e->finishing = 1;
+        else
+            e->aborting = 1;
+        pthread_cond_broadcast(&e->cond);
+        pthread_mutex_unlock(&e->lock);
+        pthread_join(e->thread, NULL);
+        e->thread_running = 0;
+        stop_workers(e);
+        if (s->result) {
+            s->result->enc_ms_encode = e->t_encode * 1000;
+            s->result->enc_ms_mux = e->t_mux * 1000;
+            s->result->enc_ms_idle = e->t_idle * 1000;
+        }
+        while (e->q_count) { /* every thread has ended: no lock needed */
+            queue_item it = pop_head(e);
+            av_frame_free(&it.frame);
+            av_packet_free(&it.pkt);
+        }
+        pthread_mutex_destroy(&e->lock);
+        pthread_cond_destroy(&e->cond);
+        if (e->thread_ret < 0) {
+            if (ok)
+                snprintf(s->err, s->errlen, "%s", e->thread_err);
+            ret = e->thread_ret;
+        }
+    }
+    if (finish && ret >= 0 && e->header_written) {
+        ret = av_write_trailer(e->oc);
+        if (ret < 0 && e->to_stdout && (ret == AVERROR(EPIPE) || (e->oc->pb && e->oc->pb->error == AVERROR(EPIPE)))) {
+            ret = VKCU_ERR_PIPE_CLOSED;
+        } else if (ret < 0) {
+            char buf[128];
+            snprintf(s->err, s->errlen, "%s: cannot finish the output: %s%s", s->params->output,
+                     vkcu_err_str(ret, buf, sizeof(buf)), ret == AVERROR(ENOSPC) ? " (disk full)" : "");
+            ret = VKCU_ERR_OUTPUT;
+        }
+    }
+    if (e->oc && e->oc->pb && !(e->oc->oformat->flags & AVFMT_NOFILE)) {
+        avio_flush(e->oc->pb);
+        if (ok && ret >= 0 && e->to_stdout && e->oc->pb->error == AVERROR(EPIPE)) {
+            ret = VKCU_ERR_PIPE_CLOSED;
+        } else if (ok && ret >= 0 && e->oc->pb->error < 0) {
+            char buf[128];
+            snprintf(s->err, s->errlen, "%s: write error: %s%s", s->params->output,
+                     vkcu_err_str(e->oc->pb->error, buf, sizeof(buf)),
+                     e->oc->pb->error == AVERROR(ENOSPC) ? " (disk full)" : "");
+            ret = VKCU_ERR_OUTPUT;
+        }
+        avio_closep(&e->oc->pb);
+    }
+    avformat_free_context(e->oc);
+    e->oc = NULL;
+    free_workers(e);
+    avcodec_free_context(&e->enc);
+    av_frame_free(&e->hw_frame);
+    av_packet_free(&e->pkt);
+    av_freep(&e->stream_map);
+    av_freep(&e->last_dts);
+    e->header_written = 0;
+    if (e->tmp[0]) {
+        if (ok && ret >= 0)
+            ret = vkcu_outfile_commit(e->tmp, s->params->output, s->err, s->errlen);
+        else if (s->params->keep_partial && strcmp(e->tmp, s->params->output)) {
+            char err[512];
+            if (vkcu_outfile_commit(e->tmp, s->params->output, err, sizeof(err)) >= 0)
+                LOGW("%s: partial output kept (--keep-partial)", s->params->output);
+        } else
+            vkcu_outfile_abort(e->tmp);
+        e->tmp[0] = 0;
+    }
+    if (ret >= 0)
+        return 0;
+    return ret;
+}
+
+const vkcu_sink_class vkcu_sink_encode = {
+    .name = "encode",
+    .priv_size = sizeof(encode_sink),
+    .open = encode_open,
+    .write_frame = encode_write,
+    .write_packet = encode_packet,
+    .close = encode_close,
+};

@@ -1,0 +1,374 @@
+/*
+ * Operator chains: parsing `name=k=v:k=v,name2=...` strictly (unknown names,
+ * keys and values are rejected with their column), typed option access,
+ * and the row-band thread helper the CPU reference uses.
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <libavutil/error.h>
+#include <libavutil/frame.h>
+#include <libavutil/mem.h>
+
+#include "util/log.h"
+#include "util/number.h"
+#include "op.h"
+
+const vkcu_op_class *vkcu_op_find(const char *name)
+{
+    for (int i = 0; vkcu_op_classes[i]; i++)
+        if (!strcmp(vkcu_op_classes[i]->name, name))
+            return vkcu_op_classes[i];
+    return NULL;
+}
+
+static int key_index(const vkcu_op_class *cls, const char *name)
+{
+    for (int i = 0; cls->keys && cls->keys[i].name; i++)
+        if (!strcmp(cls->keys[i].name, name))
+            return i;
+    return -1;
+}
+
+static int choice_index(const char *choices, const char *value)
+{
+    size_t n = strlen(value);
+    int idx = 0;
+    for (const char *p = choices; p && *p; idx++) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == n && !strncmp(p, value, n))
+            return idx;
+        p = bar ? bar + 1 : NULL;
+    }
+    return -1;
+}
+
+/* Checks a value against its key's type; returns 0 or writes why not. */
+static int check_value(const vkcu_op_key *k, const char *v, char *why, size_t whylen)
+{
+    switch (k->type) {
+    case VKCU_KEY_INT: {
+        int64_t x;
+        if (vkcu_parse_int(v, (int64_t)k->min, (int64_t)k->max, &x) < 0) {
+            snprintf(why, whylen, "%s='%s' is not an integer in [%g, %g]", k->name, v, k->min, k->max);
+            return -1;
+        }
+        return 0;
+    }
+    case VKCU_KEY_FLOAT: {
+        double x;
+        if (vkcu_parse_number(v, k->min, k->max, &x) < 0) {
+            snprintf(why, whylen, "%s='%s' is not a number in [%g, %g]", k->name, v, k->min, k->max);
+            return -1;
+        }
+        return 0;
+    }
+    case VKCU_KEY_ENUM:
+        if (choice_index(k->choices, v) < 0) {
+            snprintf(why, whylen, "%s=%s: expected one of %s", k->name, v, k->choices);
+            return -1;
+        }
+        return 0;
+    case VKCU_KEY_STRING:
+        return 0;
+    }
+    return -1;
+}
+
+static void op_free(vkcu_op **pop)
+{
+    vkcu_op *op = *pop;
+    if (!op)
+        return;
+    if (op->cls && op->cls->uninit && op->priv)
+        op->cls->uninit(op);
+    av_freep(&op->priv);
+    free(op->text);
+    free(op);
+    *pop = NULL;
+}
+
+void vkcu_chain_free(vkcu_chain *chain)
+{
+    for (int i = 0; i < chain->nb_ops; i++)
+        op_free(&chain->ops[i]);
+    chain->nb_ops = 0;
+}
+
+#define PARSE_ERR(col, ...)                                             \
+    do {                                                                \
+        char why_[256];                                                 \
+        snprintf(why_, sizeof(why_), __VA_ARGS__);                      \
+        snprintf(err, errlen, "chain: column %d: %.200s", (int)(col) + 1, why_); \
+        goto fail;                                                      \
+    } while (0)
+
+int vkcu_chain_parse(const char *text, vkcu_chain *chain, char *err, size_t errlen)
+{
+    memset(chain, 0, sizeof(*chain));
+    if (!text || !*text)
+        return 0;
+    size_t len = strlen(text);
+    size_t pos = 0;
+    /* Messages quote the text: a newline or escape in it would break the
+     * one-line error (or the terminal), and no name or value has one. */
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f)
+            PARSE_ERR(i, "control character 0x%02x (a chain is one line of text)", (unsigned char)text[i]);
+    while (pos <= len) {
+        /* operator name */
+        size_t start = pos;
+        while (pos < len && text[pos] != '=' && text[pos] != ',')
+            pos++;
+        if (pos == start)
+            PARSE_ERR(start, "expected an operator name");
+        char name[64];
+        if (pos - start >= sizeof(name))
+            PARSE_ERR(start, "operator name too long");
+        memcpy(name, text + start, pos - start);
+        name[pos - start] = 0;
+        const vkcu_op_class *cls = vkcu_op_find(name);
+        if (!cls) {
+            char known[256] = "";
+            for (int i = 0; vkcu_op_classes[i]; i++)
+                snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s", i ? ", " : "",
+                         vkcu_op_classes[i]->name);
+            PARSE_ERR(start, "unknown operator '%s' (known: %s)", name, known);
+        }
+        if (chain->nb_ops >= (int)(sizeof(chain->ops) / sizeof(chain->ops[0])))
+            PARSE_ERR(start, "too many operators");
+        vkcu_op *op = calloc(1, sizeof(*op));
+        if (!op)
+            return AVERROR(ENOMEM);
+        op->cls = cls;
+        op->threads = 1;
+        op->text = strdup(text);
+        if (!op->text) {
+            free(op);
+            return AVERROR(ENOMEM);
+        }
+        chain->ops[chain->nb_ops++] = op;
+        for (int i = 0; cls->keys && cls->keys[i].name; i++)
+            op->value[i] = cls->keys[i].def;
+
+        if (pos < len && text[pos] == '=') {
+            pos++;
+            size_t first = pos;
+            /* key=value pairs joined by ':' until ',' or the end */
+            for (;;) {
+                size_t kstart = pos;
+                while (pos < len && text[pos] != '=' && text[pos] != ':' && text[pos] != ',')
+                    pos++;
+                int ki;
+                const char *key;
+                if ((pos >= len || text[pos] != '=') && kstart == first && cls->keys && cls->keys[0].name) {
+                    /* "denoise=tnr:sigma=6": a bare first value belongs to the first key */
+                    ki = 0;
+                    key = cls->keys[0].name;
+                    pos = kstart - 1;
+                } else if (!cls->keys || !cls->keys[0].name) {
+                    PARSE_ERR(kstart, "%s has no keys (write just '%s')", name, name);
+                } else if (pos >= len || text[pos] != '=') {
+                    PARSE_ERR(kstart, "expected key=value after '%s='", name);
+                } else {
+                    op->text[pos] = 0;
+                    key = op->text + kstart;
+                    ki = key_index(cls, key);
+                }
+                if (ki < 0) {
+                    char keys[512] = "";
+                    for (int i = 0; cls->keys && cls->keys[i].name; i++)
+                        snprintf(keys + strlen(keys), sizeof(keys) - strlen(keys), "%s%s", i ? ", " : "",
+                                 cls->keys[i].name);
+                    PARSE_ERR(kstart, "%s has no key '%s' (keys: %s)", name, key, keys);
+                }
+                pos++;
+                size_t vstart = pos;
+                while (pos < len && text[pos] != ':' && text[pos] != ',')
+                    pos++;
+                int end_of_op = pos >= len || text[pos] == ',';
+                op->text[pos] = 0;
+                const char *value = op->text + vstart;
+                char why[256];
+                if (check_value(&cls->keys[ki], value, why, sizeof(why)) < 0)
+                    PARSE_ERR(vstart, "%s: %.180s", name, why);
+                op->value[ki] = value;
+                if (end_of_op)
+                    break;
+                pos++;
+            }
+        }
+        char why[256];
+        if (cls->check && cls->check(op, why, sizeof(why)) < 0)
+            PARSE_ERR(start, "%s: %.180s", name, why);
+        if (pos >= len)
+            break;
+        pos++; /* ',' */
+        if (pos >= len)
+            PARSE_ERR(pos, "expected an operator after ','");
+    }
+    return 0;
+fail:
+    vkcu_chain_free(chain);
+    return VKCU_ERR_USAGE;
+}
+
+int vkcu_chain_init(vkcu_chain *chain, const vkcu_video_format *in, vkcu_video_format *out,
+                    char *err, size_t errlen)
+{
+    vkcu_video_format cur = *in;
+    for (int i = 0; i < chain->nb_ops; i++) {
+        vkcu_op *op = chain->ops[i];
+        op->in = cur;
+        if (op->cls->priv_size && !op->priv) {
+            op->priv = av_mallocz(op->cls->priv_size);
+            if (!op->priv)
+                return AVERROR(ENOMEM);
+        }
+        op->out = cur;
+        int ret = op->cls->init ? op->cls->init(op, &cur, &op->out) : 0;
+        if (ret < 0) {
+            char buf[128];
+            snprintf(err, errlen, "operator %d (%s): %s", i + 1, op->cls->name,
+                     ret == VKCU_ERR_USAGE ? "invalid options for this input (see above)" : vkcu_err_str(ret, buf, sizeof(buf)));
+            return ret;
+        }
+        cur = op->out;
+    }
+    *out = cur;
+    return 0;
+}
+
+static AVFrame *alloc_out(const vkcu_video_format *fmt)
+{
+    AVFrame *f = av_frame_alloc();
+    if (!f)
+        return NULL;
+    f->format = fmt->pix_fmt;
+    f->width = fmt->width;
+    f->height = fmt->height;
+    if (av_frame_get_buffer(f, 0) < 0)
+        av_frame_free(&f);
+    return f;
+}
+
+int vkcu_chain_feed_cpu(vkcu_chain *chain, int i, AVFrame *in, int (*emit)(void *opaque, AVFrame *f),
+                        void *opaque, const vkcu_op **failed_op)
+{
+    if (i == chain->nb_ops)
+        return in ? emit(opaque, in) : 0;
+    vkcu_op *op = chain->ops[i];
+    const int flushing = !in;
+    for (;;) {
+        AVFrame *out = alloc_out(&op->out);
+        if (!out)
+            return AVERROR(ENOMEM);
+        int ret = op->cls->run_cpu(op, in, out);
+        if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF) {
+            av_frame_free(&out);
+            break;
+        }
+        if (ret < 0) {
+            av_frame_free(&out);
+            if (failed_op)
+                *failed_op = op;
+            return ret;
+        }
+        const int more = ret == VKCU_OP_MORE;
+        ret = vkcu_chain_feed_cpu(chain, i + 1, out, emit, opaque, failed_op);
+        av_frame_free(&out);
+        if (ret < 0 || (!flushing && !more))
+            return ret;
+        in = NULL; /* the ready outputs, or the rest of the flush */
+    }
+    return flushing ? vkcu_chain_feed_cpu(chain, i + 1, NULL, emit, opaque, failed_op) : 0;
+}
+
+static const char *value_of(const vkcu_op *op, const char *key, const vkcu_op_key **k)
+{
+    int i = key_index(op->cls, key);
+    if (i < 0) {
+        LOGE("internal: operator %s has no key %s", op->cls->name, key);
+        abort();
+    }
+    *k = &op->cls->keys[i];
+    return op->value[i];
+}
+
+int vkcu_op_is_set(const vkcu_op *op, const char *key)
+{
+    const vkcu_op_key *k;
+    return value_of(op, key, &k) != NULL;
+}
+
+int vkcu_op_int(const vkcu_op *op, const char *key)
+{
+    const vkcu_op_key *k;
+    const char *v = value_of(op, key, &k);
+    return v ? (int)strtol(v, NULL, 10) : 0;
+}
+
+double vkcu_op_float(const vkcu_op *op, const char *key)
+{
+    const vkcu_op_key *k;
+    const char *v = value_of(op, key, &k);
+    return v ? strtod(v, NULL) : 0.0;
+}
+
+int vkcu_op_enum(const vkcu_op *op, const char *key)
+{
+    const vkcu_op_key *k;
+    const char *v = value_of(op, key, &k);
+    return v ? choice_index(k->choices, v) : -1;
+}
+
+const char *vkcu_op_str(const vkcu_op *op, const char *key)
+{
+    const vkcu_op_key *k;
+    return value_of(op, key, &k);
+}
+
+struct band_job {
+    vkcu_rows_fn fn;
+    void *ctx;
+    int y0, y1;
+};
+
+static void *band_main(void *arg)
+{
+    struct band_job *j = arg;
+    j->fn(j->ctx, j->y0, j->y1);
+    return NULL;
+}
+
+void vkcu_parallel_rows(int threads, int height, vkcu_rows_fn fn, void *ctx)
+{
+    if (threads > 64)
+        threads = 64;
+    if (threads <= 1 || height < 2 * threads) {
+        fn(ctx, 0, height);
+        return;
+    }
+    pthread_t tid[64];
+    int joined[64] = { 0 };
+    struct band_job job[64];
+    for (int t = 0; t < threads; t++) {
+        /* even band edges keep 4:2:0 chroma rows inside one band */
+        job[t] = (struct band_job){ fn, ctx, (int)((int64_t)height * t / threads) & ~1,
+                                    t == threads - 1 ? height : (int)((int64_t)height * (t + 1) / threads) & ~1 };
+        if (t == 0)
+            continue;
+        if (pthread_create(&tid[t], NULL, band_main, &job[t]) == 0)
+            joined[t] = 1;
+        else
+            band_main(&job[t]);
+    }
+    band_main(&job[0]);
+    for (int t = 1; t < threads; t++)
+        if (joined[t])
+            pthread_join(tid[t], NULL);
+}

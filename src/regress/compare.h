@@ -1,0 +1,126 @@
+/*
+ * Frame-accuracy comparison: what `vkcu compare` and `vkcu verify` share.
+ *
+ * - Hash lists: the framemd5 or JSON-lines text `vkcu hash` (or
+ *   `ffmpeg -f framemd5`) writes, parsed back into entries.
+ * - Frame metrics: per-component PSNR, SSIM and largest absolute sample
+ *   difference of two pictures of the same format, with the definitions of
+ *   FFmpeg's psnr and ssim filters (docs/regression.md).
+ * - vkcu_compare_run: decodes two inputs (or reads their hash lists),
+ *   aligns frames by timestamp, measures every pair and decides pass/fail.
+ *
+ * Every function is reentrant; one comparison runs on one thread.
+ */
+#ifndef VKCU_COMPARE_H
+#define VKCU_COMPARE_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <libavutil/frame.h>
+#include <libavutil/rational.h>
+
+#include "core/stage.h"
+
+/* ---- hash lists ---- */
+typedef struct vkcu_hash_entry {
+    int64_t dts, pts, duration;
+    int size;
+    char hash[68];           /* lower-case hex */
+} vkcu_hash_entry;
+
+typedef struct vkcu_hash_list {
+    enum vkcu_hash_algo algo;
+    int algo_known;          /* 0: the text named no algorithm (FFmpeg's default is MD5) */
+    AVRational tb;           /* {0,1} when the text does not say */
+    int width, height;       /* 0 when unknown */
+    int nb, cap;
+    vkcu_hash_entry *entries;
+} vkcu_hash_list;
+
+/* Parses framemd5 text (`#` header lines, then "stream, dts, pts, duration,
+ * size, hash") or vkcu's JSON lines. `name` (a file name, for messages) and
+ * the line number appear in err. Returns 0 or VKCU_ERR_INPUT. */
+int vkcu_hash_list_parse(const char *text, size_t len, const char *name, vkcu_hash_list *l, char *err, size_t errlen);
+/* Reads and parses a file. VKCU_ERR_INPUT when missing or malformed. */
+int vkcu_hash_list_load(const char *path, vkcu_hash_list *l, char *err, size_t errlen);
+/* 1 when the file starts like a hash list (framemd5 or vkcu JSON), else 0. */
+int vkcu_hash_list_sniff(const char *path);
+void vkcu_hash_list_free(vkcu_hash_list *l);
+/* ---- frame metrics ---- */
+typedef struct vkcu_frame_metrics {
+    int nb_comps;
+    char comp_names[5];      /* "yuv", "yuva", "rgb", "y" ... (FFmpeg's labels) */
+    double mse[4], psnr[4], ssim[4];
+    double mse_avg, psnr_avg; /* planes weighted by their size; psnr_avg with FFmpeg's average peak */
+    double ssim_all;         /* planes weighted by their size; NAN when a plane is under 8x8 */
+    int max_diff;            /* largest |a - b| over every sample of every plane */
+    int max_diff_comp, max_diff_x, max_diff_y; /* where it is (component, sample coordinates) */
+    int peak;                /* largest sample value: (1 << depth) - 1 */
+    double vmaf;             /* libvmaf's score (compare --vmaf), NAN when not scored */
+} vkcu_frame_metrics;
+
+/* a and b must have the same format and size (else VKCU_ERR_MISMATCH with
+ * the two formats in err). Float formats have no metrics: VKCU_ERR_USAGE. */
+int vkcu_frame_metrics_compute(const AVFrame *a, const AVFrame *b, vkcu_frame_metrics *m, char *err, size_t errlen);
+
+/* ---- compare ---- */
+enum vkcu_compare_align {
+    VKCU_ALIGN_START = 0,          /* each side's first frame is time zero (default) */
+    VKCU_ALIGN_PTS,                /* timestamps as `vkcu hash` prints them (from the container start) */
+    VKCU_ALIGN_INDEX,              /* frame n with frame n; timestamps are not checked */
+};
+
+typedef struct vkcu_compare_params {
+    const char *a, *b;             /* media files or hash lists */
+    const vkcu_job_params *job;    /* how media inputs are decoded: backend, device, chain, max_frames, strict */
+    const vkcu_job_params *job_b;  /* for b, if different (NULL: job) */
+    int max_diff;                  /* <0: unset */
+    double min_psnr;               /* NAN: unset. Neither set: frames must be identical */
+    const char *diff_image;        /* PNG of the worst frame's difference; NULL: none */
+    int overwrite;                 /* 1: diff_image, csv, json may replace an existing file (never a or b) */
+    FILE *report;                  /* per-frame lines and the summary; NULL: quiet */
+    int per_frame;                 /* 1: one line per frame; 0: differing frames only (first 20) */
+    enum vkcu_compare_align align;
+    int scale;                     /* 1: B is scaled (and converted) to A's size and format when they differ */
+    const char *csv, *json;        /* per-frame rows; NULL: none */
+    int vmaf;                      /* 1: VMAF of every pair (libvmaf, vmaf.h); A is the reference unless vmaf_ref_b */
+    double min_vmaf;               /* NAN: unset; else pass only when the mean VMAF is at least this (implies vmaf) */
+    int vmaf_ref_b;                /* 1: B is the reference for VMAF (verify: the case's reference) */
+    const char *report_html;       /* one self-contained HTML page (report.h); NULL: none */
+    struct vkcu_compare_plot **plot_out; /* non-NULL: receives the plot data (the caller frees it with
+                                          * vkcu_compare_plot_free) when the comparison ran; verify --html */
+} vkcu_compare_params;
+
+void vkcu_compare_params_default(vkcu_compare_params *p);
+
+typedef struct vkcu_compare_result {
+    int64_t frames_a, frames_b;
+    int64_t paired;                /* frames matched by timestamp */
+    int64_t differing;             /* paired frames that are not identical */
+    int64_t over_limit;            /* paired frames outside --max-diff / --min-psnr */
+    int64_t only_a, only_b;        /* frames without a partner (dropped or added) */
+    int64_t ts_mismatch;           /* paired frames whose timestamps disagree */
+    int64_t format_mismatch;       /* paired frames of different size or pixel format */
+    int64_t first_diff;            /* index in A of the first differing frame, -1: none */
+    double first_diff_time;        /* its timestamp, seconds from the stream start */
+    int metrics;                   /* 1: pictures were compared (not only hashes) */
+    vkcu_frame_metrics worst;      /* the frame with the largest mean squared error */
+    int64_t worst_index;           /* its index in A, -1: none */
+    int max_diff;                  /* over all paired frames */
+    int nb_comps;
+    char comp_names[5];
+    double psnr[4], psnr_avg, psnr_min; /* as FFmpeg's psnr summary: from the mean MSE */
+    double ssim[4], ssim_all;      /* as FFmpeg's ssim summary: mean of per-frame values */
+    int vmaf;                      /* 1: VMAF scored (then vmaf_mean is libvmaf's pooled mean; NAN: no pair) */
+    double vmaf_mean, vmaf_min;
+    int64_t vmaf_min_index;        /* the lowest-scoring frame's index in A, -1: none */
+    int pass;
+    char verdict[512];             /* one line: IDENTICAL / PASS / MISMATCH and why */
+    char error[512];               /* when the return value is an error other than a mismatch */
+} vkcu_compare_result;
+
+/* Returns 0 when the inputs pass, VKCU_ERR_MISMATCH when they do not (see
+ * r->verdict), or another error (r->error names the file). */
+int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r);
+
+#endif

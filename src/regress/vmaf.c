@@ -1,0 +1,277 @@
+/*
+ * VMAF through libvmaf (vmaf.h). Pairs are fed in order with one
+ * synchronous libvmaf context (no worker threads: scores do not depend on
+ * the machine), and scores are read only after the final flush, because
+ * libvmaf's motion feature of a frame needs the frame after it and is
+ * settled only when the stream ends.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/vkcu.h"
+#include "vmaf.h"
+
+void vkcu_vmaf_missing(const char *what, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "%s: this vkcu was built without libvmaf (Debian has no libvmaf package): build libvmaf "
+             "outside the checkout and rebuild vkcu with 'make VMAF_PREFIX=DIR' (docs/regression.md, VMAF)", what);
+}
+
+#ifndef HAVE_LIBVMAF
+
+int vkcu_vmaf_available(void)
+{
+    return 0;
+}
+
+void vkcu_vmaf_describe(char *buf, size_t n)
+{
+    snprintf(buf, n, "not built in (compare --vmaf and min-vmaf need libvmaf: docs/regression.md, VMAF)");
+}
+
+int vkcu_vmaf_open(vkcu_vmaf **v, char *err, size_t errlen)
+{
+    *v = NULL;
+    vkcu_vmaf_missing("--vmaf", err, errlen);
+    return VKCU_ERR_USAGE;
+}
+
+int vkcu_vmaf_add(vkcu_vmaf *v, const AVFrame *ref, const AVFrame *dist, char *err, size_t errlen)
+{
+    (void)v, (void)ref, (void)dist;
+    vkcu_vmaf_missing("--vmaf", err, errlen);
+    return VKCU_ERR_USAGE;
+}
+
+int vkcu_vmaf_finish(vkcu_vmaf *v, double **scores, int64_t *n, double *mean, char *err, size_t errlen)
+{
+    (void)v, (void)mean;
+    *scores = NULL;
+    *n = 0;
+    vkcu_vmaf_missing("--vmaf", err, errlen);
+    return VKCU_ERR_USAGE;
+}
+
+void vkcu_vmaf_close(vkcu_vmaf **v)
+{
+    *v = NULL;
+}
+
+#else
+
+#include <math.h>
+#include <libavutil/pixdesc.h>
+#include <libswscale/swscale.h>
+#include <libvmaf/libvmaf.h>
+
+struct vkcu_vmaf {
+    VmafContext *ctx;
+    VmafModel *model;
+    int64_t n;                      /* pairs fed */
+    int w, h;                       /* of the first pair; libvmaf takes one size */
+    enum AVPixelFormat in_fmt, fmt; /* the pairs' format, and the one libvmaf gets */
+    enum VmafPixelFormat vfmt;
+    int bpc;
+    struct SwsContext *sws;         /* in_fmt -> fmt when they differ */
+    AVFrame *conv[2];
+};
+
+int vkcu_vmaf_available(void)
+{
+    return 1;
+}
+
+void vkcu_vmaf_describe(char *buf, size_t n)
+{
+    snprintf(buf, n, "libvmaf %s, model %s built in", vmaf_version(), VKCU_VMAF_MODEL);
+}
+
+int vkcu_vmaf_open(vkcu_vmaf **out, char *err, size_t errlen)
+{
+    vkcu_vmaf *v = calloc(1, sizeof(*v));
+    *out = NULL;
+    if (!v)
+        return AVERROR(ENOMEM);
+    VmafConfiguration cfg = { .log_level = VMAF_LOG_LEVEL_NONE, .n_threads = 0, .n_subsample = 1 };
+    VmafModelConfig mcfg = { .name = "vmaf", .flags = VMAF_MODEL_FLAGS_DEFAULT };
+    if (vmaf_init(&v->ctx, cfg) < 0) {
+        snprintf(err, errlen, "--vmaf: libvmaf %s cannot start", vmaf_version());
+        free(v);
+        return AVERROR(ENOMEM);
+    }
+    if (vmaf_model_load(&v->model, &mcfg, VKCU_VMAF_MODEL) < 0) {
+        snprintf(err, errlen, "--vmaf: libvmaf %s has no built-in model %s (build it with -Dbuilt_in_models=true)",
+                 vmaf_version(), VKCU_VMAF_MODEL);
+        vkcu_vmaf_close(&v);
+        return VKCU_ERR_USAGE;
+    }
+    if (vmaf_use_features_from_model(v->ctx, v->model) < 0) {
+        snprintf(err, errlen, "--vmaf: libvmaf %s cannot set up the features of %s", vmaf_version(), VKCU_VMAF_MODEL);
+        vkcu_vmaf_close(&v);
+        return AVERROR(EINVAL);
+    }
+    *out = v;
+    return 0;
+}
+
+/* The libvmaf layout for frames of format f: the chroma subsampling and the
+ * depth libvmaf (and FFmpeg's libvmaf filter) take that lose least, and 1
+ * in *direct when f already is that layout in memory. Full-range (yuvj)
+ * formats pass as they are: libvmaf scores samples, as the vmaf tool reads
+ * a y4m file. */
+static int pick_layout(enum AVPixelFormat f, enum AVPixelFormat *to, enum VmafPixelFormat *vf, int *bpc, int *direct)
+{
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(f);
+    if (!d || (d->flags & (AV_PIX_FMT_FLAG_HWACCEL | AV_PIX_FMT_FLAG_BITSTREAM | AV_PIX_FMT_FLAG_PAL)))
+        return -1;
+    int depth = d->comp[0].depth;
+    *bpc = depth <= 8 ? 8 : depth <= 10 ? 10 : depth <= 12 ? 12 : 16;
+    int rgb = !!(d->flags & AV_PIX_FMT_FLAG_RGB), cw = d->log2_chroma_w, ch = d->log2_chroma_h;
+    int sub = rgb || d->nb_components < 3 ? (rgb ? 444 : 420)
+            : cw == 0 && ch == 0 ? 444 : cw == 1 && ch == 0 ? 422 : cw == 0 ? 444 : 420;
+    static const enum AVPixelFormat table[3][4] = {
+        { AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUV420P10LE, AV_PIX_FMT_YUV420P12LE, AV_PIX_FMT_YUV420P16LE },
+        { AV_PIX_FMT_YUV422P, AV_PIX_FMT_YUV422P10LE, AV_PIX_FMT_YUV422P12LE, AV_PIX_FMT_YUV422P16LE },
+        { AV_PIX_FMT_YUV444P, AV_PIX_FMT_YUV444P10LE, AV_PIX_FMT_YUV444P12LE, AV_PIX_FMT_YUV444P16LE },
+    };
+    int row = sub == 420 ? 0 : sub == 422 ? 1 : 2, col = *bpc == 8 ? 0 : *bpc == 10 ? 1 : *bpc == 12 ? 2 : 3;
+    *to = table[row][col];
+    *vf = sub == 420 ? VMAF_PIX_FMT_YUV420P : sub == 422 ? VMAF_PIX_FMT_YUV422P : VMAF_PIX_FMT_YUV444P;
+    /* Planar YUV of the same layout (yuvj, or with an alpha plane libvmaf ignores) needs no conversion. */
+    const AVPixFmtDescriptor *t = av_pix_fmt_desc_get(*to);
+    *direct = !rgb && d->nb_components >= 3 && !(d->flags & AV_PIX_FMT_FLAG_BE) && (d->flags & AV_PIX_FMT_FLAG_PLANAR) &&
+              cw == t->log2_chroma_w && ch == t->log2_chroma_h && depth == *bpc;
+    for (int i = 0; i < 3 && *direct; i++)
+        *direct = d->comp[i].plane == i && d->comp[i].shift == 0 && d->comp[i].offset == 0 &&
+                  d->comp[i].step == (*bpc > 8 ? 2 : 1) && d->comp[i].depth == depth;
+    return 0;
+}
+
+/* A libvmaf picture holding frame f's three planes (f in v->fmt). */
+static int to_picture(vkcu_vmaf *v, const AVFrame *f, VmafPicture *pic)
+{
+    if (vmaf_picture_alloc(pic, v->vfmt, (unsigned)v->bpc, (unsigned)v->w, (unsigned)v->h) < 0)
+        return AVERROR(ENOMEM);
+    size_t bytes = v->bpc > 8 ? 2 : 1;
+    for (int p = 0; p < 3; p++)
+        for (unsigned y = 0; y < pic->h[p]; y++)
+            memcpy((uint8_t *)pic->data[p] + (ptrdiff_t)y * pic->stride[p],
+                   f->data[p] + (ptrdiff_t)y * f->linesize[p], pic->w[p] * bytes);
+    return 0;
+}
+
+static const AVFrame *convert(vkcu_vmaf *v, int k, const AVFrame *f)
+{
+    if (f->format == v->fmt)
+        return f;
+    AVFrame *c = v->conv[k];
+    if (!c && !(c = v->conv[k] = av_frame_alloc()))
+        return NULL;
+    if (!c->data[0]) {
+        c->width = v->w;
+        c->height = v->h;
+        c->format = v->fmt;
+        if (av_frame_get_buffer(c, 0) < 0)
+            return NULL;
+    }
+    /* FFmpeg's default for the conversions it inserts before a filter. */
+    v->sws = sws_getCachedContext(v->sws, v->w, v->h, v->in_fmt, v->w, v->h, v->fmt, SWS_BICUBIC, NULL, NULL, NULL);
+    if (!v->sws || sws_scale(v->sws, (const uint8_t *const *)f->data, f->linesize, 0, v->h, c->data, c->linesize) < 0)
+        return NULL;
+    return c;
+}
+
+int vkcu_vmaf_add(vkcu_vmaf *v, const AVFrame *ref, const AVFrame *dist, char *err, size_t errlen)
+{
+    if (v->n == 0) {
+        int direct;
+        v->w = ref->width;
+        v->h = ref->height;
+        v->in_fmt = ref->format;
+        if (pick_layout(ref->format, &v->fmt, &v->vfmt, &v->bpc, &direct) < 0) {
+            snprintf(err, errlen, "--vmaf: libvmaf cannot score %s frames", av_get_pix_fmt_name(ref->format));
+            return VKCU_ERR_USAGE;
+        }
+        if (direct)
+            v->fmt = v->in_fmt;
+    }
+    if (ref->width != v->w || ref->height != v->h || ref->format != v->in_fmt || dist->width != v->w ||
+        dist->height != v->h || dist->format != v->in_fmt) {
+        snprintf(err, errlen, "--vmaf: pair %" PRId64 " is %dx%d %s; earlier pairs were %dx%d %s, and libvmaf scores one "
+                 "picture format per run", v->n, ref->width, ref->height, av_get_pix_fmt_name(ref->format), v->w, v->h,
+                 av_get_pix_fmt_name(v->in_fmt));
+        return VKCU_ERR_INPUT;
+    }
+    const AVFrame *r = convert(v, 0, ref), *d = r ? convert(v, 1, dist) : NULL;
+    if (!r || !d) {
+        snprintf(err, errlen, "--vmaf: cannot convert %s frames to %s for libvmaf", av_get_pix_fmt_name(v->in_fmt),
+                 av_get_pix_fmt_name(v->fmt));
+        return AVERROR(ENOMEM);
+    }
+    VmafPicture pr, pd;
+    if (to_picture(v, r, &pr) < 0)
+        return AVERROR(ENOMEM);
+    if (to_picture(v, d, &pd) < 0) {
+        vmaf_picture_unref(&pr);
+        return AVERROR(ENOMEM);
+    }
+    /* libvmaf owns both pictures from here on. */
+    if (vmaf_read_pictures(v->ctx, &pr, &pd, (unsigned)v->n) < 0) {
+        snprintf(err, errlen, "--vmaf: libvmaf failed on pair %" PRId64 " (%dx%d %s)", v->n, v->w, v->h,
+                 av_get_pix_fmt_name(v->fmt));
+        return AVERROR(EINVAL);
+    }
+    v->n++;
+    return 0;
+}
+
+int vkcu_vmaf_finish(vkcu_vmaf *v, double **scores, int64_t *n, double *mean, char *err, size_t errlen)
+{
+    *scores = NULL;
+    *n = 0;
+    *mean = NAN;
+    if (!v->n)
+        return 0;
+    if (vmaf_read_pictures(v->ctx, NULL, NULL, 0) < 0) {
+        snprintf(err, errlen, "--vmaf: libvmaf failed at the end of the stream");
+        return AVERROR(EINVAL);
+    }
+    double *s = malloc((size_t)v->n * sizeof(*s));
+    if (!s)
+        return AVERROR(ENOMEM);
+    for (int64_t i = 0; i < v->n; i++)
+        if (vmaf_score_at_index(v->ctx, v->model, &s[i], (unsigned)i) < 0) {
+            snprintf(err, errlen, "--vmaf: libvmaf gave no score for pair %" PRId64, i);
+            free(s);
+            return AVERROR(EINVAL);
+        }
+    if (vmaf_score_pooled(v->ctx, v->model, VMAF_POOL_METHOD_MEAN, mean, 0, (unsigned)(v->n - 1)) < 0) {
+        snprintf(err, errlen, "--vmaf: libvmaf gave no pooled score");
+        free(s);
+        return AVERROR(EINVAL);
+    }
+    *scores = s;
+    *n = v->n;
+    return 0;
+}
+
+void vkcu_vmaf_close(vkcu_vmaf **pv)
+{
+    vkcu_vmaf *v = *pv;
+    if (!v)
+        return;
+    if (v->model)
+        vmaf_model_destroy(v->model);
+    if (v->ctx)
+        vmaf_close(v->ctx);
+    sws_freeContext(v->sws);
+    av_frame_free(&v->conv[0]);
+    av_frame_free(&v->conv[1]);
+    free(v);
+    *pv = NULL;
+}
+
+#endif
