@@ -70,10 +70,10 @@ FUZZ_REPLAY := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 BENCH_SRC := $(wildcard tests/bench/*.c)
 BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/tests/%)
 
-.PHONY: FORCE all deps test test-gpu demo bench install clean media check-deps
+.PHONY: FORCE all deps test test-gpu demo bench install clean media check-deps man completion
 .DEFAULT_GOAL := all
 
-all: check-deps $(BUILD)/vkcu $(BUILD)/libvkcu.a $(TEST_BIN) $(BENCH_BIN) $(FUZZ_REPLAY)
+all: check-deps $(BUILD)/vkcu $(BUILD)/libvkcu.a $(TEST_BIN) $(BENCH_BIN) $(FUZZ_REPLAY) man completion
 
 $(BUILD)/deps.mk:
 	@bash tools/deps.sh
@@ -91,6 +91,24 @@ $(BUILD)/libvkcu.a: $(LIB_OBJ)
 $(BUILD)/vkcu: $(CLI_OBJ) $(BUILD)/libvkcu.a
 	@echo "LINK $@"
 	@$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libvkcu.a $(LDLIBS)
+
+# Man pages (vkcu.1, vkcu-VERB.1) and the bash completion script: written
+# by vkcu itself from its option table (src/cli/table.c), so they match the
+# binary that is installed with them.
+man: $(BUILD)/man/vkcu.1
+completion: $(BUILD)/completion/vkcu
+
+$(BUILD)/man/vkcu.1: $(BUILD)/vkcu
+	@mkdir -p $(@D)
+	@echo "GEN  $(@D)/vkcu*.1"
+	@set -e; for v in $$($(BUILD)/vkcu --generate verbs); do \
+	  $(BUILD)/vkcu --generate man:$$v > $(@D)/vkcu-$$v.1.tmp; mv $(@D)/vkcu-$$v.1.tmp $(@D)/vkcu-$$v.1; done; \
+	  $(BUILD)/vkcu --generate man > $@.tmp; mv $@.tmp $@
+
+$(BUILD)/completion/vkcu: $(BUILD)/vkcu
+	@mkdir -p $(@D)
+	@echo "GEN  $@"
+	@$(BUILD)/vkcu --generate completion > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libvkcu.a
 	@mkdir -p $(@D)
@@ -152,6 +170,6 @@ install: all
 	install -m 644 pipelines/*.pipe $(DESTDIR)$(PREFIX)/share/vkcu/pipelines/ 2>/dev/null || true
 
 clean:
-	rm -rf $(BUILD)/obj $(BUILD)/vkcu $(BUILD)/libvkcu.a $(BUILD)/tests
+	rm -rf $(BUILD)/obj $(BUILD)/vkcu $(BUILD)/libvkcu.a $(BUILD)/tests $(BUILD)/man $(BUILD)/completion
 
 include tests/sanitize.mk

@@ -242,7 +242,7 @@ static int parse_statement(parse_state *s, int line, int key, int col, const cha
             return perr(s, line, col, "encoder: '%s' is not an encoder of this build (libx264, libx265, ffv1, ...)", v);
         return copy_value(s, line, col, ps->encoder, sizeof(ps->encoder), v, name);
     case KEY_CRF:
-        return parse_int_value(s, line, col, name, v, 0, 63, &ps->crf);
+        return parse_int_value(s, line, col, name, v, 0, VKCU_CRF_MAX, &ps->crf);
     case KEY_PRESET:
         if (!is_word(v, "-_"))
             return perr(s, line, col, "preset: '%s' is not a preset name (such as medium or slow)", v);
@@ -253,7 +253,7 @@ static int parse_statement(parse_state *s, int line, int key, int col, const cha
                         VKCU_BITRATE_MAX / 1000000);
         return 0;
     case KEY_GOP:
-        return parse_int_value(s, line, col, name, v, 1, 100000, &ps->gop);
+        return parse_int_value(s, line, col, name, v, 0, VKCU_GOP_MAX, &ps->gop);
     case KEY_ENCODER_OPT:
         return parse_encoder_opt(s, line, col, v, ps);
     case KEY_CONTAINER: {

@@ -1,46 +1,29 @@
 /*
- * The command-line front end: verbs share the job option parser; each verb
- * only parses arguments and calls the library.
+ * The command-line front end: each verb parses its arguments through the
+ * one option table (opts.h, table.c) and calls the library. Call graph,
+ * without cycles: cli.c (main, transcode, hash, probe) calls the verb files
+ * (cli_batch.c, cli_regress.c, cli_formats.c); they and cli.c call job.c
+ * (shared job options) and opts.c/doc.c (parser, help), which read table.c.
  */
 #ifndef VKCU_CLI_H
 #define VKCU_CLI_H
 
+#include "batch/preset.h"
 #include "core/vkcu.h"
+#include "opts.h"
 
-typedef struct cli_verb {
-    const char *name;
-    const char *summary;
-    int (*main)(int argc, char **argv); /* argv[0] is the verb */
-} cli_verb;
-
-/* Options every job verb accepts (transcode, hash, batch, verify):
- * parses argv[i] (and its value); returns the number of arguments consumed
- * (0: not a job option), or -1 after printing an error. */
-int cli_job_option(vkcu_job_params *p, int argc, char **argv, int i);
-/* Encoder options of the verbs that encode (transcode, batch): --encoder,
- * --crf, --bitrate, --preset, --gop, --encoder-opt, --encode-workers; same
- * return values as cli_job_option. */
-int cli_encode_option(vkcu_job_params *p, int argc, char **argv, int i);
-/* Whether argument `a` is an operand (a file) rather than an option: every
- * argument after "--", "-" (standard input) and anything not starting with
- * '-' is one. "--" itself sets *opts_done and returns -1 (skip it). */
-int cli_operand(const char *a, int *opts_done);
-/* Parses an integer option value in [lo, hi]; prints the error and returns -1 when it is not one. */
-int cli_parse_int(const char *opt, const char *v, long lo, long hi, long *out);
-/* The same for a finite number in [lo, hi], and for a bitrate ("4M", "800k"). */
-int cli_parse_number(const char *opt, const char *v, double lo, double hi, double *out);
-int cli_parse_bitrate(const char *opt, const char *v, int64_t *out);
-/* Help text for the job options. */
-void cli_job_options_help(FILE *out);
-/* Prints "vkcu: error: ..." and returns VKCU_EXIT_USAGE. */
-int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* job.c: stores a processing or encoder option (the ids between
+ * OPT_ENCODER and OPT_LOG_LEVEL) into p; --pipeline loads its preset here.
+ * Same return values as a cli_apply_fn. */
+int cli_job_apply(vkcu_job_params *p, enum cli_verb_id verb, const cli_option *o, const char *arg,
+                  const cli_value *v);
+/* The --pipeline preset of this command line (kept for the process's
+ * life), or NULL. */
+const vkcu_preset *cli_job_preset(void);
 /* Installs SIGINT/SIGTERM handlers that request a clean stop. */
 void cli_install_signals(void);
-/* Prints the --stats block for a finished job. */
-void cli_print_stats(const vkcu_job_params *p, const vkcu_job_result *r, FILE *out);
 
-extern const cli_verb cli_verbs[];
-
+/* The verbs (argv[0] is the verb, or "vkcu" for transcode). */
 int cli_main_transcode(int argc, char **argv);
 int cli_main_hash(int argc, char **argv);
 int cli_main_probe(int argc, char **argv);
@@ -50,11 +33,8 @@ int cli_print_version(const char *vkcu_version);
 /* cli_regress.c */
 int cli_main_compare(int argc, char **argv);
 int cli_main_verify(int argc, char **argv);
-/* cli_batch.c: `vkcu batch`, `vkcu pipelines`, and --pipeline, which loads
- * a preset (kept for the process's life) and fills p's chain, encoder
- * settings and hash settings; returns 0, or -1 after printing an error. */
+/* cli_batch.c */
 int cli_main_batch(int argc, char **argv);
 int cli_main_pipelines(int argc, char **argv);
-int cli_pipeline_option(vkcu_job_params *p, const char *arg);
 
 #endif

@@ -1,7 +1,6 @@
 /*
- * The `batch` and `pipelines` verbs and the `--pipeline` job option.
- * Argument parsing only: presets are loaded by preset.c, folders run by
- * batch.c.
+ * The `batch` and `pipelines` verbs. Argument parsing only: presets are
+ * loaded by preset.c, folders run by batch.c.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -16,29 +15,6 @@
 #include "util/number.h"
 #include "ops/op.h"
 #include "batch/preset.h"
-
-/* The preset of this process's command line. Job params point into it,
- * so it lives as long as the process. */
-static vkcu_preset cli_preset;
-static int cli_preset_loaded;
-static int cli_in_batch;
-
-int cli_pipeline_option(vkcu_job_params *p, const char *arg)
-{
-    char err[1024];
-    if (vkcu_preset_load(arg, &cli_preset, err, sizeof(err)) < 0) {
-        fprintf(stderr, "vkcu: error: %s\n", err);
-        return -1;
-    }
-    if (cli_preset.sink == VKCU_SINK_HASH && p->sink == VKCU_SINK_ENCODE && !cli_in_batch) {
-        cli_usage_error("--pipeline %s writes frame hashes, not video: use 'vkcu hash INPUT --pipeline %s' "
-                        "or 'vkcu batch IN_DIR OUT_DIR --pipeline %s'", arg, arg, arg);
-        return -1;
-    }
-    vkcu_preset_apply(&cli_preset, p);
-    cli_preset_loaded = 1;
-    return 0;
-}
 
 /* ---- vkcu pipelines ---- */
 
@@ -167,42 +143,37 @@ static int list_pipelines(int show_paths)
     return bad ? VKCU_EXIT_USAGE : 0;
 }
 
+typedef struct pipelines_args {
+    const char **names;
+    int nb_names, show_paths;
+} pipelines_args;
+
+static int pipelines_apply(void *ctx, const cli_option *o, const char *arg, const cli_value *v)
+{
+    pipelines_args *a = ctx;
+    (void)v;
+    if (!o)
+        a->names[a->nb_names++] = arg;
+    else if (o->id == OPT_PATHS)
+        a->show_paths = 1;
+    else
+        return cli_apply_no_operands("pipelines", o, arg, v);
+    return 0;
+}
+
 int cli_main_pipelines(int argc, char **argv)
 {
-    int show_paths = 0, nb_names = 0, bad = 0, opts_done = 0;
-    const char **names = calloc((size_t)argc, sizeof(*names));
-    if (!names)
+    int bad = 0;
+    pipelines_args a = { .names = calloc((size_t)argc, sizeof(*a.names)) };
+    if (!a.names)
         return VKCU_EXIT_FAIL;
-    for (int i = 1; i < argc; i++) {
-        int operand = cli_operand(argv[i], &opts_done);
-        if (operand < 0)
-            continue;
-        if (operand) {
-            names[nb_names++] = argv[i];
-            continue;
-        }
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            free(names);
-            printf("Usage: vkcu pipelines [--paths] [NAME|FILE ...]\n\n"
-                   "Without arguments, lists the pipeline presets with one-line descriptions,\n"
-                   "then the operators with their keys, defaults and accuracy.\n"
-                   "With names or files (a path with a '/' or ending in .pipe), checks each one\n"
-                   "strictly and shows what it sets (chain, output, encoder, extension); the\n"
-                   "name of an operator (crop, pad, ...) shows that operator's keys.\n\n"
-                   "Presets are searched in $VKCU_PIPELINES (':'-separated folders), then\n"
-                   "pipelines/ of the source tree, then PREFIX/share/vkcu/pipelines; the first\n"
-                   "folder holding a name wins. The format: docs/pipelines.md.\n\n"
-                   "  --paths   also show each preset's file\n");
-            return 0;
-        }
-        if (!strcmp(argv[i], "--paths")) {
-            show_paths = 1;
-            continue;
-        }
-        free(names);
-        return cli_usage_error("pipelines: unknown option '%s' (a file whose name starts with '-' goes after '--')",
-                               argv[i]);
+    int status = cli_parse(CLI_PIPELINES, argc, argv, pipelines_apply, &a);
+    if (status >= 0) {
+        free(a.names);
+        return status;
     }
+    const char **names = a.names;
+    int nb_names = a.nb_names, show_paths = a.show_paths;
     if (!nb_names) {
         free(names);
         return list_pipelines(show_paths);
@@ -229,36 +200,6 @@ int cli_main_pipelines(int argc, char **argv)
 
 /* ---- vkcu batch ---- */
 
-static void batch_help(FILE *out)
-{
-    fputs("Usage: vkcu batch IN_DIR OUT_DIR [options]\n\n"
-          "Processes every file of IN_DIR into OUT_DIR (same relative path, the\n"
-          "extension the pipeline implies, else .mkv), several streams at once.\n"
-          "A failing file never stops the others; outputs appear only when complete.\n\n"
-          "  --pipeline NAME|FILE     preset (vkcu pipelines lists them); later options override it\n"
-          "  -j, --jobs N             concurrent streams in this process (default 1)\n"
-          "  -r, --recursive          descend into subfolders\n"
-          "  --include GLOB           only files matching GLOB (repeatable; no '/': the name,\n"
-          "                           with '/': the path below IN_DIR)\n"
-          "  --exclude GLOB           leave out matching files and folders (repeatable)\n"
-          "  --resume                 skip files whose output exists (it is complete)\n"
-          "  -y                       replace existing outputs (default: such a file fails)\n"
-          "  --report FILE            JSON lines: one per file, then a summary line\n"
-          "  --dry-run                print what would be done; write nothing\n"
-          "  --devices all|0,1,...    stream slot w runs on CUDA device w % count (GPU backend)\n"
-          "  --shard i/N              take files i, i+N, i+2N, ... of the sorted list (i from 0);\n"
-          "                           default: SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, or\n"
-          "                           JOB_COMPLETION_INDEX with --shard-count N or VKCU_SHARD_COUNT\n"
-          "  --shard-count N          shard count for Kubernetes indexed Jobs\n"
-          "  --container EXT          output extension (mkv, mp4, nut, ...), overrides the pipeline's\n"
-          "  --encoder, --crf, --bitrate, --preset, --gop, --encoder-opt   as for a single file\n\n"
-          "Progress (files, frames, fps, ETA) shows on a terminal; -q hides it. The summary\n"
-          "line 'batch: N done, N skipped, N failed' ends every run. Exit code: 0 when no\n"
-          "file failed, else the most serious failure's (130 > 5 > 4 > 2 > 3 > 1).\n\n",
-          out);
-    cli_job_options_help(out);
-}
-
 /* "i/N": shard i (from 0) of N. */
 static int parse_shard(const char *v, int *index, int *count)
 {
@@ -276,93 +217,68 @@ static int parse_shard(const char *v, int *index, int *count)
     return 0;
 }
 
+typedef struct batch_args {
+    vkcu_batch_params bp;
+    const char *dirs[2];
+    const char **include, **exclude;
+    const char *devices, *shard, *container;
+    long shard_count;
+} batch_args;
+
+static int batch_apply(void *ctx, const cli_option *o, const char *arg, const cli_value *v)
+{
+    batch_args *a = ctx;
+    vkcu_batch_params *bp = &a->bp;
+    if (!o) {
+        if (a->dirs[1])
+            return cli_usage_error("batch: more than two folders ('%s'); usage: vkcu batch IN_DIR OUT_DIR [options]",
+                                   arg);
+        a->dirs[a->dirs[0] ? 1 : 0] = arg;
+        return 0;
+    }
+    switch (o->id) {
+    case OPT_RECURSIVE: bp->recursive = 1; break;
+    case OPT_RESUME: bp->resume = 1; break;
+    case OPT_OVERWRITE: bp->overwrite = 1; break;
+    case OPT_DRY_RUN: bp->dry_run = 1; break;
+    case OPT_JOBS: bp->jobs = (int)v->i; break;
+    case OPT_INCLUDE: a->include[bp->nb_include++] = arg; break;
+    case OPT_EXCLUDE: a->exclude[bp->nb_exclude++] = arg; break;
+    case OPT_REPORT: bp->report_path = arg; break;
+    case OPT_DEVICES: a->devices = arg; break;
+    case OPT_SHARD:
+        a->shard = arg;
+        if (parse_shard(arg, &bp->shard_index, &bp->shard_count) < 0)
+            return cli_usage_error("--shard: '%s' is not i/N with N in [1, 1000000] and 0 <= i < N (e.g. 0/4)", arg);
+        break;
+    case OPT_SHARD_COUNT: a->shard_count = (long)v->i; break;
+    case OPT_CONTAINER: a->container = arg; break;
+    default: return cli_job_apply(&bp->job, CLI_BATCH, o, arg, v);
+    }
+    return 0;
+}
+
 int cli_main_batch(int argc, char **argv)
 {
-    vkcu_batch_params bp;
-    vkcu_batch_params_default(&bp);
-    vkcu_job_params *p = &bp.job;
+    batch_args a = { .dirs = { NULL, NULL } };
+    vkcu_batch_params *bpp = &a.bp;
+    vkcu_batch_params_default(bpp);
+    vkcu_job_params *p = &bpp->job;
     p->sink = VKCU_SINK_ENCODE;
-    cli_in_batch = 1;
-    const char *dirs[2] = { NULL, NULL };
-    const char **include = calloc((size_t)argc, sizeof(char *));
-    const char **exclude = calloc((size_t)argc, sizeof(char *));
-    const char *devices = NULL, *shard = NULL, *container = NULL;
-    long shard_count = 0, x;
-    int ret = VKCU_EXIT_USAGE, opts_done = 0;
+    const char **dirs = a.dirs;
+    const char **include = a.include = calloc((size_t)argc, sizeof(char *));
+    const char **exclude = a.exclude = calloc((size_t)argc, sizeof(char *));
+    int ret = VKCU_EXIT_USAGE;
     if (!include || !exclude)
         goto done;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int operand = cli_operand(a, &opts_done);
-        if (operand < 0)
-            continue;
-        int n = operand ? 0 : cli_job_option(p, argc, argv, i);
-        if (n < 0)
-            goto done;
-        if (n > 0) {
-            i += n - 1;
-            continue;
-        }
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (operand) {
-            if (dirs[1]) {
-                cli_usage_error("batch: more than two folders ('%s'); usage: vkcu batch IN_DIR OUT_DIR [options]", a);
-                goto done;
-            }
-            dirs[dirs[0] ? 1 : 0] = a;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            batch_help(stdout);
-            ret = 0;
-            goto done;
-        } else if (!strcmp(a, "-r") || !strcmp(a, "--recursive")) {
-            bp.recursive = 1;
-        } else if (!strcmp(a, "--resume")) {
-            bp.resume = 1;
-        } else if (!strcmp(a, "-y")) {
-            bp.overwrite = 1;
-        } else if (!strcmp(a, "--dry-run")) {
-            bp.dry_run = 1;
-        } else if ((n = cli_encode_option(p, argc, argv, i))) {
-            if (n < 0)
-                goto done;
-            i += n - 1;
-        } else if (!strcmp(a, "-j") || !strcmp(a, "--jobs") || !strcmp(a, "--include") || !strcmp(a, "--exclude") ||
-                   !strcmp(a, "--report") || !strcmp(a, "--devices") || !strcmp(a, "--shard") ||
-                   !strcmp(a, "--shard-count") || !strcmp(a, "--container")) {
-            if (!v) {
-                cli_usage_error("%s needs a value", a);
-                goto done;
-            }
-            i++;
-            if (!strcmp(a, "-j") || !strcmp(a, "--jobs")) {
-                if (cli_parse_int(a, v, 1, 256, &x) < 0)
-                    goto done;
-                bp.jobs = (int)x;
-            } else if (!strcmp(a, "--include")) {
-                include[bp.nb_include++] = v;
-            } else if (!strcmp(a, "--exclude")) {
-                exclude[bp.nb_exclude++] = v;
-            } else if (!strcmp(a, "--report")) {
-                bp.report_path = v;
-            } else if (!strcmp(a, "--devices")) {
-                devices = v;
-            } else if (!strcmp(a, "--shard")) {
-                shard = v;
-                if (parse_shard(v, &bp.shard_index, &bp.shard_count) < 0) {
-                    cli_usage_error("--shard: '%s' is not i/N with N in [1, 1000000] and 0 <= i < N (e.g. 0/4)", v);
-                    goto done;
-                }
-            } else if (!strcmp(a, "--shard-count")) {
-                if (cli_parse_int(a, v, 1, 1000000, &shard_count) < 0)
-                    goto done;
-            } else {
-                container = v;
-            }
-        } else {
-            cli_usage_error("batch: unknown option '%s' (a folder whose name starts with '-' goes after '--')", a);
-            goto done;
-        }
-    }
+    ret = cli_parse(CLI_BATCH, argc, argv, batch_apply, &a);
+    if (ret >= 0)
+        goto done;
+    ret = VKCU_EXIT_USAGE;
+    vkcu_batch_params bp = a.bp;
+    p = &bp.job;
+    const char *devices = a.devices, *shard = a.shard, *container = a.container;
+    long shard_count = a.shard_count;
     if (!dirs[1]) {
         cli_usage_error("batch: %s; usage: vkcu batch IN_DIR OUT_DIR [options]",
                         dirs[0] ? "no output folder" : "no input and output folders");
@@ -375,10 +291,11 @@ int cli_main_batch(int argc, char **argv)
     bp.progress = p->progress;
     p->progress = 0;
     char ext[32];
-    if (cli_preset_loaded) {
-        bp.pipeline = cli_preset.name;
-        p->sink = cli_preset.sink;
-        bp.extension = vkcu_preset_extension(&cli_preset);
+    const vkcu_preset *preset = cli_job_preset();
+    if (preset) {
+        bp.pipeline = preset->name;
+        p->sink = preset->sink;
+        bp.extension = vkcu_preset_extension(preset);
     }
     if (container) {
         const char *e = *container == '.' ? container + 1 : container;

@@ -132,14 +132,9 @@ static void list_containers(void)
 
 int cli_main_formats(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("Usage: vkcu formats\n\nLists the video codecs this build decodes, marking those that decode\n"
-                   "on this machine's GPU (Vulkan Video), and the containers it reads.\n");
-            return 0;
-        }
-        return cli_usage_error("formats: unknown argument '%s'", argv[i]);
-    }
+    int ret = cli_parse(CLI_FORMATS, argc, argv, cli_apply_no_operands, "formats");
+    if (ret >= 0)
+        return ret;
     vkcu_probe_info info;
     vkcu_probe_summary(&info);
     list_video_codecs(&info);

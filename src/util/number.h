@@ -25,4 +25,10 @@ int vkcu_parse_number(const char *text, double lo, double hi, double *out);
 #define VKCU_BITRATE_MAX 10000000000LL
 int vkcu_parse_bitrate(const char *text, int64_t *out);
 
+/* Encoder settings: one range for the command line and preset keys.
+ * gop 0 is the encoder's own default (a preset can override a default
+ * GOP back with it, as --gop 0 does). */
+#define VKCU_CRF_MAX 63
+#define VKCU_GOP_MAX 100000
+
 #endif

@@ -74,7 +74,7 @@ printf 'description x\nbitrate nan\n' > "$TMP/br.pipe"
 printf 'description x\nencoder libx264\ngop 1e3\n' > "$TMP/gop.pipe"
 printf 'description x\nop denoise=sigma=inf\n' > "$TMP/op.pipe"
 expect "preset bitrate nan" 2 "br.pipe:2:9: bitrate: 'nan' is not a bitrate in \\[1k, 10000M\\]" -- "$V" pipelines "$TMP/br.pipe"
-expect "preset gop 1e3" 2 "gop.pipe:3:5: gop: '1e3' is not an integer in \\[1, 100000\\]" -- "$V" pipelines "$TMP/gop.pipe"
+expect "preset gop 1e3" 2 "gop.pipe:3:5: gop: '1e3' is not an integer in \\[0, 100000\\]" -- "$V" pipelines "$TMP/gop.pipe"
 expect "preset op sigma=inf" 2 "op.pipe:2:18: op: denoise: sigma='inf' is not a number in \\[0.5, 50\\]" -- "$V" pipelines "$TMP/op.pipe"
 
 # Manifest keys: file:line and the range.

@@ -1,0 +1,315 @@
+/*
+ * The option table: every option of every verb, once per meaning, and each
+ * verb's prose (usage, description, exit codes, environment). Data only:
+ * the parser (opts.c) and the writers of --help, man pages and
+ * completion (doc.c) read it; nothing else defines an option.
+ */
+#include "opts.h"
+#include "regress/compare.h"
+#include "util/number.h"
+
+#define ALL_VERBS ((1u << CLI_NB_VERBS) - 1)
+#define JOB_VERBS (CLI_V(CLI_TRANSCODE) | CLI_V(CLI_HASH) | CLI_V(CLI_COMPARE) | CLI_V(CLI_BATCH))
+/* verify runs the manifest's cases: only the options that say where and how (not what) */
+#define RUN_VERBS (JOB_VERBS | CLI_V(CLI_VERIFY))
+#define ENCODE_VERBS (CLI_V(CLI_TRANSCODE) | CLI_V(CLI_BATCH))
+#define T CLI_V(CLI_TRANSCODE)
+#define H CLI_V(CLI_HASH)
+#define C CLI_V(CLI_COMPARE)
+#define V CLI_V(CLI_VERIFY)
+#define B CLI_V(CLI_BATCH)
+#define P CLI_V(CLI_PIPELINES)
+
+const cli_option cli_options[] = {
+    { OPT_HELP, "help", 'h', CLI_ARG_NONE, NULL, 0, 0, NULL, NULL, "show this help and exit", ALL_VERBS, CLI_G_VERB, 0 },
+    { OPT_DUMP_OPTIONS, "dump-options", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
+      "print this verb's option table, one option a line (for tests)", ALL_VERBS, CLI_G_VERB, CLI_HIDDEN },
+    { OPT_VERSION, "version", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
+      "print the versions of vkcu and FFmpeg, and which devices this machine has", T, CLI_G_VERB, 0 },
+    { OPT_GENERATE, "generate", 0, CLI_ARG_TEXT, "man|man:VERB|completion|verbs", 0, 0, NULL, NULL,
+      "print a man page, the bash completion or the verb names (make man completion)", T, CLI_G_VERB, CLI_HIDDEN },
+
+    /* transcode output */
+    { OPT_OUTPUT, NULL, 'o', CLI_ARG_FILE, "OUTPUT", 0, 0, NULL, NULL,
+      "output file; the container follows the extension (.mkv .mp4 .nut .y4m ...); '-o - -f FORMAT' writes "
+      "to standard output", T, CLI_G_OUTPUT, 0 },
+    { OPT_FORMAT, NULL, 'f', CLI_ARG_TEXT, "FORMAT", 0, 0, NULL, NULL,
+      "container by name instead of by extension (nut, yuv4mpegpipe, matroska, ...)", T, CLI_G_OUTPUT, 0 },
+    { OPT_OVERWRITE, NULL, 'y', CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
+      "replace an existing output (never an input; default: refuse)", T, CLI_G_OUTPUT, 0 },
+    { OPT_NO_OVERWRITE, NULL, 'n', CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
+      "never replace an existing output, even after -y", T, CLI_G_OUTPUT, 0 },
+    { OPT_KEEP_PARTIAL, "keep-partial", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
+      "keep what was written when the job fails or is interrupted", T, CLI_G_OUTPUT, 0 },
+    { OPT_NULL, "null", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL, "process but write nothing (benchmarks)", T,
+      CLI_G_OUTPUT, 0 },
+    { OPT_DECODE_ONLY, "decode-only", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
+      "decode and drop the frames: no operators, nothing written (benchmarks)", T, CLI_G_OUTPUT, 0 },
+
+    /* encoder (transcode, batch) */
+    { OPT_ENCODER, "encoder", 0, CLI_ARG_TEXT, "NAME", 0, 0, NULL, "auto",
+      "auto (by the output's extension), libx264, libx265, libsvtav1, ffv1, rawvideo, or h264_vulkan/hevc_vulkan "
+      "(GPUs with a Vulkan video encode queue; exit 5 if none)", ENCODE_VERBS, CLI_G_ENCODE, 0 },
+    { OPT_CRF, "crf", 0, CLI_ARG_INT, "N", 0, VKCU_CRF_MAX, NULL, NULL, "constant quality (the encoder's default if not given)",
+      ENCODE_VERBS, CLI_G_ENCODE, 0 },
+    { OPT_BITRATE, "bitrate", 0, CLI_ARG_BITRATE, "B", 0, 0, NULL, NULL,
+      "target bitrate in bit/s, with k, M or G (e.g. 4M, 800k)", ENCODE_VERBS, CLI_G_ENCODE, 0 },
+    { OPT_PRESET, "preset", 0, CLI_ARG_TEXT, "P", 0, 0, NULL, NULL,
+      "the encoder's speed preset (libx264: ultrafast ... veryslow)", ENCODE_VERBS, CLI_G_ENCODE, 0 },
+    { OPT_GOP, "gop", 0, CLI_ARG_INT, "N", 0, VKCU_GOP_MAX, NULL, "0",
+      "frames between key frames; 0: the encoder's default", ENCODE_VERBS, CLI_G_ENCODE, 0 },
+    { OPT_ENCODER_OPT, "encoder-opt", 0, CLI_ARG_TEXT, "K=V[:K=V]", 0, 0, NULL, NULL,
+      "options passed to the encoder", ENCODE_VERBS, CLI_G_ENCODE, 0 },
+    { OPT_FASTSTART, "faststart", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
+      "MP4/MOV: the index before the media data (playback starts before the whole file is downloaded; the "
+      "file is rewritten once at the end)", ENCODE_VERBS, CLI_G_ENCODE, 0 },
+    { OPT_ENCODE_WORKERS, "encode-workers", 0, CLI_ARG_INT, "N", 1, 64, NULL, NULL,
+      "FFV1: encode N GOPs at once, output identical to one encoder (default: about one per 4 cores; "
+      "1: one encoder)", ENCODE_VERBS, CLI_G_ENCODE, 0 },
+
+    /* processing (job) */
+    { OPT_BACKEND, "backend", 0, CLI_ARG_CHOICE, "gpu|cpu|auto", 0, 0, "cpu, gpu or auto", "auto",
+      "where frames are processed (auto: the GPU if usable)", RUN_VERBS, CLI_G_PROCESS, 0 },
+    { OPT_DEVICE, "device", 0, CLI_ARG_INT, "N", 0, 63, NULL, "0",
+      "CUDA device ordinal; the Vulkan device is matched by UUID", RUN_VERBS, CLI_G_PROCESS, 0 },
+    { OPT_CHAIN, "chain", 0, CLI_ARG_TEXT, "TEXT", 0, 0, NULL, NULL,
+      "operators, e.g. 'convert=format=rgba,denoise=mode=tnr:sigma=6' (vkcu pipelines lists them)", JOB_VERBS,
+      CLI_G_PROCESS, 0 },
+    { OPT_PIPELINE, "pipeline", 0, CLI_ARG_PRESET, "NAME|FILE", 0, 0, NULL, NULL,
+      "preset: chain, encoder and hash settings (vkcu pipelines lists them); options after it override it",
+      JOB_VERBS, CLI_G_PROCESS, 0 },
+    { OPT_START, "start", 0, CLI_ARG_TIME, "T", 0, 0, NULL, NULL,
+      "skip to T: seconds, [HH:]MM:SS, or NNNf for a frame number", JOB_VERBS, CLI_G_PROCESS, 0 },
+    { OPT_DURATION, "duration", 0, CLI_ARG_TIME, "T", 0, 0, NULL, NULL,
+      "process T from the start: seconds, [HH:]MM:SS, or NNNf for a number of frames", JOB_VERBS, CLI_G_PROCESS,
+      0 },
+    { OPT_FRAMES, "frames", 0, CLI_ARG_INT, "N", 1, 2147483647, NULL, NULL, "stop after N output frames",
+      JOB_VERBS, CLI_G_PROCESS, 0 },
+    { OPT_VIDEO_STREAM, "video-stream", 0, CLI_ARG_INT, "N", 0, 1023, NULL, NULL,
+      "process the Nth video stream, from 0 (default: FFmpeg's best)", RUN_VERBS, CLI_G_PROCESS, 0 },
+    { OPT_STRICT, "strict", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
+      "a corrupt frame is an error (default: skipped with a warning)", JOB_VERBS, CLI_G_PROCESS, 0 },
+    { OPT_RING_SIZE, "ring-size", 0, CLI_ARG_INT, "K", 3, 16, NULL, "4",
+      "interop slots (frames in flight) on the GPU", RUN_VERBS, CLI_G_PROCESS, 0 },
+    { OPT_HANDOFF, "handoff", 0, CLI_ARG_CHOICE, "binary|timeline", 0, 0, "binary or timeline", "binary",
+      "Vulkan->CUDA synchronisation", RUN_VERBS, CLI_G_PROCESS, 0 },
+    { OPT_DECODE_THREADS, "decode-threads", 0, CLI_ARG_INT, "N", 1, 256, NULL, NULL,
+      "software decoder threads (default: one per core; hash, verify and compare use 1, so that damaged "
+      "streams decode the same on every run)", RUN_VERBS, CLI_G_PROCESS, 0 },
+    { OPT_STALL_TIMEOUT, "stall-timeout", 0, CLI_ARG_INT, "S", 0, 3600, NULL, "10",
+      "fail a stream whose decoder yields nothing for S seconds", RUN_VERBS, CLI_G_PROCESS, 0 },
+    { OPT_REQUIRE_GPU_DECODE, "require-gpu-decode", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
+      "fail (exit 5) instead of decoding in software when the GPU cannot decode the stream (conformance runs "
+      "of the GPU decoder)", RUN_VERBS, CLI_G_PROCESS, 0 },
+    { OPT_STATS, "stats", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL, "per-stage statistics at the end",
+      T | H | B, CLI_G_PROCESS, 0 },
+    { OPT_QUIET, "quiet", 'q', CLI_ARG_NONE, NULL, 0, 0, NULL, NULL, "no progress line, errors only", RUN_VERBS,
+      CLI_G_PROCESS, 0 },
+    { OPT_LOG_LEVEL, "log-level", 0, CLI_ARG_CHOICE, "LEVEL", 0, 0, "error, warning, info, verbose or debug", "info",
+      "error, warning, info, verbose or debug", RUN_VERBS, CLI_G_PROCESS, 0 },
+
+    /* hash */
+    { OPT_ALGO, "algo", 0, CLI_ARG_CHOICE, "ALGO", 0, 0, VKCU_HASH_ALGOS, "md5",
+      "hash function: " VKCU_HASH_ALGOS "; blake3 is BLAKE3's 32-byte digest (as b3sum), computed on the GPU there",
+      H, CLI_G_VERB, CLI_NOCASE },
+    { OPT_HASH_FORMAT, "format", 0, CLI_ARG_CHOICE, "framemd5|framecrc|json", 0, 0, "framemd5, framecrc or json",
+      "framemd5", "output format; framecrc is FFmpeg FATE's (adler32, as `ffmpeg -flags +bitexact -f framecrc`)", H,
+      CLI_G_VERB, 0 },
+    { OPT_WHOLE, "whole", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
+      "one hash of all frames' bytes in order, printed as `ffmpeg -f md5` prints it (MD5=...; fluster's checksum)",
+      H, CLI_G_VERB, 0 },
+    { OPT_OUTPUT, NULL, 'o', CLI_ARG_FILE, "FILE", 0, 0, NULL, NULL,
+      "write to FILE instead of standard output (-o -: standard output)", H, CLI_G_VERB, 0 },
+    { OPT_OVERWRITE, NULL, 'y', CLI_ARG_NONE, NULL, 0, 0, NULL, NULL, "replace an existing FILE (never the input)",
+      H, CLI_G_VERB, 0 },
+
+    /* compare */
+    { OPT_MAX_DIFF, "max-diff", 0, CLI_ARG_INT, "N", 0, 65535, NULL, NULL,
+      "pass when no sample differs by more than N code values", C, CLI_G_VERB, 0 },
+    { OPT_MIN_PSNR, "min-psnr", 0, CLI_ARG_NUMBER, "DB", 0, 1000, NULL, NULL,
+      "pass when every frame's PSNR (all planes) is at least DB", C, CLI_G_VERB, 0 },
+    { OPT_DIFF_IMAGE, "diff-image", 0, CLI_ARG_FILE, "FILE.png", 0, 0, NULL, NULL,
+      "draw the worst frame's difference, amplified, with a scale", C, CLI_G_VERB, 0 },
+    { OPT_PER_FRAME, "per-frame", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
+      "one line per frame (default: differing frames only)", C, CLI_G_VERB, 0 },
+    { OPT_ALIGN, "align", 0, CLI_ARG_CHOICE, "start|pts|index", 0, 0, "start, pts or index", "start",
+      "how frames pair: start takes each input's first frame as time zero; pts pairs equal timestamps as "
+      "'vkcu hash' prints them; index pairs frame n with frame n", C, CLI_G_VERB, 0 },
+    { OPT_CHAIN_A, "chain-a", 0, CLI_ARG_TEXT, "TEXT", 0, 0, NULL, NULL, "operators for A only (after --chain)", C,
+      CLI_G_VERB, 0 },
+    { OPT_CHAIN_B, "chain-b", 0, CLI_ARG_TEXT, "TEXT", 0, 0, NULL, NULL, "operators for B only (after --chain)", C,
+      CLI_G_VERB, 0 },
+    { OPT_SCALE, "scale", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
+      "compare different sizes: B scaled to A's size and format (swscale bicubic, as ffmpeg's "
+      "scale=W:H:flags=bicubic+accurate_rnd+bitexact)", C, CLI_G_VERB, 0 },
+    { OPT_CSV, "csv", 0, CLI_ARG_FILE, "FILE", 0, 0, NULL, NULL,
+      "one row per paired frame (pts, PSNR, SSIM, max diff, VMAF) as CSV", C, CLI_G_VERB, 0 },
+    { OPT_JSON, "json", 0, CLI_ARG_FILE, "FILE", 0, 0, NULL, NULL, "the same rows as JSON lines", C, CLI_G_VERB, 0 },
+    { OPT_VMAF, "vmaf", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
+      "score every pair with libvmaf's default model (vmaf_v0.6.1), A the reference; per-frame lines then print "
+      "at the end", C, CLI_G_VERB, 0 },
+    { OPT_MIN_VMAF, "min-vmaf", 0, CLI_ARG_NUMBER, "SCORE", 0, 100, NULL, NULL,
+      "pass when the mean VMAF is at least SCORE (implies --vmaf)", C, CLI_G_VERB, 0 },
+    { OPT_HTML_REPORT, "report", 0, CLI_ARG_FILE, "FILE.html", 0, 0, NULL, NULL,
+      "one self-contained page: per-frame charts, the summary and the worst frames as A/B/difference thumbnails "
+      "(no script, no network)", C, CLI_G_VERB, 0 },
+    { OPT_OVERWRITE, NULL, 'y', CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
+      "replace an existing --diff-image, --csv, --json or --report file (never A or B)", C, CLI_G_VERB, 0 },
+
+    /* verify */
+    { OPT_JUNIT, "junit", 0, CLI_ARG_FILE, "FILE", 0, 0, NULL, NULL, "also write the results as JUnit XML", V,
+      CLI_G_VERB, 0 },
+    { OPT_SUMMARY, "summary", 0, CLI_ARG_FILE, "FILE.md", 0, 0, NULL, NULL,
+      "also write a Markdown summary (CI job pages)", V, CLI_G_VERB, 0 },
+    { OPT_HTML, "html", 0, CLI_ARG_FILE, "FILE.html", 0, 0, NULL, NULL,
+      "also write one self-contained page: every case, and each failing case's charts (metric cases) or frames "
+      "(hash cases)", V, CLI_G_VERB, 0 },
+    { OPT_OVERWRITE, NULL, 'y', CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
+      "replace an existing --junit, --summary or --html FILE", V, CLI_G_VERB, 0 },
+    { OPT_JOBS, "jobs", 'j', CLI_ARG_INT, "N", 1, 64, NULL, "1",
+      "run N cases at once; results still print in manifest order", V, CLI_G_VERB, 0 },
+    { OPT_TIMEOUT, "timeout", 0, CLI_ARG_NUMBER, "SECONDS", 0.001, 1e6, NULL, NULL,
+      "fail a case that runs longer (a case's 'timeout' key wins)", V, CLI_G_VERB, 0 },
+    { OPT_FAIL_FAST, "fail-fast", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL, "stop at the first failing case", V,
+      CLI_G_VERB, 0 },
+    { OPT_UPDATE, "update", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
+      "rewrite the expected hashes from this run; prints what changed", V, CLI_G_VERB, 0 },
+    { OPT_CASE, "case", 0, CLI_ARG_TEXT, "NAME", 0, 0, NULL, NULL, "run only the cases with this name ('*' globs)",
+      V, CLI_G_VERB, CLI_REPEAT },
+    { OPT_ALLOW_OUTSIDE, "allow-outside", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
+      "let a case's hashes file lie outside its manifest's folder (refused by default: --update writes there)", V,
+      CLI_G_VERB, 0 },
+
+    /* batch */
+    { OPT_JOBS, "jobs", 'j', CLI_ARG_INT, "N", 1, 256, NULL, "1", "concurrent streams in this process", B,
+      CLI_G_VERB, 0 },
+    { OPT_RECURSIVE, "recursive", 'r', CLI_ARG_NONE, NULL, 0, 0, NULL, NULL, "descend into subfolders", B,
+      CLI_G_VERB, 0 },
+    { OPT_INCLUDE, "include", 0, CLI_ARG_TEXT, "GLOB", 0, 0, NULL, NULL,
+      "only files matching GLOB (no '/': the name, with '/': the path below IN_DIR)", B, CLI_G_VERB, CLI_REPEAT },
+    { OPT_EXCLUDE, "exclude", 0, CLI_ARG_TEXT, "GLOB", 0, 0, NULL, NULL, "leave out matching files and folders", B,
+      CLI_G_VERB, CLI_REPEAT },
+    { OPT_RESUME, "resume", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL, "skip files whose output exists (it is complete)",
+      B, CLI_G_VERB, 0 },
+    { OPT_OVERWRITE, NULL, 'y', CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
+      "replace existing outputs (default: such a file fails)", B, CLI_G_VERB, 0 },
+    { OPT_REPORT, "report", 0, CLI_ARG_FILE, "FILE", 0, 0, NULL, NULL, "JSON lines: one per file, then a summary line",
+      B, CLI_G_VERB, 0 },
+    { OPT_DRY_RUN, "dry-run", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL, "print what would be done; write nothing", B,
+      CLI_G_VERB, 0 },
+    { OPT_DEVICES, "devices", 0, CLI_ARG_TEXT, "all|0,1,...", 0, 0, NULL, NULL,
+      "stream slot w runs on CUDA device w % count (GPU backend)", B, CLI_G_VERB, 0 },
+    { OPT_SHARD, "shard", 0, CLI_ARG_TEXT, "i/N", 0, 0, NULL, NULL,
+      "take files i, i+N, i+2N, ... of the sorted list (i from 0); default: SLURM_ARRAY_TASK_ID/"
+      "SLURM_ARRAY_TASK_COUNT, or JOB_COMPLETION_INDEX with --shard-count N or VKCU_SHARD_COUNT", B, CLI_G_VERB, 0 },
+    { OPT_SHARD_COUNT, "shard-count", 0, CLI_ARG_INT, "N", 1, 1000000, NULL, NULL,
+      "shard count for Kubernetes indexed Jobs", B, CLI_G_VERB, 0 },
+    { OPT_CONTAINER, "container", 0, CLI_ARG_TEXT, "EXT", 0, 0, NULL, NULL,
+      "output extension (mkv, mp4, nut, ...), overrides the pipeline's", B, CLI_G_VERB, 0 },
+
+    /* pipelines */
+    { OPT_PATHS, "paths", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL, "also show each preset's file", P, CLI_G_VERB, 0 },
+};
+const int cli_nb_options = (int)(sizeof(cli_options) / sizeof(cli_options[0]));
+
+#define EXIT_CODES_JOB                                                                                              \
+    "  0 success   1 other failure   2 bad usage/options   3 bad input file\n"                                     \
+    "  4 output not writable   5 GPU unavailable, lost or stalled\n"                                              \
+    "  6 mismatch (compare/verify)   130 interrupted (Ctrl-C)"
+
+const cli_verb_doc cli_verb_docs[CLI_NB_VERBS] = {
+    [CLI_TRANSCODE] = {
+        "vkcu", "GPU video post-processing (Vulkan Video decode -> CUDA)",
+        "vkcu [options] INPUT -o OUTPUT\nvkcu VERB [options] ...   (vkcu VERB --help for each)",
+        "Decodes INPUT (Vulkan Video on the GPU when it can, else in software), runs the operator chain "
+        "(CUDA on the GPU backend, the same results on the CPU backend) and encodes the frames into OUTPUT. "
+        "Nothing replaces an existing file without -y; an interrupted or failed job leaves no partial file.",
+        "Without a verb, vkcu transcodes one file. Each verb has its own --help and man page (vkcu-VERB(1)).",
+        EXIT_CODES_JOB,
+        "VKCU_PIPELINES\t':'-separated folders searched first for --pipeline presets\n"
+        "VKCU_VULKAN_DEVICE\tvkcu (its own Vulkan device), ffmpeg (FFmpeg's) or auto (the default)\n",
+    },
+    [CLI_PROBE] = {
+        "probe", "list Vulkan and CUDA devices and which pairs match",
+        "vkcu probe",
+        "Lists Vulkan devices (video decode/encode queues and codecs, external memory/semaphore FD support), "
+        "CUDA devices, and which pairs match by UUID.",
+        NULL,
+        "  0 at least one Vulkan/CUDA pair matched   5 none did   2 bad usage",
+        NULL,
+    },
+    [CLI_FORMATS] = {
+        "formats", "list the codecs and containers this build reads; which decode on the GPU here",
+        "vkcu formats",
+        "Lists the video codecs this build decodes, marking those that decode on this machine's GPU (Vulkan "
+        "Video), and the containers it reads.",
+        NULL,
+        "  0 success   2 bad usage",
+        NULL,
+    },
+    [CLI_HASH] = {
+        "hash", "per-frame hashes (md5, sha256, crc32, xxh64, blake3) of decoded (and processed) frames",
+        "vkcu hash INPUT [options]",
+        "Per-frame hashes of the decoded frames (after --chain, if given), in FFmpeg's framemd5 format "
+        "(diffable against `ffmpeg -i INPUT -f framemd5 -`) or JSON lines. A frame's hash covers the visible "
+        "picture, planes in order, rows packed, 16-bit samples little-endian; GPU-decoded NV12/P010 hash as "
+        "yuv420p/yuv420p10le.",
+        NULL,
+        EXIT_CODES_JOB,
+        NULL,
+    },
+    [CLI_COMPARE] = {
+        "compare", "compare two videos or hash lists frame by frame (PSNR, SSIM, max diff)",
+        "vkcu compare A B [options]",
+        "Decodes A and B (media files, or hash lists written by 'vkcu hash'), pairs their frames by timestamp "
+        "and reports, per frame, PSNR (per plane), SSIM and the largest absolute sample difference, the first "
+        "differing frame, and frames or timestamps that do not match. PSNR and SSIM are FFmpeg's psnr and ssim "
+        "filters' definitions. Without --max-diff or --min-psnr, any difference fails.",
+        "--chain, --backend, --start, --duration, --frames and the other processing options apply to both "
+        "inputs; --start and --duration count from each input's own start.",
+        "  0 the inputs match (within the limits)   6 they do not\n"
+        "  3 an input is missing or unreadable   2 bad usage (or --vmaf in a build without libvmaf)\n"
+        "  4 an output file cannot be written (or exists, without -y)",
+        NULL,
+    },
+    [CLI_VERIFY] = {
+        "verify", "run a regression manifest: expected hashes or metric limits per case",
+        "vkcu verify MANIFEST... [options]",
+        "Runs every case of a regression manifest (docs/regression.md): decodes the input, applies its chain or "
+        "pipeline, and checks the expectation: exact per-frame hashes, or metric limits against a reference. "
+        "Prints one line per case and 'N passed, N failed'.",
+        "What a case processes (chain, pipeline, trim, frames, strict) belongs in the manifest; the command line "
+        "says where and how the cases run (--backend overrides each case's).",
+        "  0 every case passed (or was updated)   6 a case failed\n"
+        "  3 a manifest is missing or malformed   2 bad usage (or min-vmaf in a build without libvmaf)\n"
+        "  4 an output cannot be written",
+        "VKCU_CONFORMANCE\tthe conformance streams' folder, for manifests that name ${VKCU_CONFORMANCE}\n",
+    },
+    [CLI_BATCH] = {
+        "batch", "process a folder: presets, concurrent streams, resume, report, shards",
+        "vkcu batch IN_DIR OUT_DIR [options]",
+        "Processes every file of IN_DIR into OUT_DIR (same relative path, the extension the pipeline implies, "
+        "else .mkv), several streams at once. A failing file never stops the others; outputs appear only when "
+        "complete.",
+        "Progress (files, frames, fps, ETA) shows on a terminal; -q hides it. The summary line 'batch: N done, "
+        "N skipped, N failed' ends every run.",
+        "  0 no file failed; else the most serious failure's: 130 > 5 > 4 > 2 > 3 > 1",
+        "SLURM_ARRAY_TASK_ID\twith SLURM_ARRAY_TASK_COUNT: this task's shard, without --shard\n"
+        "JOB_COMPLETION_INDEX\twith --shard-count or VKCU_SHARD_COUNT: this Kubernetes indexed Job's shard\n"
+        "VKCU_SHARD_COUNT\tthe shard count for JOB_COMPLETION_INDEX\n"
+        "VKCU_PIPELINES\t':'-separated folders searched first for --pipeline presets\n",
+    },
+    [CLI_PIPELINES] = {
+        "pipelines", "list the pipeline presets (--pipeline NAME)",
+        "vkcu pipelines [--paths] [NAME|FILE ...]",
+        "Without arguments, lists the pipeline presets with one-line descriptions, then the operators with "
+        "their keys, defaults and accuracy. With names or files (a path with a '/' or ending in .pipe), checks "
+        "each one strictly and shows what it sets (chain, output, encoder, extension); the name of an operator "
+        "(crop, pad, ...) shows that operator's keys.\n\n"
+        "Presets are searched in $VKCU_PIPELINES (':'-separated folders), then pipelines/ of the source tree, "
+        "then PREFIX/share/vkcu/pipelines; the first folder holding a name wins. The format: docs/pipelines.md.",
+        NULL,
+        "  0 success   2 a preset has a mistake   3 a preset file is missing",
+        "VKCU_PIPELINES\t':'-separated folders searched first\n",
+    },
+};
