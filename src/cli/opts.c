@@ -337,6 +337,30 @@ static int choice_index(const char *choices, const char *v, int nocase)
     return -1;
 }
 
+/* The choice `v` is a typo of ("gpuu": "gpu"), into buf; 0 when none is near. */
+static int nearest_choice(const char *choices, const char *v, char *buf, size_t size)
+{
+    int best_d = 3;
+    for (const char *p = choices; *p;) {
+        if (!strncmp(p, "or ", 3))
+            p += 3;
+        size_t len = strcspn(p, ", ");
+        char word[64];
+        if (copy_part(word, sizeof(word), p, len)) {
+            int d = edit_distance(v, word);
+            if (strlen(v) >= 2 && !strncmp(word, v, strlen(v))) /* "warn" for warning */
+                d = 1;
+            if (d < best_d && (size_t)d * 2 < len) {
+                best_d = d;
+                snprintf(buf, size, "%s", word);
+            }
+        }
+        p += len;
+        p += strspn(p, ", ");
+    }
+    return best_d < 3;
+}
+
 /* Checks `v` against o's type and range. 0, or the exit status after the
  * error. `typed` is the option as the user wrote it. */
 static int parse_value(const cli_option *o, const char *typed, const char *v, cli_value *out)
@@ -359,8 +383,12 @@ static int parse_value(const cli_option *o, const char *typed, const char *v, cl
         return parse_time(typed, v, &out->seconds, &out->frame);
     case CLI_ARG_CHOICE: {
         int k = choice_index(o->choices, v, (o->flags & CLI_NOCASE) != 0);
-        if (k < 0)
+        if (k < 0) {
+            char near[64];
+            if (nearest_choice(o->choices, v, near, sizeof(near)))
+                return cli_usage_error("%s: '%s' is not %s: did you mean %s?", typed, v, o->choices, near);
             return cli_usage_error("%s: '%s' is not %s", typed, v, o->choices);
+        }
         out->i = k;
         return 0;
     }

@@ -105,7 +105,9 @@ mkdir -p "$TMP/dash" && cp "$in" "$TMP/dash/--frames=3"
 cmp -s "$TMP/a" "$TMP/d" && pass "options: after --, '--frames=3' is a file" || fail "options: -- then --frames=3: $(head -1 "$TMP/err")"
 expect "options: a flag takes no value" 2 "^vkcu: error: --strict takes no value \\('--strict=1'\\)" -- "$V" hash --strict=1 "$in"
 expect "options: a missing value" 2 "^vkcu: error: --crf needs a value \\(--crf N\\)" -- "$V" "$in" -o "$TMP/x.mkv" --crf
-expect "options: a choice names the choices" 2 "^vkcu: error: --handoff: 'fast' is not binary or timeline" -- "$V" hash --handoff fast "$in"
+expect "options: a choice names the choices" 2 "^vkcu: error: --handoff: 'fast' is not binary or timeline \\(see" -- "$V" hash --handoff fast "$in"
+expect "hint: a misspelt choice" 2 "^vkcu: error: --backend: 'gpuu' is not cpu, gpu or auto: did you mean gpu\\?" -- "$V" hash --backend gpuu "$in"
+expect "hint: a choice cut short" 2 "--log-level: 'warn' is not error, warning, info, verbose or debug: did you mean warning\\?" -- "$V" hash --log-level warn "$in"
 
 # Typos and other verbs' options: one line, exit 2, what to type instead.
 expect "hint: misspelt long option" 2 "^vkcu: error: hash: unknown option '--algp': did you mean --algo\\? \\(see vkcu hash --help\\)$" -- "$V" hash --algp md5 "$in"
