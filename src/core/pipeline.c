@@ -385,13 +385,28 @@ static int decode_packet(job *j, const AVPacket *pkt, AVFrame *frame)
     return 0;
 }
 
+/* gpu/'s question to the job: does its hash sink take GPU digests? */
+static int digest_instead(void *opaque, enum AVPixelFormat host_fmt)
+{
+    return vkcu_hash_on_gpu(opaque, host_fmt);
+}
+
 static int open_backend(job *j)
 {
     const vkcu_job_params *p = j->p;
     char why[512] = "";
     int ret;
     if (p->backend != VKCU_BACKEND_CPU) {
-        ret = vkcu_gpu_open(p, &j->gpu, why, sizeof(why));
+        vkcu_gpu_config gc = {
+            .device = p->device,
+            .ring_size = p->ring_size,
+            .timeline_handoff = p->timeline_handoff,
+            .stall_timeout_ms = p->stall_timeout_ms,
+            .frames_wanted = p->sink != VKCU_SINK_NULL,
+            .digest_instead = digest_instead,
+            .opaque = (void *)p,
+        };
+        ret = vkcu_gpu_open(&gc, &j->gpu, why, sizeof(why));
         if (ret < 0) {
             if (p->backend == VKCU_BACKEND_GPU) {
                 snprintf(j->err, j->errlen, "%s: --backend gpu: %s", p->input, why);
@@ -771,8 +786,23 @@ fail:
     if (ret == VKCU_ERR_INTERRUPT)
         snprintf(j->err, j->errlen, "%s: interrupted; partial output %s", p->input,
                  p->keep_partial && p->sink == VKCU_SINK_ENCODE ? "kept (--keep-partial)" : "removed");
-    if (j->gpu)
-        vkcu_gpu_stats(j->gpu, r);
+    if (j->gpu) {
+        vkcu_gpu_counters c;
+        vkcu_gpu_stats(j->gpu, &c);
+        r->imports = c.imports;
+        r->dtod_copies = c.dtod_copies;
+        r->htod_bytes = c.htod_bytes;
+        r->dtoh_bytes = c.dtoh_bytes;
+        r->max_in_flight = c.max_in_flight;
+        r->gpu_ms_copy = c.ms_copy;
+        r->gpu_ms_ops = c.ms_ops;
+        r->gpu_ms_download = c.ms_download;
+        r->setup_ms_vk_instance = c.setup_ms_vk_instance;
+        r->setup_ms_vk_device = c.setup_ms_vk_device;
+        r->setup_ms_cuda = c.setup_ms_cuda;
+        r->setup_ms_gpu_open = c.setup_ms_open;
+        snprintf(r->setup_vk_device, sizeof(r->setup_vk_device), "%s", c.setup_vk_device);
+    }
     r->seconds = vkcu_now() - t0;
     r->setup_seconds = j->t_first ? j->t_first - t0 : r->seconds;
     if (j->t_backend) {

@@ -11,6 +11,7 @@
 #include <libavformat/avformat.h>
 
 #include "ops/op.h"
+#include "gpu/gpu.h"
 #include "util/log.h" /* vkcu_now */
 #include "vkcu.h"
 
@@ -95,19 +96,9 @@ extern const vkcu_sink_class vkcu_sink_hash, vkcu_sink_encode, vkcu_sink_null, v
  * visible samples packed without padding, 16-bit samples little-endian. */
 int vkcu_frame_hash(const AVFrame *frame, enum vkcu_hash_algo algo, char *hex, size_t hexlen, int *size);
 
-/* A frame whose pixels stayed on the GPU: the GPU session hashed it there
- * (the same byte string, docs/hash.md) and only the digest came back. Such
- * a frame has no data planes; its opaque_ref holds this struct. Only the
- * hash sink receives them, and only when vkcu_hash_on_gpu said yes. */
-typedef struct vkcu_frame_digest {
-    enum vkcu_hash_algo algo;
-    int size;               /* bytes hashed */
-    uint8_t digest[32];
-} vkcu_frame_digest;
-/* The digest a frame carries, or NULL for an ordinary frame. */
-const vkcu_frame_digest *vkcu_frame_digest_get(const AVFrame *frame);
-/* Whether the GPU session hands this job's hash sink digests instead of
- * frames, given the planar layout `host_fmt` frames would be downloaded in:
+/* Whether the GPU session hands this job's hash sink digests
+ * (vkcu_frame_digest, gpu/gpu.h) instead of frames, given the planar layout
+ * `host_fmt` frames would be downloaded in:
  * per-frame BLAKE3 lines (not --whole, not framecrc) of a layout hashed as
  * stored (semi-planar layouts are rearranged on the CPU, so they download). */
 int vkcu_hash_on_gpu(const vkcu_job_params *p, enum AVPixelFormat host_fmt);
@@ -144,17 +135,6 @@ void vkcu_outfile_clean_beside(const char *path);
  * process (an flock). */
 int vkcu_outfile_claim(const char *path, int *fd, long *holder, char *err, size_t errlen);
 void vkcu_outfile_release(const char *path, int fd);
-
-/* ---- hash function names (hash_algo.c) ---- */
-/* "MD5", "BLAKE3", ...: as framemd5 headers and messages name them. */
-const char *vkcu_hash_algo_name(enum vkcu_hash_algo a);
-/* "md5", "blake3", ...: as options, presets and manifests name them. */
-const char *vkcu_hash_algo_id(enum vkcu_hash_algo a);
-/* "md5", "MD5", "crc32", "blake3", ... (any case): 0 or -1. */
-int vkcu_hash_algo_parse(const char *name, enum vkcu_hash_algo *a);
-/* For messages: what vkcu_hash_algo_parse accepts. */
-#define VKCU_HASH_ALGOS "md5, sha256, crc32, xxh64 or blake3"
-#define VKCU_HASH_ALGOS_UPPER "MD5, SHA256, CRC32, XXH64 or BLAKE3"
 
 /* ---- progress (progress.c) ---- */
 /* The progress line on a terminal: frames (of the expected total), fps,

@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "util/log.h"
+#include "util/hash_algo.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -46,10 +47,6 @@ enum vkcu_sink_kind {
     VKCU_SINK_CALLBACK,   /* hand each processed frame to on_frame (in-process consumers) */
 };
 
-/* ADLER32: FFmpeg's framecrc checksum (set by VKCU_HASH_FORMAT_FRAMECRC);
- * BLAKE3: its standard 32-byte digest, computed on the GPU for GPU frames */
-enum vkcu_hash_algo { VKCU_HASH_MD5 = 0, VKCU_HASH_CRC32, VKCU_HASH_XXH64, VKCU_HASH_SHA256, VKCU_HASH_ADLER32,
-                      VKCU_HASH_BLAKE3 };
 /* FRAMECRC: FFmpeg FATE's framecrc lines (adler32, whatever hash_algo says);
  * WHOLE: one hash of all frames' bytes in order, as `ffmpeg -f md5` prints it */
 enum vkcu_hash_format { VKCU_HASH_FORMAT_FRAMEMD5 = 0, VKCU_HASH_FORMAT_JSON, VKCU_HASH_FORMAT_FRAMECRC,

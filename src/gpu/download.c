@@ -15,7 +15,6 @@
 #include "util/blake3.h"
 #include "kernels/frame_kernels.h"
 #include "session_priv.h"
-#include "core/stage.h"
 
 /* align: row pitch of the staging buffer (64 for the host's consumers; 1,
  * rows packed, when the staging buffer is hashed on the GPU). */
@@ -64,7 +63,7 @@ int vkcu_gpu_download_create(vkcu_gpu *g, char *err, size_t errlen)
     /* Host layout: the chain's output, planar. */
     enum AVPixelFormat dev_out = out_fmt ? out_fmt->pix_fmt : g->ring_fmt;
     int ow = out_fmt ? out_fmt->width : g->ring_w, oh = out_fmt ? out_fmt->height : g->ring_h;
-    g->digest = vkcu_hash_on_gpu(g->p, vkcu_gpu_host_format(dev_out));
+    g->digest = g->cfg.digest_instead && g->cfg.digest_instead(g->cfg.opaque, vkcu_gpu_host_format(dev_out));
     ret = host_layout(g, vkcu_gpu_host_format(dev_out), ow, oh, g->digest ? 1 : 64);
     if (ret < 0)
         goto fail;
@@ -119,7 +118,7 @@ static int start_download(vkcu_gpu *g, int s, const vkcu_gpu_frame *out, int pen
     pending_frame *pf = &g->pending[pend_idx];
     uint8_t *staging = s >= 0 ? g->slot[s].staging : g->slot[0].staging;
     /* No CPU consumer (null sink): frames end on the GPU. */
-    int e = g->p->sink == VKCU_SINK_NULL ? 0
+    int e = !g->cfg.frames_wanted ? 0
                                          : vkcu_cuda_to_planar(out, g->host_fmt, staging, g->host_offset,
                                                                g->host_linesize, g->stream);
     if (!e && g->digest)
@@ -144,7 +143,7 @@ static int finish_host_copy(vkcu_gpu *g, int s, const vkcu_gpu_frame *out, char 
         CU_CHECK(cudaMemcpyAsync(g->digests + (size_t)idx * VKCU_BLAKE3_LEN, g->b3_digest, VKCU_BLAKE3_LEN,
                                  cudaMemcpyDeviceToHost, g->stream));
         g->dtoh_bytes += VKCU_BLAKE3_LEN;
-    } else if (g->p->sink != VKCU_SINK_NULL) {
+    } else if (g->cfg.frames_wanted) {
         pf->host = av_buffer_pool_get(g->host_pool);
         if (!pf->host) {
             snprintf(err, errlen, "cannot allocate pinned host memory");
@@ -259,4 +258,11 @@ void vkcu_gpu_download_free(vkcu_gpu *g)
         cudaFree(g->b3_digest);
     if (g->digests)
         cudaFreeHost(g->digests);
+}
+
+const vkcu_frame_digest *vkcu_frame_digest_get(const AVFrame *frame)
+{
+    if (frame->data[0] || !frame->opaque_ref || frame->opaque_ref->size != sizeof(vkcu_frame_digest))
+        return NULL;
+    return (const vkcu_frame_digest *)frame->opaque_ref->data;
 }

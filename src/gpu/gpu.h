@@ -15,10 +15,49 @@
 #include <libavutil/buffer.h>
 #include <libavutil/frame.h>
 
+#include <stdint.h>
+
 #include "ops/op.h"
-#include "core/vkcu.h"
+#include "util/hash_algo.h"
 
 typedef struct vkcu_gpu vkcu_gpu;
+
+/* What a session needs to know of its job; the job (core/) fills it in. */
+typedef struct vkcu_gpu_config {
+    int device;            /* CUDA device ordinal */
+    int ring_size;         /* interop slots (frames in flight) */
+    int timeline_handoff;  /* 1: CUDA waits on FFmpeg's timeline semaphore instead of a binary `ready` */
+    int stall_timeout_ms;  /* how long a slot's fence may take before the device counts as stalled */
+    int frames_wanted;     /* 0: nothing leaves the GPU (null sink) */
+    /* Called once the chain's output is known, with the planar layout its
+     * frames would be downloaded in: 1 when the consumer takes BLAKE3
+     * digests computed on the GPU (vkcu_frame_digest) instead of frames.
+     * NULL: always frames. */
+    int (*digest_instead)(void *opaque, enum AVPixelFormat host_fmt);
+    void *opaque;
+} vkcu_gpu_config;
+
+/* What a session did, for --stats and reports. */
+typedef struct vkcu_gpu_counters {
+    int64_t imports;       /* external memory + semaphore imports into CUDA */
+    int64_t dtod_copies;   /* on-GPU frame copies (decoded image -> interop ring) */
+    int64_t htod_bytes, dtoh_bytes;
+    int max_in_flight;
+    double ms_copy, ms_ops, ms_download; /* GPU time per stage */
+    double setup_ms_vk_instance, setup_ms_vk_device, setup_ms_cuda, setup_ms_open;
+    char setup_vk_device[64]; /* whose Vulkan device: "vkcu (...)" or "ffmpeg" */
+} vkcu_gpu_counters;
+
+/* A frame whose pixels stayed on the GPU: the session hashed it there (the
+ * byte string of docs/hash.md) and only the digest came back. Such a frame
+ * has no data planes; its opaque_ref holds this struct. */
+typedef struct vkcu_frame_digest {
+    enum vkcu_hash_algo algo;
+    int size;               /* bytes hashed */
+    uint8_t digest[32];
+} vkcu_frame_digest;
+/* The digest a frame carries, or NULL for an ordinary frame. */
+const vkcu_frame_digest *vkcu_frame_digest_get(const AVFrame *frame);
 
 /* Starts making CUDA device `device`'s Vulkan device and CUDA context on
  * background threads, so that the caller's demuxing overlaps them; returns
@@ -26,9 +65,9 @@ typedef struct vkcu_gpu vkcu_gpu;
  * vkcu_gpu_prepare_wait before the job returns. */
 void vkcu_gpu_prepare(int device);
 void vkcu_gpu_prepare_wait(int device);
-/* Opens the device pair (p->device is the CUDA ordinal). VKCU_ERR_DEVICE
- * with a one-line reason when there is no usable GPU. */
-int vkcu_gpu_open(const vkcu_job_params *p, vkcu_gpu **out, char *err, size_t errlen);
+/* Opens the device pair (c->device is the CUDA ordinal; c is copied).
+ * VKCU_ERR_DEVICE with a one-line reason when there is no usable GPU. */
+int vkcu_gpu_open(const vkcu_gpu_config *c, vkcu_gpu **out, char *err, size_t errlen);
 /* The Vulkan AVHWDeviceContext for the decoder (owned by the session). */
 AVBufferRef *vkcu_gpu_vulkan_device(vkcu_gpu *g);
 /* Sets the chain run on the CUDA stream (after vkcu_chain_init). */
@@ -41,7 +80,7 @@ int vkcu_gpu_pop(vkcu_gpu *g, AVFrame *out, int wait, char *err, size_t errlen);
 int vkcu_gpu_pending(const vkcu_gpu *g);
 /* Whether push() would have to wait for a free slot. */
 int vkcu_gpu_full(const vkcu_gpu *g);
-void vkcu_gpu_stats(const vkcu_gpu *g, vkcu_job_result *r);
+void vkcu_gpu_stats(const vkcu_gpu *g, vkcu_gpu_counters *c);
 void vkcu_gpu_close(vkcu_gpu **g);
 
 /* The planar layout GPU frames are downloaded and hashed in

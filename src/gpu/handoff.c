@@ -13,7 +13,6 @@
 
 #include "session_priv.h"
 #include "util/log.h"
-#include "core/stage.h"
 
 int vkcu_gpu_in_flight(const vkcu_gpu *g)
 {

@@ -32,7 +32,7 @@ int vkcu_gpu_record_copy(vkcu_gpu *g, int s, AVFrame *frame, char *err, size_t e
 
     if (sl->submitted) {
         /* Complete long ago in practice: it waited only on decode and CUDA K frames back. */
-        VkResult r = g->vk.vkWaitForFences(dev, 1, &sl->fence, VK_TRUE, (uint64_t)g->p->stall_timeout_ms * 1000000ull);
+        VkResult r = g->vk.vkWaitForFences(dev, 1, &sl->fence, VK_TRUE, (uint64_t)g->cfg.stall_timeout_ms * 1000000ull);
         if (r != VK_SUCCESS) {
             snprintf(err, errlen, "Vulkan: handoff of slot %d did not complete (%s)", s, vkcu_vk_result_str(r));
             return VKCU_ERR_DEVICE;
@@ -134,7 +134,7 @@ int vkcu_gpu_record_copy(vkcu_gpu *g, int s, AVFrame *frame, char *err, size_t e
     int nw = 0, ns = 0;
     waits[nw++] = (VkSemaphoreSubmitInfo){ .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, .semaphore = vkf->sem[0],
                                            .value = vkf->sem_value[0], .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT };
-    if (g->p->timeline_handoff) {
+    if (g->cfg.timeline_handoff) {
         /* One timeline, two signalling queues: values must rise in order, so
          * frame n's copy (signal 2n+1) waits CUDA's release of frame n-1 (2n).
          * That also covers the reuse of this slot, K frames back. */
@@ -149,7 +149,7 @@ int vkcu_gpu_record_copy(vkcu_gpu *g, int s, AVFrame *frame, char *err, size_t e
     signals[ns++] = (VkSemaphoreSubmitInfo){ .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, .semaphore = vkf->sem[0],
                                              .value = vkf->sem_value[0] + 1,
                                              .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT };
-    if (g->p->timeline_handoff)
+    if (g->cfg.timeline_handoff)
         signals[ns++] = (VkSemaphoreSubmitInfo){ .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
                                                  .semaphore = g->timeline, .value = 2 * g->tl_frames + 1,
                                                  .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT };
@@ -189,7 +189,7 @@ int vkcu_gpu_wait_ready(vkcu_gpu *g, int s, char *err, size_t errlen)
     int ret = 0;
     struct cudaExternalSemaphoreWaitParams wp;
     memset(&wp, 0, sizeof(wp));
-    if (g->p->timeline_handoff) {
+    if (g->cfg.timeline_handoff) {
         wp.params.fence.value = 2 * g->tl_frames + 1;
         CU_CHECK(cudaWaitExternalSemaphoresAsync(&g->cu_timeline, &wp, 1, g->stream));
     } else {
@@ -206,7 +206,7 @@ int vkcu_gpu_signal_done(vkcu_gpu *g, int s, char *err, size_t errlen)
     frame_slot *sl = &g->slot[s];
     struct cudaExternalSemaphoreSignalParams sp;
     memset(&sp, 0, sizeof(sp));
-    if (g->p->timeline_handoff) {
+    if (g->cfg.timeline_handoff) {
         sp.params.fence.value = 2 * g->tl_frames + 2;
         CU_CHECK(cudaSignalExternalSemaphoresAsync(&g->cu_timeline, &sp, 1, g->stream));
         g->tl_frames++;

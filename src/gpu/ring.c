@@ -44,7 +44,7 @@ int vkcu_gpu_ring_create(vkcu_gpu *g, enum AVPixelFormat sw, int w, int h, char 
             if (ret < 0)
                 goto fail;
         }
-        if (!g->p->timeline_handoff) {
+        if (!g->cfg.timeline_handoff) {
             if ((ret = vkcu_gpu_import_semaphore(g, &sl->ready, &sl->cu_ready, 0, err, errlen)) < 0 ||
                 (ret = vkcu_gpu_import_semaphore(g, &sl->done, &sl->cu_done, 0, err, errlen)) < 0)
                 goto fail;
@@ -56,7 +56,7 @@ int vkcu_gpu_ring_create(vkcu_gpu *g, enum AVPixelFormat sw, int w, int h, char 
         VkFenceCreateInfo fci = { .sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO };
         VK_CHECK(g->vk.vkCreateFence(g->hwctx->act_dev, &fci, NULL, &sl->fence));
     }
-    if (g->p->timeline_handoff &&
+    if (g->cfg.timeline_handoff &&
         (ret = vkcu_gpu_import_semaphore(g, &g->timeline, &g->cu_timeline, 1, err, errlen)) < 0)
         goto fail;
     return 0;

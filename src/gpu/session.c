@@ -19,7 +19,6 @@
 
 #include "session_priv.h"
 #include "util/log.h"
-#include "core/stage.h"
 
 int vkcu_gpu_available(void)
 {
@@ -56,7 +55,7 @@ static int pick_queue(vkcu_gpu *g)
     return 0;
 }
 
-int vkcu_gpu_open(const vkcu_job_params *p, vkcu_gpu **out, char *err, size_t errlen)
+int vkcu_gpu_open(const vkcu_gpu_config *p, vkcu_gpu **out, char *err, size_t errlen)
 {
     int ret = 0, n = 0;
     vkcu_gpu *g = NULL;
@@ -77,7 +76,7 @@ int vkcu_gpu_open(const vkcu_job_params *p, vkcu_gpu **out, char *err, size_t er
     g = av_mallocz(sizeof(*g));
     if (!g)
         return AVERROR(ENOMEM);
-    g->p = p;
+    g->cfg = *p;
     g->cuda_device = p->device;
     g->nb_slots = p->ring_size < 3 ? 3 : p->ring_size > MAX_SLOTS ? MAX_SLOTS : p->ring_size;
     /* No cudaSetDevice here: it waits for the primary context, which

@@ -26,7 +26,7 @@
 #include "device.h"
 #include "vkfn.h"
 #include "ops/op.h"
-#include "core/vkcu.h"
+#include "util/log.h"
 
 #define MAX_SLOTS 16
 #define MAX_PENDING 64
@@ -64,7 +64,7 @@ typedef struct pending_frame {
 } pending_frame;
 
 struct vkcu_gpu {
-    const vkcu_job_params *p;
+    vkcu_gpu_config cfg;   /* the job's settings, copied at open */
     int cuda_device;
     int lane;                           /* decode queue lane (gpu/device.c) */
     vkcu_vkdev_times setup;             /* how the shared device was made */
@@ -98,7 +98,7 @@ struct vkcu_gpu {
     int host_linesize[4];
     size_t host_offset[4], host_size;
     AVBufferPool *host_pool;
-    /* Frames hashed on the GPU (vkcu_hash_on_gpu): digests instead of frames. */
+    /* Frames hashed on the GPU (cfg.digest_instead): digests instead of frames. */
     int digest;
     void *b3_scratch;                   /* device: the tree's chaining values */
     uint8_t *b3_digest;                 /* device: the last frame's digest */

@@ -98,13 +98,6 @@ static void walk_planarised(const AVFrame *f, const AVPixFmtDescriptor *d,
     *size = total;
 }
 
-const vkcu_frame_digest *vkcu_frame_digest_get(const AVFrame *frame)
-{
-    if (frame->data[0] || !frame->opaque_ref || frame->opaque_ref->size != sizeof(vkcu_frame_digest))
-        return NULL;
-    return (const vkcu_frame_digest *)frame->opaque_ref->data;
-}
-
 int vkcu_hash_on_gpu(const vkcu_job_params *p, enum AVPixelFormat host_fmt)
 {
     const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(host_fmt);

@@ -2,10 +2,15 @@
  * Many streams on one GPU, in one process: N threads each run a job
  * (Vulkan decode -> interop ring -> CUDA chain, no host consumer) on the
  * same clip; prints the aggregate fps. Run by tools/bench.sh on the GPU.
- * Usage: bench_multistream CLIP STREAMS [CHAIN]
+ * Usage: bench_multistream CLIP STREAMS [CHAIN] [LOOPS]
+ * LOOPS: each stream runs its job that many times in a row, so that a
+ * short clip makes a run long enough for nvidia-smi's one-second samples.
+ * Also prints the process's CPU time (user, system) over the timed part,
+ * to tell a CPU-bound aggregate from an engine-bound one.
  * Exit 77 without a GPU.
  */
 #include <pthread.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -16,14 +21,26 @@
 typedef struct stream_job {
     vkcu_job_params p;
     vkcu_job_result r;
-    int ret;
+    int ret, loops;
+    long long frames;
 } stream_job;
 
 static void *run(void *arg)
 {
     stream_job *s = arg;
-    s->ret = vkcu_job_run(&s->p, &s->r);
+    for (int i = 0; i < s->loops && s->ret >= 0; i++) {
+        s->ret = vkcu_job_run(&s->p, &s->r);
+        s->frames += s->r.frames_out;
+    }
     return NULL;
+}
+
+static double cpu_seconds(int sys)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    const struct timeval *t = sys ? &ru.ru_stime : &ru.ru_utime;
+    return t->tv_sec + t->tv_usec * 1e-6;
 }
 
 static double now(void)
@@ -36,7 +53,7 @@ static double now(void)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s CLIP STREAMS [CHAIN]\n", argv[0]);
+        fprintf(stderr, "usage: %s CLIP STREAMS [CHAIN] [LOOPS]\n", argv[0]);
         return 2;
     }
     if (!vkcu_gpu_available()) {
@@ -71,23 +88,26 @@ int main(int argc, char **argv)
         s[i].p.backend = VKCU_BACKEND_GPU;
         s[i].p.progress = 0;
         s[i].p.chain = argc > 3 ? argv[3] : "convert=format=yuv420p";
+        s[i].loops = argc > 4 && atoi(argv[4]) > 0 ? atoi(argv[4]) : 1;
     }
-    double t0 = now();
+    double t0 = now(), u0 = cpu_seconds(0), s0 = cpu_seconds(1);
     for (int i = 0; i < n; i++)
         pthread_create(&t[i], NULL, run, &s[i]);
     long long frames = 0;
     int failed = 0;
     for (int i = 0; i < n; i++) {
         pthread_join(t[i], NULL);
-        frames += s[i].r.frames_out;
+        frames += s[i].frames;
         if (s[i].ret < 0) {
             fprintf(stderr, "stream %d: %s\n", i, s[i].r.error);
             failed++;
         }
     }
-    double el = now() - t0;
-    printf("streams=%d frames=%lld seconds=%.3f aggregate_fps=%.1f path=%s failed=%d\n", n, frames, el, frames / el,
-           vkcu_path_name(s[0].r.path), failed);
+    double el = now() - t0, us = cpu_seconds(0) - u0, ss = cpu_seconds(1) - s0;
+    printf("streams=%d frames=%lld seconds=%.3f aggregate_fps=%.1f path=%s failed=%d cpu_user_s=%.2f cpu_sys_s=%.2f "
+           "cores=%.2f cpu_us_per_frame=%.1f\n",
+           n, frames, el, frames / el, vkcu_path_name(s[0].r.path), failed, us, ss, (us + ss) / el,
+           frames ? (us + ss) * 1e6 / frames : 0.0);
     free(s);
     free(t);
     return failed ? 1 : 0;

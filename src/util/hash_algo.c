@@ -1,9 +1,8 @@
-/* Hash function names: the vocabulary of options, presets, manifests and
- * hash-list headers. It sits in core/, beside the enum, because presets
- * (batch/) and hash lists (regress/) both read it. */
+/* Hash function names (hash_algo.h). */
+#include <stddef.h>
 #include <strings.h>
 
-#include "stage.h"
+#include "hash_algo.h"
 
 /* The one list of hash functions a user can name (options, presets,
  * manifests, hash-list headers); adler32 is framecrc's, never named. */

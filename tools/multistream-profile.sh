@@ -1,0 +1,43 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# What limits many 1080p streams in one process (issue 15): for 7 and 14
+# streams of 1080p H.264 and HEVC Main10, bench_multistream's aggregate fps
+# and CPU time, beside NVDEC's decoder utilisation (nvidia-smi dmon, one
+# sample a second, so each run lasts several seconds), and the same for N
+# `ffmpeg -hwaccel cuda` processes (NVDEC through CUDA: the engines' own pace).
+# Usage (GPU machine): bash tools/multistream-profile.sh [STREAMS...]
+set -u
+source "$(dirname "$0")/gpu-env.sh"
+streams=${*:-7 14}
+mkdir -p "$BIG"
+ff="$FFMPEG -hide_banner -loglevel error -nostdin -y"
+[ -s "$BIG/h264-1080p.mp4" ] || $ff -filter_complex "testsrc2=size=1920x1080:rate=30,noise=alls=10:allf=t" -frames:v 600 \
+  -c:v libx264 -preset veryfast -crf 26 -pix_fmt yuv420p "$BIG/h264-1080p.mp4" &
+[ -s "$BIG/hevc10-1080p.mp4" ] || $ff -filter_complex "testsrc2=size=1920x1080:rate=30,noise=alls=10:allf=t" -frames:v 600 \
+  -c:v libx265 -preset ultrafast -crf 28 -pix_fmt yuv420p10le -x265-params log-level=error "$BIG/hevc10-1080p.mp4" &
+wait
+tmp=$(mktemp -d)
+trap 'kill $dmon 2>/dev/null; rm -rf "$tmp"' EXIT
+dmon=
+# util CMD...: runs CMD with dmon beside it; prints "dec avg/max %" over the busy samples
+util() {
+  nvidia-smi dmon -s u -d 1 > "$tmp/dmon" 2>/dev/null & dmon=$!
+  "$@"
+  kill $dmon 2>/dev/null; wait $dmon 2>/dev/null; dmon=
+  awk '/^#/ && /gpu/ {for (i = 2; i <= NF; i++) if ($i == "dec") c = i; next}
+       !/^#/ && c && $c > 0 {n++; s += $c; if ($c > m) m = $c}
+       END {if (n) printf "dec %.0f%% avg, %d%% max over %d samples\n", s / n, m, n; else print "dec: no busy sample"}' "$tmp/dmon"
+}
+for clip in h264-1080p hevc10-1080p; do
+  for n in $streams; do
+    loops=$(( 4 * 7 / n )); [ $loops -lt 1 ] && loops=1
+    echo "== $clip, $n streams x $loops loops (bench_multistream, copy chain, null sink)"
+    util "$TESTBIN/bench_multistream" "$BIG/$clip.mp4" "$n" copy "$loops" | sed 's/^/   /'
+    echo "== $clip, $n ffmpeg -hwaccel cuda processes x $loops loops"
+    t0=$(date +%s.%N)
+    util bash -c "for i in \$(seq $n); do $FFMPEG -hide_banner -loglevel error -nostdin -hwaccel cuda -hwaccel_output_format cuda \
+      -stream_loop $((loops - 1)) -i '$BIG/$clip.mp4' -f null - & done; wait" | sed 's/^/   /'
+    t1=$(date +%s.%N)
+    awk -v n=$n -v l=$loops -v a=$t0 -v b=$t1 'BEGIN {printf "   nvdec aggregate %.0f fps (%.2f s)\n", n * l * 600 / (b - a), b - a}'
+  done
+done
