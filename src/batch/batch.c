@@ -28,6 +28,7 @@
 #include "util/number.h"
 #include "core/stage.h"
 #include "util/xxhash64.h"
+#include "gpu/device.h"
 
 enum file_status { FILE_PENDING = 0, FILE_DONE, FILE_SKIPPED, FILE_FAILED, FILE_INTERRUPTED };
 static const char *const status_names[] = { "pending", "done", "skipped", "failed", "interrupted" };
@@ -948,6 +949,8 @@ int vkcu_batch_run(const vkcu_batch_params *p, vkcu_batch_result *r, char *err, 
     }
 
     int jobs = p->jobs < b->nb_files ? p->jobs : (b->nb_files ? b->nb_files : 1);
+    /* One decode queue per concurrent stream on each GPU's shared device. */
+    vkcu_vkdev_expect((unsigned)jobs, 0);
     threads = calloc((size_t)jobs, sizeof(*threads));
     args = calloc((size_t)jobs * 2, sizeof(*args));
     if (!threads || !args) {

@@ -27,6 +27,8 @@ static void print_stats(const vkcu_job_params *p, const vkcu_job_result *r, FILE
                 "demux=%.0f gpu_open=%.0f decoder=%.0f first_frame=%.0f; Vulkan device: %s\n",
                 r->setup_ms_vk_instance, r->setup_ms_vk_device, r->setup_ms_cuda, r->setup_ms_demux,
                 r->setup_ms_gpu_open, r->setup_ms_decoder, r->setup_ms_first_frame, r->setup_vk_device);
+    if (r->setup_timeline[0])
+        fprintf(out, "stats: setup timeline ms from job start: %s\n", r->setup_timeline);
     if (r->path == VKCU_PATH_VULKAN_CUDA || r->path == VKCU_PATH_SW_UPLOAD_CUDA) {
         double n = r->frames_out > 0 ? (double)r->frames_out : 1;
         fprintf(out, "stats: gpu ms/frame: vk_copy=%.4f cuda_ops=%.4f download=%.4f; max_in_flight=%d\n",

@@ -13,10 +13,12 @@
 #include <unistd.h>
 #include <libavutil/pixdesc.h>
 
+#include "gpu/device.h"
 #include "gpu/gpu.h"
 #include "util/log.h"
 #include "stage.h"
 #include "timing.h"
+#include "gpu/vkencode.h"
 
 void vkcu_job_params_default(vkcu_job_params *p)
 {
@@ -604,6 +606,28 @@ static int setup_trim(job *j)
     return ret;
 }
 
+/* --stats: when each step of the set-up ran, in ms from the job's start:
+ * the shared device's threads (gpu/device.c), then this job's own. */
+static void setup_timeline(job *j, double t0, double t_demux, double t_open)
+{
+    vkcu_job_result *r = j->r;
+    char *buf = r->setup_timeline;
+    size_t len = sizeof(r->setup_timeline), used;
+    vkcu_vkdev_timeline(j->p->device, t0, buf, len);
+    if (!buf[0]) /* no GPU device was made */
+        return;
+    const struct { const char *name; double a, b; } steps[] = {
+        { "demux", t_demux, t_demux + r->setup_ms_demux / 1e3 },
+        { "gpu_open", t_open, t_open + r->setup_ms_gpu_open / 1e3 },
+        { "decoder", t_open + r->setup_ms_gpu_open / 1e3, j->t_backend },
+        { "first_frame", j->t_backend, j->t_first },
+    };
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
+        if (steps[i].a > 0 && steps[i].b >= steps[i].a && (used = strlen(buf)) < len)
+            snprintf(buf + used, len - used, "%s%s=%.0f-%.0f", used ? " " : "", steps[i].name, (steps[i].a - t0) * 1e3,
+                     (steps[i].b - t0) * 1e3);
+}
+
 int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
 {
     job j_ = { 0 }, *j = &j_;
@@ -618,7 +642,7 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
     j->threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (j->threads < 1)
         j->threads = 1;
-    double t0 = vkcu_now();
+    double t0 = vkcu_now(), t_demux = 0, t_open = 0;
 
     ret = vkcu_chain_parse(p->chain, &j->chain, j->err, j->errlen);
     if (ret < 0)
@@ -636,10 +660,12 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
         j->chain.ops[i]->threads = j->threads;
     /* The GPU's devices are made beside the demuxer's probing. */
     if (p->backend != VKCU_BACKEND_CPU) {
+        if (p->sink == VKCU_SINK_ENCODE) /* the GPU's device then carries the encoder's queue */
+            vkcu_vkdev_expect(1, vkcu_vkencode_op(p->encoder));
         vkcu_gpu_prepare(p->device);
         j->gpu_prepared = 1;
     }
-    double t_demux = vkcu_now();
+    t_demux = vkcu_now();
     ret = vkcu_demux_open(p->input, p->video_stream, &j->demux, j->err, j->errlen);
     r->setup_ms_demux = (vkcu_now() - t_demux) * 1e3;
     if (ret < 0)
@@ -658,7 +684,7 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
                 j->demux->fmt->streams[i]->discard = AVDISCARD_ALL;
     vkcu_frame_clock_init(&j->clock, j->demux->fmt, j->demux->video,
                           av_rescale_q(input_start(j->demux->fmt), AV_TIME_BASE_Q, j->tb));
-    double t_open = vkcu_now();
+    t_open = vkcu_now();
     ret = open_backend(j);
     if (ret < 0)
         goto fail;
@@ -822,7 +848,9 @@ fail:
     vkcu_chain_free(&j->chain);
     vkcu_demux_close(&j->demux);
     av_freep(&j->sink.priv);
-    if (j->gpu_prepared) /* no set-up thread outlives the job (the process may exit next) */
+    if (j->gpu_prepared) { /* no set-up thread outlives the job (the process may exit next) */
         vkcu_gpu_prepare_wait(p->device);
+        setup_timeline(j, t0, t_demux, t_open);
+    }
     return ret;
 }

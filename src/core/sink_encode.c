@@ -64,6 +64,7 @@ typedef struct encode_sink {
     int nb_map;
     AVPacket *pkt;
     AVFrame *hw_frame;      /* Vulkan encode: the uploaded frame */
+    AVBufferRef *vk_device; /* Vulkan encode: the GPU's shared device (gpu/device.c) */
     vkcu_frame_sync sync;   /* frames onto the encoder's 1/frame rate, as the muxer wants (job thread) */
     int to_stdout;          /* -o -: the output is standard output */
     int64_t *last_dts;      /* per output stream: the last dts muxed (encoder thread) */
@@ -270,12 +271,12 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
         return VKCU_ERR_USAGE;
     }
     const char *encname = p->encoder && *p->encoder && strcmp(p->encoder, "auto") ? p->encoder : default_encoder(ofmt, path, !!p->output_format);
-    int vk_device = -1;
     if (vkcu_vkencode_is_vulkan(encname)) {
-        /* Before anything is created: no encode queue, no output. */
+        /* Before anything is created: no encode queue, no output. The GPU
+         * backend encodes on its own GPU; the CPU path on any that can. */
         char why[512];
-        vk_device = vkcu_vkencode_find_device(encname, why, sizeof(why));
-        if (vk_device < 0) {
+        int cuda = s->result->path == VKCU_PATH_CPU ? -1 : p->device;
+        if (vkcu_vkencode_device(encname, cuda, &e->vk_device, why, sizeof(why)) < 0) {
             snprintf(s->err, s->errlen, "%s: --encoder %s: %s; use --encoder %s or auto", path, encname, why,
                      !strcmp(encname, "hevc_vulkan") ? "libx265" : "libx264");
             return VKCU_ERR_DEVICE;
@@ -287,7 +288,7 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
                  "rawvideo)", path, codec ? "not a video encoder:" : "encoder", encname);
         return VKCU_ERR_USAGE;
     }
-    if (vk_device < 0 && !pix_fmt_supported(codec, fmt->pix_fmt)) {
+    if (!e->vk_device && !pix_fmt_supported(codec, fmt->pix_fmt)) {
         snprintf(s->err, s->errlen, "%s: encoder %s cannot take %s frames (add convert=format=... to the chain)",
                  path, codec->name, av_get_pix_fmt_name(fmt->pix_fmt));
         return VKCU_ERR_USAGE;
@@ -309,9 +310,9 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
     ret = configure_encoder(s, codec, fmt, tb, !!(ofmt->flags & AVFMT_GLOBALHEADER), &e->enc);
     if (ret < 0)
         goto fail_out;
-    if (vk_device >= 0) {
+    if (e->vk_device) {
         char why[512];
-        ret = vkcu_vkencode_setup(e->enc, vk_device, fmt->pix_fmt, why, sizeof(why));
+        ret = vkcu_vkencode_setup(e->enc, e->vk_device, fmt->pix_fmt, why, sizeof(why));
         if (ret < 0) {
             snprintf(s->err, s->errlen, "%s: --encoder %s: %s", path, encname, why);
             goto fail_out;
@@ -1023,6 +1024,7 @@ static int encode_close(vkcu_sink *s, int ok)
     free_workers(e);
     avcodec_free_context(&e->enc);
     av_frame_free(&e->hw_frame);
+    av_buffer_unref(&e->vk_device);
     av_packet_free(&e->pkt);
     av_freep(&e->stream_map);
     av_freep(&e->last_dts);

@@ -138,6 +138,7 @@ typedef struct vkcu_job_result {
     double setup_ms_demux, setup_ms_gpu_open, setup_ms_decoder, setup_ms_first_frame;
     double setup_ms_vk_instance, setup_ms_vk_device, setup_ms_cuda;
     char setup_vk_device[64]; /* whose Vulkan device: "vkcu (...)" or "ffmpeg"; empty on the CPU path */
+    char setup_timeline[512]; /* "step=start-end ..." in ms from the job's start (GPU jobs; see --stats) */
 } vkcu_job_result;
 
 /* Runs one job to completion. Returns 0 or a negative error; on error,

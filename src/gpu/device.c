@@ -15,9 +15,12 @@
  * the shared context, so all users of one queue share one mutex.
  * VKCU_DECODE_QUEUE_SPREAD=0 turns the spreading off (for measurements).
  *
- * The shared device is vkcu's own (gpu/vkdev.c: the decode family's queues
- * and one compute queue) unless VKCU_VULKAN_DEVICE=ffmpeg asks for FFmpeg's
- * device creation, which is also the fallback when ours fails. Set-up runs
+ * The shared device is vkcu's own (gpu/vkdev.c: decode queues for the
+ * streams the process expects, one compute queue, an encode queue when a
+ * Vulkan encoder is wanted), made on the process's one Vulkan instance
+ * (gpu/vkinstance.c, which probe and Vulkan encode use too), unless
+ * VKCU_VULKAN_DEVICE=ffmpeg asks for FFmpeg's device creation, which is
+ * also the fallback when ours fails. Set-up runs
  * on two threads beside the job's: CUDA's start and primary context on one,
  * the Vulkan instance and device on the other, so a job that calls
  * vkcu_vkdev_prepare before demuxing waits only for the longest of the three.
@@ -26,6 +29,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cuda_runtime_api.h>
 #include <libavutil/hwcontext.h>
 #include <libavutil/hwcontext_vulkan.h>
@@ -33,6 +37,7 @@
 #include "device.h"
 #include "vkdev.h"
 #include "vkfn.h"
+#include "vkinstance.h"
 #include "util/log.h"
 
 #define MAX_DEVICES 16
@@ -54,6 +59,9 @@ typedef struct shared_device {
     int open_ret;
     char open_err[512];
     vkcu_vkdev_times times;
+    uint8_t uuid[16];              /* the GPU's (CUDA's and Vulkan's) */
+    AVBufferRef *encoder;          /* a device made for encoding when the shared one has no encode queue */
+    uint32_t encoder_op;
 } shared_device;
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -143,6 +151,7 @@ struct cuda_probe {
     uint8_t uuid[16];
     char name[256];
     double ms, context_ms;
+    double t_start, t_uuid, t_context; /* vkcu_now() stamps */
     atomic_int done;        /* the UUID (or the error) is known */
     atomic_int context_done;
     pthread_mutex_t lock;
@@ -172,7 +181,7 @@ static void probe_wait(cuda_probe *c)
 static void *cuda_probe_main(void *arg)
 {
     cuda_probe *c = arg;
-    double t0 = vkcu_now();
+    double t0 = c->t_start = vkcu_now();
     int n = 0;
     struct cudaDeviceProp prop;
     cudaError_t ce = cudaGetDeviceCount(&n);
@@ -184,48 +193,37 @@ static void *cuda_probe_main(void *arg)
         snprintf(c->err, sizeof(c->err), "CUDA device %d: %s", c->device, cudaGetErrorString(ce));
     if (c->err[0]) {
         c->ret = VKCU_ERR_DEVICE;
-        c->ms = (vkcu_now() - t0) * 1e3;
+        c->t_uuid = vkcu_now();
+        c->ms = (c->t_uuid - t0) * 1e3;
         probe_publish(c);
         atomic_store(&c->context_done, 1);
         return NULL;
     }
     memcpy(c->uuid, prop.uuid.bytes, 16);
     snprintf(c->name, sizeof(c->name), "%s", prop.name);
-    double t1 = vkcu_now();
+    double t1 = c->t_uuid = vkcu_now();
     c->ms = (t1 - t0) * 1e3;
     probe_publish(c);
     /* A failure here shows again, with its message, in the session's own calls. */
     if (cudaSetDevice(c->device) == cudaSuccess)
         cudaFree(NULL);
-    c->context_ms = (vkcu_now() - t1) * 1e3;
+    c->t_context = vkcu_now();
+    c->context_ms = (c->t_context - t1) * 1e3;
     atomic_store(&c->context_done, 1);
     return NULL;
 }
 
 /* ---- the Vulkan device ---- */
 
-/* Index (in vkEnumeratePhysicalDevices order) of the device whose UUID is `uuid`. */
+/* Index (in vkEnumeratePhysicalDevices order) of the device whose UUID is
+ * `uuid`: FFmpeg's instance sees the devices in the same order as ours
+ * (same loader, same drivers), and open_master checks the UUID again. */
 static int vulkan_index_for_uuid(const uint8_t uuid[16], char *err, size_t errlen)
 {
-    vkcu_vkfn fn;
-    VkInstance inst = vkcu_vk_instance_create(&fn, err, errlen);
-    if (!inst)
+    const vkcu_vk_instance *vi = vkcu_vk_instance_get(NULL, err, errlen);
+    if (!vi)
         return -1;
-    int found = -1;
-    uint32_t n = 0;
-    fn.vkEnumeratePhysicalDevices(inst, &n, NULL);
-    VkPhysicalDevice devs[16];
-    if (n > 16)
-        n = 16;
-    fn.vkEnumeratePhysicalDevices(inst, &n, devs);
-    for (uint32_t i = 0; i < n && found < 0; i++) {
-        VkPhysicalDeviceIDProperties id = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES };
-        VkPhysicalDeviceProperties2 pr = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &id };
-        fn.vkGetPhysicalDeviceProperties2(devs[i], &pr);
-        if (!memcmp(id.deviceUUID, uuid, 16))
-            found = (int)i;
-    }
-    fn.vkDestroyInstance(inst, NULL);
+    int found = vkcu_vk_find_uuid(vi, uuid);
     if (found < 0)
         snprintf(err, errlen, "no Vulkan device has the UUID of CUDA device (is the NVIDIA Vulkan driver installed?)");
     return found;
@@ -235,16 +233,20 @@ static int vulkan_index_for_uuid(const uint8_t uuid[16], char *err, size_t errle
  * fallback, and VKCU_VULKAN_DEVICE=ffmpeg for measurements. */
 static int ffmpeg_master(const cuda_probe *c, AVBufferRef **out, vkcu_vkdev_times *t, char *err, size_t errlen)
 {
-    double t0 = vkcu_now();
     int vk_index = vulkan_index_for_uuid(c->uuid, err, errlen);
     if (vk_index < 0)
         return VKCU_ERR_DEVICE;
+    const vkcu_vk_instance *vi = vkcu_vk_instance_get(NULL, err, errlen);
+    t->t_instance0 = vi->t_start;
+    t->t_instance1 = vi->t_created;
+    t->t_enumerated = vi->t_enumerated;
+    t->instance_ms = (vi->t_enumerated - vi->t_start) * 1e3;
     char idx[16];
     snprintf(idx, sizeof(idx), "%d", vk_index);
-    double t1 = vkcu_now();
+    t->t_device0 = vkcu_now();
     int ret = av_hwdevice_ctx_create(out, AV_HWDEVICE_TYPE_VULKAN, idx, NULL, 0);
-    t->instance_ms = (t1 - t0) * 1e3;
-    t->device_ms = (vkcu_now() - t1) * 1e3;
+    t->t_hwctx1 = vkcu_now();
+    t->device_ms = (t->t_hwctx1 - t->t_device0) * 1e3;
     if (ret < 0) {
         snprintf(err, errlen, "cannot create Vulkan device %d for FFmpeg: %s", vk_index, av_err2str(ret));
         return VKCU_ERR_DEVICE;
@@ -259,6 +261,34 @@ static uint32_t compute_queues_wanted(void)
     const char *e = getenv("VKCU_VK_COMPUTE_QUEUES");
     int n = e ? atoi(e) : 1;
     return n < 1 ? 1 : n > 64 ? 64 : (uint32_t)n;
+}
+
+/* What the process said it will run (vkcu_vkdev_expect): the most of each. */
+static atomic_uint expect_streams;
+static atomic_uint expect_encode;
+
+void vkcu_vkdev_expect(unsigned streams, uint32_t encode_op)
+{
+    unsigned cur = atomic_load(&expect_streams);
+    while (streams > cur && !atomic_compare_exchange_weak(&expect_streams, &cur, streams))
+        ;
+    atomic_fetch_or(&expect_encode, encode_op);
+}
+
+/* Decode queues: each costs vkCreateDevice about as much as the next (on
+ * the H200 every queue of every family took 563-657 ms, one decode and one
+ * compute queue 82-98 ms), so as many as the streams the process expects,
+ * and at least two: FFmpeg's decoder submits its two execution contexts on
+ * queues 0 and 1 (i % queues), and a single stream keeps the two queues it
+ * had when the device had every one. VKCU_VK_DECODE_QUEUES=N overrides it
+ * (measurements). */
+static uint32_t decode_queues_wanted(void)
+{
+    const char *e = getenv("VKCU_VK_DECODE_QUEUES");
+    int n = e ? atoi(e) : (int)atomic_load(&expect_streams);
+    if (!e && n < 2)
+        n = 2;
+    return n < 1 ? 1 : n > MAX_LANES ? MAX_LANES : (uint32_t)n;
 }
 
 /* VKCU_VK_EXTRA_EXTS=A,B: more device extensions for our device (for
@@ -287,97 +317,75 @@ static void add_extra_exts(vkcu_vk_plan *plan)
         plan->exts[plan->nb_exts++] = extra_exts[i];
 }
 
-typedef struct candidate {
-    VkPhysicalDevice pd;
-    uint8_t uuid[16];
-    char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
-    int planned;            /* plan is valid */
-    vkcu_vk_plan plan;
-    char why[256];          /* why not, when !planned */
-} candidate;
-
 /* Our device on the GPU whose UUID CUDA reports. While CUDA is still
- * starting, a machine with exactly one Vulkan device that can decode for
- * CUDA gets its device at once, checked against CUDA's UUID afterwards
- * (and made again on the right GPU if it was not it). */
+ * starting, a machine whose Vulkan instance sees exactly one NVIDIA device
+ * gets its device at once for CUDA device 0 (CUDA runs on NVIDIA GPUs
+ * only), checked against CUDA's UUID afterwards (and made again on the
+ * right GPU if it was not it). Only the chosen device's queue families and
+ * extensions are read. */
 static int own_master(cuda_probe *c, int speculate, AVBufferRef **out, vkcu_vkdev_times *t, char *err, size_t errlen)
 {
-    double t0 = vkcu_now();
-    vkcu_vkfn fn;
-    VkInstance inst = vkcu_vk_instance_create(&fn, err, errlen);
-    if (!inst)
+    const vkcu_vk_instance *vi = vkcu_vk_instance_get(NULL, err, errlen);
+    if (!vi)
         return VKCU_ERR_DEVICE;
-    candidate cand[16];
-    uint32_t n = 16;
-    if (fn.vkEnumeratePhysicalDevices(inst, &n, NULL) < 0 || n > 16)
-        n = 16;
-    VkPhysicalDevice pds[16];
-    if (fn.vkEnumeratePhysicalDevices(inst, &n, pds) < 0)
-        n = 0;
-    int decoders = 0, last_decoder = -1;
-    VkExtensionProperties *store = av_malloc_array(512, sizeof(*store));
-    if (!store) {
-        fn.vkDestroyInstance(inst, NULL);
-        return AVERROR(ENOMEM);
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        candidate *k = &cand[i];
-        memset(k, 0, sizeof(*k));
-        k->pd = pds[i];
-        VkPhysicalDeviceIDProperties id = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES };
-        VkPhysicalDeviceProperties2 pr = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &id };
-        fn.vkGetPhysicalDeviceProperties2(pds[i], &pr);
-        memcpy(k->uuid, id.deviceUUID, 16);
-        snprintf(k->name, sizeof(k->name), "%s", pr.properties.deviceName);
-        vkcu_vk_queue_family qf[32];
-        int nqf = vkcu_vk_queue_families(&fn, pds[i], qf, 32);
-        const char *names[512];
-        int nexts = vkcu_vk_device_exts(&fn, pds[i], store, names, 512);
-        k->planned = vkcu_vk_plan_device(qf, nqf, names, nexts, VKCU_PLAN_INTEROP, compute_queues_wanted(), MAX_LANES,
-                                         &k->plan, k->why, sizeof(k->why)) == 0;
-        if (k->planned && k->plan.decode_family >= 0) {
-            decoders++;
-            last_decoder = (int)i;
+    t->t_instance0 = vi->t_start;
+    t->t_instance1 = vi->t_created;
+    t->t_enumerated = vi->t_enumerated;
+    t->instance_ms = (vi->t_enumerated - vi->t_start) * 1e3;
+    int nvidia = 0, last_nvidia = -1;
+    for (int i = 0; i < vi->nb_devs; i++)
+        if (vi->devs[i].vendor_id == VKCU_VK_NVIDIA_VENDOR) {
+            nvidia++;
+            last_nvidia = i;
         }
-    }
-    av_free(store);
-    t->instance_ms = (vkcu_now() - t0) * 1e3;
-
     int pick = -1;
-    if (speculate && decoders == 1 && !atomic_load(&c->done)) {
-        pick = last_decoder;
+    if (speculate && nvidia == 1 && c->device == 0 && !atomic_load(&c->done)) {
+        pick = last_nvidia;
         t->speculative = 1;
     } else {
         probe_wait(c);
         if (c->ret < 0) {
             snprintf(err, errlen, "%s", c->err);
-            fn.vkDestroyInstance(inst, NULL);
             return c->ret;
         }
-        for (uint32_t i = 0; i < n && pick < 0; i++)
-            if (!memcmp(cand[i].uuid, c->uuid, 16))
-                pick = (int)i;
-        if (pick < 0) {
+        if ((pick = vkcu_vk_find_uuid(vi, c->uuid)) < 0) {
             snprintf(err, errlen, "no Vulkan device has the UUID of CUDA device %d (%s): is the NVIDIA Vulkan driver "
                      "installed?", c->device, c->name);
-            fn.vkDestroyInstance(inst, NULL);
             return VKCU_ERR_DEVICE;
         }
     }
-    candidate *k = &cand[pick];
-    if (!k->planned) {
-        snprintf(err, errlen, "Vulkan device %s: %s", k->name, k->why);
-        fn.vkDestroyInstance(inst, NULL);
+    const vkcu_vk_physdev *d = &vi->devs[pick];
+    t->t_caps0 = vkcu_now();
+    const vkcu_vk_caps *caps = vkcu_vk_caps_get(vi, pick);
+    t->t_caps1 = vkcu_now();
+    if (!caps)
+        return AVERROR(ENOMEM);
+    vkcu_vk_plan plan;
+    char why[256];
+    vkcu_vk_plan_want want = { .flags = VKCU_PLAN_INTEROP, .compute = compute_queues_wanted(),
+                               .decode = decode_queues_wanted(), .encode = atomic_load(&expect_encode) };
+    int r = vkcu_vk_plan_device(caps->qf, caps->nqf, caps->exts, caps->nb_exts, &want, &plan, why, sizeof(why));
+    if (r < 0 && want.encode) { /* the encode sink says why, at its start; decoding goes on */
+        LOGV("GPU: Vulkan device %s: %s; the shared device is made without an encode queue", d->name, why);
+        want.encode = 0;
+        r = vkcu_vk_plan_device(caps->qf, caps->nqf, caps->exts, caps->nb_exts, &want, &plan, why, sizeof(why));
+    }
+    if (r < 0) {
+        snprintf(err, errlen, "Vulkan device %s: %s", d->name, why);
         return VKCU_ERR_DEVICE;
     }
-    add_extra_exts(&k->plan);
-    double t1 = vkcu_now();
-    int ret = vkcu_vk_device_create(&fn, inst, 1, k->pd, &k->plan, out, err, errlen);
-    t->device_ms = (vkcu_now() - t1) * 1e3;
+    add_extra_exts(&plan);
+    vkcu_vk_device_stamps st;
+    int ret = vkcu_vk_device_create(vi, pick, &plan, out, &st, err, errlen);
+    t->t_device0 = st.start;
+    t->t_device1 = st.created;
+    t->t_hwctx1 = st.initialised;
+    t->device_ms = (st.initialised - st.start) * 1e3;
     if (ret < 0)
         return VKCU_ERR_DEVICE;
-    t->nb_decode = k->plan.decode_family >= 0 ? k->plan.nb_decode : 0;
-    t->nb_compute = k->plan.nb_compute;
+    t->nb_decode = plan.decode_family >= 0 ? plan.nb_decode : 0;
+    t->nb_compute = plan.nb_compute;
+    t->nb_encode = plan.encode_family >= 0;
     if (!t->speculative)
         return 0;
     probe_wait(c);
@@ -386,9 +394,9 @@ static int own_master(cuda_probe *c, int speculate, AVBufferRef **out, vkcu_vkde
         av_buffer_unref(out);
         return c->ret;
     }
-    if (!memcmp(k->uuid, c->uuid, 16))
+    if (!memcmp(d->uuid, c->uuid, 16))
         return 0;
-    LOGV("GPU: CUDA device %d is not Vulkan device %s; opening the one with its UUID", c->device, k->name);
+    LOGV("GPU: CUDA device %d is not Vulkan device %s; opening the one with its UUID", c->device, d->name);
     av_buffer_unref(out);
     *t = (vkcu_vkdev_times){ 0 };
     return own_master(c, 0, out, t, err, errlen);
@@ -415,8 +423,12 @@ static int open_master(shared_device *sd, int cuda_device, char *err, size_t err
     c->device = cuda_device;
     pthread_mutex_init(&c->lock, NULL);
     pthread_cond_init(&c->cond, NULL);
+    /* VKCU_SETUP_SERIAL=1: CUDA's start and context first, on this thread,
+     * then the Vulkan steps (tools/setup-profile.sh: each step timed
+     * without the other running beside it, to see whether they contend). */
+    const char *serial = getenv("VKCU_SETUP_SERIAL");
     pthread_t cuda_thread;
-    int cuda_running = pthread_create(&cuda_thread, NULL, cuda_probe_main, c) == 0;
+    int cuda_running = !(serial && !strcmp(serial, "1")) && pthread_create(&cuda_thread, NULL, cuda_probe_main, c) == 0;
     if (!cuda_running)
         cuda_probe_main(c);
     vkcu_vkdev_times t = { 0 };
@@ -476,6 +488,7 @@ static int open_master(shared_device *sd, int cuda_device, char *err, size_t err
         goto done;
     }
     sd->master = master;
+    memcpy(sd->uuid, c->uuid, 16);
     master = NULL;
     for (int i = 0; i < hw->nb_qf; i++)
         if (hw->qf[i].flags & VK_QUEUE_VIDEO_DECODE_BIT_KHR) {
@@ -484,6 +497,8 @@ static int open_master(shared_device *sd, int cuda_device, char *err, size_t err
             break;
         }
     t.cuda_ms = c->ms;
+    t.t_cuda0 = c->t_start;
+    t.t_cuda_uuid = c->t_uuid;
     t.total_ms = (vkcu_now() - t0) * 1e3;
     sd->times = t;
     pthread_mutex_lock(&registry_lock);
@@ -518,6 +533,7 @@ static void join_cuda(shared_device *sd)
     }
     if (sd->probe) {
         sd->times.cuda_context_ms = sd->probe->context_ms;
+        sd->times.t_cuda_context = sd->probe->t_context;
         pthread_mutex_destroy(&sd->probe->lock);
         pthread_cond_destroy(&sd->probe->cond);
         av_freep(&sd->probe);
@@ -581,11 +597,19 @@ static void *opener_main(void *arg)
     return NULL;
 }
 
+/* Whether an NVIDIA driver is here, without loading it: asking CUDA
+ * (cudaDriverGetVersion) loads libcuda on the calling thread, before the
+ * set-up threads start. Its control node (or WSL's GPU node) is there
+ * whenever CUDA can run. */
+static int nvidia_driver_present(void)
+{
+    return access("/dev/nvidiactl", F_OK) == 0 || access("/dev/dxg", F_OK) == 0;
+}
+
 void vkcu_vkdev_prepare(int cuda_device)
 {
-    int version = 0;
     /* No NVIDIA driver here: nothing to start (and no thread on CPU-only machines). */
-    if (cudaDriverGetVersion(&version) != cudaSuccess || version == 0)
+    if (!nvidia_driver_present())
         return;
     pthread_mutex_lock(&registry_lock);
     shared_device *sd = find_device(cuda_device);
@@ -625,25 +649,25 @@ int vkcu_vkdev_times_get(int cuda_device, vkcu_vkdev_times *t)
     int ok = sd && sd->state == SD_READY;
     if (ok)
         *t = sd->times;
-    if (ok && sd->probe && atomic_load(&sd->probe->context_done))
+    if (ok && sd->probe && atomic_load(&sd->probe->context_done)) {
         t->cuda_context_ms = sd->probe->context_ms;
+        t->t_cuda_context = sd->probe->t_context;
+    }
     pthread_mutex_unlock(&registry_lock);
     return ok ? 0 : -1;
 }
 
-int vkcu_vkdev_acquire(int cuda_device, AVBufferRef **out, int *lane_out, char *err, size_t errlen)
+/* Registry locked: the ready shared device of the CUDA device, opened here
+ * when nobody prepared it, waited for while another thread opens it. */
+static int ready_device(int cuda_device, shared_device **out, char *err, size_t errlen)
 {
-    int ret = 0;
-    *out = NULL;
-    pthread_mutex_lock(&registry_lock);
     shared_device *sd;
     for (;;) {
         sd = find_device(cuda_device);
         if (!sd) {
             if (!(sd = claim_slot(cuda_device))) {
                 snprintf(err, errlen, "too many GPUs");
-                ret = VKCU_ERR_DEVICE;
-                goto done;
+                return VKCU_ERR_DEVICE;
             }
             /* Nobody prepared it: open it here, other callers wait on the state. */
             pthread_mutex_unlock(&registry_lock);
@@ -659,13 +683,24 @@ int vkcu_vkdev_acquire(int cuda_device, AVBufferRef **out, int *lane_out, char *
         if (sd->state == SD_FAILED) {
             /* Reported to this caller; the next one tries again, as before. */
             snprintf(err, errlen, "%s", sd->open_err);
-            ret = sd->open_ret;
+            int ret = sd->open_ret;
             join_cuda(sd);
             sd->state = SD_FREE;
-            goto done;
+            return ret;
         }
-        break;
+        *out = sd;
+        return 0;
     }
+}
+
+int vkcu_vkdev_acquire(int cuda_device, AVBufferRef **out, int *lane_out, char *err, size_t errlen)
+{
+    int ret = 0;
+    *out = NULL;
+    pthread_mutex_lock(&registry_lock);
+    shared_device *sd;
+    if ((ret = ready_device(cuda_device, &sd, err, errlen)) < 0)
+        goto done;
     const char *spread = getenv("VKCU_DECODE_QUEUE_SPREAD");
     int lanes = sd->nb_decode > 1 ? (int)sd->nb_decode : 1;
     if (lanes > MAX_LANES)
@@ -716,4 +751,125 @@ int vkcu_vkdev_acquire(int cuda_device, AVBufferRef **out, int *lane_out, char *
 done:
     pthread_mutex_unlock(&registry_lock);
     return ret;
+}
+
+/* ---- Vulkan Video encode ---- */
+
+static int has_encode(const AVVulkanDeviceContext *hw, uint32_t op)
+{
+    for (int i = 0; i < hw->nb_qf; i++)
+        if ((hw->qf[i].flags & VK_QUEUE_VIDEO_ENCODE_BIT_KHR) && (hw->qf[i].video_caps & op))
+            return 1;
+    return 0;
+}
+
+static const char *op_name(uint32_t op)
+{
+    return op == VK_VIDEO_CODEC_OPERATION_ENCODE_H265_BIT_KHR ? "HEVC" : "H.264";
+}
+
+/* A compute and an encode queue on vi->devs[index], or -1 with why. */
+static int make_encoder(const vkcu_vk_instance *vi, int index, uint32_t op, AVBufferRef **out, char *why, size_t len)
+{
+    const vkcu_vk_caps *caps = vkcu_vk_caps_get(vi, index);
+    if (!caps)
+        return AVERROR(ENOMEM);
+    vkcu_vk_plan plan;
+    vkcu_vk_plan_want want = { .compute = 1, .encode = op };
+    if (vkcu_vk_plan_device(caps->qf, caps->nqf, caps->exts, caps->nb_exts, &want, &plan, why, len) < 0)
+        return -1;
+    return vkcu_vk_device_create(vi, index, &plan, out, NULL, why, len) < 0 ? VKCU_ERR_DEVICE : 0;
+}
+
+/* Encode devices of the CPU backend, one per codec operation. */
+static AVBufferRef *cpu_encoder[2];
+
+int vkcu_vkdev_acquire_encode(int cuda_device, uint32_t encode_op, AVBufferRef **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    char why[512] = "";
+    int ret = 0;
+    if (encode_op != VK_VIDEO_CODEC_OPERATION_ENCODE_H264_BIT_KHR &&
+        encode_op != VK_VIDEO_CODEC_OPERATION_ENCODE_H265_BIT_KHR) {
+        snprintf(err, errlen, "internal: no Vulkan encode operation %#x", (unsigned)encode_op);
+        return AVERROR_BUG;
+    }
+    const vkcu_vk_instance *vi = vkcu_vk_instance_get(NULL, why, sizeof(why));
+    pthread_mutex_lock(&registry_lock);
+    if (cuda_device >= 0) {
+        shared_device *sd;
+        if ((ret = ready_device(cuda_device, &sd, err, errlen)) < 0)
+            goto done;
+        AVHWDeviceContext *m = (AVHWDeviceContext *)sd->master->data;
+        if (has_encode(m->hwctx, encode_op)) {
+            *out = av_buffer_ref(sd->master);
+        } else if (sd->encoder && sd->encoder_op == encode_op) {
+            *out = av_buffer_ref(sd->encoder);
+        } else {
+            int index = vi ? vkcu_vk_find_uuid(vi, sd->uuid) : -1;
+            const char *name = index >= 0 ? vi->devs[index].name : "the CUDA device's GPU";
+            if (index < 0 || (ret = make_encoder(vi, index, encode_op, &sd->encoder, why, sizeof(why))) < 0) {
+                snprintf(err, errlen, "no Vulkan video encode queue for %s on %s%s%s", op_name(encode_op), name,
+                         why[0] && !strstr(why, "no Vulkan video encode queue") ? ": " : "",
+                         why[0] && !strstr(why, "no Vulkan video encode queue") ? why : "");
+                ret = VKCU_ERR_DEVICE;
+                goto done;
+            }
+            sd->encoder_op = encode_op;
+            *out = av_buffer_ref(sd->encoder);
+        }
+    } else {
+        AVBufferRef **slot = &cpu_encoder[encode_op == VK_VIDEO_CODEC_OPERATION_ENCODE_H265_BIT_KHR];
+        if (!*slot) {
+            if (!vi) {
+                snprintf(err, errlen, "%s", why);
+                ret = VKCU_ERR_DEVICE;
+                goto done;
+            }
+            char names[512] = "";
+            for (int i = 0; i < vi->nb_devs && !*slot; i++) {
+                char dev_why[256] = "";
+                snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", names[0] ? ", " : "",
+                         vi->devs[i].name);
+                if (make_encoder(vi, i, encode_op, slot, dev_why, sizeof(dev_why)) < 0)
+                    LOGV("Vulkan device %s: %s", vi->devs[i].name, dev_why);
+            }
+            if (!*slot) {
+                if (!vi->nb_devs)
+                    snprintf(err, errlen, "no Vulkan device on this machine");
+                else
+                    snprintf(err, errlen, "no Vulkan video encode queue for %s on %s", op_name(encode_op), names);
+                ret = VKCU_ERR_DEVICE;
+                goto done;
+            }
+        }
+        *out = av_buffer_ref(*slot);
+    }
+    if (!*out)
+        ret = AVERROR(ENOMEM);
+done:
+    pthread_mutex_unlock(&registry_lock);
+    return ret;
+}
+
+/* ---- the set-up timeline ---- */
+
+void vkcu_vkdev_timeline(int cuda_device, double t0, char *buf, size_t len)
+{
+    vkcu_vkdev_times t;
+    buf[0] = 0;
+    if (vkcu_vkdev_times_get(cuda_device, &t) < 0)
+        return;
+    const struct { const char *name; double a, b; } steps[] = {
+        { "vk_instance", t.t_instance0, t.t_instance1 },   { "vk_enumerate", t.t_instance1, t.t_enumerated },
+        { "vk_caps", t.t_caps0, t.t_caps1 },               { "vk_device", t.t_device0, t.t_device1 ? t.t_device1 : t.t_hwctx1 },
+        { "vk_hwctx", t.t_device1, t.t_device1 ? t.t_hwctx1 : 0 }, { "cuda_init", t.t_cuda0, t.t_cuda_uuid },
+        { "cuda_context", t.t_cuda_uuid, t.t_cuda_context },
+    };
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        size_t used = strlen(buf);
+        if (steps[i].a > 0 && steps[i].b > 0 && used < len)
+            snprintf(buf + used, len - used, "%s%s=%.0f-%.0f", used ? " " : "", steps[i].name,
+                     (steps[i].a - t0) * 1e3, (steps[i].b - t0) * 1e3);
+    }
 }

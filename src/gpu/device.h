@@ -19,8 +19,22 @@ typedef struct vkcu_vkdev_times {
     double total_ms;        /* the whole of it, threads joined */
     int own;                /* 1: vkcu's device; 0: FFmpeg's (VKCU_VULKAN_DEVICE=ffmpeg or the fallback) */
     int speculative;        /* 1: made before CUDA reported its UUID (the only device that could be it) */
-    uint32_t nb_decode, nb_compute; /* queues created (own device) */
+    uint32_t nb_decode, nb_compute, nb_encode; /* queues created (own device) */
+    /* vkcu_now() stamps of each step, for the set-up timeline (0: not taken):
+     * the instance (vkinstance.h: made once per process, possibly before
+     * this device), this device's queue families and extensions, its
+     * vkCreateDevice and FFmpeg's init, CUDA's start, UUID and context. */
+    double t_instance0, t_instance1, t_enumerated, t_caps0, t_caps1, t_device0, t_device1, t_hwctx1;
+    double t_cuda0, t_cuda_uuid, t_cuda_context;
 } vkcu_vkdev_times;
+
+/* What the process will run, said before its first job starts (later
+ * calls only add): the streams at once (one decode queue each, at least
+ * two) and a Vulkan Video encode codec operation
+ * (VK_VIDEO_CODEC_OPERATION_ENCODE_*; 0 for none) that the shared device
+ * should carry a queue for. A device already made keeps its queues.
+ * Thread-safe. */
+void vkcu_vkdev_expect(unsigned streams, uint32_t encode_op);
 
 /* Starts creating the shared device of CUDA device `cuda_device` on a
  * background thread (CUDA's start on another), so that demuxing runs beside
@@ -39,5 +53,22 @@ int vkcu_vkdev_acquire(int cuda_device, AVBufferRef **out, int *lane, char *err,
 
 /* The set-up times of the shared device; -1 when it is not made. */
 int vkcu_vkdev_times_get(int cuda_device, vkcu_vkdev_times *t);
+
+/* The shared device's set-up steps as "name=start-end" pairs in
+ * milliseconds from `t0` (a vkcu_now() stamp: the job's start), space
+ * separated, into buf; empty when the device was not made. */
+void vkcu_vkdev_timeline(int cuda_device, double t0, char *buf, size_t len);
+
+/* A Vulkan AVHWDeviceContext that can run FFmpeg's Vulkan Video encoder for
+ * `encode_op` (VK_VIDEO_CODEC_OPERATION_ENCODE_H264/H265_BIT_KHR):
+ * - cuda_device >= 0: on the GPU of that CUDA device (UUID-matched): the
+ *   shared device itself when it was made with an encode queue (see
+ *   vkcu_vkdev_expect), else one device made on the same physical device
+ *   with a compute and an encode queue (kept for the process);
+ * - cuda_device < 0 (no CUDA: the CPU backend): the first device of the
+ *   process's Vulkan instance with such a queue (kept for the process).
+ * VKCU_ERR_DEVICE with a one-line reason naming the device(s) seen when
+ * there is none. Release with av_buffer_unref. Thread-safe. */
+int vkcu_vkdev_acquire_encode(int cuda_device, uint32_t encode_op, AVBufferRef **out, char *err, size_t errlen);
 
 #endif

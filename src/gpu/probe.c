@@ -9,7 +9,7 @@
 #include <cuda_runtime_api.h>
 #include <libavcodec/avcodec.h>
 
-#include "vkfn.h"
+#include "vkinstance.h"
 #include "util/log.h"
 #include "probe.h"
 
@@ -45,72 +45,35 @@ static const char *codec_ops(VkVideoCodecOperationFlagsKHR ops, char *buf, size_
     return buf[0] ? buf : "none";
 }
 
-/* A Vulkan 1.3 instance, or VK_NULL_HANDLE (fn then holds what loaded). */
-static VkInstance probe_instance(vkcu_vkfn *fn, PFN_vkGetInstanceProcAddr gipa, uint32_t *api)
-{
-    const char *missing = NULL;
-    VkInstance inst = VK_NULL_HANDLE;
-    vkcu_vk_load(fn, gipa, NULL, NULL, &missing);
-    *api = VK_API_VERSION_1_0;
-    if (fn->vkEnumerateInstanceVersion)
-        fn->vkEnumerateInstanceVersion(api);
-    VkApplicationInfo app = { .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .pApplicationName = "vkcu-probe",
-                              .apiVersion = VK_API_VERSION_1_3 };
-    VkInstanceCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app };
-    if (!fn->vkCreateInstance || fn->vkCreateInstance(&ci, NULL, &inst) != VK_SUCCESS)
-        return VK_NULL_HANDLE;
-    if (vkcu_vk_load(fn, gipa, inst, NULL, &missing) < 0) {
-        if (fn->vkDestroyInstance)
-            fn->vkDestroyInstance(inst, NULL);
-        return VK_NULL_HANDLE;
-    }
-    return inst;
-}
-
 void vkcu_probe_summary(vkcu_probe_info *info)
 {
     uint8_t vk_uuid[MAX_DEV][16];
     VkVideoCodecOperationFlagsKHR vk_ops[MAX_DEV];
     int nvk = 0;
     memset(info, 0, sizeof(*info));
-    PFN_vkGetInstanceProcAddr gipa = vkcu_vk_loader();
-    info->vulkan_loader = !!gipa;
-    if (gipa) {
-        vkcu_vkfn fn;
-        uint32_t api;
-        VkInstance inst = probe_instance(&fn, gipa, &api);
-        info->vulkan_instance = inst != VK_NULL_HANDLE;
-        uint32_t n = MAX_DEV;
-        VkPhysicalDevice devs[MAX_DEV];
-        if (inst && fn.vkEnumeratePhysicalDevices(inst, &n, devs) < 0)
-            n = 0;
-        for (uint32_t i = 0; inst && i < n; i++) {
-            VkPhysicalDeviceIDProperties id = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES };
-            VkPhysicalDeviceProperties2 pr = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &id };
-            fn.vkGetPhysicalDeviceProperties2(devs[i], &pr);
-            vkcu_vk_queue_family qf[32];
-            int nq = vkcu_vk_queue_families(&fn, devs[i], qf, 32);
-            VkVideoCodecOperationFlagsKHR ops = 0;
-            for (int q = 0; q < nq; q++)
-                if (qf[q].flags & VK_QUEUE_VIDEO_DECODE_BIT_KHR)
-                    ops |= qf[q].video_ops;
-            memcpy(vk_uuid[nvk], id.deviceUUID, 16);
-            vk_ops[nvk++] = ops;
-            char codecs[64] = "";
-            if (ops & VK_VIDEO_CODEC_OPERATION_DECODE_H264_BIT_KHR)
-                strcat(codecs, " h264");
-            if (ops & VK_VIDEO_CODEC_OPERATION_DECODE_H265_BIT_KHR)
-                strcat(codecs, " hevc");
-            if (ops & VK_VIDEO_CODEC_OPERATION_DECODE_AV1_BIT_KHR)
-                strcat(codecs, " av1");
-            size_t len = strlen(info->vulkan_devices);
-            snprintf(info->vulkan_devices + len, sizeof(info->vulkan_devices) - len, "%s%s (%s%s)", len ? "; " : "",
-                     pr.properties.deviceName, codecs[0] ? "video decode:" : "no video decode", codecs);
-        }
-        info->nb_vulkan = nvk;
-        if (inst)
-            fn.vkDestroyInstance(inst, NULL);
+    char why[256];
+    const vkcu_vk_instance *vi = vkcu_vk_instance_get(&info->vulkan_loader, why, sizeof(why));
+    info->vulkan_instance = vi != NULL;
+    for (int i = 0; vi && i < vi->nb_devs && nvk < MAX_DEV; i++) {
+        const vkcu_vk_caps *caps = vkcu_vk_caps_get(vi, i);
+        VkVideoCodecOperationFlagsKHR ops = 0;
+        for (int q = 0; caps && q < caps->nqf; q++)
+            if (caps->qf[q].flags & VK_QUEUE_VIDEO_DECODE_BIT_KHR)
+                ops |= caps->qf[q].video_ops;
+        memcpy(vk_uuid[nvk], vi->devs[i].uuid, 16);
+        vk_ops[nvk++] = ops;
+        char codecs[64] = "";
+        if (ops & VK_VIDEO_CODEC_OPERATION_DECODE_H264_BIT_KHR)
+            strcat(codecs, " h264");
+        if (ops & VK_VIDEO_CODEC_OPERATION_DECODE_H265_BIT_KHR)
+            strcat(codecs, " hevc");
+        if (ops & VK_VIDEO_CODEC_OPERATION_DECODE_AV1_BIT_KHR)
+            strcat(codecs, " av1");
+        size_t len = strlen(info->vulkan_devices);
+        snprintf(info->vulkan_devices + len, sizeof(info->vulkan_devices) - len, "%s%s (%s%s)", len ? "; " : "",
+                 vi->devs[i].name, codecs[0] ? "video decode:" : "no video decode", codecs);
     }
+    info->nb_vulkan = nvk;
     int n = 0;
     cudaError_t ce = cudaGetDeviceCount(&n);
     if (ce != cudaSuccess) {
@@ -148,57 +111,44 @@ int vkcu_probe(FILE *out)
     char u[40], buf[256];
 
     fprintf(out, "Vulkan:\n");
-    PFN_vkGetInstanceProcAddr gipa = vkcu_vk_loader();
-    vkcu_vkfn fn;
-    VkInstance inst = VK_NULL_HANDLE;
-    if (!gipa) {
+    int loader = 0;
+    char why[256];
+    const vkcu_vk_instance *vi = vkcu_vk_instance_get(&loader, why, sizeof(why));
+    if (!loader)
         fprintf(out, "  no Vulkan loader (libvulkan.so.1): install libvulkan1 and a driver\n");
-    } else {
-        uint32_t api;
-        inst = probe_instance(&fn, gipa, &api);
-        if (!inst) {
-            fprintf(out, "  cannot create a Vulkan instance (loader API %u.%u)\n", VK_API_VERSION_MAJOR(api),
-                    VK_API_VERSION_MINOR(api));
-        } else {
-            uint32_t n = MAX_DEV;
-            VkPhysicalDevice devs[MAX_DEV];
-            fn.vkEnumeratePhysicalDevices(inst, &n, devs);
-            if (!n)
-                fprintf(out, "  no Vulkan devices\n");
-            for (uint32_t i = 0; i < n; i++) {
-                VkPhysicalDeviceIDProperties id = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES };
-                VkPhysicalDeviceProperties2 pr = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &id };
-                fn.vkGetPhysicalDeviceProperties2(devs[i], &pr);
-                memcpy(vk_uuid[nvk], id.deviceUUID, 16);
-                snprintf(vk_name[nvk], sizeof(vk_name[nvk]), "%s", pr.properties.deviceName);
-                nvk++;
-                uuid_str(id.deviceUUID, u);
-                uint32_t v = pr.properties.apiVersion;
-                const char *type = pr.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? "CPU" :
-                                   pr.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ? "discrete GPU" :
-                                   pr.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ? "integrated GPU" : "other";
-                fprintf(out, "  [%u] %s (%s), Vulkan %u.%u.%u, UUID %s\n", i, pr.properties.deviceName, type,
-                        VK_API_VERSION_MAJOR(v), VK_API_VERSION_MINOR(v), VK_API_VERSION_PATCH(v), u);
-                int mem_fd = vkcu_vk_has_device_ext(&fn, devs[i], VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
-                int sem_fd = vkcu_vk_has_device_ext(&fn, devs[i], VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
-                int vq = vkcu_vk_has_device_ext(&fn, devs[i], VK_KHR_VIDEO_QUEUE_EXTENSION_NAME);
-                fprintf(out, "      external memory FD: %s, external semaphore FD: %s, video queue: %s\n",
-                        mem_fd ? "yes" : "no", sem_fd ? "yes" : "no", vq ? "yes" : "no");
-                vkcu_vk_queue_family qf[32];
-                int nq = vkcu_vk_queue_families(&fn, devs[i], qf, 32);
-                for (int q = 0; q < nq; q++) {
-                    VkQueueFlags f = qf[q].flags;
-                    fprintf(out, "      queue family %d: %u queue(s):%s%s%s%s%s", q, qf[q].count,
-                            f & VK_QUEUE_GRAPHICS_BIT ? " graphics" : "", f & VK_QUEUE_COMPUTE_BIT ? " compute" : "",
-                            f & VK_QUEUE_TRANSFER_BIT ? " transfer" : "",
-                            f & VK_QUEUE_VIDEO_DECODE_BIT_KHR ? " video-decode" : "",
-                            f & VK_QUEUE_VIDEO_ENCODE_BIT_KHR ? " video-encode" : "");
-                    if (f & (VK_QUEUE_VIDEO_DECODE_BIT_KHR | VK_QUEUE_VIDEO_ENCODE_BIT_KHR))
-                        fprintf(out, " [%s]", codec_ops(qf[q].video_ops, buf, sizeof(buf)));
-                    fputc('\n', out);
-                }
-            }
-            fn.vkDestroyInstance(inst, NULL);
+    else if (!vi)
+        fprintf(out, "  %s\n", why);
+    else if (!vi->nb_devs)
+        fprintf(out, "  no Vulkan devices\n");
+    for (int i = 0; vi && i < vi->nb_devs && nvk < MAX_DEV; i++) {
+        const vkcu_vk_physdev *d = &vi->devs[i];
+        const vkcu_vk_caps *caps = vkcu_vk_caps_get(vi, i);
+        if (!caps)
+            continue;
+        memcpy(vk_uuid[nvk], d->uuid, 16);
+        snprintf(vk_name[nvk], sizeof(vk_name[nvk]), "%s", d->name);
+        nvk++;
+        uuid_str(d->uuid, u);
+        uint32_t v = d->api_version;
+        const char *type = d->type == VK_PHYSICAL_DEVICE_TYPE_CPU              ? "CPU"
+                           : d->type == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU   ? "discrete GPU"
+                           : d->type == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ? "integrated GPU"
+                                                                               : "other";
+        fprintf(out, "  [%d] %s (%s), Vulkan %u.%u.%u, UUID %s\n", i, d->name, type, VK_API_VERSION_MAJOR(v),
+                VK_API_VERSION_MINOR(v), VK_API_VERSION_PATCH(v), u);
+        fprintf(out, "      external memory FD: %s, external semaphore FD: %s, video queue: %s\n",
+                vkcu_vk_caps_has(caps, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) ? "yes" : "no",
+                vkcu_vk_caps_has(caps, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME) ? "yes" : "no",
+                vkcu_vk_caps_has(caps, VK_KHR_VIDEO_QUEUE_EXTENSION_NAME) ? "yes" : "no");
+        for (int q = 0; q < caps->nqf; q++) {
+            VkQueueFlags f = caps->qf[q].flags;
+            fprintf(out, "      queue family %d: %u queue(s):%s%s%s%s%s", q, caps->qf[q].count,
+                    f & VK_QUEUE_GRAPHICS_BIT ? " graphics" : "", f & VK_QUEUE_COMPUTE_BIT ? " compute" : "",
+                    f & VK_QUEUE_TRANSFER_BIT ? " transfer" : "", f & VK_QUEUE_VIDEO_DECODE_BIT_KHR ? " video-decode" : "",
+                    f & VK_QUEUE_VIDEO_ENCODE_BIT_KHR ? " video-encode" : "");
+            if (f & (VK_QUEUE_VIDEO_DECODE_BIT_KHR | VK_QUEUE_VIDEO_ENCODE_BIT_KHR))
+                fprintf(out, " [%s]", codec_ops(caps->qf[q].video_ops, buf, sizeof(buf)));
+            fputc('\n', out);
         }
     }
 

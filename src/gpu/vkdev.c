@@ -46,12 +46,27 @@ static int nb_codecs(VkVideoCodecOperationFlagsKHR ops)
     return n;
 }
 
+static const char *encode_ext(VkVideoCodecOperationFlagsKHR op)
+{
+    return op == VK_VIDEO_CODEC_OPERATION_ENCODE_H264_BIT_KHR   ? VK_KHR_VIDEO_ENCODE_H264_EXTENSION_NAME
+           : op == VK_VIDEO_CODEC_OPERATION_ENCODE_H265_BIT_KHR ? VK_KHR_VIDEO_ENCODE_H265_EXTENSION_NAME
+                                                                : NULL;
+}
+
+static void add_ext(vkcu_vk_plan *plan, const char *name)
+{
+    for (int i = 0; i < plan->nb_exts; i++)
+        if (!strcmp(plan->exts[i], name))
+            return;
+    if (plan->nb_exts < VKCU_VK_MAX_EXTS)
+        plan->exts[plan->nb_exts++] = name;
+}
+
 int vkcu_vk_plan_device(const vkcu_vk_queue_family *qf, int nqf, const char *const *avail, int navail,
-                        unsigned flags, uint32_t want_compute, uint32_t max_decode, vkcu_vk_plan *plan, char *err,
-                        size_t errlen)
+                        const vkcu_vk_plan_want *want, vkcu_vk_plan *plan, char *err, size_t errlen)
 {
     memset(plan, 0, sizeof(*plan));
-    plan->compute_family = plan->decode_family = -1;
+    plan->compute_family = plan->decode_family = plan->encode_family = -1;
     const VkQueueFlags video = VK_QUEUE_VIDEO_DECODE_BIT_KHR | VK_QUEUE_VIDEO_ENCODE_BIT_KHR;
     /* A compute family without graphics or video: FFmpeg's pick too, and
      * on NVIDIA the graphics family's queues are the costly ones to create. */
@@ -65,12 +80,12 @@ int vkcu_vk_plan_device(const vkcu_vk_queue_family *qf, int nqf, const char *con
         return -1;
     }
     uint32_t have = qf[plan->compute_family].count;
-    plan->nb_compute = want_compute < 1 ? 1 : want_compute > have ? have : want_compute;
+    plan->nb_compute = want->compute < 1 ? 1 : want->compute > have ? have : want->compute;
 
     int video_exts = offers(avail, navail, VK_KHR_VIDEO_QUEUE_EXTENSION_NAME) &&
                      offers(avail, navail, VK_KHR_VIDEO_DECODE_QUEUE_EXTENSION_NAME);
     int best = 0;
-    for (int i = 0; video_exts && i < nqf; i++) {
+    for (int i = 0; want->decode && video_exts && i < nqf; i++) {
         VkVideoCodecOperationFlagsKHR ops = 0;
         if (!(qf[i].flags & VK_QUEUE_VIDEO_DECODE_BIT_KHR) || !qf[i].count)
             continue;
@@ -85,17 +100,34 @@ int vkcu_vk_plan_device(const vkcu_vk_queue_family *qf, int nqf, const char *con
     }
     if (plan->decode_family >= 0) {
         have = qf[plan->decode_family].count;
-        plan->nb_decode = max_decode < 1 ? 1 : max_decode > have ? have : max_decode;
-    } else if (flags & VKCU_PLAN_DECODE) {
+        plan->nb_decode = want->decode > have ? have : want->decode;
+    } else if (want->flags & VKCU_PLAN_DECODE) {
         snprintf(err, errlen, "no Vulkan video decode queue family (H.264, HEVC or AV1)");
         return -1;
+    }
+
+    /* FFmpeg's Vulkan encoders refuse a device without video maintenance 1. */
+    const char *enc_ext = encode_ext(want->encode);
+    if (want->encode) {
+        int exts_ok = enc_ext && offers(avail, navail, VK_KHR_VIDEO_QUEUE_EXTENSION_NAME) &&
+                      offers(avail, navail, VK_KHR_VIDEO_ENCODE_QUEUE_EXTENSION_NAME) &&
+                      offers(avail, navail, enc_ext) && offers(avail, navail, VK_KHR_VIDEO_MAINTENANCE_1_EXTENSION_NAME);
+        for (int i = 0; exts_ok && i < nqf && plan->encode_family < 0; i++)
+            if ((qf[i].flags & VK_QUEUE_VIDEO_ENCODE_BIT_KHR) && qf[i].count && (qf[i].video_ops & want->encode))
+                plan->encode_family = i;
+        if (plan->encode_family < 0) {
+            snprintf(err, errlen, "no Vulkan video encode queue for %s",
+                     want->encode == VK_VIDEO_CODEC_OPERATION_ENCODE_H265_BIT_KHR ? "HEVC" : "H.264");
+            return -1;
+        }
+        plan->encode_ops = want->encode;
     }
 
     const char *interop[] = { VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME };
     for (int i = 0; i < 2; i++) {
         if (offers(avail, navail, interop[i]))
-            plan->exts[plan->nb_exts++] = interop[i];
-        else if (flags & VKCU_PLAN_INTEROP) {
+            add_ext(plan, interop[i]);
+        else if (want->flags & VKCU_PLAN_INTEROP) {
             snprintf(err, errlen, "the device lacks %s (needed to hand frames to CUDA)", interop[i]);
             return -1;
         }
@@ -105,68 +137,32 @@ int vkcu_vk_plan_device(const vkcu_vk_queue_family *qf, int nqf, const char *con
      * device never takes where the extension is offered (and that returned
      * wrong bytes on lavapipe: test_vkdev). */
     if (offers(avail, navail, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME))
-        plan->exts[plan->nb_exts++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
+        add_ext(plan, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
     if (plan->decode_family >= 0) {
-        plan->exts[plan->nb_exts++] = VK_KHR_VIDEO_QUEUE_EXTENSION_NAME;
-        plan->exts[plan->nb_exts++] = VK_KHR_VIDEO_DECODE_QUEUE_EXTENSION_NAME;
-#define X(bit, ext) if (plan->decode_ops & bit) plan->exts[plan->nb_exts++] = ext;
+        add_ext(plan, VK_KHR_VIDEO_QUEUE_EXTENSION_NAME);
+        add_ext(plan, VK_KHR_VIDEO_DECODE_QUEUE_EXTENSION_NAME);
+#define X(bit, ext) if (plan->decode_ops & bit) add_ext(plan, ext);
         DECODE_CODECS
 #undef X
-        /* FFmpeg's own device enables it where offered, and its decoder then
-         * creates profile-independent images: keep the decode path the same. */
-        if (offers(avail, navail, VK_KHR_VIDEO_MAINTENANCE_1_EXTENSION_NAME)) {
-            plan->exts[plan->nb_exts++] = VK_KHR_VIDEO_MAINTENANCE_1_EXTENSION_NAME;
-            plan->video_maintenance1 = 1;
-        }
+    }
+    if (plan->encode_family >= 0) {
+        add_ext(plan, VK_KHR_VIDEO_QUEUE_EXTENSION_NAME);
+        add_ext(plan, VK_KHR_VIDEO_ENCODE_QUEUE_EXTENSION_NAME);
+        add_ext(plan, enc_ext);
+    }
+    /* FFmpeg's own device enables it where offered, and its decoder then
+     * creates profile-independent images: keep the decode path the same. */
+    if ((plan->decode_family >= 0 || plan->encode_family >= 0) &&
+        offers(avail, navail, VK_KHR_VIDEO_MAINTENANCE_1_EXTENSION_NAME)) {
+        add_ext(plan, VK_KHR_VIDEO_MAINTENANCE_1_EXTENSION_NAME);
+        plan->video_maintenance1 = 1;
     }
     return 0;
-}
-
-int vkcu_vk_device_exts(const vkcu_vkfn *fn, VkPhysicalDevice pd, VkExtensionProperties *store, const char **names,
-                        int max)
-{
-    uint32_t n = (uint32_t)max;
-    if (fn->vkEnumerateDeviceExtensionProperties(pd, NULL, &n, store) < 0)
-        return 0;
-    for (uint32_t i = 0; i < n; i++)
-        names[i] = store[i].extensionName;
-    return (int)n;
-}
-
-VkInstance vkcu_vk_instance_create(vkcu_vkfn *fn, char *err, size_t errlen)
-{
-    PFN_vkGetInstanceProcAddr gipa = vkcu_vk_loader();
-    const char *missing = NULL;
-    VkInstance inst = VK_NULL_HANDLE;
-    if (!gipa) {
-        snprintf(err, errlen, "no Vulkan loader (libvulkan.so.1) on this machine");
-        return VK_NULL_HANDLE;
-    }
-    vkcu_vk_load(fn, gipa, NULL, NULL, &missing);
-    VkApplicationInfo app = { .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .pApplicationName = "vkcu",
-                              .apiVersion = VK_API_VERSION_1_3 };
-    VkInstanceCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app };
-    VkResult r = fn->vkCreateInstance ? fn->vkCreateInstance(&ci, NULL, &inst) : VK_ERROR_INITIALIZATION_FAILED;
-    if (r != VK_SUCCESS) {
-        snprintf(err, errlen, "cannot create a Vulkan 1.3 instance (%s; no Vulkan driver?)", vkcu_vk_result_str(r));
-        return VK_NULL_HANDLE;
-    }
-    if (vkcu_vk_load(fn, gipa, inst, NULL, &missing) < 0) {
-        snprintf(err, errlen, "the Vulkan loader lacks %s", missing);
-        PFN_vkDestroyInstance destroy = (PFN_vkDestroyInstance)gipa(inst, "vkDestroyInstance");
-        if (destroy)
-            destroy(inst, NULL);
-        return VK_NULL_HANDLE;
-    }
-    return inst;
 }
 
 /* Everything the AVHWDeviceContext points into, and what its free destroys. */
 typedef struct own_device {
     PFN_vkDestroyDevice destroy_device;
-    PFN_vkDestroyInstance destroy_instance;
-    VkInstance inst;
-    int owns_instance;
     VkDevice dev;
     const char *exts[VKCU_VK_MAX_EXTS];
     VkPhysicalDeviceVulkan11Features f11;
@@ -181,8 +177,6 @@ static void own_device_free(own_device *o)
         return;
     if (o->dev)
         o->destroy_device(o->dev, NULL);
-    if (o->owns_instance && o->inst)
-        o->destroy_instance(o->inst, NULL);
     av_free(o);
 }
 
@@ -192,20 +186,21 @@ static void own_device_ctx_free(AVHWDeviceContext *ctx)
     ctx->user_opaque = NULL;
 }
 
-int vkcu_vk_device_create(const vkcu_vkfn *fn, VkInstance inst, int owns_instance, VkPhysicalDevice pd,
-                          const vkcu_vk_plan *plan, AVBufferRef **out, char *err, size_t errlen)
+int vkcu_vk_device_create(const vkcu_vk_instance *vi, int index, const vkcu_vk_plan *plan, AVBufferRef **out,
+                          vkcu_vk_device_stamps *stamps, char *err, size_t errlen)
 {
+    vkcu_vk_device_stamps st = { .start = vkcu_now() };
     *out = NULL;
-    own_device *o = av_mallocz(sizeof(*o));
-    if (!o) {
-        if (owns_instance)
-            fn->vkDestroyInstance(inst, NULL);
-        return AVERROR(ENOMEM);
+    if (index < 0 || index >= vi->nb_devs) {
+        snprintf(err, errlen, "internal: no Vulkan device %d", index);
+        return AVERROR_BUG;
     }
-    PFN_vkGetInstanceProcAddr gipa = fn->vkGetInstanceProcAddr;
-    o->inst = inst;
-    o->owns_instance = owns_instance;
-    o->destroy_instance = fn->vkDestroyInstance;
+    own_device *o = av_mallocz(sizeof(*o));
+    if (!o)
+        return AVERROR(ENOMEM);
+    PFN_vkGetInstanceProcAddr gipa = vi->fn.vkGetInstanceProcAddr;
+    VkInstance inst = vi->inst;
+    VkPhysicalDevice pd = vi->devs[index].pd;
     o->destroy_device = (PFN_vkDestroyDevice)gipa(inst, "vkDestroyDevice");
     PFN_vkCreateDevice create = (PFN_vkCreateDevice)gipa(inst, "vkCreateDevice");
     PFN_vkGetPhysicalDeviceFeatures2 features2 =
@@ -258,25 +253,41 @@ int vkcu_vk_device_create(const vkcu_vkfn *fn, VkInstance inst, int owns_instanc
     if (vm1_on)
         o->f13.pNext = &o->vm1;
 
+    /* One create entry per family; a family serving two roles (lavapipe's
+     * one family) gets the larger count. */
     float prio[64];
     for (int i = 0; i < 64; i++)
         prio[i] = 1.0f;
-    VkDeviceQueueCreateInfo qci[2] = {
-        { .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueFamilyIndex = (uint32_t)plan->compute_family,
-          .queueCount = plan->nb_compute, .pQueuePriorities = prio },
-        { .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueFamilyIndex = (uint32_t)plan->decode_family,
-          .queueCount = plan->nb_decode, .pQueuePriorities = prio },
+    struct { int family; uint32_t count; } roles[3] = {
+        { plan->compute_family, plan->nb_compute },
+        { plan->decode_family, plan->nb_decode },
+        { plan->encode_family, plan->encode_family >= 0 ? 1 : 0 },
     };
-    uint32_t nqci = plan->decode_family >= 0 ? 2 : 1;
-    if (plan->decode_family == plan->compute_family) { /* one family does both: one entry, the larger count */
-        qci[0].queueCount = plan->nb_compute > plan->nb_decode ? plan->nb_compute : plan->nb_decode;
-        nqci = 1;
+    VkDeviceQueueCreateInfo qci[3];
+    uint32_t nqci = 0;
+    for (int r = 0; r < 3; r++) {
+        if (roles[r].family < 0 || !roles[r].count)
+            continue;
+        uint32_t k = 0;
+        while (k < nqci && qci[k].queueFamilyIndex != (uint32_t)roles[r].family)
+            k++;
+        if (k == nqci)
+            qci[nqci++] = (VkDeviceQueueCreateInfo){ .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                                                     .queueFamilyIndex = (uint32_t)roles[r].family,
+                                                     .pQueuePriorities = prio };
+        if (roles[r].count > qci[k].queueCount)
+            qci[k].queueCount = roles[r].count;
+        if (qci[k].queueCount > 64) {
+            snprintf(err, errlen, "internal: more than 64 queues asked for");
+            ret = AVERROR_BUG;
+            goto fail;
+        }
     }
-    if (qci[0].queueCount > 64 || qci[1].queueCount > 64) {
-        snprintf(err, errlen, "internal: more than 64 queues asked for");
-        ret = AVERROR_BUG;
-        goto fail;
-    }
+    uint32_t made[3] = { 0 }; /* queues created in each role's family */
+    for (int r = 0; r < 3; r++)
+        for (uint32_t k = 0; k < nqci; k++)
+            if (roles[r].family >= 0 && qci[k].queueFamilyIndex == (uint32_t)roles[r].family)
+                made[r] = qci[k].queueCount;
     VkPhysicalDeviceFeatures2 enable = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &o->f11 };
     VkDeviceCreateInfo dci = { .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                                .pNext = &enable,
@@ -285,6 +296,7 @@ int vkcu_vk_device_create(const vkcu_vkfn *fn, VkInstance inst, int owns_instanc
                                .enabledExtensionCount = (uint32_t)nb_exts,
                                .ppEnabledExtensionNames = o->exts };
     VkResult vr = create(pd, &dci, NULL, &o->dev);
+    st.created = vkcu_now();
     if (vr != VK_SUCCESS) {
         o->dev = VK_NULL_HANDLE;
         snprintf(err, errlen, "vkCreateDevice failed: %s", vkcu_vk_result_str(vr));
@@ -311,40 +323,50 @@ int vkcu_vk_device_create(const vkcu_vkfn *fn, VkInstance inst, int owns_instanc
     hw->enabled_dev_extensions = own->exts;
     hw->nb_enabled_dev_extensions = nb_exts;
     hw->qf[0] = (AVVulkanDeviceQueueFamily){ .idx = plan->compute_family,
-                                             .num = (int)qci[0].queueCount,
+                                             .num = (int)made[0],
                                              .flags = (VkQueueFlagBits)(VK_QUEUE_COMPUTE_BIT | VK_QUEUE_TRANSFER_BIT) };
     hw->nb_qf = 1;
-    if (plan->decode_family >= 0)
+    if (made[1])
         hw->qf[hw->nb_qf++] = (AVVulkanDeviceQueueFamily){
             .idx = plan->decode_family,
-            .num = (int)(nqci == 2 ? qci[1].queueCount : qci[0].queueCount),
+            .num = (int)made[1],
             .flags = VK_QUEUE_VIDEO_DECODE_BIT_KHR,
             .video_caps = (VkVideoCodecOperationFlagBitsKHR)plan->decode_ops };
+    if (made[2])
+        hw->qf[hw->nb_qf++] = (AVVulkanDeviceQueueFamily){
+            .idx = plan->encode_family,
+            .num = (int)made[2],
+            .flags = VK_QUEUE_VIDEO_ENCODE_BIT_KHR,
+            .video_caps = (VkVideoCodecOperationFlagBitsKHR)plan->encode_ops };
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
     /* FFmpeg 7.1's init still validates the fixed-queue fields. */
     hw->queue_family_index = -1;
     hw->nb_graphics_queues = 0;
     hw->queue_family_comp_index = hw->queue_family_tx_index = plan->compute_family;
-    hw->nb_comp_queues = hw->nb_tx_queues = hw->qf[0].num;
-    hw->queue_family_encode_index = -1;
-    hw->nb_encode_queues = 0;
-    hw->queue_family_decode_index = plan->decode_family;
-    hw->nb_decode_queues = plan->decode_family >= 0 ? hw->qf[hw->nb_qf - 1].num : 0;
+    hw->nb_comp_queues = hw->nb_tx_queues = (int)made[0];
+    hw->queue_family_encode_index = made[2] ? plan->encode_family : -1;
+    hw->nb_encode_queues = (int)made[2];
+    hw->queue_family_decode_index = made[1] ? plan->decode_family : -1;
+    hw->nb_decode_queues = (int)made[1];
 #pragma GCC diagnostic pop
     ret = av_hwdevice_ctx_init(ref);
     if (ret < 0) {
         snprintf(err, errlen, "FFmpeg did not accept the Vulkan device: %s", av_err2str(ret));
         goto fail;
     }
-    LOGD("Vulkan device: %d extensions, %u compute queue(s) in family %d, %u decode queue(s) in family %d%s", nb_exts,
-         hw->qf[0].num, plan->compute_family, plan->decode_family >= 0 ? plan->nb_decode : 0, plan->decode_family,
-         vm1_on ? ", video maintenance 1" : "");
+    st.initialised = vkcu_now();
+    if (stamps)
+        *stamps = st;
+    LOGD("Vulkan device: %d extensions, %u compute queue(s) in family %d, %u decode queue(s) in family %d, %u encode "
+         "queue(s) in family %d%s; vkCreateDevice %.0f ms, FFmpeg's init %.0f ms", nb_exts, made[0],
+         plan->compute_family, made[1], plan->decode_family, made[2], plan->encode_family,
+         vm1_on ? ", video maintenance 1" : "", (st.created - st.start) * 1e3, (st.initialised - st.created) * 1e3);
     *out = ref;
     return 0;
 fail:
     if (ref)
-        av_buffer_unref(&ref); /* frees the device (and instance) through own_device_ctx_free */
+        av_buffer_unref(&ref); /* frees the device through own_device_ctx_free */
     else
         own_device_free(o);
     return ret;

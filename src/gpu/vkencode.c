@@ -1,80 +1,44 @@
 /*
- * Vulkan Video encode support: the device query behind `--encoder
- * h264_vulkan|hevc_vulkan`, and the first (upload) path into FFmpeg's
- * Vulkan encoders. CUDA writing straight into the encoder's input images
- * (DESIGN.md §6) needs a device with an encode queue to be built against;
- * the H200 has none.
+ * Vulkan Video encode support: the device behind `--encoder
+ * h264_vulkan|hevc_vulkan` (gpu/device.c: the GPU's UUID-matched shared
+ * device, never a second device opened by ordinal), and the first (upload)
+ * path into FFmpeg's Vulkan encoders. CUDA writing straight into the
+ * encoder's input images (DESIGN.md §6) needs a device with an encode
+ * queue to be built against; the H200 has none.
  */
 #include <stdio.h>
 #include <string.h>
 #include <libavutil/hwcontext.h>
 #include <libavutil/pixdesc.h>
 
+#include "device.h"
 #include "vkfn.h"
 #include "util/log.h"
 #include "vkencode.h"
 
-#define MAX_DEV 16
 
 int vkcu_vkencode_is_vulkan(const char *encoder)
 {
     return encoder && (!strcmp(encoder, "h264_vulkan") || !strcmp(encoder, "hevc_vulkan"));
 }
 
-int vkcu_vkencode_find_device(const char *encoder, char *why, size_t whylen)
+uint32_t vkcu_vkencode_op(const char *encoder)
 {
-    VkVideoCodecOperationFlagsKHR need = !strcmp(encoder, "hevc_vulkan") ? VK_VIDEO_CODEC_OPERATION_ENCODE_H265_BIT_KHR
-                                                                       : VK_VIDEO_CODEC_OPERATION_ENCODE_H264_BIT_KHR;
-    PFN_vkGetInstanceProcAddr gipa = vkcu_vk_loader();
-    if (!gipa) {
-        snprintf(why, whylen, "no Vulkan loader (libvulkan.so.1) on this machine");
-        return VKCU_ERR_DEVICE;
-    }
-    vkcu_vkfn fn;
-    const char *missing = NULL;
-    VkInstance inst = VK_NULL_HANDLE;
-    vkcu_vk_load(&fn, gipa, NULL, NULL, &missing);
-    VkApplicationInfo app = { .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .pApplicationName = "vkcu",
-                              .apiVersion = VK_API_VERSION_1_3 };
-    VkInstanceCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app };
-    if (!fn.vkCreateInstance || fn.vkCreateInstance(&ci, NULL, &inst) != VK_SUCCESS ||
-        vkcu_vk_load(&fn, gipa, inst, NULL, &missing) < 0) {
-        if (inst && fn.vkDestroyInstance)
-            fn.vkDestroyInstance(inst, NULL);
-        snprintf(why, whylen, "cannot create a Vulkan instance (no Vulkan driver?)");
-        return VKCU_ERR_DEVICE;
-    }
-    uint32_t n = MAX_DEV;
-    VkPhysicalDevice devs[MAX_DEV];
-    if (fn.vkEnumeratePhysicalDevices(inst, &n, devs) < 0)
-        n = 0;
-    char names[512] = "";
-    int found = -1;
-    for (uint32_t i = 0; i < n && found < 0; i++) {
-        VkPhysicalDeviceProperties2 pr = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2 };
-        fn.vkGetPhysicalDeviceProperties2(devs[i], &pr);
-        snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", names[0] ? ", " : "",
-                 pr.properties.deviceName);
-        vkcu_vk_queue_family qf[32];
-        int nq = vkcu_vk_queue_families(&fn, devs[i], qf, 32);
-        for (int q = 0; q < nq; q++)
-            if ((qf[q].flags & VK_QUEUE_VIDEO_ENCODE_BIT_KHR) && (qf[q].video_ops & need))
-                found = (int)i;
-    }
-    fn.vkDestroyInstance(inst, NULL);
-    if (found >= 0)
-        return found;
-    if (!n)
-        snprintf(why, whylen, "no Vulkan device on this machine");
-    else
-        snprintf(why, whylen, "no Vulkan video encode queue for %s on %s (an H200 has none)",
-                 !strcmp(encoder, "hevc_vulkan") ? "HEVC" : "H.264", names);
-    return VKCU_ERR_DEVICE;
+    if (!encoder)
+        return 0;
+    return !strcmp(encoder, "h264_vulkan")   ? VK_VIDEO_CODEC_OPERATION_ENCODE_H264_BIT_KHR
+           : !strcmp(encoder, "hevc_vulkan") ? VK_VIDEO_CODEC_OPERATION_ENCODE_H265_BIT_KHR
+                                             : 0;
 }
 
-int vkcu_vkencode_setup(AVCodecContext *enc, int index, enum AVPixelFormat host_fmt, char *err, size_t errlen)
+int vkcu_vkencode_device(const char *encoder, int cuda_device, AVBufferRef **device, char *why, size_t whylen)
 {
-    char dev[16];
+    return vkcu_vkdev_acquire_encode(cuda_device, vkcu_vkencode_op(encoder), device, why, whylen);
+}
+
+int vkcu_vkencode_setup(AVCodecContext *enc, AVBufferRef *device, enum AVPixelFormat host_fmt, char *err,
+                        size_t errlen)
+{
     int ret;
     const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(host_fmt);
     if (host_fmt != AV_PIX_FMT_YUV420P && host_fmt != AV_PIX_FMT_YUV420P10LE && host_fmt != AV_PIX_FMT_NV12 &&
@@ -83,19 +47,9 @@ int vkcu_vkencode_setup(AVCodecContext *enc, int index, enum AVPixelFormat host_
                  desc ? desc->name : "?");
         return VKCU_ERR_USAGE;
     }
-    snprintf(dev, sizeof(dev), "%d", index);
-    AVBufferRef *hwdev = NULL;
-    ret = av_hwdevice_ctx_create(&hwdev, AV_HWDEVICE_TYPE_VULKAN, dev, NULL, 0);
-    if (ret < 0) {
-        char buf[128];
-        snprintf(err, errlen, "cannot open Vulkan device %d for encoding: %s", index, vkcu_err_str(ret, buf, sizeof(buf)));
-        return VKCU_ERR_DEVICE;
-    }
-    AVBufferRef *frames = av_hwframe_ctx_alloc(hwdev);
-    if (!frames) {
-        av_buffer_unref(&hwdev);
+    AVBufferRef *frames = av_hwframe_ctx_alloc(device);
+    if (!frames)
         return AVERROR(ENOMEM);
-    }
     AVHWFramesContext *fc = (AVHWFramesContext *)frames->data;
     fc->format = AV_PIX_FMT_VULKAN;
     fc->sw_format = desc->comp[0].depth > 8 ? AV_PIX_FMT_P010LE : AV_PIX_FMT_NV12;
@@ -106,10 +60,13 @@ int vkcu_vkencode_setup(AVCodecContext *enc, int index, enum AVPixelFormat host_
         char buf[128];
         snprintf(err, errlen, "cannot create Vulkan encoder input frames: %s", vkcu_err_str(ret, buf, sizeof(buf)));
         av_buffer_unref(&frames);
-        av_buffer_unref(&hwdev);
         return VKCU_ERR_DEVICE;
     }
-    enc->hw_device_ctx = hwdev;
+    enc->hw_device_ctx = av_buffer_ref(device);
+    if (!enc->hw_device_ctx) {
+        av_buffer_unref(&frames);
+        return AVERROR(ENOMEM);
+    }
     enc->hw_frames_ctx = frames;
     enc->pix_fmt = AV_PIX_FMT_VULKAN;
     enc->sw_pix_fmt = fc->sw_format;

@@ -67,25 +67,10 @@ const char *vkcu_vk_result_str(VkResult r)
     }
 }
 
-int vkcu_vk_has_device_ext(const vkcu_vkfn *fn, VkPhysicalDevice dev, const char *name)
-{
-    uint32_t n = 0;
-    fn->vkEnumerateDeviceExtensionProperties(dev, NULL, &n, NULL);
-    VkExtensionProperties ext[512];
-    if (n > 512)
-        n = 512;
-    fn->vkEnumerateDeviceExtensionProperties(dev, NULL, &n, ext);
-    for (uint32_t i = 0; i < n; i++)
-        if (!strcmp(ext[i].extensionName, name))
-            return 1;
-    return 0;
-}
-
-int vkcu_vk_queue_families(const vkcu_vkfn *fn, VkPhysicalDevice dev, vkcu_vk_queue_family *out, int max)
+int vkcu_vk_queue_families(const vkcu_vkfn *fn, VkPhysicalDevice dev, int video, vkcu_vk_queue_family *out, int max)
 {
     VkQueueFamilyProperties2 qp[32];
     VkQueueFamilyVideoPropertiesKHR qv[32];
-    int video = vkcu_vk_has_device_ext(fn, dev, VK_KHR_VIDEO_QUEUE_EXTENSION_NAME);
     uint32_t n = 0;
     fn->vkGetPhysicalDeviceQueueFamilyProperties2(dev, &n, NULL);
     if (n > 32)

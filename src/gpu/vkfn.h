@@ -76,9 +76,8 @@ typedef struct vkcu_vk_queue_family {
     VkVideoCodecOperationFlagsKHR video_ops;
 } vkcu_vk_queue_family;
 
-/* Whether the device offers the extension. */
-int vkcu_vk_has_device_ext(const vkcu_vkfn *fn, VkPhysicalDevice dev, const char *name);
-/* Fills up to max families; returns how many. */
-int vkcu_vk_queue_families(const vkcu_vkfn *fn, VkPhysicalDevice dev, vkcu_vk_queue_family *out, int max);
+/* Fills up to max families; returns how many. video: the device offers
+ * VK_KHR_video_queue (only then may the video properties be asked for). */
+int vkcu_vk_queue_families(const vkcu_vkfn *fn, VkPhysicalDevice dev, int video, vkcu_vk_queue_family *out, int max);
 
 #endif

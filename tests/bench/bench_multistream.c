@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "gpu/device.h"
 #include "gpu/gpu.h"
 #include "core/vkcu.h"
 
@@ -68,6 +69,8 @@ int main(int argc, char **argv)
     pthread_t *t = calloc(n, sizeof(*t));
     if (!s || !t)
         return 1;
+    /* n streams at once: one decode queue each on the shared device. */
+    vkcu_vkdev_expect((unsigned)n, 0);
     /* Warm-up: create the shared device and CUDA context once. */
     vkcu_job_params w;
     vkcu_job_params_default(&w);

@@ -17,13 +17,18 @@
 #include <libavutil/hwcontext.h>
 #include <libavutil/hwcontext_vulkan.h>
 
+#include "gpu/device.h"
 #include "gpu/vkdev.h"
+#include "gpu/vkinstance.h"
+#include "util/error.h"
 #include "test_util.h"
 
 #define DEC VK_QUEUE_VIDEO_DECODE_BIT_KHR
 #define H264 VK_VIDEO_CODEC_OPERATION_DECODE_H264_BIT_KHR
 #define H265 VK_VIDEO_CODEC_OPERATION_DECODE_H265_BIT_KHR
 #define AV1 VK_VIDEO_CODEC_OPERATION_DECODE_AV1_BIT_KHR
+#define ENC264 VK_VIDEO_CODEC_OPERATION_ENCODE_H264_BIT_KHR
+#define ENC265 VK_VIDEO_CODEC_OPERATION_ENCODE_H265_BIT_KHR
 #define GCT (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT | VK_QUEUE_TRANSFER_BIT)
 #define CT (VK_QUEUE_COMPUTE_BIT | VK_QUEUE_TRANSFER_BIT)
 
@@ -52,12 +57,18 @@ static int plan_has(const vkcu_vk_plan *p, const char *ext)
     return 0;
 }
 
+static int plan(const vkcu_vk_queue_family *qf, int nqf, const char *const *avail, int navail, unsigned flags,
+                uint32_t compute, uint32_t decode, uint32_t encode, vkcu_vk_plan *p, char *err, size_t errlen)
+{
+    vkcu_vk_plan_want want = { .flags = flags, .compute = compute, .decode = decode, .encode = encode };
+    return vkcu_vk_plan_device(qf, nqf, avail, navail, &want, p, err, errlen);
+}
+
 static void test_plans(void)
 {
     vkcu_vk_plan p;
     char err[256] = "";
-    int r = vkcu_vk_plan_device(h200, NB(h200), all_exts, NB(all_exts), VKCU_PLAN_INTEROP | VKCU_PLAN_DECODE, 1, 8,
-                                &p, err, sizeof(err));
+    int r = plan(h200, NB(h200), all_exts, NB(all_exts), VKCU_PLAN_INTEROP | VKCU_PLAN_DECODE, 1, 8, 0, &p, err, sizeof(err));
     CHECK(r == 0, "H200 plan failed: %s", err);
     CHECK(p.compute_family == 2 && p.nb_compute == 1, "H200: compute family %d x%u, want the compute-only family 2 x1",
           p.compute_family, p.nb_compute);
@@ -78,33 +89,33 @@ static void test_plans(void)
     CHECK(p.video_maintenance1 == 1, "H200: video maintenance 1 not planned");
 
     /* More compute queues on request, never more than the family has; decode lanes capped. */
-    vkcu_vk_plan_device(h200, NB(h200), all_exts, NB(all_exts), VKCU_PLAN_INTEROP, 4, 2, &p, err, sizeof(err));
+    plan(h200, NB(h200), all_exts, NB(all_exts), VKCU_PLAN_INTEROP, 4, 2, 0, &p, err, sizeof(err));
     CHECK(p.nb_compute == 4 && p.nb_decode == 2, "asked 4 compute, 2 decode: got %u, %u", p.nb_compute, p.nb_decode);
-    vkcu_vk_plan_device(h200, NB(h200), all_exts, NB(all_exts), VKCU_PLAN_INTEROP, 40, 40, &p, err, sizeof(err));
+    plan(h200, NB(h200), all_exts, NB(all_exts), VKCU_PLAN_INTEROP, 40, 40, 0, &p, err, sizeof(err));
     CHECK(p.nb_compute == 8 && p.nb_decode == 7, "asked 40 and 40: got %u, %u", p.nb_compute, p.nb_decode);
 
     /* Without the video extensions the device decodes nothing: refused only when decode is required. */
     const char *no_video[] = { VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME,
                                VK_KHR_VIDEO_DECODE_H264_EXTENSION_NAME };
-    r = vkcu_vk_plan_device(h200, NB(h200), no_video, NB(no_video), VKCU_PLAN_INTEROP, 1, 8, &p, err, sizeof(err));
+    r = plan(h200, NB(h200), no_video, NB(no_video), VKCU_PLAN_INTEROP, 1, 8, 0, &p, err, sizeof(err));
     CHECK(r == 0 && p.decode_family < 0 && p.nb_exts == 2 && !p.video_maintenance1, "no video extensions: r=%d decode family %d, %d exts", r,
           p.decode_family, p.nb_exts);
     err[0] = 0;
-    r = vkcu_vk_plan_device(h200, NB(h200), no_video, NB(no_video), VKCU_PLAN_DECODE, 1, 8, &p, err, sizeof(err));
+    r = plan(h200, NB(h200), no_video, NB(no_video), VKCU_PLAN_DECODE, 1, 8, 0, &p, err, sizeof(err));
     CHECK(r < 0 && strstr(err, "no Vulkan video decode queue family"), "decode required: r=%d '%s'", r, err);
 
     /* The CUDA handoff's extensions are required, and named when missing. */
     const char *no_sem[] = { VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, VK_KHR_VIDEO_QUEUE_EXTENSION_NAME,
                              VK_KHR_VIDEO_DECODE_QUEUE_EXTENSION_NAME, VK_KHR_VIDEO_DECODE_H264_EXTENSION_NAME };
     err[0] = 0;
-    r = vkcu_vk_plan_device(h200, NB(h200), no_sem, NB(no_sem), VKCU_PLAN_INTEROP, 1, 8, &p, err, sizeof(err));
+    r = plan(h200, NB(h200), no_sem, NB(no_sem), VKCU_PLAN_INTEROP, 1, 8, 0, &p, err, sizeof(err));
     CHECK(r < 0 && strstr(err, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME), "no semaphore FD: r=%d '%s'", r, err);
 
     /* Of two decode families, the one that decodes more codecs; a codec whose extension is missing does not count. */
     const vkcu_vk_queue_family two[] = { { GCT, 1, 0 }, { DEC, 2, H264 }, { DEC, 4, H264 | H265 | AV1 } };
     const char *no_av1[] = { VK_KHR_VIDEO_QUEUE_EXTENSION_NAME, VK_KHR_VIDEO_DECODE_QUEUE_EXTENSION_NAME,
                              VK_KHR_VIDEO_DECODE_H264_EXTENSION_NAME, VK_KHR_VIDEO_DECODE_H265_EXTENSION_NAME };
-    r = vkcu_vk_plan_device(two, NB(two), no_av1, NB(no_av1), 0, 1, 8, &p, err, sizeof(err));
+    r = plan(two, NB(two), no_av1, NB(no_av1), 0, 1, 8, 0, &p, err, sizeof(err));
     CHECK(r == 0 && p.decode_family == 2 && p.decode_ops == (H264 | H265) && p.nb_decode == 4,
           "two decode families: family %d ops %#x x%u", p.decode_family, (unsigned)p.decode_ops, p.nb_decode);
     /* One family for everything (lavapipe's): compute comes from the graphics family. */
@@ -113,48 +124,99 @@ static void test_plans(void)
 
     const vkcu_vk_queue_family none[] = { { VK_QUEUE_TRANSFER_BIT, 2, 0 }, { DEC, 1, H264 } };
     err[0] = 0;
-    r = vkcu_vk_plan_device(none, NB(none), all_exts, NB(all_exts), 0, 1, 8, &p, err, sizeof(err));
+    r = plan(none, NB(none), all_exts, NB(all_exts), 0, 1, 8, 0, &p, err, sizeof(err));
     CHECK(r < 0 && strstr(err, "no compute queue family"), "no compute family: r=%d '%s'", r, err);
+
+    /* No decode asked for: no decode family, no decode extensions. */
+    r = plan(h200, NB(h200), all_exts, NB(all_exts), VKCU_PLAN_INTEROP, 1, 0, 0, &p, err, sizeof(err));
+    CHECK(r == 0 && p.decode_family < 0 && p.nb_decode == 0 && !plan_has(&p, VK_KHR_VIDEO_DECODE_QUEUE_EXTENSION_NAME) &&
+              !p.video_maintenance1,
+          "decode 0: r=%d family %d x%u", r, p.decode_family, p.nb_decode);
+
+    /* Encode: the H200 has no encode family, and says so. */
+    err[0] = 0;
+    r = plan(h200, NB(h200), all_exts, NB(all_exts), VKCU_PLAN_INTEROP, 1, 2, ENC264, &p, err, sizeof(err));
+    CHECK(r < 0 && !strcmp(err, "no Vulkan video encode queue for H.264"), "H200 encode: r=%d '%s'", r, err);
+    /* A GPU with one (families as an RTX 40's driver lists them): one encode queue and its codec's extension. */
+    const vkcu_vk_queue_family rtx[] = {
+        { GCT, 16, 0 }, { VK_QUEUE_TRANSFER_BIT, 2, 0 }, { CT, 8, 0 },
+        { DEC | VK_QUEUE_TRANSFER_BIT, 4, H264 | H265 | AV1 },
+        { VK_QUEUE_VIDEO_ENCODE_BIT_KHR | VK_QUEUE_TRANSFER_BIT, 2, ENC264 | ENC265 },
+    };
+    const char *enc_exts[] = {
+        VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME,
+        VK_KHR_VIDEO_QUEUE_EXTENSION_NAME, VK_KHR_VIDEO_DECODE_QUEUE_EXTENSION_NAME,
+        VK_KHR_VIDEO_DECODE_H264_EXTENSION_NAME, VK_KHR_VIDEO_ENCODE_QUEUE_EXTENSION_NAME,
+        VK_KHR_VIDEO_ENCODE_H264_EXTENSION_NAME, VK_KHR_VIDEO_ENCODE_H265_EXTENSION_NAME,
+        VK_KHR_VIDEO_MAINTENANCE_1_EXTENSION_NAME,
+    };
+    r = plan(rtx, NB(rtx), enc_exts, NB(enc_exts), VKCU_PLAN_INTEROP | VKCU_PLAN_DECODE, 1, 2, ENC264, &p, err,
+             sizeof(err));
+    CHECK(r == 0 && p.encode_family == 4 && p.encode_ops == ENC264 && p.decode_family == 3 && p.nb_decode == 2 &&
+              p.decode_ops == H264,
+          "encode plan: r=%d '%s' encode family %d ops %#x, decode family %d x%u ops %#x", r, err, p.encode_family,
+          (unsigned)p.encode_ops, p.decode_family, p.nb_decode, (unsigned)p.decode_ops);
+    CHECK(plan_has(&p, VK_KHR_VIDEO_ENCODE_QUEUE_EXTENSION_NAME) && plan_has(&p, VK_KHR_VIDEO_ENCODE_H264_EXTENSION_NAME) &&
+              !plan_has(&p, VK_KHR_VIDEO_ENCODE_H265_EXTENSION_NAME) && p.video_maintenance1,
+          "encode plan extensions: %d", p.nb_exts);
+    int queue_exts = 0;
+    for (int i = 0; i < p.nb_exts; i++)
+        queue_exts += !strcmp(p.exts[i], VK_KHR_VIDEO_QUEUE_EXTENSION_NAME);
+    CHECK(queue_exts == 1, "VK_KHR_video_queue listed %d times", queue_exts);
+    /* Encode only (the CPU backend's encoder device): no decode queue. */
+    r = plan(rtx, NB(rtx), enc_exts, NB(enc_exts), 0, 1, 0, ENC265, &p, err, sizeof(err));
+    CHECK(r == 0 && p.decode_family < 0 && p.encode_family == 4 && plan_has(&p, VK_KHR_VIDEO_ENCODE_H265_EXTENSION_NAME) &&
+              !plan_has(&p, VK_KHR_VIDEO_DECODE_QUEUE_EXTENSION_NAME),
+          "encode only: r=%d decode family %d encode family %d", r, p.decode_family, p.encode_family);
+    /* FFmpeg's encoders refuse a device without video maintenance 1: so does the plan. */
+    err[0] = 0;
+    r = plan(rtx, NB(rtx), enc_exts, NB(enc_exts) - 1, 0, 1, 0, ENC264, &p, err, sizeof(err));
+    CHECK(r < 0 && strstr(err, "no Vulkan video encode queue for H.264"), "encode without maintenance 1: r=%d '%s'", r,
+          err);
 }
 
-/* Our device on the machine's Vulkan device, through FFmpeg. */
+/* Our device on the machine's Vulkan device, through FFmpeg, on the
+ * process's one instance. */
 static int test_device(void)
 {
     char err[256] = "";
-    vkcu_vkfn fn;
-    VkInstance inst = vkcu_vk_instance_create(&fn, err, sizeof(err));
-    if (!inst) {
+    const vkcu_vk_instance *vi = vkcu_vk_instance_get(NULL, err, sizeof(err));
+    if (!vi) {
         printf("SKIP device: %s\n", err);
         return 0;
     }
-    uint32_t n = 8;
-    VkPhysicalDevice pds[8];
-    if (fn.vkEnumeratePhysicalDevices(inst, &n, pds) < 0 || !n) {
-        fn.vkDestroyInstance(inst, NULL);
+    if (!vi->nb_devs) {
         printf("SKIP device: no Vulkan device\n");
         return 0;
     }
-    VkPhysicalDeviceProperties2 pr = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2 };
-    fn.vkGetPhysicalDeviceProperties2(pds[0], &pr);
-    vkcu_vk_queue_family qf[32];
-    int nqf = vkcu_vk_queue_families(&fn, pds[0], qf, 32);
-    static VkExtensionProperties store[512];
-    const char *names[512];
-    int nexts = vkcu_vk_device_exts(&fn, pds[0], store, names, 512);
-    vkcu_vk_plan plan;
-    int r = vkcu_vk_plan_device(qf, nqf, names, nexts, 0, 1, 8, &plan, err, sizeof(err));
-    CHECK(r == 0, "%s: plan failed: %s", pr.properties.deviceName, err);
-    if (r < 0) {
-        fn.vkDestroyInstance(inst, NULL);
+    /* One instance per process: a second call gives the same one. */
+    CHECK(vkcu_vk_instance_get(NULL, err, sizeof(err)) == vi, "a second instance was made");
+    CHECK(vkcu_vk_find_uuid(vi, vi->devs[0].uuid) == 0, "device 0 is not found by its own UUID");
+    uint8_t nobody[16] = { 0xff, 0xfe };
+    CHECK(vkcu_vk_find_uuid(vi, nobody) == -1, "a made-up UUID was found");
+    CHECK(vi->t_start > 0 && vi->t_created >= vi->t_start && vi->t_enumerated >= vi->t_created,
+          "instance stamps out of order: %f %f %f", vi->t_start, vi->t_created, vi->t_enumerated);
+    const vkcu_vk_caps *caps = vkcu_vk_caps_get(vi, 0);
+    CHECK(caps && caps->nqf > 0 && caps->nb_exts > 0, "no queue families or extensions read");
+    if (!caps)
         return 1;
-    }
-    AVBufferRef *dev = NULL;
-    r = vkcu_vk_device_create(&fn, inst, 1, pds[0], &plan, &dev, err, sizeof(err));
-    CHECK(r == 0, "%s: device not made: %s", pr.properties.deviceName, err);
+    CHECK(vkcu_vk_caps_get(vi, 0) == caps && !vkcu_vk_caps_get(vi, vi->nb_devs), "caps are not kept per device");
+    const char *devname = vi->devs[0].name;
+    vkcu_vk_plan plan;
+    vkcu_vk_plan_want want = { .compute = 1, .decode = 8 };
+    int r = vkcu_vk_plan_device(caps->qf, caps->nqf, caps->exts, caps->nb_exts, &want, &plan, err, sizeof(err));
+    CHECK(r == 0, "%s: plan failed: %s", devname, err);
     if (r < 0)
         return 1;
+    AVBufferRef *dev = NULL;
+    vkcu_vk_device_stamps st;
+    r = vkcu_vk_device_create(vi, 0, &plan, &dev, &st, err, sizeof(err));
+    CHECK(r == 0, "%s: device not made: %s", devname, err);
+    if (r < 0)
+        return 1;
+    CHECK(st.start > 0 && st.created >= st.start && st.initialised >= st.created, "device stamps out of order");
     AVVulkanDeviceContext *hw = ((AVHWDeviceContext *)dev->data)->hwctx;
-    CHECK(hw->inst == inst && hw->phys_dev == pds[0] && hw->act_dev, "hwctx does not hold our handles");
+    CHECK(hw->inst == vi->inst && hw->phys_dev == vi->devs[0].pd && hw->act_dev, "hwctx does not hold our handles");
     CHECK(hw->qf[0].idx == plan.compute_family && hw->qf[0].num == 1 &&
               (hw->qf[0].flags & VK_QUEUE_COMPUTE_BIT) && (hw->qf[0].flags & VK_QUEUE_TRANSFER_BIT),
           "qf[0]: family %d x%d flags %#x", hw->qf[0].idx, hw->qf[0].num, (unsigned)hw->qf[0].flags);
@@ -225,9 +287,30 @@ static int test_device(void)
     av_frame_free(&hwf);
     av_frame_free(&back);
     av_buffer_unref(&frames);
-    av_buffer_unref(&dev); /* destroys the device and the instance */
+    av_buffer_unref(&dev); /* destroys the device, not the process's instance: */
+    r = vkcu_vk_device_create(vi, 0, &plan, &dev, NULL, err, sizeof(err));
+    CHECK(r == 0, "%s: a second device on the same instance: %s", devname, err);
+    av_buffer_unref(&dev);
     printf("%s device: %s, %d extension(s), compute family %d, decode family %d\n", tu_failures ? "FAIL" : "PASS",
-           pr.properties.deviceName, plan.nb_exts, plan.compute_family, plan.decode_family);
+           devname, plan.nb_exts, plan.compute_family, plan.decode_family);
+
+    /* Vulkan encode without CUDA (the CPU backend): this device has no
+     * encode queue (lavapipe, or an H200), so the one-line reason names it. */
+    int has_enc = 0;
+    for (int i = 0; i < vi->nb_devs; i++) {
+        const vkcu_vk_caps *c = vkcu_vk_caps_get(vi, i);
+        for (int q = 0; c && q < c->nqf; q++)
+            has_enc |= !!(c->qf[q].flags & VK_QUEUE_VIDEO_ENCODE_BIT_KHR);
+    }
+    if (!has_enc) {
+        err[0] = 0;
+        r = vkcu_vkdev_acquire_encode(-1, ENC264, &dev, err, sizeof(err));
+        char want_msg[300];
+        snprintf(want_msg, sizeof(want_msg), "no Vulkan video encode queue for H.264 on %s", devname);
+        CHECK(r == VKCU_ERR_DEVICE && !dev && !strncmp(err, want_msg, strlen(want_msg)), "encode refusal: r=%d '%s'",
+              r, err);
+        printf("%s encode refusal: %s\n", tu_failures ? "FAIL" : "PASS", err);
+    }
     return 0;
 }
 
