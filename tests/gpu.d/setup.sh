@@ -74,3 +74,50 @@ if [ $rc = 0 ] && [ $same = 7 ]; then
 else
   echo "FAIL setup-7-streams: exit $rc, $same of 7 equal to the CPU: $(tail -1 "$out/gpu7.err")"
 fi
+
+# --stats' set-up timeline (tools/setup-profile.sh reads it): every step of
+# the shared device and of the job, each ending after it starts, in the
+# order the threads run them, and the job's last step ending at setup=.
+span() { sed -n "s/^stats: setup timeline .* $2=\(-\{0,1\}[0-9]*\)-\(-\{0,1\}[0-9]*\).*/\1 \2/p" "$1"; }
+in=$MEDIA/hevc10.mkv
+timeout -s KILL 300 "$VKCU" hash --backend gpu --stats "$in" -o "$out/tl" -y 2> "$out/tl.err"
+rc=$?
+bad=
+for s in vk_instance vk_enumerate vk_caps vk_device vk_hwctx cuda_init cuda_context demux gpu_open decoder first_frame; do
+  read -r a b <<< "$(span "$out/tl.err" $s)"
+  [ -n "${a:-}" ] && [ "$b" -ge "$a" ] || bad+=" $s(${a:-none}-${b:-})"
+  eval "s_$s=\${a:-0} e_$s=\${b:-0}"
+done
+su=$(sed -n 's/^stats: setup=\([0-9.]*\)s.*/\1/p' "$out/tl.err" | awk '{printf "%d", $1 * 1000 + 0.5}')
+if [ $rc != 0 ] || [ -n "$bad" ]; then
+  echo "FAIL setup-timeline: exit $rc, steps missing or ending before they start:$bad"
+elif [ "$e_vk_instance" -gt "$s_vk_enumerate" ] || [ "$e_vk_enumerate" -gt "$s_vk_caps" ] ||
+  [ "$e_vk_caps" -gt "$s_vk_device" ] || [ "$e_vk_device" -gt "$s_vk_hwctx" ] || [ "$e_cuda_init" -gt "$s_cuda_context" ] ||
+  [ "$e_demux" -gt "$s_gpu_open" ] || [ "$e_gpu_open" -gt "$s_decoder" ] || [ "$e_decoder" -gt "$s_first_frame" ] ||
+  [ $((e_first_frame - su)) -gt 1 ] || [ $((su - e_first_frame)) -gt 1 ]; then
+  echo "FAIL setup-timeline: steps out of order or the last one not at setup=${su}ms: $(grep 'setup timeline' "$out/tl.err")"
+elif ! grep -q "Vulkan device: vkcu (2 decode + 1 compute queues" "$out/tl.err"; then
+  echo "FAIL setup-timeline: one stream should get 2 decode queues: $(grep -o 'Vulkan device: .*' "$out/tl.err")"
+else
+  echo "PASS setup-timeline: $(grep -o 'setup timeline.*' "$out/tl.err")"
+fi
+
+# One decode queue (both of FFmpeg's execution contexts on it), and CUDA's
+# start before the Vulkan steps (VKCU_SETUP_SERIAL=1): the same frames.
+for v in VKCU_VK_DECODE_QUEUES=1 VKCU_SETUP_SERIAL=1; do
+  env "$v" timeout -s KILL 300 "$VKCU" hash --backend gpu --stats "$in" -o "$out/v" -y 2> "$out/v.err"
+  rc=$?
+  want="vkcu (1 decode"
+  [ "$v" = VKCU_SETUP_SERIAL=1 ] && want="vkcu ("
+  read -r ca cb <<< "$(span "$out/v.err" cuda_context)"
+  read -r ia ib <<< "$(span "$out/v.err" vk_instance)"
+  if [ $rc != 0 ] || ! cmp -s <(frames "$out/v") <(frames "$out/cpu-hevc10.mkv"); then
+    echo "FAIL setup-variant $v: exit $rc, hashes $(cmp -s <(frames "$out/v") <(frames "$out/cpu-hevc10.mkv")  && echo equal || echo differ): $(tail -1 "$out/v.err")"
+  elif ! grep -qF "Vulkan device: $want" "$out/v.err"; then
+    echo "FAIL setup-variant $v: $(grep -o 'Vulkan device: .*' "$out/v.err")"
+  elif [ "$v" = VKCU_SETUP_SERIAL=1 ] && [ "${cb:-999999}" -gt "${ia:-0}" ]; then
+    echo "FAIL setup-variant $v: CUDA's context (ends ${cb:-?}) not before the Vulkan instance (starts ${ia:-?})"
+  else
+    echo "PASS setup-variant $v: hashes as the CPU's ($(grep -o 'setup=[0-9.]*s' "$out/v.err"))"
+  fi
+done
