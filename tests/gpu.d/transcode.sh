@@ -44,8 +44,11 @@ fi
 # No Vulkan encode queue on this GPU: a clear refusal before any output exists.
 "$VKCU" "$MEDIA/h264-aac.mp4" --backend gpu --encoder h264_vulkan -o "$out/v.mkv" 2> "$out/v.err"
 rc=$?
-if [ "$rc" = 5 ] && [ ! -e "$out/v.mkv" ] && [ "$(wc -l < "$out/v.err")" = 1 ]; then
-  echo "PASS transcode-h264_vulkan refused: $(cat "$out/v.err")"
+# The GPU consulted is the one matched to CUDA device 0 by UUID (its name, as vkcu probe pairs them).
+gpu_name=$("$VKCU" probe 2>/dev/null | sed -n 's/^  CUDA 0 = Vulkan [0-9]* (\(.*\)): GPU backend.*/\1/p' | head -1)
+if [ "$rc" = 5 ] && [ ! -e "$out/v.mkv" ] && [ "$(wc -l < "$out/v.err")" = 1 ] &&
+  grep -qF "no Vulkan video encode queue for H.264 on $gpu_name;" "$out/v.err"; then
+  echo "PASS transcode-h264_vulkan refused on the UUID-matched GPU ($gpu_name): $(cat "$out/v.err")"
 elif [ "$rc" = 0 ]; then
   echo "PASS transcode-h264_vulkan: this GPU has a Vulkan encode queue and encoded"
 else
