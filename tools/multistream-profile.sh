@@ -24,7 +24,9 @@ util() {
   nvidia-smi dmon -s u -d 1 > "$tmp/dmon" 2>/dev/null & dmon=$!
   "$@"
   kill $dmon 2>/dev/null; wait $dmon 2>/dev/null; dmon=
-  awk '/^#/ && /gpu/ {for (i = 2; i <= NF; i++) if ($i == "dec") c = i; next}
+  cp "$tmp/dmon" "${OUT:-$tmp}/dmon-$(date +%s%N).txt" 2>/dev/null
+  # the header's first field is "#", the samples' is the GPU index: dec is one column left
+  awk '/^#/ && /gpu/ {for (i = 2; i <= NF; i++) if ($i == "dec") c = i - 1; next}
        !/^#/ && c && $c > 0 {n++; s += $c; if ($c > m) m = $c}
        END {if (n) printf "dec %.0f%% avg, %d%% max over %d samples\n", s / n, m, n; else print "dec: no busy sample"}' "$tmp/dmon"
 }
@@ -35,8 +37,10 @@ for clip in h264-1080p hevc10-1080p; do
     util "$TESTBIN/bench_multistream" "$BIG/$clip.mp4" "$n" copy "$loops" | sed 's/^/   /'
     echo "== $clip, $n ffmpeg -hwaccel cuda processes x $loops loops"
     t0=$(date +%s.%N)
-    util bash -c "for i in \$(seq $n); do $FFMPEG -hide_banner -loglevel error -nostdin -hwaccel cuda -hwaccel_output_format cuda \
-      -stream_loop $((loops - 1)) -i '$BIG/$clip.mp4' -f null - & done; wait" | sed 's/^/   /'
+    # loops run one after another in each process's shell (-stream_loop makes
+    # FFmpeg 7.1 re-create its filter graph, which fails on CUDA frames)
+    util bash -c "for i in \$(seq $n); do for l in \$(seq $loops); do $FFMPEG -hide_banner -loglevel error -nostdin \
+      -hwaccel cuda -hwaccel_output_format cuda -i '$BIG/$clip.mp4' -f null - || exit 1; done & done; wait" | sed 's/^/   /'
     t1=$(date +%s.%N)
     awk -v n=$n -v l=$loops -v a=$t0 -v b=$t1 'BEGIN {printf "   nvdec aggregate %.0f fps (%.2f s)\n", n * l * 600 / (b - a), b - a}'
   done
