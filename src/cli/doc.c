@@ -339,7 +339,8 @@ void cli_print_man(enum cli_verb_id verb, const char *version, FILE *out)
     fputs(".PP\nOptions may come before or after the operands, as \\fB\\-\\-name value\\fR or "
           "\\fB\\-\\-name=value\\fR; short options group (\\fB\\-yq\\fR) and take their value attached or "
           "separate (\\fB\\-j2\\fR, \\fB\\-j 2\\fR). An option given twice takes the last value, except those "
-          "marked repeatable.\n",
+          "marked repeatable. Long options are not abbreviated: a prefix, a typo, another verb\\(aqs option or "
+          "an ffmpeg option is refused (exit 2) with the option meant.\n",
           out);
     if (verb != CLI_TRANSCODE && d->notes) {
         fputs(".SH NOTES\n", out);
@@ -436,7 +437,7 @@ static void completion_verb(enum cli_verb_id verb, const char *const *ops, FILE 
             break;
         default:
             if (o->id == OPT_CHAIN || o->id == OPT_CHAIN_A || o->id == OPT_CHAIN_B) {
-                fputs(") words='", out);
+                fputs(") what=chain words='", out);
                 for (int k = 0; ops && ops[k]; k++)
                     fprintf(out, "%s%s", k ? " " : "", ops[k]);
                 fputs("' ;;\n", out);
@@ -484,7 +485,14 @@ void cli_print_completion(const char *const *ops, FILE *out)
     for (int v = 0; v < CLI_NB_VERBS; v++)
         completion_verb((enum cli_verb_id)v, ops, out);
     fputs("    esac\n"
-          "    if [ -n \"$words\" ]; then\n"
+          "    if [ \"$what\" = chain ]; then\n"
+          "        # an operator name at the start and after each ','\n"
+          "        local pre=\n"
+          "        [[ $cur == *,* ]] && pre=${cur%,*},\n"
+          "        COMPREPLY=($(compgen -P \"$pre\" -W \"$words\" -- \"${cur##*,}\"))\n"
+          "        compopt -o nospace 2> /dev/null\n"
+          "        return 0\n"
+          "    elif [ -n \"$words\" ]; then\n"
           "        COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n"
           "        return 0\n"
           "    elif [ \"$what\" = preset ]; then\n"

@@ -1,8 +1,14 @@
 /*
  * The option table: every option of every verb, once per meaning, and each
  * verb's prose (usage, description, exit codes, environment). Data only:
- * the parser (opts.c) and the writers of --help, man pages and
- * completion (doc.c) read it; nothing else defines an option.
+ * the parser (opts.c) and the writers of --help, man pages and completion
+ * (doc.c) read it; nothing else defines an option.
+ *
+ * A new option is one row here and one case in the apply function of each
+ * verb that takes it (job.c for the processing and encoder options); its
+ * --help line, man page entry and completion follow, and
+ * tests/cli/options.sh runs it through the parser for every verb listed
+ * (a verb whose apply lacks the case fails there with "internal error").
  */
 #include "opts.h"
 #include "regress/compare.h"

@@ -162,6 +162,7 @@ check "after --, files only" "--frames=3" "$V" hash -- --fr
 check "no --algo in batch" "" "$V" batch --alg
 ops=$(complete_words "$V" --chain '')
 case " $ops " in *" crop "*" scale "*) pass "completion: --chain offers the operators ($ops)" ;; *) fail "completion: --chain: '$ops'" ;; esac
+check "--chain after a comma" "crop,scale" "$V" hash --chain crop,sc
 presets=$(complete_words "$V" --pipeline web)
 [ "$presets" = "web-720p web-h264" ] && pass "completion: --pipeline offers preset names" || fail "completion: --pipeline web: '$presets'"
 for verb in vkcu $verbs; do
