@@ -144,6 +144,15 @@ static unsigned verbs_with_long(const char *name)
     return v;
 }
 
+static unsigned verbs_with_short(char c)
+{
+    unsigned v = 0;
+    for (int i = 0; i < cli_nb_options; i++)
+        if (cli_options[i].short_name == c && !(cli_options[i].flags & CLI_HIDDEN))
+            v |= cli_options[i].verbs;
+    return v;
+}
+
 /* "vkcu hash, vkcu batch" for messages. */
 static void verb_list(unsigned verbs, char *buf, size_t size)
 {
@@ -249,7 +258,7 @@ static int unknown_option(enum cli_verb_id verb, const char *arg)
     const cli_option *o = cli_find_option(verb, bare);
     if (o && name[1] != '-') /* "-frames": ffmpeg's single dash */
         return cli_usage_error("%sunknown option '%s': did you mean --%s?", pre, name, o->name);
-    unsigned elsewhere = verbs_with_long(bare);
+    unsigned elsewhere = name[1] != '-' && !name[2] ? verbs_with_short(name[1]) : verbs_with_long(bare);
     if (elsewhere) {
         verb_list(elsewhere, verbs, sizeof(verbs));
         return cli_usage_error("%sunknown option '%s': it is an option of %s", pre, name, verbs);

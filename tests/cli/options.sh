@@ -114,6 +114,7 @@ expect "hint: misspelt long option" 2 "^vkcu: error: hash: unknown option '--alg
 expect "hint: transposed letters" 2 "unknown option '--chian': did you mean --chain\\?" -- "$V" --chian copy "$in" -o "$TMP/x.mkv"
 expect "hint: cut short" 2 "unknown option '--dur': did you mean --duration\\?" -- "$V" hash --dur 3 "$in"
 expect "hint: another verb's option" 2 "hash: unknown option '--jobs': it is an option of 'vkcu verify', 'vkcu batch'" -- "$V" hash --jobs 2 "$in"
+expect "hint: another verb's short option" 2 "hash: unknown option '-n': it is an option of 'vkcu INPUT -o OUTPUT'" -- "$V" hash -n "$in"
 expect "hint: long option with one dash" 2 "unknown option '-crf': did you mean --crf\\?" -- "$V" "$in" -o "$TMP/x.mkv" -crf 20
 expect "hint: a verb misspelt" 2 "'hsah' is neither a file nor a verb: did you mean 'vkcu hash'\\?" -- "$V" hsah "$in"
 expect "hint: nothing near stays plain" 2 "unknown option '--frobnicate' \\(a file whose name starts with '-' goes after '--'\\)" -- "$V" hash --frobnicate "$in"
