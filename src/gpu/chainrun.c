@@ -1,15 +1,22 @@
 /*
- * The operator chain on the CUDA stream: the GPU driver of the frame flow
- * contract (op.h), each frame leaving the chain going to the download.
+ * The operator chain on the CUDA stream: the GPU backend of the one chain
+ * driver (vkcu_chain_drive, op.h), each frame leaving the chain going to
+ * the download.
  */
 #include <libavutil/error.h>
 
 #include "session_priv.h"
 
-/* Where the outputs of one run of the chain go. */
+/* The GPU backend of the chain driver for one run of the chain. */
 typedef struct chain_sink {
+    vkcu_gpu *g;
     int slot;        /* the input's ring slot, -1 when flushing */
     int nb_out;      /* outputs so far */
+    char *err;
+    size_t errlen;
+    /* Operator i's output: its planes are the operator's own (op.h), so
+     * one frame per operator is all the driver needs. */
+    vkcu_gpu_frame mid[VKCU_CHAIN_MAX_OPS];
 } chain_sink;
 
 /* One frame leaving the chain: its own pending entry and pinned host
@@ -33,31 +40,29 @@ fail:
     return ret;
 }
 
-/* The GPU driver of the frame flow contract (op.h), as vkcu_chain_feed_cpu:
- * runs `in` (NULL: flush) through operators [i, nb_ops), each frame leaving
- * the chain to chain_emit. */
-static int run_chain(vkcu_gpu *g, int i, const vkcu_gpu_frame *in, chain_sink *cs, char *err, size_t errlen)
+static int gpu_run(void *opaque, vkcu_op *op, void *in, void *out)
 {
-    if (!g->chain || i >= g->chain->nb_ops)
-        return in ? chain_emit(g, cs, in, err, errlen) : 0;
-    vkcu_op *op = g->chain->ops[i];
-    const int flushing = !in;
-    for (;;) {
-        vkcu_gpu_frame mid;
-        int ret = op->cls->run_gpu(op, in, &mid, g->stream);
-        if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF)
-            break;
-        if (ret < 0) {
-            snprintf(err, errlen, "operator %s failed on the GPU: %s", op->cls->name, av_err2str(ret));
-            return ret;
-        }
-        const int more = ret == VKCU_OP_MORE;
-        ret = run_chain(g, i + 1, &mid, cs, err, errlen);
-        if (ret < 0 || (!flushing && !more))
-            return ret;
-        in = NULL; /* the ready outputs, or the rest of the flush */
-    }
-    return flushing ? run_chain(g, i + 1, NULL, cs, err, errlen) : 0;
+    chain_sink *cs = opaque;
+    return op->cls->run_gpu(op, in, out, cs->g->stream);
+}
+
+static void *gpu_frame_alloc(void *opaque, vkcu_op *op, int index)
+{
+    chain_sink *cs = opaque;
+    (void)op;
+    return &cs->mid[index];
+}
+
+static void gpu_frame_release(void *opaque, void *frame)
+{
+    (void)opaque;
+    (void)frame;
+}
+
+static int gpu_emit(void *opaque, void *frame)
+{
+    chain_sink *cs = opaque;
+    return chain_emit(cs->g, cs, frame, cs->err, cs->errlen);
 }
 
 int vkcu_gpu_chain_init(vkcu_gpu *g, char *err, size_t errlen)
@@ -77,8 +82,16 @@ int vkcu_gpu_chain_init(vkcu_gpu *g, char *err, size_t errlen)
     return 0;
 }
 
-int vkcu_gpu_chain_run(vkcu_gpu *g, int slot, const vkcu_gpu_frame *in, char *err, size_t errlen)
+int vkcu_gpu_chain_run(vkcu_gpu *g, int slot, vkcu_gpu_frame *in, char *err, size_t errlen)
 {
-    chain_sink cs = { .slot = slot };
-    return run_chain(g, 0, in, &cs, err, errlen);
+    chain_sink cs = { .g = g, .slot = slot, .err = err, .errlen = errlen };
+    if (!g->chain)
+        return in ? chain_emit(g, &cs, in, err, errlen) : 0;
+    const vkcu_chain_backend be = { .run = gpu_run, .frame_alloc = gpu_frame_alloc,
+                                    .frame_release = gpu_frame_release, .emit = gpu_emit, .opaque = &cs };
+    const vkcu_op *failed = NULL;
+    int ret = vkcu_chain_drive(g->chain, 0, in, &be, &failed);
+    if (ret < 0 && failed)
+        snprintf(err, errlen, "operator %s failed on the GPU: %s", failed->cls->name, av_err2str(ret));
+    return ret;
 }

@@ -186,7 +186,7 @@ int vkcu_gpu_in_flight(const vkcu_gpu *g);
 /* Checks every operator has a GPU side and sets it up (first frame). */
 int vkcu_gpu_chain_init(vkcu_gpu *g, char *err, size_t errlen);
 /* Runs `in` (NULL: flush) through the chain; slot: in's ring slot, -1 when flushing. */
-int vkcu_gpu_chain_run(vkcu_gpu *g, int slot, const vkcu_gpu_frame *in, char *err, size_t errlen);
+int vkcu_gpu_chain_run(vkcu_gpu *g, int slot, vkcu_gpu_frame *in, char *err, size_t errlen);
 
 /* download.c */
 /* Host layout of the chain's output, staging buffers, the pinned pool or

@@ -1,7 +1,9 @@
 /*
  * Operator chains: parsing `name=k=v:k=v,name2=...` strictly (unknown names,
  * keys and values are rejected with their column), typed option access,
- * and the row-band thread helper the CPU reference uses.
+ * the one driver of the frame flow contract (both backends plug into it:
+ * the CPU's below, the GPU's in gpu/chainrun.c), and the row-band thread
+ * helper the CPU reference uses.
  */
 #include <errno.h>
 #include <math.h>
@@ -243,49 +245,85 @@ int vkcu_chain_init(vkcu_chain *chain, const vkcu_video_format *in, vkcu_video_f
     return 0;
 }
 
-static AVFrame *alloc_out(const vkcu_video_format *fmt)
+int vkcu_chain_drive(const vkcu_chain *chain, int i, void *in, const vkcu_chain_backend *be,
+                     const vkcu_op **failed_op)
 {
-    AVFrame *f = av_frame_alloc();
-    if (!f)
-        return NULL;
-    f->format = fmt->pix_fmt;
-    f->width = fmt->width;
-    f->height = fmt->height;
-    if (av_frame_get_buffer(f, 0) < 0)
-        av_frame_free(&f);
-    return f;
-}
-
-int vkcu_chain_feed_cpu(vkcu_chain *chain, int i, AVFrame *in, int (*emit)(void *opaque, AVFrame *f),
-                        void *opaque, const vkcu_op **failed_op)
-{
-    if (i == chain->nb_ops)
-        return in ? emit(opaque, in) : 0;
+    if (i >= chain->nb_ops)
+        return in ? be->emit(be->opaque, in) : 0;
     vkcu_op *op = chain->ops[i];
     const int flushing = !in;
     for (;;) {
-        AVFrame *out = alloc_out(&op->out);
+        void *out = be->frame_alloc(be->opaque, op, i);
         if (!out)
             return AVERROR(ENOMEM);
-        int ret = op->cls->run_cpu(op, in, out);
+        int ret = be->run(be->opaque, op, in, out);
         if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF) {
-            av_frame_free(&out);
+            be->frame_release(be->opaque, out);
             break;
         }
         if (ret < 0) {
-            av_frame_free(&out);
+            be->frame_release(be->opaque, out);
             if (failed_op)
                 *failed_op = op;
             return ret;
         }
         const int more = ret == VKCU_OP_MORE;
-        ret = vkcu_chain_feed_cpu(chain, i + 1, out, emit, opaque, failed_op);
-        av_frame_free(&out);
+        ret = vkcu_chain_drive(chain, i + 1, out, be, failed_op);
+        be->frame_release(be->opaque, out);
         if (ret < 0 || (!flushing && !more))
             return ret;
         in = NULL; /* the ready outputs, or the rest of the flush */
     }
-    return flushing ? vkcu_chain_feed_cpu(chain, i + 1, NULL, emit, opaque, failed_op) : 0;
+    return flushing ? vkcu_chain_drive(chain, i + 1, NULL, be, failed_op) : 0;
+}
+
+/* The CPU backend: a fresh AVFrame of the operator's output format per call. */
+typedef struct cpu_backend {
+    int (*emit)(void *opaque, AVFrame *f);
+    void *opaque;
+} cpu_backend;
+
+static int cpu_run(void *opaque, vkcu_op *op, void *in, void *out)
+{
+    (void)opaque;
+    return op->cls->run_cpu(op, in, out);
+}
+
+static void *cpu_frame_alloc(void *opaque, vkcu_op *op, int index)
+{
+    (void)opaque;
+    (void)index;
+    AVFrame *f = av_frame_alloc();
+    if (!f)
+        return NULL;
+    f->format = op->out.pix_fmt;
+    f->width = op->out.width;
+    f->height = op->out.height;
+    if (av_frame_get_buffer(f, 0) < 0)
+        av_frame_free(&f);
+    return f;
+}
+
+static void cpu_frame_release(void *opaque, void *frame)
+{
+    (void)opaque;
+    AVFrame *f = frame;
+    av_frame_free(&f);
+}
+
+static int cpu_emit(void *opaque, void *frame)
+{
+    cpu_backend *c = opaque;
+    return c->emit(c->opaque, frame);
+}
+
+int vkcu_chain_feed_cpu(vkcu_chain *chain, int i, AVFrame *in, int (*emit)(void *opaque, AVFrame *f),
+                        void *opaque, const vkcu_op **failed_op)
+{
+    cpu_backend c = { emit, opaque };
+    const vkcu_chain_backend be = { .run = cpu_run, .frame_alloc = cpu_frame_alloc,
+                                    .frame_release = cpu_frame_release, .emit = cpu_emit, .opaque = &c };
+    return vkcu_chain_drive(chain, i, in, &be, failed_op);
 }
 
 static const char *value_of(const vkcu_op *op, const char *key, const vkcu_op_key **k)

@@ -22,8 +22,8 @@
  *     NULL only at the end, as before.
  * An operator that keeps an input beyond the call references or copies it
  * (the driver frees the AVFrame, and on the GPU reuses the input's slot,
- * once the call and every ready output of it are done). Drivers:
- * vkcu_chain_feed_cpu here, run_chain in gpu/chainrun.c.
+ * once the call and every ready output of it are done). One driver,
+ * vkcu_chain_drive, runs the contract for both backends.
  * The operator copies timestamps and side data of the frame it outputs
  * (av_frame_copy_props on the CPU; pts/duration on the GPU). Timestamps are
  * in the format's time_base; an operator that retimes frames (fps) sets its
@@ -129,11 +129,31 @@ int vkcu_chain_parse(const char *text, vkcu_chain *chain, char *err, size_t errl
 int vkcu_chain_init(vkcu_chain *chain, const vkcu_video_format *in, vkcu_video_format *out,
                     char *err, size_t errlen);
 void vkcu_chain_free(vkcu_chain *chain);
-/* The CPU driver of the frame flow contract: runs `in` (NULL: the end of
- * the stream, flushing every operator in order) through operators [i, nb_ops)
- * and hands each frame that leaves the chain to emit (lent: emit may keep a
- * reference). Returns 0, emit's error, or an operator's error with
- * *failed_op set to that operator (else left alone). */
+/* A backend of the chain driver: how one operator runs and where its frames
+ * come from and go. A frame is the backend's own type (AVFrame on the CPU,
+ * vkcu_gpu_frame on the GPU), passed as void *. */
+typedef struct vkcu_chain_backend {
+    /* op->cls->run_cpu or run_gpu on the backend's frames (in NULL: see the
+     * contract above). */
+    int (*run)(void *opaque, vkcu_op *op, void *in, void *out);
+    /* Room for the next output of ops[index] (NULL: out of memory), given
+     * back by frame_release once it and everything downstream of it ran. */
+    void *(*frame_alloc)(void *opaque, vkcu_op *op, int index);
+    void (*frame_release)(void *opaque, void *frame);
+    /* A frame leaving the chain (lent: emit may keep a reference). */
+    int (*emit)(void *opaque, void *frame);
+    void *opaque;
+} vkcu_chain_backend;
+
+/* The driver of the frame flow contract: runs `in` (NULL: the end of the
+ * stream, flushing every operator in order) through operators [i, nb_ops)
+ * and hands each frame that leaves the chain to be->emit. Every output of
+ * an operator is taken downstream before it gets the next input. Returns 0,
+ * emit's error, or an operator's error with *failed_op set to that operator
+ * (else left alone). */
+int vkcu_chain_drive(const vkcu_chain *chain, int i, void *in, const vkcu_chain_backend *be,
+                     const vkcu_op **failed_op);
+/* vkcu_chain_drive on the CPU backend: AVFrames, run_cpu. */
 int vkcu_chain_feed_cpu(vkcu_chain *chain, int i, AVFrame *in, int (*emit)(void *opaque, AVFrame *f),
                         void *opaque, const vkcu_op **failed_op);
 
