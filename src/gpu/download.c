@@ -188,7 +188,7 @@ int vkcu_gpu_pop(vkcu_gpu *g, AVFrame *out, int wait, char *err, size_t errlen)
             pthread_mutex_unlock(&g->lock);
             return ret;
         }
-        if (!wait || (g->inq_head == g->inq_tail && !g->worker_busy)) {
+        if (!wait || vkcu_queue_idle(g->inq)) {
             pthread_mutex_unlock(&g->lock);
             return AVERROR(EAGAIN);
         }

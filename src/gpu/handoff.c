@@ -16,7 +16,7 @@
 
 int vkcu_gpu_in_flight(const vkcu_gpu *g)
 {
-    return (int)(g->inq_tail - g->inq_head) + g->worker_busy + (int)(g->pend_tail - g->pend_head);
+    return vkcu_queue_count(g->inq) + (int)(g->pend_tail - g->pend_head);
 }
 
 int vkcu_gpu_pending(const vkcu_gpu *g)
@@ -102,42 +102,41 @@ fail:
     return ret;
 }
 
+/* What the decoder's thread queues: a frame, or the flush at the end. */
+typedef struct handoff_item {
+    AVFrame *frame;
+    int flush;
+} handoff_item;
+
+static void handoff_item_free(void *item)
+{
+    av_frame_free(&((handoff_item *)item)->frame);
+}
+
 static void *handoff_main(void *arg)
 {
     vkcu_gpu *g = arg;
     char err[512];
     cudaSetDevice(g->cuda_device);
-    pthread_mutex_lock(&g->lock);
-    for (;;) {
-        if (g->inq_head == g->inq_tail) {
-            if (g->quit)
-                break;
-            pthread_cond_wait(&g->cond, &g->lock);
-            continue;
-        }
-        int i = (int)(g->inq_head % (MAX_SLOTS + 2));
-        AVFrame *frame = g->inq[i].frame;
-        int flush = g->inq[i].flush;
-        g->inq[i].frame = NULL;
-        g->inq_head++;
-        g->worker_busy = 1;
-        int failed = g->werr < 0;
-        pthread_mutex_unlock(&g->lock);
-        int ret = 0;
+    handoff_item it;
+    /* In service from the pop to vkcu_queue_done: pop() waits while a frame
+     * is being handed off, whose output may be on its way. */
+    while (vkcu_queue_pop(g->inq, &it, VKCU_QUEUE_WAIT | VKCU_QUEUE_SERVICE) == 0) {
         err[0] = 0;
-        if (failed)
-            av_frame_free(&frame); /* after an error, frames are only released */
-        else
-            ret = handoff_frame(g, flush ? NULL : frame, err, sizeof(err));
+        int ret = handoff_frame(g, it.flush ? NULL : it.frame, err, sizeof(err));
         pthread_mutex_lock(&g->lock);
-        g->worker_busy = 0;
+        vkcu_queue_done(g->inq);
         if (ret < 0 && !g->werr) {
             g->werr = ret;
             snprintf(g->werrmsg, sizeof(g->werrmsg), "%s", err[0] ? err : av_err2str(ret));
         }
         pthread_cond_broadcast(&g->cond);
+        pthread_mutex_unlock(&g->lock);
+        /* After an error nothing more is handed off: a push waiting for room
+         * returns the error, and what is queued is released at close. */
+        if (ret < 0)
+            vkcu_queue_abort(g->inq);
     }
-    pthread_mutex_unlock(&g->lock);
     return NULL;
 }
 
@@ -148,24 +147,18 @@ int vkcu_gpu_push(vkcu_gpu *g, AVFrame *frame, char *err, size_t errlen)
         av_frame_free(&frame);
         return g->bind_ret;
     }
+    /* At most ring-size frames in flight; the caller normally pops first,
+     * so the push waits for room only briefly. */
+    handoff_item it = { frame, !frame };
+    int ret = vkcu_queue_push(g->inq, &it);
+    if (ret == 0)
+        return 0;
     pthread_mutex_lock(&g->lock);
-    /* At most ring-size frames in flight; the caller normally pops first. */
-    while (!g->werr && g->inq_tail - g->inq_head >= MAX_SLOTS + 1)
-        pthread_cond_wait(&g->cond, &g->lock);
-    if (g->werr) {
-        int ret = g->werr;
-        snprintf(err, errlen, "%s", g->werrmsg);
-        pthread_mutex_unlock(&g->lock);
-        av_frame_free(&frame);
-        return ret;
-    }
-    int i = (int)(g->inq_tail % (MAX_SLOTS + 2));
-    g->inq[i].frame = frame;
-    g->inq[i].flush = !frame;
-    g->inq_tail++;
-    pthread_cond_broadcast(&g->cond);
+    ret = g->werr ? g->werr : AVERROR_EXIT;
+    snprintf(err, errlen, "%s", g->werr ? g->werrmsg : "GPU session closed");
     pthread_mutex_unlock(&g->lock);
-    return 0;
+    av_frame_free(&frame);
+    return ret;
 }
 
 int vkcu_gpu_handoff_start(vkcu_gpu *g, char *err, size_t errlen)
@@ -173,6 +166,11 @@ int vkcu_gpu_handoff_start(vkcu_gpu *g, char *err, size_t errlen)
     pthread_mutex_init(&g->lock, NULL);
     pthread_cond_init(&g->cond, NULL);
     g->sync_ready = 1;
+    g->inq = vkcu_queue_create(MAX_SLOTS + 1, sizeof(handoff_item));
+    if (!g->inq) {
+        snprintf(err, errlen, "out of memory");
+        return AVERROR(ENOMEM);
+    }
     if (pthread_create(&g->worker, NULL, handoff_main, g)) {
         snprintf(err, errlen, "cannot start the handoff thread");
         return AVERROR(EAGAIN);
@@ -185,13 +183,13 @@ void vkcu_gpu_handoff_stop(vkcu_gpu *g)
 {
     if (g->worker_running) {
         pthread_mutex_lock(&g->lock);
-        g->quit = 1;
-        g->werr = g->werr ? g->werr : AVERROR_EXIT; /* release queued frames unprocessed */
+        g->quit = 1; /* ends a wait for room in the pending queue */
+        g->werr = g->werr ? g->werr : AVERROR_EXIT;
         pthread_cond_broadcast(&g->cond);
         pthread_mutex_unlock(&g->lock);
+        vkcu_queue_abort(g->inq); /* queued frames are released unprocessed */
         pthread_join(g->worker, NULL);
         g->worker_running = 0;
     }
-    for (int i = 0; i < MAX_SLOTS + 2; i++)
-        av_frame_free(&g->inq[i].frame);
+    vkcu_queue_free(&g->inq, handoff_item_free);
 }

@@ -27,6 +27,7 @@
 #include "vkfn.h"
 #include "ops/op.h"
 #include "util/log.h"
+#include "util/queue.h"
 
 #define MAX_SLOTS 16
 #define MAX_PENDING 64
@@ -109,11 +110,10 @@ struct vkcu_gpu {
     /* The handoff thread: Vulkan submissions and CUDA launches run beside
      * the decoder's thread, which only queues decoded frames. */
     pthread_t worker;
-    int worker_running, worker_busy, quit, sync_ready;
+    int worker_running, quit, sync_ready;
     pthread_mutex_t lock;
     pthread_cond_t cond;
-    struct { AVFrame *frame; int flush; } inq[MAX_SLOTS + 2];
-    int64_t inq_head, inq_tail;
+    vkcu_queue *inq;                    /* handoff_item: decoded frames for the thread */
     int werr;
     char werrmsg[512];
     cudaEvent_t events[MAX_PENDING][3];

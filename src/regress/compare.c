@@ -30,6 +30,7 @@
 #include "util/log.h"
 #include "report.h"
 #include "core/stage.h"
+#include "util/queue.h"
 #include "vmaf.h"
 
 /* ------------------------------------------------------------------ */
@@ -594,10 +595,9 @@ typedef struct frame_source {
     pthread_t thread;
     int started;
     pthread_mutex_t lock;
-    pthread_cond_t cond;
-    AVFrame *queue[SOURCE_QUEUE];
-    int q_head, q_len;
-    int opened, done, closing, ret;
+    pthread_cond_t cond;     /* opened or done (source_open waits for it) */
+    vkcu_queue *frames;      /* AVFrame *: decoded frames, closed when the job ends */
+    int opened, done, ret;
     int64_t start;           /* stream start in the stream time base (as the hash sink counts) */
     AVRational tb, frame_rate;
     char *err;
@@ -623,17 +623,10 @@ static int source_on_frame(void *opaque, const AVFrame *f)
     AVFrame *ref = av_frame_clone(f);
     if (!ref)
         return AVERROR(ENOMEM);
-    pthread_mutex_lock(&s->lock);
-    while (s->q_len == SOURCE_QUEUE && !s->closing)
-        pthread_cond_wait(&s->cond, &s->lock);
-    if (s->closing) {
-        pthread_mutex_unlock(&s->lock);
+    if (vkcu_queue_push(s->frames, &ref) < 0) { /* the comparison stopped (source_close) */
         av_frame_free(&ref);
         return AVERROR_EXIT;
     }
-    s->queue[(s->q_head + s->q_len++) % SOURCE_QUEUE] = ref;
-    pthread_cond_broadcast(&s->cond);
-    pthread_mutex_unlock(&s->lock);
     return 0;
 }
 
@@ -646,7 +639,13 @@ static void *source_main(void *arg)
     s->done = 1;
     pthread_cond_broadcast(&s->cond);
     pthread_mutex_unlock(&s->lock);
+    vkcu_queue_close(s->frames);
     return NULL;
+}
+
+static void frame_item_free(void *item)
+{
+    av_frame_free((AVFrame **)item);
 }
 
 static void source_close(frame_source **ps)
@@ -655,14 +654,10 @@ static void source_close(frame_source **ps)
     if (!s)
         return;
     if (s->started) {
-        pthread_mutex_lock(&s->lock);
-        s->closing = 1;
-        pthread_cond_broadcast(&s->cond);
-        pthread_mutex_unlock(&s->lock);
+        vkcu_queue_abort(s->frames); /* the job's next frame ends it */
         pthread_join(s->thread, NULL);
     }
-    for (int i = 0; i < s->q_len; i++)
-        av_frame_free(&s->queue[(s->q_head + i) % SOURCE_QUEUE]);
+    vkcu_queue_free(&s->frames, frame_item_free);
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->cond);
     av_freep(ps);
@@ -676,6 +671,11 @@ static int source_open(const vkcu_job_params *p, const char *path, frame_source 
         return AVERROR(ENOMEM);
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->cond, NULL);
+    s->frames = vkcu_queue_create(SOURCE_QUEUE, sizeof(AVFrame *));
+    if (!s->frames) {
+        source_close(&s);
+        return AVERROR(ENOMEM);
+    }
     s->p = *p;
     s->p.input = path;
     s->p.sink = VKCU_SINK_CALLBACK;
@@ -709,17 +709,10 @@ static int source_open(const vkcu_job_params *p, const char *path, frame_source 
 /* 0 with *frame (the caller's), AVERROR_EOF after the last one, or an error. */
 static int source_next(frame_source *s, AVFrame **frame)
 {
-    pthread_mutex_lock(&s->lock);
-    while (!s->q_len && !s->done)
-        pthread_cond_wait(&s->cond, &s->lock);
-    if (s->q_len) {
-        *frame = s->queue[s->q_head];
-        s->q_head = (s->q_head + 1) % SOURCE_QUEUE;
-        s->q_len--;
-        pthread_cond_broadcast(&s->cond);
-        pthread_mutex_unlock(&s->lock);
+    if (vkcu_queue_pop(s->frames, frame, VKCU_QUEUE_WAIT) == 0)
         return 0;
-    }
+    /* Closed and empty: the job has ended. */
+    pthread_mutex_lock(&s->lock);
     int ret = s->ret;
     pthread_mutex_unlock(&s->lock);
     if (ret < 0) {
