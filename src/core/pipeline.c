@@ -19,6 +19,7 @@
 #include "stage.h"
 #include "timing.h"
 #include "gpu/vkencode.h"
+#include "util/pool.h"
 
 void vkcu_job_params_default(vkcu_job_params *p)
 {
@@ -846,6 +847,7 @@ fail:
     vkcu_gpu_close(&j->gpu);
     vkcu_decoder_close(&j->dec);
     vkcu_chain_free(&j->chain);
+    vkcu_pool_thread_release(); /* the operators' row workers end with the job */
     vkcu_demux_close(&j->demux);
     av_freep(&j->sink.priv);
     if (j->gpu_prepared) { /* no set-up thread outlives the job (the process may exit next) */

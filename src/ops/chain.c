@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,7 @@
 #include "util/log.h"
 #include "util/number.h"
 #include "op.h"
+#include "util/pool.h"
 
 const vkcu_op_class *vkcu_op_find(const char *name)
 {
@@ -370,43 +370,15 @@ const char *vkcu_op_str(const vkcu_op *op, const char *key)
     return value_of(op, key, &k);
 }
 
-struct band_job {
-    vkcu_rows_fn fn;
-    void *ctx;
-    int y0, y1;
-};
-
-static void *band_main(void *arg)
-{
-    struct band_job *j = arg;
-    j->fn(j->ctx, j->y0, j->y1);
-    return NULL;
-}
-
+/* The bands run on the calling thread's persistent pool (util/pool.h): the
+ * workers are made at the first call of a job, not per frame. */
 void vkcu_parallel_rows(int threads, int height, vkcu_rows_fn fn, void *ctx)
 {
-    if (threads > 64)
-        threads = 64;
+    if (threads > VKCU_POOL_MAX_THREADS)
+        threads = VKCU_POOL_MAX_THREADS;
     if (threads <= 1 || height < 2 * threads) {
         fn(ctx, 0, height);
         return;
     }
-    pthread_t tid[64];
-    int joined[64] = { 0 };
-    struct band_job job[64];
-    for (int t = 0; t < threads; t++) {
-        /* even band edges keep 4:2:0 chroma rows inside one band */
-        job[t] = (struct band_job){ fn, ctx, (int)((int64_t)height * t / threads) & ~1,
-                                    t == threads - 1 ? height : (int)((int64_t)height * (t + 1) / threads) & ~1 };
-        if (t == 0)
-            continue;
-        if (pthread_create(&tid[t], NULL, band_main, &job[t]) == 0)
-            joined[t] = 1;
-        else
-            band_main(&job[t]);
-    }
-    band_main(&job[0]);
-    for (int t = 1; t < threads; t++)
-        if (joined[t])
-            pthread_join(tid[t], NULL);
+    vkcu_pool_rows(vkcu_pool_for_thread(threads), height, fn, ctx);
 }
