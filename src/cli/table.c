@@ -12,7 +12,13 @@
  */
 #include "opts.h"
 #include "regress/compare.h"
+#include "core/vkcu.h"
 #include "util/number.h"
+
+/* ring_size's range and default are the library's (core/vkcu.h). */
+#define TEXT_OF(x) #x
+#define TEXT_OF_VALUE(x) TEXT_OF(x)
+#define RING_SIZE_DEFAULT_TEXT TEXT_OF_VALUE(VKCU_RING_SIZE_DEFAULT)
 
 #define ALL_VERBS ((1u << CLI_NB_VERBS) - 1)
 #define JOB_VERBS (CLI_V(CLI_TRANSCODE) | CLI_V(CLI_HASH) | CLI_V(CLI_COMPARE) | CLI_V(CLI_BATCH))
@@ -95,7 +101,8 @@ const cli_option cli_options[] = {
       "process the Nth video stream, from 0 (default: FFmpeg's best)", RUN_VERBS, CLI_G_PROCESS, 0 },
     { OPT_STRICT, "strict", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
       "a corrupt frame is an error (default: skipped with a warning)", JOB_VERBS, CLI_G_PROCESS, 0 },
-    { OPT_RING_SIZE, "ring-size", 0, CLI_ARG_INT, "K", 3, 16, NULL, "4",
+    { OPT_RING_SIZE, "ring-size", 0, CLI_ARG_INT, "K", VKCU_RING_SIZE_MIN, VKCU_RING_SIZE_MAX, NULL,
+      RING_SIZE_DEFAULT_TEXT,
       "interop slots (frames in flight) on the GPU", RUN_VERBS, CLI_G_PROCESS, 0 },
     { OPT_HANDOFF, "handoff", 0, CLI_ARG_CHOICE, "binary|timeline", 0, 0, "binary or timeline", "binary",
       "Vulkan->CUDA synchronisation", RUN_VERBS, CLI_G_PROCESS, 0 },

@@ -21,6 +21,9 @@
 #include "gpu/vkencode.h"
 #include "util/pool.h"
 
+/* The GPU ring holds every ring_size the library takes. */
+_Static_assert(VKCU_RING_SIZE_MAX <= VKCU_GPU_MAX_SLOTS, "ring_size beyond the GPU ring's capacity");
+
 void vkcu_job_params_default(vkcu_job_params *p)
 {
     memset(p, 0, sizeof(*p));
@@ -32,7 +35,7 @@ void vkcu_job_params_default(vkcu_job_params *p)
     p->frame_count = -1;
     p->video_stream = -1;
     p->hash_out = stdout;
-    p->ring_size = 4;
+    p->ring_size = VKCU_RING_SIZE_DEFAULT;
     p->stall_timeout_ms = 10000;
     p->progress = 1;
 }
@@ -644,6 +647,12 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
     if (j->threads < 1)
         j->threads = 1;
     double t0 = vkcu_now(), t_demux = 0, t_open = 0;
+    /* Checked here, whatever the backend, and never clamped below. */
+    if (p->ring_size < VKCU_RING_SIZE_MIN || p->ring_size > VKCU_RING_SIZE_MAX) {
+        snprintf(j->err, j->errlen, "ring_size %d is not in [%d, %d] (interop ring slots)", p->ring_size,
+                 VKCU_RING_SIZE_MIN, VKCU_RING_SIZE_MAX);
+        return AVERROR(EINVAL);
+    }
 
     ret = vkcu_chain_parse(p->chain, &j->chain, j->err, j->errlen);
     if (ret < 0)

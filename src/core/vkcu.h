@@ -61,6 +61,12 @@ typedef struct vkcu_stream_info {
     int pix_fmt;                 /* enum AVPixelFormat of the frames */
 } vkcu_stream_info;
 
+/* Interop ring slots on the GPU (frames in flight between Vulkan and
+ * CUDA): the one place that says what ring_size may be. */
+#define VKCU_RING_SIZE_MIN 3
+#define VKCU_RING_SIZE_MAX 16
+#define VKCU_RING_SIZE_DEFAULT 4
+
 typedef struct vkcu_job_params {
     const char *input;           /* file path, or "-" for stdin */
     int video_stream;            /* the Nth video stream (from 0); -1: FFmpeg's best */
@@ -91,7 +97,7 @@ typedef struct vkcu_job_params {
     enum vkcu_hash_algo hash_algo;
     enum vkcu_hash_format hash_format;
     /* GPU */
-    int ring_size;               /* interop ring slots (>= 3) */
+    int ring_size;               /* interop ring slots, VKCU_RING_SIZE_MIN..MAX (vkcu_job_run: -EINVAL otherwise) */
     int stall_timeout_ms;        /* watchdog: no frame out of the decoder for this long fails */
     int timeline_handoff;        /* 1: one timeline semaphore instead of binary ready/done */
     int max_frames;              /* >0: stop after this many output frames */

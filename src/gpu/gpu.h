@@ -23,9 +23,12 @@
 typedef struct vkcu_gpu vkcu_gpu;
 
 /* What a session needs to know of its job; the job (core/) fills it in. */
+/* The interop ring's capacity (its slot array); vkcu_gpu_open refuses more. */
+#define VKCU_GPU_MAX_SLOTS 16
+
 typedef struct vkcu_gpu_config {
     int device;            /* CUDA device ordinal */
-    int ring_size;         /* interop slots (frames in flight) */
+    int ring_size;         /* interop slots (frames in flight), 1..VKCU_GPU_MAX_SLOTS (the job checks the range users get) */
     int timeline_handoff;  /* 1: CUDA waits on FFmpeg's timeline semaphore instead of a binary `ready` */
     int stall_timeout_ms;  /* how long a slot's fence may take before the device counts as stalled */
     int frames_wanted;     /* 0: nothing leaves the GPU (null sink) */

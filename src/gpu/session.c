@@ -78,7 +78,12 @@ int vkcu_gpu_open(const vkcu_gpu_config *p, vkcu_gpu **out, char *err, size_t er
         return AVERROR(ENOMEM);
     g->cfg = *p;
     g->cuda_device = p->device;
-    g->nb_slots = p->ring_size < 3 ? 3 : p->ring_size > MAX_SLOTS ? MAX_SLOTS : p->ring_size;
+    if (p->ring_size < 1 || p->ring_size > MAX_SLOTS) { /* never clamped: vkcu_job_run refuses these first */
+        snprintf(err, errlen, "ring_size %d is not in [1, %d] (interop ring slots)", p->ring_size, MAX_SLOTS);
+        ret = AVERROR(EINVAL);
+        goto fail;
+    }
+    g->nb_slots = p->ring_size;
     /* No cudaSetDevice here: it waits for the primary context, which
      * vkcu_vkdev_prepare's thread is making while the decoder opens and
      * decodes its first frame (vkcu_gpu_bind, at the first frame). */

@@ -29,7 +29,7 @@
 #include "util/log.h"
 #include "util/queue.h"
 
-#define MAX_SLOTS 16
+#define MAX_SLOTS VKCU_GPU_MAX_SLOTS
 #define MAX_PENDING 64
 
 typedef struct interop_plane {
