@@ -28,6 +28,7 @@
 #include "util/log.h"
 #include "core/stage.h"
 #include "core/timing.h"
+#include "util/queue.h"
 #include "util/xxhash64.h"
 
 /* Frames are hashed on worker threads (MD5 runs at well under 1 GB/s, a
@@ -48,10 +49,11 @@ typedef struct hash_sink {
     enum vkcu_hash_algo algo;
     hash_item ring[HASH_RING];
     int64_t head, tail; /* next to write, next to queue */
-    int nb_workers, depth, quit;
+    int nb_workers, depth;
     pthread_t workers[16];
+    vkcu_queue *work;   /* hash_item *: queued for the workers, in frame order */
     pthread_mutex_t lock;
-    pthread_cond_t work, done;
+    pthread_cond_t done; /* an item's hash is done */
     /* VKCU_HASH_FORMAT_WHOLE: one running hash, fed in frame order */
     struct AVHashContext *whole;
     vkcu_xxh64_state whole_xxh;
@@ -180,18 +182,10 @@ int vkcu_frame_hash(const AVFrame *frame, enum vkcu_hash_algo algo, char *hex, s
 static void *hash_worker(void *arg)
 {
     hash_sink *h = arg;
-    pthread_mutex_lock(&h->lock);
-    for (;;) {
-        hash_item *it = NULL;
-        for (int64_t i = h->head; i < h->tail && !it; i++)
-            if (h->ring[i % HASH_RING].state == 1)
-                it = &h->ring[i % HASH_RING];
-        if (!it) {
-            if (h->quit)
-                break;
-            pthread_cond_wait(&h->work, &h->lock);
-            continue;
-        }
+    hash_item *it;
+    /* Until the queue is closed and empty (hash_close). */
+    while (vkcu_queue_pop(h->work, &it, VKCU_QUEUE_WAIT) == 0) {
+        pthread_mutex_lock(&h->lock);
         it->state = 2;
         pthread_mutex_unlock(&h->lock);
         it->ret = vkcu_frame_hash(it->frame, h->algo, it->hex, sizeof(it->hex), &it->size);
@@ -199,8 +193,8 @@ static void *hash_worker(void *arg)
         pthread_mutex_lock(&h->lock);
         it->state = 3;
         pthread_cond_broadcast(&h->done);
+        pthread_mutex_unlock(&h->lock);
     }
-    pthread_mutex_unlock(&h->lock);
     return NULL;
 }
 
@@ -281,8 +275,10 @@ static int hash_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb)
         return 0;
     }
     pthread_mutex_init(&h->lock, NULL);
-    pthread_cond_init(&h->work, NULL);
     pthread_cond_init(&h->done, NULL);
+    h->work = vkcu_queue_create(HASH_RING, sizeof(hash_item *));
+    if (!h->work)
+        return AVERROR(ENOMEM);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     h->nb_workers = cpus < 2 ? 1 : cpus > 16 ? 16 : (int)cpus;
     h->depth = 2 * h->nb_workers < HASH_RING ? 2 * h->nb_workers : HASH_RING;
@@ -383,9 +379,9 @@ static int hash_emit(void *opaque, AVFrame *frame)
     it->dur = frame->duration;
     it->state = 1;
     h->tail++;
-    pthread_cond_signal(&h->work);
     pthread_mutex_unlock(&h->lock);
-    return 0;
+    /* Never waits: flush_lines kept fewer than HASH_RING items in flight. */
+    return vkcu_queue_push(h->work, &it) < 0 ? AVERROR_BUG : 0;
 }
 
 static int hash_write(vkcu_sink *s, AVFrame *frame)
@@ -419,24 +415,23 @@ static int hash_close(vkcu_sink *s, int ok)
         }
         return ret;
     }
-    if (!h->nb_workers)
+    if (!h->nb_workers) {
+        vkcu_queue_free(&h->work, NULL);
         return 0;
+    }
     if (ok)
         ret = vkcu_frame_sync_push(&h->sync, NULL, hash_emit, s);
     if (ok && ret >= 0)
         ret = flush_lines(s, 0);
     vkcu_frame_sync_free(&h->sync);
-    pthread_mutex_lock(&h->lock);
-    h->quit = 1;
-    pthread_cond_broadcast(&h->work);
-    pthread_mutex_unlock(&h->lock);
+    vkcu_queue_close(h->work); /* the workers hash what is queued, then end */
     for (int i = 0; i < h->nb_workers; i++)
         pthread_join(h->workers[i], NULL);
     h->nb_workers = 0;
     for (int i = 0; i < HASH_RING; i++)
         av_frame_free(&h->ring[i].frame);
     pthread_mutex_destroy(&h->lock);
-    pthread_cond_destroy(&h->work);
+    vkcu_queue_free(&h->work, NULL);
     pthread_cond_destroy(&h->done);
     if (ret >= 0 && fflush(s->params->hash_out))
         ret = errno == EPIPE ? VKCU_ERR_PIPE_CLOSED : VKCU_ERR_OUTPUT;
