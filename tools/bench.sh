@@ -12,6 +12,7 @@
 #   scale 4K -> 1080p         CUDA time of scale (lanczos, bilinear) and of copy, against
 #                             ffmpeg's scale_vulkan on the same Vulkan-decoded frames
 #   set-up                    --stats setup and its breakdown, vkcu's Vulkan device vs FFmpeg's
+#   download                  frames to the host: CUDA copy vs the output ring's Vulkan readback
 set -u
 source "$(dirname "$0")/gpu-env.sh"
 outdir=${OUT:-$root/build}
@@ -103,6 +104,22 @@ parallel_fps() { # n frames-each, command... -> aggregate fps of n copies at onc
     h=$(for _ in $(seq "$reps"); do timeout -s KILL 300 "$VKCU" hash "$clip" --backend gpu --algo $algo --stats -o /dev/null 2>&1 |
           sed -n 's/.* fps_steady=\([0-9.]*\).*/\1/p'; done | median)
     printf '| %s | %.1f | %.1f | %+.1f%% |\n' "$algo" "$dec" "$h" "$(awk -v d="$dec" -v h="$h" 'BEGIN {print (h > 0 ? (d / h - 1) * 100 : 0)}')"
+  done
+  echo
+  echo "### Download to the host: CUDA copy vs the output ring (issue 16)"
+  echo
+  echo "\`vkcu hash --algo xxh64 --backend gpu\` (a cheap host consumer), steady fps, \`--download cuda\` (planar"
+  echo "kernel into a staging buffer, cudaMemcpyAsync into pinned memory) against \`--download vulkan\` (planar"
+  echo "kernel into the output ring's exportable buffer, binary semaphores, one Vulkan transfer into host-visible"
+  echo "memory). The faster one should be the default."
+  echo
+  echo "| clip | download cuda | download vulkan | vulkan / cuda |"
+  echo "| --- | ---: | ---: | ---: |"
+  for c in h264-1080p.mp4 h264-2160p.mp4; do
+    dl() { for _ in $(seq "$reps"); do timeout -s KILL 300 "$VKCU" hash "$BIG/$c" --backend gpu --algo xxh64 --download "$1" \
+             --stats -o /dev/null 2>&1 | sed -n 's/.* fps_steady=\([0-9.]*\).*/\1/p'; done | median; }
+    dc=$(dl cuda) dv=$(dl vulkan)
+    printf '| %s | %.1f | %.1f | %.2f |\n' "$c" "${dc:-0}" "${dv:-0}" "$(div "${dv:-0}" "${dc:-0}")"
   done
   echo
   echo "### Concurrent 4K streams (issue 6): aggregate fps"

@@ -33,8 +33,9 @@ static void print_stats(const vkcu_job_params *p, const vkcu_job_result *r, FILE
         double n = r->frames_out > 0 ? (double)r->frames_out : 1;
         fprintf(out, "stats: gpu ms/frame: vk_copy=%.4f cuda_ops=%.4f download=%.4f; max_in_flight=%d\n",
                 r->gpu_ms_copy / n, r->gpu_ms_ops / n, r->gpu_ms_download / n, r->max_in_flight);
-        fprintf(out, "stats: imports=%lld dtod_copies=%lld htod_bytes=%lld dtoh_bytes=%lld\n", (long long)r->imports,
-                (long long)r->dtod_copies, (long long)r->htod_bytes, (long long)r->dtoh_bytes);
+        fprintf(out, "stats: imports=%lld dtod_copies=%lld htod_bytes=%lld dtoh_bytes=%lld vk_readbacks=%lld\n",
+                (long long)r->imports, (long long)r->dtod_copies, (long long)r->htod_bytes, (long long)r->dtoh_bytes,
+                (long long)r->vk_readbacks);
     }
     if (p->sink == VKCU_SINK_ENCODE && r->frames_out > 0) {
         double n = (double)r->frames_out;

@@ -55,6 +55,7 @@ int cli_job_apply(vkcu_job_params *p, enum cli_verb_id verb, const cli_option *o
     case OPT_STRICT: p->strict = 1; break;
     case OPT_RING_SIZE: p->ring_size = (int)v->i; break;
     case OPT_HANDOFF: p->timeline_handoff = v->i == 1; break;
+    case OPT_DOWNLOAD: p->download = v->i == 1 ? VKCU_DOWNLOAD_VULKAN : VKCU_DOWNLOAD_CUDA; break;
     case OPT_DECODE_THREADS: p->decode_threads = (int)v->i; break;
     case OPT_STALL_TIMEOUT: p->stall_timeout_ms = (int)v->i * 1000; break;
     case OPT_REQUIRE_GPU_DECODE: p->require_gpu_decode = 1; break;

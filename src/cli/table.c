@@ -106,6 +106,9 @@ const cli_option cli_options[] = {
       "interop slots (frames in flight) on the GPU", RUN_VERBS, CLI_G_PROCESS, 0 },
     { OPT_HANDOFF, "handoff", 0, CLI_ARG_CHOICE, "binary|timeline", 0, 0, "binary or timeline", "binary",
       "Vulkan->CUDA synchronisation", RUN_VERBS, CLI_G_PROCESS, 0 },
+    { OPT_DOWNLOAD, "download", 0, CLI_ARG_CHOICE, "cuda|vulkan", 0, 0, "cuda or vulkan", "cuda",
+      "GPU frames to the host: a CUDA copy, or the output ring read back by a Vulkan transfer (CUDA->Vulkan "
+      "binary semaphores)", RUN_VERBS, CLI_G_PROCESS, 0 },
     { OPT_DECODE_THREADS, "decode-threads", 0, CLI_ARG_INT, "N", 1, 256, NULL, NULL,
       "software decoder threads (default: one per core; hash, verify and compare use 1, so that damaged "
       "streams decode the same on every run)", RUN_VERBS, CLI_G_PROCESS, 0 },

@@ -409,6 +409,7 @@ static int open_backend(job *j)
             .timeline_handoff = p->timeline_handoff,
             .stall_timeout_ms = p->stall_timeout_ms,
             .frames_wanted = p->sink != VKCU_SINK_NULL,
+            .vulkan_download = p->download == VKCU_DOWNLOAD_VULKAN,
             .digest_instead = digest_instead,
             .opaque = (void *)p,
         };
@@ -829,6 +830,7 @@ fail:
         r->dtod_copies = c.dtod_copies;
         r->htod_bytes = c.htod_bytes;
         r->dtoh_bytes = c.dtoh_bytes;
+        r->vk_readbacks = c.vk_readbacks;
         r->max_in_flight = c.max_in_flight;
         r->gpu_ms_copy = c.ms_copy;
         r->gpu_ms_ops = c.ms_ops;

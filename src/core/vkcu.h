@@ -30,6 +30,14 @@ enum vkcu_backend {
 };
 
 
+/* The last leg of GPU frames bound for the host: a CUDA copy into pinned
+ * memory, or the output ring (CUDA writes exportable Vulkan buffers, a
+ * Vulkan transfer reads them back; binary semaphores both ways). */
+enum vkcu_download {
+    VKCU_DOWNLOAD_CUDA = 0,
+    VKCU_DOWNLOAD_VULKAN,
+};
+
 /* Which way frames took; reported by --stats and batch reports. */
 enum vkcu_path {
     VKCU_PATH_NONE = 0,
@@ -100,6 +108,7 @@ typedef struct vkcu_job_params {
     int ring_size;               /* interop ring slots, VKCU_RING_SIZE_MIN..MAX (vkcu_job_run: -EINVAL otherwise) */
     int stall_timeout_ms;        /* watchdog: no frame out of the decoder for this long fails */
     int timeline_handoff;        /* 1: one timeline semaphore instead of binary ready/done */
+    enum vkcu_download download; /* how GPU frames reach the host (frames hashed on the GPU stay a CUDA copy) */
     int max_frames;              /* >0: stop after this many output frames */
     int require_gpu_decode;      /* 1: a software decode (CPU path or GPU fallback) is an error (VKCU_ERR_DEVICE) */
     double deadline;             /* >0: vkcu_now() after which the job stops and fails (verify's timeout) */
@@ -132,6 +141,7 @@ typedef struct vkcu_job_result {
     int64_t imports;        /* external memory + semaphore imports into CUDA */
     int64_t dtod_copies;    /* on-GPU frame copies (decoded image -> interop ring) */
     int64_t htod_bytes, dtoh_bytes;
+    int64_t vk_readbacks;   /* frames read back from the output ring by Vulkan (--download vulkan) */
     int max_in_flight;
     double gpu_ms_copy, gpu_ms_ops, gpu_ms_download; /* per-stage GPU time */
     /* encode sink: the encoder thread's time encoding, muxing and waiting for frames */

@@ -6,6 +6,11 @@
  * When the hash sink takes BLAKE3 digests (vkcu_hash_on_gpu), the staging
  * buffer holds the frame's hashed byte string (rows packed), the digest is
  * computed there, and only its 32 bytes are copied to the host.
+ * With --download vulkan (VKCU_DOWNLOAD_VULKAN) the planar kernel writes
+ * into the next slot of the output ring instead (outring_cuda.h: CUDA waits
+ * the slot's `drained`, writes, signals `filled`) and a Vulkan transfer
+ * reads the slot back into a host-visible buffer (outring_vk.h), which pop()
+ * hands over after the transfer's fence.
  */
 #include <errno.h>
 #include <string.h>
@@ -13,6 +18,7 @@
 #include <libavutil/pixdesc.h>
 
 #include "util/blake3.h"
+#include "util/log.h"
 #include "kernels/frame_kernels.h"
 #include "session_priv.h"
 
@@ -67,6 +73,22 @@ int vkcu_gpu_download_create(vkcu_gpu *g, char *err, size_t errlen)
     ret = host_layout(g, vkcu_gpu_host_format(dev_out), ow, oh, g->digest ? 1 : 64);
     if (ret < 0)
         goto fail;
+    /* Frames that reach the host leave through the output ring when asked;
+     * a digest (32 bytes) stays a CUDA copy, and the null sink reads nothing. */
+    if (g->cfg.vulkan_download && !g->digest && g->cfg.frames_wanted) {
+        vkcu_outring_params rp = { .vk_device = g->vk_device, .vk = &g->vk, .queue_family = g->qf,
+                                   .queue_index = g->queue_index, .nb_slots = g->nb_slots,
+                                   .frame_size = g->host_size, .export_semaphores = 1 };
+        ret = vkcu_outring_create(&rp, &g->outring, err, errlen);
+        if (ret == 0)
+            ret = vkcu_outring_cuda_import(&g->outring_cu, g->outring, g->host_size, err, errlen);
+        g->imports += g->outring_cu.imports;
+        if (ret < 0)
+            return ret;
+        LOGV("GPU: output ring: %d slots of %zu bytes (%s), read back by Vulkan", g->nb_slots, g->host_size,
+             av_get_pix_fmt_name(g->host_fmt));
+        return 0;
+    }
     for (int s = 0; s < g->nb_slots; s++)
         CU_CHECK(cudaMalloc((void **)&g->slot[s].staging, g->host_size));
     if (g->digest) {
@@ -112,11 +134,15 @@ pending_frame *vkcu_gpu_pending_next(vkcu_gpu *g)
     return pf;
 }
 
-static int start_download(vkcu_gpu *g, int s, const vkcu_gpu_frame *out, int pend_idx, char *err, size_t errlen)
+static int start_download(vkcu_gpu *g, int s, const vkcu_gpu_frame *out, int pend_idx, int *out_slot, char *err,
+                          size_t errlen)
 {
     int ret = 0;
     pending_frame *pf = &g->pending[pend_idx];
-    uint8_t *staging = s >= 0 ? g->slot[s].staging : g->slot[0].staging;
+    uint8_t *staging = g->outring ? NULL : s >= 0 ? g->slot[s].staging : g->slot[0].staging;
+    *out_slot = -1;
+    if (g->outring && (ret = vkcu_outring_cuda_begin(&g->outring_cu, g->stream, out_slot, &staging, err, errlen)) < 0)
+        return ret;
     /* No CPU consumer (null sink): frames end on the GPU. */
     int e = !g->cfg.frames_wanted ? 0
                                          : vkcu_cuda_to_planar(out, g->host_fmt, staging, g->host_offset,
@@ -128,18 +154,25 @@ static int start_download(vkcu_gpu *g, int s, const vkcu_gpu_frame *out, int pen
         return VKCU_ERR_DEVICE;
     }
     CU_CHECK(cudaEventRecord(pf->ev_ops, g->stream));
-    (void)pf;
+    if (g->outring && (ret = vkcu_outring_cuda_end(&g->outring_cu, *out_slot, g->stream, err, errlen)) < 0)
+        return ret;
     return 0;
 fail:
     return ret;
 }
 
-static int finish_host_copy(vkcu_gpu *g, int s, const vkcu_gpu_frame *out, char *err, size_t errlen)
+static int finish_host_copy(vkcu_gpu *g, int s, const vkcu_gpu_frame *out, int out_slot, char *err, size_t errlen)
 {
     int ret = 0;
     int idx = (int)(g->pend_tail % MAX_PENDING);
     pending_frame *pf = &g->pending[idx];
-    if (g->digest) {
+    pf->ticket = -1;
+    if (g->outring) {
+        /* After CUDA queued `filled` (a binary wait only after its signal). */
+        if ((ret = vkcu_outring_readback(g->outring, out_slot, 1, 1, &pf->host, &pf->ticket, err, errlen)) < 0)
+            return ret;
+        g->dtoh_bytes += (int64_t)g->host_size;
+    } else if (g->digest) {
         CU_CHECK(cudaMemcpyAsync(g->digests + (size_t)idx * VKCU_BLAKE3_LEN, g->b3_digest, VKCU_BLAKE3_LEN,
                                  cudaMemcpyDeviceToHost, g->stream));
         g->dtoh_bytes += VKCU_BLAKE3_LEN;
@@ -171,10 +204,11 @@ fail:
 
 int vkcu_gpu_download(vkcu_gpu *g, int slot, const vkcu_gpu_frame *out, char *err, size_t errlen)
 {
-    int ret = start_download(g, slot, out, (int)(g->pend_tail % MAX_PENDING), err, errlen);
+    int out_slot;
+    int ret = start_download(g, slot, out, (int)(g->pend_tail % MAX_PENDING), &out_slot, err, errlen);
     if (ret < 0)
         return ret;
-    return finish_host_copy(g, slot, out, err, errlen);
+    return finish_host_copy(g, slot, out, out_slot, err, errlen);
 }
 
 int vkcu_gpu_pop(vkcu_gpu *g, AVFrame *out, int wait, char *err, size_t errlen)
@@ -208,6 +242,11 @@ int vkcu_gpu_pop(vkcu_gpu *g, AVFrame *out, int wait, char *err, size_t errlen)
     } else if (q != cudaSuccess) {
         snprintf(err, errlen, "CUDA: %s (GPU lost?)", cudaGetErrorString(q));
         return VKCU_ERR_DEVICE;
+    }
+    if (pf->ticket >= 0) {
+        uint64_t timeout = wait ? (uint64_t)(g->cfg.stall_timeout_ms > 0 ? g->cfg.stall_timeout_ms : 10000) * 1000000ull : 0;
+        if ((ret = vkcu_outring_wait(g->outring, pf->ticket, timeout, err, errlen)) < 0)
+            return ret;
     }
     vkcu_gpu_stats_frame(g, pf);
     out->format = g->host_fmt;
@@ -249,6 +288,9 @@ void vkcu_gpu_download_free(vkcu_gpu *g)
     for (int i = 0; i < MAX_PENDING; i++)
         av_buffer_unref(&g->pending[i].host);
     av_buffer_pool_uninit(&g->host_pool);
+    /* The output ring: CUDA's imports before the Vulkan objects they map. */
+    vkcu_outring_cuda_release(&g->outring_cu);
+    vkcu_outring_free(&g->outring);
     for (int s = 0; s < g->nb_slots; s++)
         if (g->slot[s].staging)
             cudaFree(g->slot[s].staging);

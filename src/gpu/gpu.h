@@ -32,6 +32,7 @@ typedef struct vkcu_gpu_config {
     int timeline_handoff;  /* 1: CUDA waits on FFmpeg's timeline semaphore instead of a binary `ready` */
     int stall_timeout_ms;  /* how long a slot's fence may take before the device counts as stalled */
     int frames_wanted;     /* 0: nothing leaves the GPU (null sink) */
+    int vulkan_download;   /* 1: frames leave through the output ring, read back by Vulkan (docs/gpu-rings.md) */
     /* Called once the chain's output is known, with the planar layout its
      * frames would be downloaded in: 1 when the consumer takes BLAKE3
      * digests computed on the GPU (vkcu_frame_digest) instead of frames.
@@ -45,6 +46,7 @@ typedef struct vkcu_gpu_counters {
     int64_t imports;       /* external memory + semaphore imports into CUDA */
     int64_t dtod_copies;   /* on-GPU frame copies (decoded image -> interop ring) */
     int64_t htod_bytes, dtoh_bytes;
+    int64_t vk_readbacks;  /* frames read back from the output ring by Vulkan */
     int max_in_flight;
     double ms_copy, ms_ops, ms_download; /* GPU time per stage */
     double setup_ms_vk_instance, setup_ms_vk_device, setup_ms_cuda, setup_ms_open;

@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 #include <libavcodec/avcodec.h>
 
+#include "outring_vk.h"
 #include "vkinstance.h"
 #include "util/log.h"
 #include "probe.h"
@@ -140,6 +141,9 @@ int vkcu_probe(FILE *out)
                 vkcu_vk_caps_has(caps, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) ? "yes" : "no",
                 vkcu_vk_caps_has(caps, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME) ? "yes" : "no",
                 vkcu_vk_caps_has(caps, VK_KHR_VIDEO_QUEUE_EXTENSION_NAME) ? "yes" : "no");
+        char ring_caps[256];
+        vkcu_outring_caps(caps->qf, caps->nqf, caps->exts, caps->nb_exts, ring_caps, sizeof(ring_caps));
+        fprintf(out, "      %s\n", ring_caps);
         for (int q = 0; q < caps->nqf; q++) {
             VkQueueFlags f = caps->qf[q].flags;
             fprintf(out, "      queue family %d: %u queue(s):%s%s%s%s%s", q, caps->qf[q].count,

@@ -24,6 +24,8 @@
 
 #include "gpu.h"
 #include "device.h"
+#include "outring_cuda.h"
+#include "outring_vk.h"
 #include "vkfn.h"
 #include "ops/op.h"
 #include "util/log.h"
@@ -62,6 +64,7 @@ typedef struct pending_frame {
     int slot;                           /* -1: flushed from the chain */
     int64_t pts, duration;
     int vk_timed;
+    int ticket;                         /* the output ring's readback (-1: a CUDA copy) */
 } pending_frame;
 
 struct vkcu_gpu {
@@ -99,6 +102,9 @@ struct vkcu_gpu {
     int host_linesize[4];
     size_t host_offset[4], host_size;
     AVBufferPool *host_pool;
+    /* --download vulkan: the output ring (CUDA writes, Vulkan reads back) */
+    vkcu_outring *outring;
+    vkcu_outring_cuda outring_cu;
     /* Frames hashed on the GPU (cfg.digest_instead): digests instead of frames. */
     int digest;
     void *b3_scratch;                   /* device: the tree's chaining values */

@@ -48,7 +48,16 @@
     X(vkDestroyFence)               \
     X(vkWaitForFences)              \
     X(vkResetFences)                \
-    X(vkDeviceWaitIdle)
+    X(vkDeviceWaitIdle)             \
+    X(vkCreateBuffer)               \
+    X(vkDestroyBuffer)              \
+    X(vkGetBufferMemoryRequirements) \
+    X(vkBindBufferMemory)           \
+    X(vkMapMemory)                  \
+    X(vkUnmapMemory)                \
+    X(vkCmdCopyBuffer)              \
+    X(vkCmdCopyBufferToImage)       \
+    X(vkFreeCommandBuffers)
 
 typedef struct vkcu_vkfn {
     PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr;

@@ -1,0 +1,130 @@
+/*
+ * The Vulkan side of the output ring (CUDA -> Vulkan), free of CUDA so that
+ * it runs on any Vulkan device (CI uses lavapipe).
+ *
+ * Slot s holds one output frame of the chain, in the planar host layout the
+ * GPU download writes (vkcu_cuda_to_planar): an exportable device-local
+ * buffer on dedicated memory, which CUDA imports once as linear memory, and
+ * two binary semaphores, exportable as opaque FDs and imported once:
+ *   filled   CUDA signals it when the frame is in the slot; the Vulkan
+ *            consumer's submission waits on it;
+ *   drained  the consumer's submission signals it; CUDA waits on it before
+ *            writing the slot again (not on the slot's first use).
+ * The buffer is owned by VK_QUEUE_FAMILY_EXTERNAL between uses: each
+ * consumer submission acquires it from there and releases it back.
+ *
+ * The readback consumer copies the slot into a host-visible buffer taken
+ * from the ring's pool (one vkCmdCopyBuffer) and returns that buffer as an
+ * AVBufferRef: the host frame for software encoders and hash sinks. Each
+ * submission has a ticket (a command buffer and a fence, reused round
+ * robin); vkcu_outring_wait blocks on the ticket's fence only.
+ *
+ * Thread-safety: one thread submits per ring; another may wait on a
+ * ticket, up to VKCU_OUTRING_TICKETS - 1 submissions back (the submitter
+ * reuses a ticket VKCU_OUTRING_TICKETS submissions later). Host buffers may
+ * be released on any thread, also after vkcu_outring_free (each keeps the
+ * Vulkan device alive).
+ */
+#ifndef VKCU_GPU_OUTRING_VK_H
+#define VKCU_GPU_OUTRING_VK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <libavutil/buffer.h>
+#include <libavutil/frame.h>
+
+#include "vkfn.h"
+
+#define VKCU_OUTRING_MAX_SLOTS 16
+#define VKCU_OUTRING_TICKETS 64
+
+typedef struct vkcu_outring_params {
+    AVBufferRef *vk_device;          /* Vulkan AVHWDeviceContext; the ring keeps a reference */
+    const vkcu_vkfn *vk;             /* device-level entry points of that device */
+    uint32_t queue_family;           /* submissions go to this queue, locked through the */
+    uint32_t queue_index;            /* context's lock_queue (FFmpeg may use it too) */
+    int nb_slots;                    /* 1..VKCU_OUTRING_MAX_SLOTS */
+    size_t frame_size;               /* bytes of one frame in the slot */
+    int export_semaphores;           /* 1: filled/drained exportable as opaque FDs (the CUDA
+                                      * handoff); 0: plain, for a signaller on this device */
+} vkcu_outring_params;
+
+typedef struct vkcu_outring_slot {
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+    VkDeviceSize alloc_size;         /* of the dedicated allocation (what an importer maps) */
+    uint32_t memory_type;            /* its memory type (a Vulkan importer must use the same) */
+    VkSemaphore filled, drained;
+} vkcu_outring_slot;
+
+typedef struct vkcu_outring vkcu_outring;
+
+/* Makes every slot, the command pool and the host buffer pool. Returns 0,
+ * or VKCU_ERR_DEVICE with a one-line reason in err. */
+int vkcu_outring_create(const vkcu_outring_params *p, vkcu_outring **out, char *err, size_t errlen);
+int vkcu_outring_nb_slots(const vkcu_outring *r);
+/* The ring's Vulkan device (AVHWDeviceContext), its reference. */
+AVBufferRef *vkcu_outring_device(const vkcu_outring *r);
+const vkcu_outring_slot *vkcu_outring_slot_get(const vkcu_outring *r, int s);
+
+/* New opaque FDs of slot s's memory and semaphores (semaphores only with
+ * export_semaphores). The caller owns them and gives them away on a
+ * successful import. */
+int vkcu_outring_export_memory(vkcu_outring *r, int s, int *fd, char *err, size_t errlen);
+int vkcu_outring_export_semaphores(vkcu_outring *r, int s, int *filled_fd, int *drained_fd, char *err,
+                                   size_t errlen);
+
+/* Submits the readback of slot s: waits `filled` (when wait_filled), copies
+ * the slot into a host buffer, signals `drained` (when signal_drained).
+ * *host receives the buffer (frame_size bytes; read it only after
+ * vkcu_outring_wait on *ticket). Binary semaphore rule: the `filled` signal
+ * must have been submitted (enqueued on CUDA's stream) before this call. */
+int vkcu_outring_readback(vkcu_outring *r, int s, int wait_filled, int signal_drained, AVBufferRef **host,
+                          int *ticket, char *err, size_t errlen);
+/* The encode consumer's submission (zero-copy Vulkan Video encode): copies
+ * slot s, holding a semi-planar frame (NV12 or P010: luma at offset[0],
+ * interleaved chroma at offset[1], rows pitch[p] bytes apart), into `dst`,
+ * a frame of a Vulkan frames context on the ring's device, of the same
+ * size: for h264_vulkan/hevc_vulkan, one from the encoder's frames context,
+ * whose images carry the usage the encode profile asks for
+ * (vkcu_outring_encode_format). FFmpeg's AVVkFrame contract: lock_frame
+ * around the use; the submission waits each image's timeline at sem_value
+ * and signals sem_value + 1; the new value, layout (`layout`: for the
+ * encoder VK_IMAGE_LAYOUT_VIDEO_ENCODE_SRC_KHR) and access are stored in
+ * the frame. Waits `filled`, signals `drained`, as the readback does;
+ * *ticket as for the readback. */
+int vkcu_outring_to_frame(vkcu_outring *r, int s, AVFrame *dst, const size_t offset[2], const int pitch[2],
+                          VkImageLayout layout, int *ticket, char *err, size_t errlen);
+/* What the encoder's input images must be on this device, asked of the
+ * driver (vkGetPhysicalDeviceVideoFormatPropertiesKHR with the encode
+ * profile of `encoder`, h264_vulkan (High) or hevc_vulkan (Main, Main 10),
+ * 4:2:0 at `depth` bits, VIDEO_ENCODE_SRC usage): the semi-planar format
+ * (NV12 or P010 layout), the usage and create flags the profile asks for
+ * (TRANSFER_DST must be among them: the consumer writes with a transfer).
+ * VKCU_ERR_DEVICE with the reason where the device cannot encode. */
+int vkcu_outring_encode_format(const vkcu_vkfn *vk, AVBufferRef *vk_device, const char *encoder, int depth,
+                               VkFormat *format, VkImageUsageFlags *usage, VkImageCreateFlags *flags, char *err,
+                               size_t errlen);
+/* Waits until the submission of `ticket` completed (its host buffer is
+ * filled). timeout_ns 0: a poll, AVERROR(EAGAIN) while it runs.
+ * VKCU_ERR_DEVICE on timeout or a lost device. */
+int vkcu_outring_wait(vkcu_outring *r, int ticket, uint64_t timeout_ns, char *err, size_t errlen);
+/* Submissions made and bytes read back so far. */
+int64_t vkcu_outring_readbacks(const vkcu_outring *r);
+
+/* What a device offers the output ring, as one line for `vkcu probe`:
+ * the ring itself (external memory and semaphore FDs), and zero-copy Vulkan
+ * Video encode of the ring's frames (a queue family with a video encode
+ * queue for H.264 or HEVC, with VK_KHR_video_encode_queue and the codec's
+ * encode extension). Returns the encode operations usable (0: none).
+ * Pure: no Vulkan calls (qf and exts as vkcu_vk_queue_families and
+ * vkcu_vk_device_exts give them). */
+VkVideoCodecOperationFlagsKHR vkcu_outring_caps(const vkcu_vk_queue_family *qf, int nqf, const char *const *exts,
+                                                int nexts, char *line, size_t len);
+
+/* Waits for the ring's submissions, then frees everything but host buffers
+ * still referenced. Accepts NULL; clears the pointer. Free CUDA's imports
+ * of the slots before calling it. */
+void vkcu_outring_free(vkcu_outring **r);
+
+#endif

@@ -1,0 +1,470 @@
+/*
+ * The output ring's Vulkan side on the machine's Vulkan device (Mesa's
+ * lavapipe in CI), playing CUDA's part with Vulkan itself:
+ * - each slot's memory exported as an opaque FD and imported into a second
+ *   allocation (as CUDA imports it): bytes written through the import come
+ *   back, through the readback submission, in the host buffer;
+ * - the slot protocol over 3 rounds of a 3-slot ring: the writer waits on
+ *   `drained` before reusing a slot, signals `filled`; the readback waits on
+ *   `filled` and signals `drained` (with exported semaphores imported by the
+ *   writer where the driver exports them; lavapipe 22.3 does not, and the
+ *   test then says so and signals the ring's own semaphores);
+ * - every host frame stays intact while later readbacks run and after the
+ *   ring is freed; ring creation and freeing leave no file descriptor open.
+ * Without a device: the capability line `vkcu probe` prints per device
+ * (output ring, zero-copy encode) for the H200's queue families and
+ * extensions (no encode queue: refused, saying why) and for made-up devices
+ * with an encode queue, with and without the extensions it needs.
+ * Exit 77 with the reason where there is no Vulkan device or it cannot
+ * export memory (after the capability checks passed).
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <libavutil/hwcontext.h>
+#include <libavutil/hwcontext_vulkan.h>
+
+#include "gpu/outring_vk.h"
+#include "gpu/vkdev.h"
+#include "gpu/vkinstance.h"
+#include "test_util.h"
+#include "util/error.h"
+
+#define SLOTS 3
+#define ROUNDS 3
+#define FRAMES (SLOTS * ROUNDS)
+/* Not a multiple of 4 or of a page: the copy must move exactly this much. */
+#define FRAME_SIZE (64 * 48 * 3 / 2 + 37)
+
+static int count_fds(void)
+{
+    int n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return -1;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+static uint8_t pattern(int frame, size_t i)
+{
+    uint64_t s = (uint64_t)frame * 1000003u + i + 1;
+    return (uint8_t)tu_rand(&s);
+}
+
+typedef struct writer {
+    /* The writer's (CUDA's) view of each slot: the imported memory, mapped. */
+    VkBuffer buffer[SLOTS];
+    VkDeviceMemory memory[SLOTS];
+    uint8_t *map[SLOTS];
+    VkSemaphore filled[SLOTS], drained[SLOTS]; /* imported, or the ring's own */
+    int imported_sems;
+    VkFence fence;
+    VkQueue queue;
+} writer;
+
+static int submit(const vkcu_vkfn *vk, AVHWDeviceContext *dctx, writer *w, uint32_t qf, VkSemaphore wait,
+                  VkSemaphore signal, VkFence fence)
+{
+    VkSemaphoreSubmitInfo wi = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, .semaphore = wait,
+                                 .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT };
+    VkSemaphoreSubmitInfo si = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, .semaphore = signal,
+                                 .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT };
+    VkSubmitInfo2 sub = { .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2, .waitSemaphoreInfoCount = wait ? 1 : 0,
+                          .pWaitSemaphoreInfos = &wi, .signalSemaphoreInfoCount = signal ? 1 : 0,
+                          .pSignalSemaphoreInfos = &si };
+    AVVulkanDeviceContext *hw = dctx->hwctx;
+    hw->lock_queue(dctx, qf, 0);
+    VkResult r = vk->vkQueueSubmit2(w->queue, 1, &sub, fence);
+    hw->unlock_queue(dctx, qf, 0);
+    return r == VK_SUCCESS ? 0 : -1;
+}
+
+/* Slot 0 (used: the writer waits on its drained) filled with an NV12 frame,
+ * copied by vkcu_outring_to_frame into a frame of FFmpeg's, downloaded by
+ * FFmpeg. Returns 1 when it ran and matched, 0 when not run, -1 on failure. */
+static int to_frame(const vkcu_vkfn *vk, AVHWDeviceContext *dctx, vkcu_outring *ring, writer *w, uint32_t qf,
+                    const int *used)
+{
+#ifdef __SANITIZE_ADDRESS__
+    /* FFmpeg's download (av_hwframe_transfer_data) leaves its device
+     * context unfreed in the sanitizer build: see test_vkdev.c. */
+    (void)vk, (void)dctx, (void)ring, (void)w, (void)qf, (void)used;
+    return 0;
+#else
+    char err[256] = "";
+    const int W = 64, H = 48, s = 0, n = 1000;
+    VkDevice dev = ((AVVulkanDeviceContext *)dctx->hwctx)->act_dev;
+    if (used[s]) {
+        submit(vk, dctx, w, qf, w->drained[s], VK_NULL_HANDLE, w->fence);
+        vk->vkWaitForFences(dev, 1, &w->fence, VK_TRUE, 5000000000ull);
+        vk->vkResetFences(dev, 1, &w->fence);
+    }
+    const size_t offset[2] = { 0, (size_t)W * H };
+    const int pitch[2] = { W, W };
+    for (size_t i = 0; i < (size_t)W * H * 3 / 2; i++)
+        w->map[s][i] = pattern(n, i);
+    submit(vk, dctx, w, qf, VK_NULL_HANDLE, w->filled[s], VK_NULL_HANDLE);
+    AVBufferRef *devref = av_buffer_ref(vkcu_outring_device(ring));
+    AVBufferRef *frames = av_hwframe_ctx_alloc(devref);
+    AVHWFramesContext *fc = (AVHWFramesContext *)frames->data;
+    fc->format = AV_PIX_FMT_VULKAN;
+    fc->sw_format = AV_PIX_FMT_NV12;
+    fc->width = W;
+    fc->height = H;
+    int r = av_hwframe_ctx_init(frames);
+    CHECK(r == 0, "frames context: %s", av_err2str(r));
+    AVFrame *hwf = av_frame_alloc(), *back = av_frame_alloc();
+    if (r == 0)
+        CHECK((r = av_hwframe_get_buffer(frames, hwf, 0)) == 0, "frame: %s", av_err2str(r));
+    int ticket = -1;
+    if (r == 0) {
+        AVVkFrame *vkf = (AVVkFrame *)hwf->data[0];
+        uint64_t v0 = vkf->sem_value[0];
+        r = vkcu_outring_to_frame(ring, s, hwf, offset, pitch, VK_IMAGE_LAYOUT_GENERAL, &ticket, err, sizeof(err));
+        CHECK(r == 0, "to_frame: %s", err);
+        CHECK(r < 0 || (vkf->sem_value[0] == v0 + 1 && vkf->layout[0] == VK_IMAGE_LAYOUT_GENERAL),
+              "the frame's timeline value %llu (was %llu), layout %d", (unsigned long long)vkf->sem_value[0],
+              (unsigned long long)v0, (int)vkf->layout[0]);
+    }
+    if (r == 0)
+        CHECK((r = vkcu_outring_wait(ring, ticket, 5000000000ull, err, sizeof(err))) == 0, "to_frame wait: %s", err);
+    if (r == 0) {
+        back->format = AV_PIX_FMT_NV12;
+        CHECK((r = av_hwframe_transfer_data(back, hwf, 0)) == 0, "download: %s", av_err2str(r));
+    }
+    int same = r == 0;
+    for (int p = 0; same && p < 2; p++)
+        for (int y = 0; same && y < (p ? H / 2 : H); y++)
+            for (int x = 0; same && x < W; x++)
+                same = back->data[p][y * back->linesize[p] + x] == pattern(n, offset[p] + (size_t)y * W + x);
+    CHECK(r < 0 || same, "the encode consumer's frame differs from the slot");
+    /* An AVFrame that is not a Vulkan frame is refused. */
+    err[0] = 0;
+    CHECK(vkcu_outring_to_frame(ring, s, back, offset, pitch, VK_IMAGE_LAYOUT_GENERAL, &ticket, err, sizeof(err)) ==
+                  VKCU_ERR_DEVICE && strstr(err, "not a Vulkan frame"),
+          "a software frame accepted: '%s'", err);
+    av_frame_free(&hwf);
+    av_frame_free(&back);
+    av_buffer_unref(&frames);
+    av_buffer_unref(&devref);
+    return same ? 1 : -1;
+#endif
+}
+
+/* 0, or 77 when the device cannot play CUDA's part (said why). */
+static int run(const vkcu_vkfn *vk, AVBufferRef *devref, uint32_t qf, int export_sems, const char *devname)
+{
+    char err[256] = "";
+    AVHWDeviceContext *dctx = (AVHWDeviceContext *)devref->data;
+    AVVulkanDeviceContext *hw = dctx->hwctx;
+    VkDevice dev = hw->act_dev;
+    PFN_vkImportSemaphoreFdKHR import_sem =
+        (PFN_vkImportSemaphoreFdKHR)vk->vkGetDeviceProcAddr(dev, "vkImportSemaphoreFdKHR");
+    int fds0 = count_fds();
+
+    vkcu_outring_params rp = { .vk_device = devref, .vk = vk, .queue_family = qf, .queue_index = 0,
+                               .nb_slots = SLOTS, .frame_size = FRAME_SIZE, .export_semaphores = export_sems };
+    vkcu_outring *ring = NULL;
+    int r = vkcu_outring_create(&rp, &ring, err, sizeof(err));
+    CHECK(r == 0, "ring not made: %s", err);
+    if (r < 0)
+        return 0;
+    CHECK(vkcu_outring_nb_slots(ring) == SLOTS, "%d slots", vkcu_outring_nb_slots(ring));
+    rp.nb_slots = VKCU_OUTRING_MAX_SLOTS + 1;
+    vkcu_outring *bad = NULL;
+    err[0] = 0;
+    CHECK(vkcu_outring_create(&rp, &bad, err, sizeof(err)) == VKCU_ERR_DEVICE && !bad && strstr(err, "1..16 slots"),
+          "17 slots accepted or unexplained: '%s'", err);
+
+    writer w = { 0 };
+    vk->vkGetDeviceQueue(dev, qf, 0, &w.queue);
+    VkFenceCreateInfo fci = { .sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO };
+    vk->vkCreateFence(dev, &fci, NULL, &w.fence);
+    VkPhysicalDeviceMemoryProperties mp;
+    vk->vkGetPhysicalDeviceMemoryProperties(hw->phys_dev, &mp);
+    int ok = 1, skipped = 0;
+    for (int s = 0; s < SLOTS && ok; s++) {
+        const vkcu_outring_slot *sl = vkcu_outring_slot_get(ring, s);
+        int fd = -1;
+        ok = vkcu_outring_export_memory(ring, s, &fd, err, sizeof(err)) == 0 && fd >= 0;
+        CHECK(ok, "slot %d: memory not exported: %s", s, err);
+        if (!ok)
+            break;
+        /* Import as CUDA does: the same size, dedicated, into a buffer of its own. */
+        VkExternalMemoryBufferCreateInfo ext = { .sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
+                                                 .handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT };
+        VkBufferCreateInfo bci = { .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .pNext = &ext, .size = FRAME_SIZE,
+                                   .usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT, .sharingMode = VK_SHARING_MODE_EXCLUSIVE };
+        vk->vkCreateBuffer(dev, &bci, NULL, &w.buffer[s]);
+        VkMemoryRequirements req;
+        vk->vkGetBufferMemoryRequirements(dev, w.buffer[s], &req);
+        /* An opaque FD is imported with the memory type it was made with. */
+        uint32_t type = sl->memory_type;
+        if (!(req.memoryTypeBits & (1u << type)) ||
+            !(mp.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)) {
+            printf("SKIP import: the ring's memory on %s is not host-visible, so the test cannot stand in for CUDA's writes\n",
+                   devname);
+            close(fd);
+            ok = 0;
+            skipped = 1;
+            break;
+        }
+        VkMemoryDedicatedAllocateInfo ded = { .sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO,
+                                              .buffer = w.buffer[s] };
+        VkImportMemoryFdInfoKHR imp = { .sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR, .pNext = &ded,
+                                        .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT, .fd = fd };
+        VkMemoryAllocateInfo mai = { .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .pNext = &imp,
+                                     .allocationSize = sl->alloc_size, .memoryTypeIndex = type };
+        VkResult vr = vk->vkAllocateMemory(dev, &mai, NULL, &w.memory[s]);
+        if (vr != VK_SUCCESS) {
+            printf("SKIP import: %s cannot import its own opaque FD memory (%s)\n", devname, vkcu_vk_result_str(vr));
+            close(fd); /* the import failed: still ours */
+            ok = 0;
+            skipped = 1;
+            break;
+        }
+        vk->vkBindBufferMemory(dev, w.buffer[s], w.memory[s], 0);
+        vk->vkMapMemory(dev, w.memory[s], 0, VK_WHOLE_SIZE, 0, (void **)&w.map[s]);
+        if (export_sems) {
+            int ffd, dfd;
+            ok = vkcu_outring_export_semaphores(ring, s, &ffd, &dfd, err, sizeof(err)) == 0;
+            CHECK(ok, "slot %d: semaphores not exported: %s", s, err);
+            VkSemaphoreCreateInfo sci = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO };
+            for (int k = 0; ok && k < 2; k++) {
+                VkSemaphore *sem = k ? &w.drained[s] : &w.filled[s];
+                vk->vkCreateSemaphore(dev, &sci, NULL, sem);
+                VkImportSemaphoreFdInfoKHR is = { .sType = VK_STRUCTURE_TYPE_IMPORT_SEMAPHORE_FD_INFO_KHR,
+                                                  .semaphore = *sem,
+                                                  .handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT,
+                                                  .fd = k ? dfd : ffd };
+                ok = import_sem && import_sem(dev, &is) == VK_SUCCESS;
+                CHECK(ok, "slot %d: exported semaphore not imported", s);
+                if (!ok)
+                    close(k ? dfd : ffd);
+            }
+            w.imported_sems = 1;
+        } else {
+            int ffd, dfd;
+            err[0] = 0;
+            CHECK(vkcu_outring_export_semaphores(ring, s, &ffd, &dfd, err, sizeof(err)) < 0 && ffd < 0 && dfd < 0 &&
+                      strstr(err, "without export"),
+                  "unexportable semaphores exported: '%s'", err);
+            w.filled[s] = sl->filled;
+            w.drained[s] = sl->drained;
+        }
+    }
+
+    /* The protocol, frame by frame; every host frame kept until the end. */
+    AVBufferRef *host[FRAMES] = { 0 };
+    int used[SLOTS] = { 0 }, tickets[FRAMES];
+    for (int n = 0; n < FRAMES && ok; n++) {
+        int s = n % SLOTS;
+        if (used[s]) {
+            /* CUDA's wait on `drained` before the slot is written again. */
+            ok = submit(vk, dctx, &w, qf, w.drained[s], VK_NULL_HANDLE, w.fence) == 0 &&
+                 vk->vkWaitForFences(dev, 1, &w.fence, VK_TRUE, 5000000000ull) == VK_SUCCESS;
+            vk->vkResetFences(dev, 1, &w.fence);
+            CHECK(ok, "frame %d: the writer's wait on slot %d's drained did not complete", n, s);
+        }
+        for (size_t i = 0; i < FRAME_SIZE; i++)
+            w.map[s][i] = pattern(n, i);
+        ok = ok && submit(vk, dctx, &w, qf, VK_NULL_HANDLE, w.filled[s], VK_NULL_HANDLE) == 0;
+        CHECK(ok, "frame %d: filled not signalled", n);
+        ok = ok && vkcu_outring_readback(ring, s, 1, 1, &host[n], &tickets[n], err, sizeof(err)) == 0;
+        CHECK(ok, "frame %d: readback not submitted: %s", n, err);
+        used[s] = 1;
+        /* Frames are waited on one slot behind, as the session pops them. */
+        if (ok && n >= 1) {
+            ok = vkcu_outring_wait(ring, tickets[n - 1], 5000000000ull, err, sizeof(err)) == 0;
+            CHECK(ok, "frame %d: readback did not complete: %s", n - 1, err);
+        }
+    }
+    if (ok)
+        CHECK(vkcu_outring_wait(ring, tickets[FRAMES - 1], 5000000000ull, err, sizeof(err)) == 0,
+              "last readback: %s", err);
+    CHECK(!ok || vkcu_outring_readbacks(ring) == FRAMES, "%lld readbacks, want %d",
+          (long long)vkcu_outring_readbacks(ring), FRAMES);
+    /* The encode consumer's copy, into a frame FFmpeg allocated (NV12,
+     * one multi-planar image, its own timeline): what FFmpeg's download
+     * then reads is what the writer put in the slot. */
+    int to_frame_ok = 0;
+    if (ok) {
+        VkFormat vf;
+        VkImageUsageFlags usage;
+        VkImageCreateFlags flags;
+        err[0] = 0;
+        CHECK(vkcu_outring_encode_format(vk, devref, "h264_vulkan", 8, &vf, &usage, &flags, err, sizeof(err)) ==
+                      VKCU_ERR_DEVICE &&
+                  strstr(err, "h264_vulkan: the Vulkan device has no VK_KHR_video_encode_queue"),
+              "encode format on a device without encode: '%s'", err);
+        to_frame_ok = to_frame(vk, dctx, ring, &w, qf, used);
+    }
+    /* Drain the last frames' `drained` so no signal is left pending. */
+    for (int s = 0; ok && s < SLOTS; s++) {
+        submit(vk, dctx, &w, qf, w.drained[s], VK_NULL_HANDLE, w.fence);
+        vk->vkWaitForFences(dev, 1, &w.fence, VK_TRUE, 5000000000ull);
+        vk->vkResetFences(dev, 1, &w.fence);
+    }
+    for (int s = 0; s < SLOTS; s++) {
+        if (w.map[s])
+            vk->vkUnmapMemory(dev, w.memory[s]);
+        if (w.buffer[s])
+            vk->vkDestroyBuffer(dev, w.buffer[s], NULL);
+        if (w.memory[s])
+            vk->vkFreeMemory(dev, w.memory[s], NULL);
+        if (w.imported_sems) {
+            vk->vkDestroySemaphore(dev, w.filled[s], NULL);
+            vk->vkDestroySemaphore(dev, w.drained[s], NULL);
+        }
+    }
+    vk->vkDestroyFence(dev, w.fence, NULL);
+    vkcu_outring_free(&ring);
+    CHECK(!ring, "ring pointer not cleared");
+    /* Host frames outlive the ring, each byte what the writer put in its slot. */
+    int bad_frames = 0, nb = 0;
+    for (int n = 0; n < FRAMES; n++) {
+        if (!host[n])
+            continue;
+        nb++;
+        int same = host[n]->size == FRAME_SIZE;
+        for (size_t i = 0; same && i < FRAME_SIZE; i++)
+            same = host[n]->data[i] == pattern(n, i);
+        bad_frames += !same;
+        CHECK(same, "frame %d: host bytes differ from what was written into slot %d", n, n % SLOTS);
+        av_buffer_unref(&host[n]);
+    }
+    int fds1 = count_fds();
+    CHECK(fds0 == fds1, "file descriptors: %d before the ring, %d after", fds0, fds1);
+    if (ok)
+        printf("%s readback: %d frames through %d slots bit-exact on %s, semaphores %s, fds %d -> %d; "
+               "encode consumer's copy into an FFmpeg NV12 frame %s\n",
+               tu_failures ? "FAIL" : "PASS", nb, SLOTS, devname,
+               export_sems ? "exported and imported" : "not exportable here (ring's own signalled)", fds0, fds1,
+               to_frame_ok > 0 ? "bit-exact" : to_frame_ok < 0 ? "WRONG" : "not run (sanitizer build)");
+    return skipped ? 77 : 0;
+}
+
+#define NB(a) ((int)(sizeof(a) / sizeof((a)[0])))
+#define ENC VK_QUEUE_VIDEO_ENCODE_BIT_KHR
+#define E264 VK_VIDEO_CODEC_OPERATION_ENCODE_H264_BIT_KHR
+#define E265 VK_VIDEO_CODEC_OPERATION_ENCODE_H265_BIT_KHR
+
+static void test_caps(void)
+{
+    char line[256];
+    /* The H200 (driver 580): graphics, transfer, compute, decode (H.264, HEVC), optical flow. */
+    const vkcu_vk_queue_family h200[] = {
+        { VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT | VK_QUEUE_TRANSFER_BIT, 16, 0 },
+        { VK_QUEUE_TRANSFER_BIT, 2, 0 },
+        { VK_QUEUE_COMPUTE_BIT | VK_QUEUE_TRANSFER_BIT, 8, 0 },
+        { VK_QUEUE_VIDEO_DECODE_BIT_KHR | VK_QUEUE_TRANSFER_BIT, 7,
+          VK_VIDEO_CODEC_OPERATION_DECODE_H264_BIT_KHR | VK_VIDEO_CODEC_OPERATION_DECODE_H265_BIT_KHR },
+        { VK_QUEUE_OPTICAL_FLOW_BIT_NV | VK_QUEUE_TRANSFER_BIT, 1, 0 },
+    };
+    const char *h200_exts[] = { VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME,
+                                VK_KHR_VIDEO_QUEUE_EXTENSION_NAME, VK_KHR_VIDEO_DECODE_QUEUE_EXTENSION_NAME,
+                                VK_KHR_VIDEO_DECODE_H264_EXTENSION_NAME, VK_KHR_VIDEO_DECODE_H265_EXTENSION_NAME };
+    VkVideoCodecOperationFlagsKHR ops = vkcu_outring_caps(h200, NB(h200), h200_exts, NB(h200_exts), line, sizeof(line));
+    CHECK(ops == 0 && !strcmp(line, "output ring (CUDA -> Vulkan): yes; zero-copy encode: no (no Vulkan video encode queue)"),
+          "H200: ops %#x, '%s'", (unsigned)ops, line);
+
+    /* A GPU that encodes both codecs on family 1. */
+    const vkcu_vk_queue_family enc[] = { { VK_QUEUE_COMPUTE_BIT | VK_QUEUE_TRANSFER_BIT, 2, 0 },
+                                         { ENC | VK_QUEUE_TRANSFER_BIT, 1, E264 | E265 } };
+    const char *enc_exts[] = { VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME,
+                               VK_KHR_VIDEO_QUEUE_EXTENSION_NAME, VK_KHR_VIDEO_ENCODE_QUEUE_EXTENSION_NAME,
+                               VK_KHR_VIDEO_ENCODE_H264_EXTENSION_NAME, VK_KHR_VIDEO_ENCODE_H265_EXTENSION_NAME };
+    ops = vkcu_outring_caps(enc, NB(enc), enc_exts, NB(enc_exts), line, sizeof(line));
+    CHECK(ops == (E264 | E265) &&
+              !strcmp(line, "output ring (CUDA -> Vulkan): yes; zero-copy encode: yes (h264_vulkan hevc_vulkan, queue family 1)"),
+          "encoder: ops %#x, '%s'", (unsigned)ops, line);
+    /* Without the HEVC extension only H.264; without the encode queue extension nothing. */
+    ops = vkcu_outring_caps(enc, NB(enc), enc_exts, NB(enc_exts) - 1, line, sizeof(line));
+    CHECK(ops == E264 && strstr(line, "yes (h264_vulkan, queue family 1)"), "no HEVC ext: ops %#x, '%s'",
+          (unsigned)ops, line);
+    const char *no_queue_ext[] = { VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME,
+                                   VK_KHR_VIDEO_QUEUE_EXTENSION_NAME, VK_KHR_VIDEO_ENCODE_H264_EXTENSION_NAME };
+    ops = vkcu_outring_caps(enc, NB(enc), no_queue_ext, NB(no_queue_ext), line, sizeof(line));
+    CHECK(ops == 0 && strstr(line, "zero-copy encode: no (lacks VK_KHR_video_encode_queue)"), "no queue ext: '%s'", line);
+    /* No semaphore FDs (lavapipe 22.3): no ring, hence no zero-copy encode either. */
+    ops = vkcu_outring_caps(enc, NB(enc), enc_exts + 0, 1, line, sizeof(line));
+    CHECK(ops == 0 &&
+              !strcmp(line, "output ring (CUDA -> Vulkan): no (lacks VK_KHR_external_semaphore_fd); "
+                            "zero-copy encode: no (needs the output ring)"),
+          "no semaphore FD: '%s'", line);
+    printf("%s capability lines\n", tu_failures ? "FAIL" : "PASS");
+}
+
+int main(void)
+{
+    char err[256] = "";
+#ifdef __SANITIZE_ADDRESS__
+    /* As test_vkdev: lavapipe stays mapped after the loader unloads it, so
+     * its process-lifetime data is not reported as leaks. */
+    dlopen("libvulkan_lvp.so", RTLD_NOW | RTLD_NODELETE);
+#endif
+    test_caps();
+    const vkcu_vk_instance *vi = vkcu_vk_instance_get(NULL, err, sizeof(err));
+    if (!vi) {
+        printf("no Vulkan: %s\n", err);
+        return tu_failures ? 1 : 77;
+    }
+    if (!vi->nb_devs) {
+        printf("no Vulkan device\n");
+        return tu_failures ? 1 : 77;
+    }
+    vkcu_vkfn fn = vi->fn;
+    VkPhysicalDevice pd = vi->devs[0].pd;
+    const char *name = vi->devs[0].name;
+    const vkcu_vk_caps *caps = vkcu_vk_caps_get(vi, 0);
+    if (!caps || !vkcu_vk_caps_has(caps, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME)) {
+        printf("%s has no VK_KHR_external_memory_fd: the output ring cannot be exported here\n", name);
+        return tu_failures ? 1 : 77;
+    }
+    VkPhysicalDeviceExternalSemaphoreInfo esi = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_SEMAPHORE_INFO,
+                                                  .handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT };
+    VkExternalSemaphoreProperties esp = { .sType = VK_STRUCTURE_TYPE_EXTERNAL_SEMAPHORE_PROPERTIES };
+    fn.vkGetPhysicalDeviceExternalSemaphoreProperties(pd, &esi, &esp);
+    const VkExternalSemaphoreFeatureFlags both =
+        VK_EXTERNAL_SEMAPHORE_FEATURE_EXPORTABLE_BIT | VK_EXTERNAL_SEMAPHORE_FEATURE_IMPORTABLE_BIT;
+    int export_sems = vkcu_vk_caps_has(caps, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME) &&
+                      (esp.externalSemaphoreFeatures & both) == both;
+    if (!export_sems)
+        printf("note: %s cannot export binary semaphores as opaque FDs (no VK_KHR_external_semaphore_fd): "
+               "semaphore export not run, the protocol runs on the ring's own semaphores\n", name);
+
+    vkcu_vk_plan plan;
+    vkcu_vk_plan_want want = { .compute = 1 };
+    if (vkcu_vk_plan_device(caps->qf, caps->nqf, caps->exts, caps->nb_exts, &want, &plan, err, sizeof(err)) < 0) {
+        printf("%s: no usable queue (%s)\n", name, err);
+        return tu_failures ? 1 : 77;
+    }
+    AVBufferRef *dev = NULL;
+    if (vkcu_vk_device_create(vi, 0, &plan, &dev, NULL, err, sizeof(err)) < 0) {
+        printf("FAIL device on %s: %s\n", name, err);
+        return 1;
+    }
+    AVVulkanDeviceContext *hw = ((AVHWDeviceContext *)dev->data)->hwctx;
+    /* One by one: a driver without semaphore export has no vkGetSemaphoreFdKHR,
+     * which vkcu_vk_load (the CUDA session's loader) requires. */
+    const char *missing = NULL;
+#define X(fname)                                                                        \
+    fn.fname = (PFN_##fname)fn.vkGetDeviceProcAddr(hw->act_dev, #fname);                 \
+    if (!fn.fname && strcmp(#fname, "vkGetSemaphoreFdKHR") && !missing)                 \
+        missing = #fname;
+    VKCU_DEVICE_FNS(X)
+#undef X
+    if (missing) {
+        printf("FAIL %s lacks %s\n", name, missing);
+        av_buffer_unref(&dev);
+        return 1;
+    }
+    int rc = run(&fn, dev, (uint32_t)plan.compute_family, export_sems, name);
+    av_buffer_unref(&dev);
+    return tu_failures ? 1 : rc;
+}
