@@ -29,7 +29,7 @@ typedef struct vkcu_gpu vkcu_gpu;
 typedef struct vkcu_gpu_config {
     int device;            /* CUDA device ordinal */
     int ring_size;         /* interop slots (frames in flight), 1..VKCU_GPU_MAX_SLOTS (the job checks the range users get) */
-    int timeline_handoff;  /* 1: CUDA waits on FFmpeg's timeline semaphore instead of a binary `ready` */
+    int timeline_handoff;  /* 1: one exported timeline semaphore of vkcu's instead of the slots' binary ones */
     int stall_timeout_ms;  /* how long a slot's fence may take before the device counts as stalled */
     int frames_wanted;     /* 0: nothing leaves the GPU (null sink) */
     int vulkan_download;   /* 1: frames leave through the output ring, read back by Vulkan (docs/gpu-rings.md) */
