@@ -1,5 +1,5 @@
 # vkcu: GPU video post-processing (FFmpeg Vulkan Video decode -> CUDA).
-# Entry points: deps all test test-gpu demo bench install clean.
+# Entry points: deps all test test-gpu demo bench install uninstall clean.
 # Sources are found by wildcard: a new file in src/ or kernels/ needs no edit here.
 
 BUILD  ?= build
@@ -13,8 +13,21 @@ CC     ?= cc
 
 -include $(BUILD)/deps.mk
 
+# Objects remember the flags they were built with (obj/.cflags, obj/.nvflags):
+# when the flags change (another CUDA_ARCHS, -fPIC added) the objects they make
+# stale are removed here, so that they are rebuilt rather than linked with the
+# others into a library of two builds. A copied obj/ carries its record.
+# 1: record, 2: flags, 3: the objects' suffix, 4: other suffix to keep
+define flags_record
+ifneq ($$(strip $(2)),$$(shell cat $(1) 2>/dev/null))
+$$(shell mkdir -p $$(dir $(1)) && find $$(dir $(1)) -name '*$(3)' $(if $(4),! -name '*$(4)') -delete; \
+	printf '%s\n' '$$(strip $(2))' > $(1))
+endif
+endef
+
 PKGS := libavformat libavcodec libswscale libavutil
-PKG  := PKG_CONFIG_PATH=$(FFMPEG_PKG_CONFIG_PATH) pkg-config
+# The bundled FFmpeg lies in the cache, never under a sysroot.
+PKG  := PKG_CONFIG_SYSROOT_DIR= PKG_CONFIG_PATH=$(FFMPEG_PKG_CONFIG_PATH) pkg-config
 FF_CFLAGS = $(shell $(PKG) --cflags $(PKGS) 2>/dev/null)
 FF_LIBS   = $(shell $(PKG) --static --libs $(PKGS) 2>/dev/null)
 # jansson linked statically: the GPU machine has no libjansson.so
@@ -50,11 +63,32 @@ VMAF_STATE := VMAF_VERSION := $(VMAF_VERSION)|VMAF_PREFIX := $(if $(VMAF_VERSION
 
 WARN    := -Wall -Wextra -Wshadow -Wmissing-prototypes -Werror
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -D_GNU_SOURCE -pthread $(WARN) -Isrc -I. -I$(VK_HEADERS) -I$(CUDA)/include $(FF_CFLAGS) $(JSON_CFLAGS)
+# One set of position-independent objects serves libvkcu.a and libvkcu.so
+# (docs/install.md, Building: why not two).
+CFLAGS  += -fPIC -std=c11 -D_GNU_SOURCE -pthread $(WARN) -Isrc -I. -I$(VK_HEADERS) -I$(CUDA)/include $(FF_CFLAGS) $(JSON_CFLAGS)
+# CUDA_ARCHS: the GPUs the kernels are built for, as machine code (SASS), and
+# PTX of the last one so that GPUs newer than the list compile it at first
+# start; highest last. Each entry costs compile time (docs/install.md).
+CUDA_ARCHS ?= 90
+CUDA_PTX   := $(lastword $(CUDA_ARCHS))
+NV_GENCODE := $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
+              -gencode arch=compute_$(CUDA_PTX),code=compute_$(CUDA_PTX)
 NVFLAGS ?= -O3
-NVFLAGS += -std=c++17 -Werror all-warnings -Xcompiler -Wall,-Wextra -Isrc -I. -I$(VK_HEADERS) $(FF_CFLAGS) \
-           -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+NVFLAGS += -std=c++17 -Werror all-warnings -Xcompiler -Wall,-Wextra,-fPIC -Isrc -I. -I$(VK_HEADERS) $(FF_CFLAGS) \
+           $(NV_GENCODE)
 LDLIBS  = $(FF_LIBS) $(JSON_LIBS) $(VMAF_LIBS) -L$(CUDA)/lib64 -lcudart_static -lzimg -lstdc++ -ldl -lrt -lm -pthread
+# libvkcu.so: Debian's libjansson.a is not position-independent, so the shared
+# library links jansson's shared object (a dependency any package manager meets).
+SO_LDLIBS = $(FF_LIBS) $(shell pkg-config --libs jansson 2>/dev/null) $(VMAF_LIBS) \
+            -L$(CUDA)/lib64 -lcudart_static -lstdc++ -ldl -lrt -lm -pthread
+
+# The library's version: include/vkcu/version.h when it names one. The
+# soname carries the major number; a new major is a new ABI.
+VKCU_VERSION := $(shell sed -n 's/^\#define VKCU_VERSION_\(MAJOR\|MINOR\|PATCH\) *\([0-9]*\).*/\2/p' \
+                  include/vkcu/version.h 2>/dev/null | paste -sd.)
+VKCU_VERSION := $(or $(VKCU_VERSION),0.1.0)
+VKCU_MAJOR   := $(firstword $(subst ., ,$(VKCU_VERSION)))
+SONAME       := libvkcu.so.$(VKCU_MAJOR)
 
 # EXCLUDE: sources to leave out of a build (work in progress in a shared tree)
 EXCLUDE ?=
@@ -70,10 +104,10 @@ FUZZ_REPLAY := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 BENCH_SRC := $(wildcard tests/bench/*.c)
 BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/tests/%)
 
-.PHONY: FORCE all deps test test-gpu demo bench install clean media check-deps man completion
+.PHONY: FORCE all deps test test-gpu demo bench install uninstall print-version print-cuda-archs clean media check-deps man completion
 .DEFAULT_GOAL := all
 
-all: check-deps $(BUILD)/vkcu $(BUILD)/libvkcu.a $(TEST_BIN) $(BENCH_BIN) $(FUZZ_REPLAY) man completion
+all: check-deps $(BUILD)/vkcu $(BUILD)/libvkcu.a $(BUILD)/libvkcu.so $(TEST_BIN) $(BENCH_BIN) $(FUZZ_REPLAY) man completion
 
 $(BUILD)/deps.mk:
 	@bash tools/deps.sh
@@ -87,6 +121,21 @@ check-deps:
 $(BUILD)/libvkcu.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
 	@echo "AR   $@"; ar rcs $@ $^
+
+# The shared library holds the bundled FFmpeg (static, built with --enable-pic)
+# and CUDA's static runtime; --exclude-libs keeps their symbols inside, so a
+# program may use its own FFmpeg beside libvkcu.so. -z defs: every symbol the
+# library needs is resolved now, not at a user's first call. (FFmpeg's x86
+# assembly refers to its tables PC-relatively; that links because
+# --exclude-libs makes those symbols local.)
+$(BUILD)/libvkcu.so.$(VKCU_VERSION): $(LIB_OBJ) $(BUILD)/vmaf.mk
+	@mkdir -p $(@D)
+	@echo "LINK $@"
+	@$(CC) $(CFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--exclude-libs,ALL -Wl,-z,defs \
+		-o $@ $(LIB_OBJ) $(SO_LDLIBS)
+$(BUILD)/libvkcu.so: $(BUILD)/libvkcu.so.$(VKCU_VERSION)
+	@ln -sf $(<F) $(BUILD)/$(SONAME)
+	@ln -sf $(SONAME) $@
 
 $(BUILD)/vkcu: $(CLI_OBJ) $(BUILD)/libvkcu.a
 	@echo "LINK $@"
@@ -116,12 +165,12 @@ $(BUILD)/completion/vkcu: $(BUILD)/vkcu
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libvkcu.a
 	@mkdir -p $(@D)
 	@echo "LINK $@"
-	@$(CC) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libvkcu.a $(LDLIBS)
+	@$(CC) $(CFLAGS) -Itests -MMD -MP -MT $@ -MF $@.d -o $@ $< $(BUILD)/libvkcu.a $(LDLIBS)
 
 $(BUILD)/tests/%: tests/bench/%.c $(BUILD)/libvkcu.a
 	@mkdir -p $(@D)
 	@echo "LINK $@"
-	@$(CC) $(CFLAGS) -Itests -Itests/unit -o $@ $< $(BUILD)/libvkcu.a $(LDLIBS)
+	@$(CC) $(CFLAGS) -Itests -Itests/unit -MMD -MP -MT $@ -MF $@.d -o $@ $< $(BUILD)/libvkcu.a $(LDLIBS)
 
 $(BUILD)/obj/%.o: %.c $(BUILD)/deps.mk
 	@mkdir -p $(@D)
@@ -142,7 +191,13 @@ $(BUILD)/obj/src/regress/vmaf.o: $(BUILD)/vmaf.mk
 $(BUILD)/vkcu: $(BUILD)/vmaf.mk
 FORCE:
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+ifeq ($(filter clean deps uninstall print-%,$(MAKECMDGOALS)),)
+$(eval $(call flags_record,$(BUILD)/obj/.cflags,$(CC) $(CFLAGS),.o,.cu.o))
+$(eval $(call flags_record,$(CU_BUILD)/obj/.nvflags,$(NVCC) $(NVFLAGS),.cu.o))
+endif
+
+# Test programs are built from source in one step; their .d files sit beside them.
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_BIN:=.d) $(BENCH_BIN:=.d) $(FUZZ_REPLAY:=.d)
 
 media: $(BUILD)/deps.mk
 	@bash tools/make-media.sh
@@ -165,14 +220,51 @@ bench: $(BUILD)/deps.mk
 	@bash tools/bench-transcode.sh
 	@bash tools/bench-batch.sh
 
-install: all
-	install -D -m 755 $(BUILD)/vkcu $(DESTDIR)$(PREFIX)/bin/vkcu
-	install -D -m 644 $(BUILD)/libvkcu.a $(DESTDIR)$(PREFIX)/lib/libvkcu.a
-	install -D -m 644 src/core/vkcu.h $(DESTDIR)$(PREFIX)/include/vkcu/vkcu.h
-	install -d $(DESTDIR)$(PREFIX)/share/vkcu/pipelines
-	install -m 644 pipelines/*.pipe $(DESTDIR)$(PREFIX)/share/vkcu/pipelines/ 2>/dev/null || true
+# Installation folders (docs/install.md); DESTDIR stages the whole tree.
+BINDIR      ?= $(PREFIX)/bin
+LIBDIR      ?= $(PREFIX)/lib
+INCLUDEDIR  ?= $(PREFIX)/include
+DATADIR     ?= $(PREFIX)/share
+MANDIR      ?= $(DATADIR)/man
+DOCDIR      ?= $(DATADIR)/doc/vkcu
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+
+# vkcu.pc. libvkcu.so needs nothing more than -lvkcu; a static link needs
+# what libvkcu.a leaves out. The bundled FFmpeg is not a system library, so
+# its static archives are installed privately in LIBDIR/vkcu and named here
+# (a system FFmpeg is named through Requires.private instead).
+FFMPEG_BUNDLED_LIBS := $(if $(FFMPEG_PREFIX),$(wildcard $(patsubst -l%,$(FFMPEG_PREFIX)/lib/lib%.a,$(filter -l%,$(FF_LIBS)))))
+# jansson as -ljansson, not Requires.private: its Cflags would add
+# -I/usr/include (under a sysroot, a folder that is not there).
+PC_REQUIRES := $(if $(FFMPEG_PREFIX),,$(PKGS))
+PC_LIBS     := $(if $(FFMPEG_PREFIX),$(patsubst -L$(FFMPEG_PREFIX)/lib,-L$${libdir}/vkcu,$(FF_LIBS))) \
+               -ljansson $(VMAF_LIBS) -L$(CUDA)/lib64 -lcudart_static -lstdc++ -ldl -lrt -lm -pthread
+pc_path = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+$(BUILD)/vkcu.pc: tools/vkcu.pc.in FORCE
+	@mkdir -p $(@D)
+	@sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call pc_path,$(LIBDIR))|' \
+	     -e 's|@INCLUDEDIR@|$(call pc_path,$(INCLUDEDIR))|' -e 's|@VERSION@|$(VKCU_VERSION)|' \
+	     -e 's|@REQUIRES_PRIVATE@|$(strip $(PC_REQUIRES))|' -e 's|@LIBS_PRIVATE@|$(strip $(PC_LIBS))|' \
+	     -e '/^# SPDX/d' $< > $@.new; \
+	 if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
+
+INSTALL_ENV = BUILD='$(BUILD)' PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' BINDIR='$(BINDIR)' LIBDIR='$(LIBDIR)' \
+	INCLUDEDIR='$(INCLUDEDIR)' DATADIR='$(DATADIR)' MANDIR='$(MANDIR)' DOCDIR='$(DOCDIR)' \
+	BASHCOMPDIR='$(BASHCOMPDIR)' VKCU_VERSION='$(VKCU_VERSION)' SONAME='$(SONAME)' \
+	FFMPEG_BUNDLED_LIBS='$(FFMPEG_BUNDLED_LIBS)'
+
+install: all $(BUILD)/vkcu.pc
+	@$(INSTALL_ENV) bash tools/install.sh install
+
+uninstall:
+	@$(INSTALL_ENV) bash tools/install.sh uninstall
+
+print-version:
+	@echo $(VKCU_VERSION)
+print-cuda-archs:
+	@echo $(CUDA_ARCHS)
 
 clean:
-	rm -rf $(BUILD)/obj $(BUILD)/vkcu $(BUILD)/libvkcu.a $(BUILD)/tests $(BUILD)/man $(BUILD)/completion
+	rm -rf $(BUILD)/obj $(BUILD)/vkcu $(BUILD)/libvkcu.a $(BUILD)/libvkcu.so* $(BUILD)/vkcu.pc $(BUILD)/tests $(BUILD)/man $(BUILD)/completion
 
 include tests/sanitize.mk

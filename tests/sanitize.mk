@@ -17,17 +17,18 @@ FUZZ_TARGETS := $(FUZZ_SRC:tests/fuzz/%.c=%)
 .PHONY: test-asan fuzz fuzz-build
 
 # The fuzz targets without libFuzzer (tests/fuzz/replay.c): `make test`
-# replays the regression inputs and seed corpus with them.
+# replays the regression inputs and seed corpus with them. gcc writes one
+# dependency file per command, for the last source: the target's own.
 $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(BUILD)/libvkcu.a
 	@mkdir -p $(@D)
 	@echo "LINK $@"
-	@$(CC) $(CFLAGS) -Itests/fuzz -o $@ $< tests/fuzz/replay.c $(BUILD)/libvkcu.a $(LDLIBS)
+	@$(CC) $(CFLAGS) -Itests/fuzz -MMD -MP -MT $@ -MF $@.d -o $@ tests/fuzz/replay.c $< $(BUILD)/libvkcu.a $(LDLIBS)
 
 # The libFuzzer programs (built by `make fuzz` with clang in $(FUZZ_BUILD)).
 $(BUILD)/libfuzzer/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(BUILD)/libvkcu.a
 	@mkdir -p $(@D)
 	@echo "LINK $@"
-	@$(CC) $(CFLAGS) -fsanitize=fuzzer -Itests/fuzz -o $@ $< $(BUILD)/libvkcu.a $(LDLIBS)
+	@$(CC) $(CFLAGS) -fsanitize=fuzzer -Itests/fuzz -MMD -MP -MT $@ -MF $@.d -o $@ $< $(BUILD)/libvkcu.a $(LDLIBS)
 
 test-asan: $(BUILD)/deps.mk
 	@$(MAKE) --no-print-directory media
