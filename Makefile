@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # vkcu: GPU video post-processing (FFmpeg Vulkan Video decode -> CUDA).
 # Entry points: deps all test test-gpu demo bench install uninstall clean.
 # Sources are found by wildcard: a new file in src/ or kernels/ needs no edit here.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * BLAKE3 (O'Connor, Aumasson, Neves, Wilcox-O'Hearn: "BLAKE3, one function,
  * fast everywhere", 2020), the parts both backends share: the compression

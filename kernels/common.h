@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Shared by gcc (CPU reference) and nvcc (CUDA kernels): the qualifier that
  * makes one per-pixel function compile for both, and small integer helpers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * CUDA backend of the convert and tonemap operators, writing operator-owned
  * pitch-linear planes. The arithmetic is the shared fixed-point and table

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Hoisted chroma math of the convert fast path (4:2:0 input, no tonemap,
  * packed or 4:2:0 output), compiled by nvcc for the CUDA kernels and by gcc

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * C-callable CUDA side of the convert and tonemap operators
  * (kernels/convert.cu), used by src/ops/op_convert.c.

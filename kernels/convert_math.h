@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Colour conversion math shared by the CPU reference (gcc, C11) and the CUDA
  * kernels (nvcc, C++17): chroma resampling taps and the fixed-point affine

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The CUDA side of `crop` and `pad` (kernels/croppad.h): one thread per
  * output element, which either copies the input element that

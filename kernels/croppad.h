@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * `crop` and `pad` as one placement: every output plane is the fill value,
  * except a rectangle that takes the input's elements from (src_x, src_y)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * CUDA kernels of the `deinterlace` operator and their C-callable launchers
  * (kernels/deint_gpu.h). The per-sample math is kernels/deint_math.h, shared

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * C-callable launchers of the `deinterlace` CUDA kernels (kernels/deint.cu),
  * called by src/ops/op_deint.c. Every launcher enqueues on `stream` (a

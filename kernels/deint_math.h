@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Deinterlace per-sample math of the `deinterlace` operator, shared by the
  * CPU reference (src/ops/op_deint.c) and the CUDA kernel (kernels/deint.cu).

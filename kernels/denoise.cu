@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * CUDA kernels of the `denoise` operator and their C-callable launchers
  * (declared in kernels/denoise_gpu.h). The per-sample math comes from

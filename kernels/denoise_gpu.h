@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * C-callable launchers of the denoise CUDA kernels (kernels/denoise.cu),
  * called by src/ops/op_denoise.c. Every launcher enqueues on `stream` (a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Denoise per-sample math shared by the CPU reference (src/ops/op_denoise.c) and
  * the CUDA kernels (kernels/denoise.cu). Everything here is integer so that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The frame descriptions that host code and CUDA kernels share: a picture
  * format and the planes of a frame in GPU memory. They live here, and not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The GPU session's own kernels: reading a frame (interop arrays through
  * texture objects, or pitch-linear memory) into the planar host layout, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * C-callable launchers for the GPU session's own kernels (kernels in
  * kernels/frame_kernels.cu and hash_kernels.cu): download into a planar

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * BLAKE3 of a frame in device memory: the packed byte string of
  * docs/hash.md, as vkcu_cuda_to_planar writes it with packed rows, so that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Device-side access to a vkcu_gpu_plane: reads go through the texture object
  * when the plane is a CUDA array (imported interop image), else through the

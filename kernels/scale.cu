@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * CUDA kernels of the `scale` operator and their launchers (kernels/scale_gpu.h).
  * The two passes of the CPU reference, with the same tap tables (the host's),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * C-callable side of the `scale` CUDA kernels (kernels/scale.cu), called by
  * src/ops/op_scale.c. Launchers enqueue on `stream` (a cudaStream_t) and return

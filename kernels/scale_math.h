@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Resampling arithmetic of the `scale` operator, shared by the CPU reference
  * (src/ops/op_scale.c) and the CUDA kernels (kernels/scale.cu).

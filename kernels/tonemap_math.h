@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Tone mapping math shared by the CPU reference and the CUDA kernels: HDR
  * (PQ or HLG, BT.2020) R'G'B' to SDR BT.709 R'G'B', both as 16-bit codes.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # GPU tests (`make test-gpu`): every frame that crosses the Vulkan -> CUDA
 # interop ring must hash exactly as FFmpeg's software decode does (the
 # conformance .framemd5 files, and the CPU backend on the same clips), the

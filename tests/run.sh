@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `make test`: every unit program in build/tests (one line each) and every
 # shell test in tests/cli/*.sh (PASS/FAIL/SKIP lines), then one total line.
 # Unit programs exit 0 (pass), 77 (skip, with the reason as their last

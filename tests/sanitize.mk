@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Included by the Makefile: `make test-asan` and `make fuzz` (tests/asan/README.md,
 # tests/fuzz/README.md). Both build apart from build/ (C objects in their own
 # folder) and reuse build/'s CUDA objects: nvcc's host compiler does not take

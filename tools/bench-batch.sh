@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Batch memory benchmark (issue 6's target: GPU memory and host RSS flat,
 # within 10%, between a 10-file and a 200-file batch). Runs `vkcu batch
 # --jobs 7` over folders of 10 and 200 copies (hard links) of one small

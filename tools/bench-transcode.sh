@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Transcode benchmark (issue 5), run on the GPU machine: 1080p and 4K H.264
 # -> HEVC (libx265 -preset fast) and -> FFV1, with convert + denoise=tnr,
 # vkcu (--backend gpu) against the nearest FFmpeg command line:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `make bench`: the GPU benchmark, every row measured side by side in one
 # run, reported as fps and ratios (issue 3's table). Each figure is the
 # median of 3 runs. Writes bench.md (in $OUT when set, else build/).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `make demo`: transcode the bundled clip with a denoise + colour chain and
 # print what happened. Uses the GPU when there is one, else the CPU backend.
 set -euo pipefail

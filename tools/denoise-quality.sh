@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Denoise quality table: vkcu's tnr and nlm against FFmpeg's hqdn3d and
 # nlmeans on the same noisy frames (conformance clips + seeded Gaussian noise
 # of sigma 5, 10, 20), each FFmpeg filter at the best point of its grid.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Dependency bootstrap for vkcu: Debian packages, then a static FFmpeg 7.1
 # built from Debian 13's source package with Vulkan 1.4 headers and NVIDIA's
 # codec headers unpacked locally. The build is cached outside the clone, keyed

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Packs what a run on the GPU machine needs into .gpu/ (git-ignored), for the
 # device tool to carry: vkcu, the GPU test and benchmark programs, the FFmpeg
 # programs, the codec libraries they load (the GPU machine has libc,

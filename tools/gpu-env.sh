@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Sourced by tests/gpu.sh and tools/bench.sh: finds vkcu, FFmpeg, the
 # conformance streams and the clips, either in this checkout (a machine with
 # the project built) or in the bundle tools/gpu-bundle.sh made (.gpu/).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The input corpus of tests/cli/corpus.sh and tests/gpu.d/corpus.sh: one small
 # clip per codec and container a user brings (H.264, HEVC 8/10-bit, AV1, VP9,
 # VP8, MPEG-2, MPEG-4 Part 2, ProRes, MJPEG, DNxHR, FFV1, raw video in mp4,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Generates the test clips vkcu's tests and benchmarks use, with the FFmpeg
 # that tools/deps.sh built. Idempotent: existing clips are kept, unless this
 # script or the FFmpeg build changed since they were made (then all are made

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The operator acceptance matrix (issue 11): every operator, with its key
 # variants, over small inputs of every layout family FFmpeg's decoders give
 # (4:2:0, 4:2:2, 4:4:4, 10-bit, full-range yuvj from MJPEG and H.264, gray,

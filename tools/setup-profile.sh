@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Set-up to the first decoded frame, step by step (issue 15.1), on the GPU
 # machine: `bash tools/setup-profile.sh [N] [clip...]` (N runs of each
 # variant, default 5; clips default to the three 600-frame bench clips).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Batch runner: folder listing (sorted byte-wise so that every shard of a
  * Slurm array sees the same order), output mapping, N worker threads each

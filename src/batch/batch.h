@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Batch processing of a folder: list the input files (sorted, filtered,
  * sharded), map each to an output path, and run them as concurrent jobs

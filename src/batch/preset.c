@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Pipeline presets (`*.pipe`): a line-oriented "key value" format, parsed
  * strictly so that a typo in a preset fails before a batch of thousands of

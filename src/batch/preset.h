@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Pipeline presets: named, declarative `*.pipe` files (docs/pipelines.md)
  * that set a job's operator chain, its encoder and options, and the output

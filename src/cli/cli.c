@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vkcu command line: `vkcu [options] INPUT -o OUTPUT` and the verbs.
  * Parses arguments and calls the library; nothing else lives here.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The command-line front end: each verb parses its arguments through the
  * one option table (opts.h, table.c) and calls the library. Call graph,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The `batch` and `pipelines` verbs. Argument parsing only: presets are
  * loaded by preset.c, folders run by batch.c.

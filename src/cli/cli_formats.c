@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * `vkcu --version` and `vkcu formats`: what this build and this machine can
  * do. The FFmpeg build decides which inputs open at all; the GPU here

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The regression verbs: `vkcu compare A B` and `vkcu verify MANIFEST`.
  * Arguments only; the work is in compare.c and manifest.c.

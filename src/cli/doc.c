@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Everything written about the options comes from the option table
  * (opts.c): each verb's --help, the hidden --dump-options listing the

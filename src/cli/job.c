@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The options every job verb shares (processing and encoder options, the
  * --pipeline preset) stored into vkcu_job_params, and the signal set-up

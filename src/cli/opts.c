@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The parser of the option table (table.c): turns argv into (option,
  * value) pairs checked against the table's types and ranges, and answers

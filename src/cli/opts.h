@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The command line's one option table. Every option of every verb is one
  * entry here: its names, argument type and range, default, help text and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The option table: every option of every verb, once per meaning, and each
  * verb's prose (usage, description, exit codes, environment). Data only:

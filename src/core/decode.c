@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Decode stage: libavcodec, in software or on the Vulkan Video hwaccel.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Demux stage: opens the input with libavformat, picks the video stream and
  * turns every way an input can be wrong into one line that names the file.

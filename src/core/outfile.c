@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Every file vkcu writes goes through here, so that one rule holds for all
  * of them (outputs, hash lists, reports, diff images, JUnit files, batch

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The job runner: demux -> decode -> operators (CPU reference, or the GPU
  * session) -> sink, with trimming, progress, the stall watchdog, and one

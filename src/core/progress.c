@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The progress line on a terminal: frames (of the expected total), fps,
  * speed (times realtime) and ETA, redrawn at most 4 times a second on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Callback sink: processed frames go to a function of the caller's
  * (vkcu compare reads two jobs' frames this way). */
 #include "stage.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Encode sink: libavcodec encoder + libavformat muxer. The container
  * follows the output's extension; `.y4m` and `.nut` get raw frames. Other

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The stages a job strings together: demux -> decode -> (CPU operators |
  * GPU session) -> sink. Each stage writes a one-line, user-facing error into

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Frame timestamps as the ffmpeg 7.1 command line makes them (timing.h).
  *

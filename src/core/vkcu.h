@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vkcu public API: run a video job (decode -> operators -> sink) on the GPU
  * (Vulkan Video decode, CUDA operators) or on the CPU reference backend.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The operator chain on the CUDA stream: the GPU backend of the one chain
  * driver (vkcu_chain_drive, op.h), each frame leaving the chain going to

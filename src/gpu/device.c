@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Vulkan devices shared by every stream of the process, one per CUDA device
  * (matched by UUID, never by ordinal), and the spreading of decoders over

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The process-wide Vulkan device per GPU, shared by every stream, and the
  * per-stream device contexts that spread decoders over the decode queues.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The way out to the host: the chain's output is written in the planar
  * host layout (vkcu_gpu_host_format) into a device staging buffer, copied

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * GPU session: one Vulkan device matched to one CUDA device by UUID, the
  * interop ring between them, and the CUDA side of an operator chain.

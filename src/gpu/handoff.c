@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The handoff thread: Vulkan submissions and CUDA launches run beside the
  * decoder's thread, which only queues decoded frames (push). Per frame the

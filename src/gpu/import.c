@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Imports into CUDA: one exportable Vulkan image (single plane, dedicated
  * memory) mapped as a CUDA mipmapped array with a texture and a surface

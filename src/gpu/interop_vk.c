@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Exportable interop images and semaphores (see interop_vk.h). */
 #include <stdio.h>
 

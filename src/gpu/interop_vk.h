@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The Vulkan half of the interop ring, free of CUDA so that it can be
  * exercised on any Vulkan device (CI uses lavapipe): exportable images on

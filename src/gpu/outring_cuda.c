@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The output ring's CUDA side (see outring_cuda.h). A successful import
  * hands the FD to CUDA: we close one only when its import failed. */
 #include <stdio.h>

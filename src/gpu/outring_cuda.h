@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The output ring's CUDA side: each slot of a vkcu_outring (outring_vk.h)
  * imported once into CUDA (its memory as linear device memory, its

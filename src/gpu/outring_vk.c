@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The output ring's Vulkan side and its readback consumer (see outring_vk.h). */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The Vulkan side of the output ring (CUDA -> Vulkan), free of CUDA so that
  * it runs on any Vulkan device (CI uses lavapipe).

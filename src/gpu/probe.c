@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * `vkcu probe`: what Vulkan and CUDA devices this machine has, what each
  * can do for vkcu, and which Vulkan/CUDA pairs are the same GPU (by UUID).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What the machine offers the GPU backend, for vkcu --version, vkcu
  * formats and vkcu probe. */
 #ifndef VKCU_GPU_PROBE_H

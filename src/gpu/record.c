@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The per-frame interop protocol (DESIGN.md "The interop protocol").
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The input ring: nb_slots slots, each holding one decoded frame's planes
  * as interop images that Vulkan copies into and CUDA reads through texture

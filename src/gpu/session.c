@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * GPU session: the Vulkan device matched to the CUDA device by UUID, the
  * interop ring, and the per-frame handoff (DESIGN.md "The interop protocol").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The GPU session's own header, shared by the files that implement gpu.h:
  *   session.c   open, bind (CUDA side at the first frame), close

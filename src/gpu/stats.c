@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * --stats: what the session counted (imports, copies, bytes each way, the
  * deepest pipeline) and timed (the Vulkan copy by queue timestamps, the

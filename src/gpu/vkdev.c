@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vkcu's own Vulkan device for FFmpeg's Vulkan Video decoder and the CUDA
  * interop (see vkdev.h for why).

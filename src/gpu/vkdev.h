@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vkcu's own Vulkan device, handed to FFmpeg through AVVulkanDeviceContext
  * instead of av_hwdevice_ctx_create: only the queues and extensions the

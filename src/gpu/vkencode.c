@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Vulkan Video encode support: the device behind `--encoder
  * h264_vulkan|hevc_vulkan` (gpu/device.c: the GPU's UUID-matched shared

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Vulkan Video encode (FFmpeg's h264_vulkan / hevc_vulkan): whether a device
  * here can run it, and the upload of host frames into Vulkan frames for it.

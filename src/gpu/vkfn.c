@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Run-time loading of the Vulkan entry points vkcu uses. */
 #include <dlfcn.h>
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Vulkan entry points vkcu calls, loaded at run time: the binary does not
  * link libvulkan, so it starts (and runs the CPU backend) on machines that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The process's one Vulkan instance (see vkinstance.h for why one). */
 #include <pthread.h>
 #include <stdio.h>

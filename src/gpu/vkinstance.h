@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The process's one Vulkan instance and the physical devices it sees, each
  * with its UUID. `vkcu probe`, the shared decode device (gpu/device.c) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Operator chains: parsing `name=k=v:k=v,name2=...` strictly (unknown names,
  * keys and values are rejected with their column), typed option access,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Operators: the processing steps of a chain (`convert`, `denoise`, ...).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The `convert` (colour conversion) and `tonemap` (HDR to SDR) operators:
  * keys, colour description handling, the fixed-point coefficient builder,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * `copy`: passes frames through unchanged. On the GPU it copies every plane
  * into operator-owned device memory with a CUDA kernel, which makes it the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The `crop` and `pad` operators. Both are a placement (kernels/croppad.h):
  * a rectangle of input elements copied to a place in an output of another

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The `deinterlace` operator: bwdif-class motion-adaptive deinterlacing,
  * equal to FFmpeg's bwdif filter. Keys, format checks, the frame sequencing

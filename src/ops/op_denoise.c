@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The `denoise` operator: `tnr` (motion-adaptive temporal recursion with a
  * light spatial term, hqdn3d family) and `nlm` (spatio-temporal non-local

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * `fps`: constant frame rate by dropping and repeating frames, choosing for
  * each output time the same source frame as FFmpeg's fps filter (its

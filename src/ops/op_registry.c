@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The operator classes users can name in a chain. */
 #include <stddef.h>
 #include "op.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The `scale` operator: separable resampling (bilinear, bicubic, lanczos,
  * spline36) of every plane, with the chroma siting of the stream, to a size

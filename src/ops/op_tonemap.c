@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Tone mapping, host side: the transfer functions and tone curves in double
  * precision, and the tables both backends evaluate them through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Tap tables of the `scale` operator: the filter kernels, from their published
  * definitions, and the weights of each output sample, computed in double and

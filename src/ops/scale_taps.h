@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Tap tables of the `scale` operator (kernels/scale_math.h has the integer
  * side): which input samples each output sample reads, with which Q14

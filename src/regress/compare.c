@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vkcu compare: two inputs (media files decoded through vkcu's own stages,
  * or hash lists written by `vkcu hash`) aligned frame by frame on their

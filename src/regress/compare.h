@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Frame-accuracy comparison: what `vkcu compare` and `vkcu verify` share.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Regression manifests and `vkcu verify`: parsing (docs/regression.md),
  * ${VARIABLE} expansion, running each case through the library, comparing

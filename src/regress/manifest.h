@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Regression manifests (`vkcu verify`): a text file of cases, each an input,
  * a chain or pipeline, a backend and an expectation (exact per-frame hashes

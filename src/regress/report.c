@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * HTML reports (src/regress/report.h): one page, no script and no external URL.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * HTML reports a person opens in a browser: `vkcu compare --report` and
  * `vkcu verify --html` (docs/regression.md, "HTML reports").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Hash sink: per-frame hashes of the processed frames, in FFmpeg's
  * framemd5 text format (so a result diffs against `ffmpeg -f framemd5`)

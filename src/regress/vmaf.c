@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * VMAF through libvmaf (vmaf.h). Pairs are fed in order with one
  * synchronous libvmaf context (no worker threads: scores do not depend on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * VMAF scores through libvmaf, with its default model (vmaf_v0.6.1).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Streaming BLAKE3 (the spec's incremental construction): a block is
  * compressed only when more input follows it, because the input's last

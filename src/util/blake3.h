@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* BLAKE3's plain hash with its standard 32-byte digest, streaming form, for
  * frame hashes on the CPU. The math is kernels/blake3_math.h, shared with
  * the GPU hasher. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vkcu's error codes, exit codes and log levels: the vocabulary every layer
  * reports in, so it sits at the bottom (util/) where the logger and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Picture formats: reading a frame's colour description and writing it back. */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Picture formats of decoded frames: reading them off AVFrames, writing
  * their tags back, and which layouts the GPU ring and the operators can

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Hash function names (hash_algo.h). */
 #include <stddef.h>
 #include <strings.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The hash functions a user can name, and their names: one vocabulary for
  * options, presets, manifests, hash-list headers and the GPU's digests.

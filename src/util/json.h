@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * JSON output through jansson, for every JSON vkcu writes (hash lines,
  * batch reports). One object per line.

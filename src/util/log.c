@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Logging, error strings, exit-code mapping and the stop flag. */
 #include <signal.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Strict number parsing (number.h). strtol/strtod alone accept leading
  * blanks, "nan", "inf" and out-of-range values (clamped, with only errno

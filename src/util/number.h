@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Numbers from text: the one parser per kind that every command-line
  * option, chain operator key, preset key and manifest key goes through, so

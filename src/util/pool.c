@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The persistent worker pool (pool.h). Each call is one generation: the
  * caller publishes the work and bumps the generation under the lock, every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * A persistent worker pool for row-parallel CPU work: the workers are made
  * once and wait between calls, so a job does not create threads per frame.

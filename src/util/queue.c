@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The bounded FIFO (queue.h): a ring of capacity items under one lock, one
  * condition for "not full" (producers) and one for "not empty" (consumers);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * A bounded FIFO between threads: fixed-size items copied in and out, a
  * producer that blocks while it is full, a consumer that blocks while it is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* XXH64, written from the algorithm's public specification. */
 #include <string.h>
 #include "xxhash64.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* XXH64 (Yann Collet's 64-bit hash), streaming form, for frame hashes. */
 #ifndef VKCU_XXHASH64_H
 #define VKCU_XXHASH64_H

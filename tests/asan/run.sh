@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `make test-asan`: every test of `make test` (tests/run.sh) over the
 # AddressSanitizer + UndefinedBehaviorSanitizer build. Reports go to files
 # that tests/run.sh turns into a FAIL of the test that caused them, so a

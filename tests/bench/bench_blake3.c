@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Benchmark (not run by make test): BLAKE3 of one frame in device memory
  * (kernels/hash_kernels.cu, what `hash --algo blake3 --backend gpu` runs per

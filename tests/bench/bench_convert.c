@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Benchmark (not run by make test): 4K conversions with convert's run_gpu
  * against a device-to-device cudaMemcpy of the same output bytes, timed

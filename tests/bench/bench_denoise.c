@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * denoise speed on the GPU, timed with CUDA events on one stream: tnr at 4K
  * (NV12 and P010, input read through texture objects as from the interop

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Many streams on one GPU, in one process: N threads each run a job
  * (Vulkan decode -> interop ring -> CUDA chain, no host consumer) on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * scale speed on the GPU, timed with CUDA events on one stream: 4K -> 1080p
  * (NV12 and P010, every filter) and 1080p -> 720p, the input read through

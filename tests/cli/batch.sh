@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Pipeline presets and `vkcu batch` on the CPU backend: preset listing and
 # strict parse errors, a folder of good and bad files, the report, resume,
 # dry run, globs, shards, concurrent jobs, exit codes and Ctrl-C.

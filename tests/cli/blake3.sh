@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # --algo blake3 on the CPU backend: each frame's digest equals Debian's
 # b3sum (the outside oracle) of that frame's raw bytes as ffmpeg writes them
 # (-f rawvideo, cut into frames), for 8-bit and 10-bit frames, odd sizes,

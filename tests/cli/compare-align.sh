@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # vkcu compare pairs what a person means (issue 12): a clip and vkcu's own
 # default transcode (Matroska with AAC starts the video about 21 ms late; mp4;
 # a VFR input) pair every frame, at FFmpeg's PSNR/SSIM for the same pairs;

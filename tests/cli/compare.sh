@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # vkcu compare: a clip against itself, against a copy with one altered frame
 # (exactly that frame reported), against a copy with one frame dropped (one
 # count mismatch, no cascade), PSNR/SSIM against FFmpeg's psnr and ssim

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Path confinement (issue 13, defect 6): manifests and presets often come
 # from untrusted changes in CI.
 # - A manifest case's hashes file, read and written by --update, stays in

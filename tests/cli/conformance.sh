@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Every conformance stream hashed by the CPU backend equals FFmpeg's software
 # decode (.framemd5), frame by frame: hash, size and timestamps.
 source "$(dirname "$0")/lib.sh"

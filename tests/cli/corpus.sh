@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Every file ffmpeg 7.1 reads goes through every verb with the frames and
 # timestamps ffmpeg gives. For each clip of the generated corpus
 # (tools/make-corpus.sh: every codec and container of issue 11):

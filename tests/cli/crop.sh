@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Exact cropping: H.264 and HEVC streams whose SPS crop window starts right
 # of and below the corner, at offsets that are odd in crop units, some also
 # with a container window (MP4 'clap', Matroska PixelCrop) on top (made by tools/make-media.sh).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # crop and pad beyond one job (issue 17.5): `vkcu batch` with --chain (also
 # after fps) and with
 # a preset file of `op` lines (several streams at once; a file whose layout

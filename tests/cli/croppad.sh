@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `crop` and `pad` (issue 17.2) against FFmpeg's crop and pad filters: for
 # each case `vkcu hash --chain ...` on the CPU backend equals
 # `ffmpeg -vf ... -f framemd5` frame by frame (pts, size, hash), on the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The deinterlace operator equals FFmpeg's bwdif filter: per-frame hashes,
 # pts and durations (`vkcu hash` against `ffmpeg -vf bwdif -f framemd5`, with
 # the time base line) on interlaced MPEG-2 (top field first), H.264 MBAFF

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # GOP-parallel FFV1 encoding (--encode-workers): the packets must be the
 # very bytes one encoder makes (compared packet by packet, every stream,
 # with FFmpeg's framemd5 of a stream copy), whatever the worker count, GOP

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Bad input and bad usage: one clear line naming the file, a documented exit
 # code, and no output file (not even a partial one) left behind.
 source "$(dirname "$0")/lib.sh"

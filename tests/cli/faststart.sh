@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # --faststart and the presets of issue 17.5: an MP4 written with --faststart
 # (or a preset's 'faststart yes') has its index (moov) before the media data
 # (mdat), one without has it after, and both decode to the same frames;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # fluster over the repository's conformance streams with vkcu's CPU decoder:
 # tools/fluster/make-suite.py writes the suites (results from the build's
 # FFmpeg), tools/fluster/vkcu_fluster.py runs fluster with vkcu's decoders,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The fps operator against ffmpeg's fps filter (issue 17.4): for each output
 # time the same source frame, and the same timestamps and durations in the
 # new rate (vkcu hash --chain fps=... vs ffmpeg -vf fps=... -f framemd5,

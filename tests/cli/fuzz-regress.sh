@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Replays every fuzz target (tests/fuzz) over its regression inputs
 # (tests/fuzz/regress/TARGET: what `make fuzz` once crashed on) and its seed
 # corpus, with the replayers `make` builds beside vkcu (BUILD/fuzz/TARGET).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Hash formats other tools use, checked against the build's ffmpeg:
 # --format framecrc (FATE's, adler32) byte-identical to
 # `ffmpeg -flags +bitexact -fflags +bitexact -f framecrc`; --algo sha256 per

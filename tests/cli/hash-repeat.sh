@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Hashes and comparisons must repeat exactly on every run, damaged streams
 # included (the regression verbs decode with one thread: docs/hash.md).
 source "$(dirname "$0")/lib.sh"

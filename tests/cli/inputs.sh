@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Every input a user brings (issue 11): vkcu --version and vkcu formats,
 # messages for inputs no decoder takes, timestamps as ffmpeg makes them
 # (raw elementary streams, VFR, B-frames with an edit list, MPEG-TS with a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # JSON output with odd file names (quotes, backslashes, newlines, stray
 # non-UTF-8 bytes): `hash --format json` and the batch report are valid
 # JSON that python3's json module reads back to the exact bytes on disk.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The source tree's layering rules (tools/check-layers.py): kernels/ includes
 # nothing from src/, nothing outside src/cli/ includes src/cli/, no layer
 # reaches up, no include cycle. Each rule is also broken on purpose in a copy

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Helpers for tests/cli/*.sh: each test prints one PASS/FAIL/SKIP line.
 # Sourced with VKCU, FFMPEG_BIN, MEDIA and VKCU_CONFORMANCE set by tests/run.sh.
 : "${VKCU:?run through tests/run.sh}"

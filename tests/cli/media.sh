@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Generated test media is byte-identical on every machine: each clip that
 # tools/make-media.sh made must match media/gen.sha256 (fixed encoder threads,
 # bitexact muxing). A mismatch names the clip, so a golden-hash failure

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Messages (issue 13, defect 8): what vkcu says, and its exit code, when a
 # trim range holds no frame, a frame number is huge, Ctrl-C comes while a
 # FIFO input waits for a writer, a manifest has no case, an operator has no

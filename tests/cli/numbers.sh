@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Numbers (issue 13, defect 7): every numeric option of every verb, chain
 # operator key, preset key, manifest key and environment variable goes
 # through one parser per kind. NaN, infinities, overflow, fractions where a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Which inputs and chains the CPU backend accepts (issue 11): every operator
 # and key variant of tools/op-matrix.sh over 4:2:0/4:2:2/4:4:4, 10-bit,
 # full-range yuvj (MJPEG, and H.264 as phones record it), gray, planar and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The option table (issue 14.4): each verb's --help, its man page, its bash
 # completion and its parser come from one table (src/cli/table.c). The
 # hidden `--dump-options` prints a verb's table rows; this test holds

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The output ring's CPU-side surface (issue 16): `vkcu probe` says per
 # Vulkan device whether the CUDA -> Vulkan output ring and zero-copy Vulkan
 # Video encode are possible, and why not; `--download cuda|vulkan` is

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Checks one of vkcu's HTML reports (tests/cli/report.sh).
 
 usage: report-check.py PAGE CHECK [ARGS...]; prints "ok" or what is wrong

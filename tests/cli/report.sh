@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # HTML reports: `compare --report` and `verify --html` write one valid,
 # self-contained page (no external address, no script) whose charts have one
 # point per paired frame, whose worst frames are the lowest-PSNR rows of

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # --ring-size (issue 14): one owner of its range (VKCU_RING_SIZE_MIN..MAX in
 # vkcu.h), checked where it enters: every verb refuses a value outside 3..16
 # with exit 2 and one line that names the option and the range, and writes

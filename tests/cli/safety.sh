@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A user's files are sacred (issue 13, defects 1-5): no writer replaces an
 # existing file without -y, none writes over an input even with -y, two
 # writers racing for one name cannot both win, concurrent batches share the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `scale` against ffmpeg's zscale (zimg) on clips encoded here: 4K -> 1080p
 # (H.264, lanczos), 1080p -> 720p (H.264 bicubic; HEVC 10-bit spline36),
 # 720x576 anamorphic to square pixels. Per sample: the share within 1 LSB

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A real single-node Slurm on localhost (Debian's slurm-wlm and munge),
 # configured in a private temporary folder, runs a CPU-backend `vkcu batch`
 # as a 3-task array with tools/slurm/; the merged reports must cover every

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Transcode CLI behaviour (issue 5): the progress line, --keep-partial,
 # --help and exit codes, and bad inputs/outputs: frames over an encoder's
 # size limit, a full disk, a read-only folder. Each failure: one line, a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # End-to-end CPU transcodes, checked with ffprobe: streams, codecs, frame
 # count, every timestamp, colour tags, audio bytes unchanged.
 source "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Frame-accurate trimming: --start/--duration in seconds, [HH:]MM:SS and NNNf
 # cut exactly at those frames (decoding from the keyframe before the cut) on
 # a clip with 50-frame GOPs and 3 B-frames, in MP4 and Matroska. Checked

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # verify for big suites: -j N prints the same lines in manifest order as
 # -j 1, --fail-fast stops at the first failure, a case's `timeout` key and
 # --timeout fail a case that runs too long, --summary writes Markdown (an

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # vkcu verify: the golden manifests pass on the CPU backend (and the
 # conformance expectations equal FFmpeg's .framemd5 data); a changed frame,
 # a lost frame and a missing expectation fail and say where; --update

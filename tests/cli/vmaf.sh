@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # compare --vmaf, --min-vmaf and the manifest key min-vmaf.
 # (a) In a build without libvmaf (the default: Debian has no libvmaf
 #     package): one clear line, exit 2, nothing written.

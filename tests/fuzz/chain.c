@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Fuzz target: the operator chain parser (src/ops/chain.c), then the chain's
  * init and a few frames through the CPU reference operators.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Makes sure clang with libFuzzer is there for `make fuzz`: Debian 12's
 # clang (14) and the runtime package that holds -fsanitize=fuzzer.
 set -euo pipefail

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Fuzz target: opening and decoding a media file through vkcu's own demux
  * and decode stages (src/core/demux.c, src/core/decode.c) and frame hash, the path

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Shared by the fuzz targets (tests/fuzz/README.md). Each target is one
  * LLVMFuzzerTestOneInput: built with libFuzzer by `make fuzz`, and with

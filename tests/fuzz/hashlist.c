@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Fuzz target: the hash-list parser that `vkcu compare` and `vkcu verify`
  * read framemd5 and JSON-lines files with (vkcu_hash_list_parse in

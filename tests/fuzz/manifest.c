@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Fuzz target: the regression manifest parser (vkcu_manifest_load and the
  * ${...} path expansion of src/regress/manifest.c). The loader reads a path, so the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Fuzz target: the preset parser (src/batch/preset.c, `*.pipe` files). The input
  * is the file's bytes. A preset either fails with "PATH:LINE:COLUMN: ..."

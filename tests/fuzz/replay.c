@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * main() for the fuzz targets without libFuzzer: runs the target once on
  * every file named (folders: every file in them, in name order) and prints

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `make fuzz FUZZ_SECONDS=N`: runs each libFuzzer target for N seconds from
 # its seed corpus (tests/fuzz/corpus/TARGET) plus what earlier runs found
 # (BUILD/corpus/TARGET, kept between runs, not committed), and prints the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # --algo blake3 on the GPU backend (run by tests/gpu.sh, which sets VKCU,
 # FFMPEG, CONF, MEDIA, BIG and OUTDIR): frames are hashed on the GPU and
 # only their digests leave it, and every digest equals the CPU backend's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # vkcu compare on the GPU backend (run by tests/gpu.sh): both inputs decoded
 # with Vulkan Video and handed to CUDA through the callback sink. A clip
 # against itself is identical; against a lossy copy, every per-frame line

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # GPU suite (run by tests/gpu.sh, which sets VKCU, FFMPEG, MEDIA and OUTDIR):
 # every clip of the generated corpus (tools/make-corpus.sh) hashed on the GPU
 # backend equals the CPU backend, every frame (all framemd5 columns), whether

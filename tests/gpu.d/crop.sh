@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Exact cropping on the GPU backend (run by tests/gpu.sh): the cropped
 # streams of tools/make-media.sh (left/top offsets, odd in crop units) hashed
 # with --backend gpu equal the CPU backend and the ffmpeg CLI's framemd5,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # crop and pad on the GPU backend (run by tests/gpu.sh): whole jobs with
 # --backend gpu hash exactly as the CPU backend and as ffmpeg's crop/pad
 # filters, frame by frame (pts, size, hash), on the Vulkan -> CUDA path

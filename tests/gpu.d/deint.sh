@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The deinterlace operator on the GPU backend (run by tests/gpu.sh): per-frame
 # hashes, pts and durations equal the CPU backend's, frame by frame, in both
 # modes. Inputs cover the layouts the interop ring carries: NV12 and P010

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The GPU session's engine after its split (issue 14; run by tests/gpu.sh):
 # the handoff thread's input queue (util/queue.c), the one chain driver
 # (vkcu_chain_drive) and --ring-size without a clamp. GPU frames equal the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # vkcu --version and vkcu formats on a GPU machine (run by tests/gpu.sh):
 # the GPU backend is reported available, and the codecs the paired GPU
 # decodes with Vulkan Video are marked GPU: exactly the codecs the device

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The fps operator on the GPU backend (run by tests/gpu.sh): frame hashes,
 # pts and durations with --backend gpu equal the CPU backend's and ffmpeg's
 # fps filter (framemd5), on the Vulkan -> CUDA path (H.264, HEVC 10-bit), on

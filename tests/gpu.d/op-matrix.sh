@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Both backends accept exactly the same inputs and chains (issue 11): the
 # operator matrix of tools/op-matrix.sh (every operator and key variant
 # over 4:2:0/4:2:2/4:4:4, 10-bit, full-range yuvj from MJPEG and H.264,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Every golden-manifest case through the output ring (issue 16; run by
 # tests/gpu.sh, which sets VKCU, CONF, MEDIA and OUTDIR): `vkcu verify
 # --backend gpu --download vulkan` on media/conformance.manifest and

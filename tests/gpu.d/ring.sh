@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The output ring, CUDA -> Vulkan (issue 16; run by tests/gpu.sh, which sets
 # VKCU, MEDIA, BIG, TESTBIN and OUTDIR). With --download vulkan, CUDA writes
 # each output frame into an exportable Vulkan buffer of the ring, signals the

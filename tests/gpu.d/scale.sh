@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `scale` end to end on the GPU backend (run by tests/gpu.sh): Vulkan-decoded
 # NV12 (H.264) and P010 (HEVC 10-bit) frames and software-decoded 4:2:2
 # uploads, resized on the GPU, downloaded at the output size, hash frame by

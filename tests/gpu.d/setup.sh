@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # vkcu's own Vulkan device (run by tests/gpu.sh; issue 15.1). The device
 # vkcu makes (the decode family's queues and one compute queue) must give the
 # same frames as FFmpeg's device creation (VKCU_VULKAN_DEVICE=ffmpeg) and the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # GPU transcodes end to end (run by tests/gpu.sh): Vulkan decode -> CUDA
 # operators -> pinned host frames -> encoder thread -> muxer. Lossless FFV1
 # output must decode to exactly the frames the CPU reference computes for the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # GPU suite (run by tests/gpu.sh, which sets VKCU, CONF, MEDIA and OUTDIR):
 # the golden manifests that pass on the CPU backend in `make test` must pass
 # unchanged on the GPU backend: decode through Vulkan -> interop ring ->

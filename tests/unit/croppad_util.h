@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Helpers of the crop/pad tests (test_croppad, test_croppad_gpu): one
  * operator from chain text on a given input format, seeded frames with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * BLAKE3 (src/util/blake3.c, kernels/blake3_math.h): digests of the spec's
  * test-vector inputs (byte i is i % 251) at the lengths around block, chunk

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The GPU BLAKE3 hasher (kernels/hash_kernels.cu) gives the CPU hasher's
  * digest (src/util/blake3.c, itself checked against b3sum in test_blake3) for

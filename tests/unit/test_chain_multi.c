@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The frame flow contract of op.h on the CPU driver (vkcu_chain_feed_cpu):
  * an operator that gives more than one output per input (VKCU_OP_MORE)

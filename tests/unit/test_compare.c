@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * compare.c's pieces on synthetic data: PSNR from a known error, identical
  * pictures (inf dB, SSIM 1), the place of the largest difference, the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Chroma resampling and siting of convert against a straightforward
  * double-precision reference: bilinear upsampling from 4:2:0 and 4:2:2 for

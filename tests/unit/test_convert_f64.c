@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The convert fast path's double-precision affine (cvf_apply_f64 in
  * kernels/convert_fast.h, what the CUDA fast kernel runs for integer

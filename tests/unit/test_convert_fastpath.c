@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The convert fast path's hoisted chroma math (kernels/convert_fast.h, the
  * functions fast_kernel in kernels/convert.cu calls) against the generic

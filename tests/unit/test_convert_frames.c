@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * convert's run_cpu on whole frames (odd sizes, 2 threads) for every output
  * format, against a slow double-precision per-pixel reference: bilinear

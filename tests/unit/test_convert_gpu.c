@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * GPU test: convert and tonemap run_gpu against run_cpu, byte for byte, for
  * every output format, with the input planes both as pitch-linear device

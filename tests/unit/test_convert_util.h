@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Helpers shared by the convert/tonemap tests: building an operator from
  * chain text for a given input format, frames, sample access, a seeded

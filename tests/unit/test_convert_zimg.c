@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * convert against zimg (its C API, dither none): every matrix x range x input
  * depth, YUV -> RGB (8- and 16-bit) and YUV -> YUV with another matrix and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * crop and pad on the CPU reference: every component of every output pixel
  * against a per-pixel definition (inside the placed rectangle the input

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * crop and pad on the GPU: run_gpu against run_cpu, byte for byte, on every
  * layout the interop ring carries (NV12 and P010 as Vulkan decodes them,

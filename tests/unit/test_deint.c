@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * deinterlace: the shared row plan and per-sample math
  * (kernels/deint_math.h) at the picture's edges, and the CPU operator's

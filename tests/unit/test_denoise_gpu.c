@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * denoise on the GPU: run_gpu against run_cpu, byte for byte, for tnr and nlm
  * on NV12, P010, yuv420p, yuv420p10, yuv422p, yuv444p and yuv444p10, with the

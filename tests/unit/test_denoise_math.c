@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * denoise: the shared per-sample math (kernels/denoise_math.h) and the CPU
  * operator's contract: option checks, frame counts and timestamps through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * denoise quality against FFmpeg's own denoisers, on the same noisy frames:
  * clean conformance clips (decoded here with libavcodec) plus seeded Gaussian

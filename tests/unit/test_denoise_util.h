@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Helpers shared by the denoise tests: building a denoise operator from chain
  * text, running it over a frame sequence through the EAGAIN/flush contract,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * fps on the GPU: run_gpu against the CPU driver, frame for frame (bytes,
  * pts, duration, count), for upsampling (25 -> 30, 25 -> 250: ten outputs

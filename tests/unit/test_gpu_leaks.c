@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * GPU resource accounting over a long run: the interop ring imports into
  * CUDA once per slot (memory per plane, two semaphores), never per frame, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * GPU test and benchmark helpers: a software frame on the device, its planes
  * either pitch-linear memory (what operators hand each other) or CUDA

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The output-file rule (src/core/outfile.c) on a filesystem that refuses
  * renameat2: the kernel call is made to fail with EINVAL (a seccomp filter

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The output ring's Vulkan side on the machine's Vulkan device (Mesa's
  * lavapipe in CI), playing CUDA's part with Vulkan itself:

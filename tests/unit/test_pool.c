@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The persistent row-worker pool (util/pool.h) behind vkcu_parallel_rows:
  * - every row is done exactly once, in the same bands threads created per

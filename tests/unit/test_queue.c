@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The bounded queue (util/queue.h) that carries frames between threads
  * (the GPU handoff thread's input, compare's decoding threads):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ring_size has one owner: vkcu_job_run takes VKCU_RING_SIZE_MIN..MAX and
  * refuses anything else with -EINVAL and a one-line message that names the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * scale against zimg's resize (its C API, dither none, the same filter for
  * luma and chroma, the same chroma siting): 8- and 10-bit 4:2:0, 4:2:2 and

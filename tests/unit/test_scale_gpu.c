@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * scale on the GPU: run_gpu against run_cpu, byte for byte, for every
  * supported format (NV12, P010, planar 4:2:0/4:2:2/4:4:4, gray and planar

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Helpers of the scale tests (CPU oracle and GPU): a test picture and the
  * filter names.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Tone curves against analytic double-precision references written here
  * from the standards (ST 2084 PQ, BT.2100 HLG, BT.2390 EETF, Hable, extended

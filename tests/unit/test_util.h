@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Helpers every test program shares: a seeded generator, software frames,
  * sample access by component, and a CHECK macro that counts failures.

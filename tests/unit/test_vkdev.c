@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vkcu's own Vulkan device (src/gpu/vkdev.c). Without a GPU:
  * - the queue and extension plan on an H200's queue families (as its driver

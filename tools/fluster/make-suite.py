@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Writes fluster test suites for a folder of local H.264/HEVC streams.
 
     tools/fluster/make-suite.py FOLDER OUTDIR [--ffmpeg BIN] [--name PREFIX]

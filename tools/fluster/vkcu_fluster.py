@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """fluster with vkcu's decoders registered.
 
 fluster (Debian's `fluster` package, or `pip install fluster-conformance`)

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Joins the reports of a sharded `vkcu batch` (one JSON-lines file per
 Slurm array task or Kubernetes index) into one report and prints the totals.
 

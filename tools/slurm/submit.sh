@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Submits tools/slurm/vkcu-batch.sbatch as an array of N shards, at most CAP
 # running at once; prints the job id.
 #
