@@ -712,7 +712,7 @@ static void launch_in(const cv_gpu *g, const vkcu_gpu_frame &in, const vkcu_gpu_
     }
 }
 
-extern "C" int cv_gpu_create(cv_gpu **pg, const cv_desc *desc, const float *tm_block, const tm_tables *tm)
+extern "C" int vkcu_cv_gpu_create(cv_gpu **pg, const cv_desc *desc, const float *tm_block, const tm_tables *tm)
 {
     int ret = 0;
     cv_gpu *g = (cv_gpu *)calloc(1, sizeof(*g));
@@ -759,7 +759,7 @@ extern "C" int cv_gpu_create(cv_gpu **pg, const cv_desc *desc, const float *tm_b
     *pg = g;
     return 0;
 fail:
-    cv_gpu_destroy(&g);
+    vkcu_cv_gpu_destroy(&g);
     return ret;
 }
 
@@ -815,7 +815,7 @@ static bool run_fast(const cv_gpu *g, const vkcu_gpu_frame *in, cudaStream_t st)
     return true;
 }
 
-extern "C" int cv_gpu_run(cv_gpu *g, const vkcu_gpu_frame *in, vkcu_gpu_frame *out, void *stream)
+extern "C" int vkcu_cv_gpu_run(cv_gpu *g, const vkcu_gpu_frame *in, vkcu_gpu_frame *out, void *stream)
 {
     int ret = 0;
     cudaStream_t st = (cudaStream_t)stream;
@@ -848,7 +848,7 @@ fail:
     return ret;
 }
 
-extern "C" void cv_gpu_destroy(cv_gpu **pg)
+extern "C" void vkcu_cv_gpu_destroy(cv_gpu **pg)
 {
     cv_gpu *g = *pg;
     if (!g)

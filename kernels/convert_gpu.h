@@ -21,7 +21,7 @@ extern "C" {
 
 typedef struct cv_gpu cv_gpu;
 
-/* Failures of cv_gpu_create/cv_gpu_run; the reason is cv_gpu_last_error(). */
+/* Failures of vkcu_cv_gpu_create/vkcu_cv_gpu_run; the reason is cv_gpu_last_error(). */
 #define CV_GPU_ERR_DEVICE (-1) /* CUDA failed */
 #define CV_GPU_ERR_INPUT  (-2) /* the frame does not fit the description */
 /* The calling thread's last failure, as one line. */
@@ -29,14 +29,14 @@ const char *cv_gpu_last_error(void);
 
 /* Allocates the output planes for desc (copied) and, when desc->tonemap,
  * uploads the table block (TM_TABLE_FLOATS floats, laid out as
- * tm_tables_build makes it) with the scalars of *tm. Returns 0 or a
+ * vkcu_tm_tables_build makes it) with the scalars of *tm. Returns 0 or a
  * CV_GPU_ERR_DEVICE. */
-int cv_gpu_create(cv_gpu **g, const cv_desc *desc, const float *tm_block, const tm_tables *tm);
+int vkcu_cv_gpu_create(cv_gpu **g, const cv_desc *desc, const float *tm_block, const tm_tables *tm);
 /* Converts `in` into the operator-owned planes and describes them in *out
  * (planes, sizes; out->fmt is left to the caller). Work is queued on
  * `stream` (cudaStream_t); nothing waits for it. */
-int cv_gpu_run(cv_gpu *g, const vkcu_gpu_frame *in, vkcu_gpu_frame *out, void *stream);
-void cv_gpu_destroy(cv_gpu **g);
+int vkcu_cv_gpu_run(cv_gpu *g, const vkcu_gpu_frame *in, vkcu_gpu_frame *out, void *stream);
+void vkcu_cv_gpu_destroy(cv_gpu **g);
 
 #ifdef __cplusplus
 }

@@ -22,7 +22,7 @@
  *     two scale) and then to half with round-to-nearest-even in integer code.
  *
  * Coefficients are built on the host in double precision (src/ops/op_convert.c,
- * cv_affine_build) with the largest shift that keeps every |c| < 2^30, which
+ * vkcu_cv_affine_build) with the largest shift that keeps every |c| < 2^30, which
  * keeps the error of the fixed-point result below 2^-13 output LSB even for
  * 16-bit outputs: far below the rounding step, so results match a double
  * reference (and zimg) except where the exact value sits within that
@@ -266,11 +266,11 @@ typedef struct cv_side {
 
 /* Real-valued affine (codes to codes) from input to output description:
  * out[i] = m[i][j] * in[j] + off[i]. */
-void cv_affine_real(const cv_side *in, const cv_side *out, double m[3][3], double off[3]);
-/* Fixed-point form of cv_affine_real (inputs with CV_FRAC fractional bits). */
-void cv_affine_build(cv_affine *a, const cv_side *in, const cv_side *out);
+void vkcu_cv_affine_real(const cv_side *in, const cv_side *out, double m[3][3], double off[3]);
+/* Fixed-point form of vkcu_cv_affine_real (inputs with CV_FRAC fractional bits). */
+void vkcu_cv_affine_build(cv_affine *a, const cv_side *in, const cv_side *out);
 /* Kr/Kb of a matrix. */
-void cv_matrix_kr_kb(enum cv_matrix m, double *kr, double *kb);
+void vkcu_cv_matrix_kr_kb(enum cv_matrix m, double *kr, double *kb);
 #endif
 
 #endif

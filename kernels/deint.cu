@@ -24,20 +24,20 @@ static int cuda_err(cudaError_t e)
     return e == cudaSuccess ? 0 : e == cudaErrorMemoryAllocation ? AVERROR(ENOMEM) : AVERROR_EXTERNAL;
 }
 
-extern "C" int di_gpu_alloc_pitch(void **ptr, size_t *pitch, size_t width_bytes, int height)
+extern "C" int vkcu_di_gpu_alloc_pitch(void **ptr, size_t *pitch, size_t width_bytes, int height)
 {
     *ptr = NULL;
     return cuda_err(cudaMallocPitch(ptr, pitch, width_bytes, (size_t)height));
 }
 
-extern "C" void di_gpu_free(void **ptr)
+extern "C" void vkcu_di_gpu_free(void **ptr)
 {
     if (*ptr)
         cudaFree(*ptr);
     *ptr = NULL;
 }
 
-extern "C" int di_gpu_copy(const void *src, size_t src_pitch, void *dst, size_t dst_pitch, size_t width_bytes,
+extern "C" int vkcu_di_gpu_copy(const void *src, size_t src_pitch, void *dst, size_t dst_pitch, size_t width_bytes,
                            int height, void *stream)
 {
     return cuda_err(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width_bytes, (size_t)height,
@@ -54,7 +54,7 @@ __global__ void ingest_kernel(vkcu_gpu_plane in, uint8_t *dst, size_t pitch)
     ((E *)(dst + (size_t)y * pitch))[x] = plane_load<E>(in, x, y);
 }
 
-extern "C" int di_gpu_ingest(const vkcu_gpu_plane *in, int comps, int bytes, void *dst, size_t dst_pitch,
+extern "C" int vkcu_di_gpu_ingest(const vkcu_gpu_plane *in, int comps, int bytes, void *dst, size_t dst_pitch,
                              void *stream)
 {
     cudaStream_t s = (cudaStream_t)stream;
@@ -130,7 +130,7 @@ __global__ void deint_kernel(di_gpu_args a)
     out[x] = (T)(di_sample(&r, &t, a.maxval) << s);
 }
 
-extern "C" int di_gpu_filter(const di_gpu_args *a, void *stream)
+extern "C" int vkcu_di_gpu_filter(const di_gpu_args *a, void *stream)
 {
     dim3 block(64, 4);
     dim3 grid((a->samples + 63) / 64, (a->height + 3) / 4);

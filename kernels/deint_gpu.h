@@ -21,15 +21,15 @@
 extern "C" {
 #endif
 
-int di_gpu_alloc_pitch(void **ptr, size_t *pitch, size_t width_bytes, int height);
-void di_gpu_free(void **ptr);
+int vkcu_di_gpu_alloc_pitch(void **ptr, size_t *pitch, size_t width_bytes, int height);
+void vkcu_di_gpu_free(void **ptr);
 
 /* Copies plane `in` (texture or pitch-linear; `comps` interleaved samples
  * of `bytes` bytes per element) into the pitch-linear buffer dst. */
-int di_gpu_ingest(const vkcu_gpu_plane *in, int comps, int bytes, void *dst, size_t dst_pitch, void *stream);
+int vkcu_di_gpu_ingest(const vkcu_gpu_plane *in, int comps, int bytes, void *dst, size_t dst_pitch, void *stream);
 
 /* Copies a pitch-linear plane (the deint=interlaced pass-through). */
-int di_gpu_copy(const void *src, size_t src_pitch, void *dst, size_t dst_pitch, size_t width_bytes, int height,
+int vkcu_di_gpu_copy(const void *src, size_t src_pitch, void *dst, size_t dst_pitch, size_t width_bytes, int height,
                 void *stream);
 
 typedef struct di_gpu_args {
@@ -45,7 +45,7 @@ typedef struct di_gpu_args {
 } di_gpu_args;
 
 /* One output plane: kept lines copied, the others interpolated. */
-int di_gpu_filter(const di_gpu_args *a, void *stream);
+int vkcu_di_gpu_filter(const di_gpu_args *a, void *stream);
 
 #ifdef __cplusplus
 }

@@ -31,25 +31,25 @@ static int cuda_err(cudaError_t e)
     return e == cudaSuccess ? 0 : e == cudaErrorMemoryAllocation ? AVERROR(ENOMEM) : AVERROR_EXTERNAL;
 }
 
-extern "C" int dn_gpu_alloc_pitch(void **ptr, size_t *pitch, size_t width_bytes, int height)
+extern "C" int vkcu_dn_gpu_alloc_pitch(void **ptr, size_t *pitch, size_t width_bytes, int height)
 {
     *ptr = NULL;
     return cuda_err(cudaMallocPitch(ptr, pitch, width_bytes, (size_t)height));
 }
 
-extern "C" void dn_gpu_free(void **ptr)
+extern "C" void vkcu_dn_gpu_free(void **ptr)
 {
     if (*ptr)
         cudaFree(*ptr);
     *ptr = NULL;
 }
 
-extern "C" int dn_gpu_memset(void *ptr, size_t pitch, size_t width_bytes, int height, void *stream)
+extern "C" int vkcu_dn_gpu_memset(void *ptr, size_t pitch, size_t width_bytes, int height, void *stream)
 {
     return cuda_err(cudaMemset2DAsync(ptr, pitch, 0, width_bytes, (size_t)height, (cudaStream_t)stream));
 }
 
-extern "C" int dn_gpu_upload(void *dst, const void *src, size_t size, void *stream)
+extern "C" int vkcu_dn_gpu_upload(void *dst, const void *src, size_t size, void *stream)
 {
     cudaError_t e = cudaMemcpyAsync(dst, src, size, cudaMemcpyHostToDevice, (cudaStream_t)stream);
     if (e == cudaSuccess && !stream)
@@ -111,7 +111,7 @@ __global__ void tnr_kernel(vkcu_gpu_plane in, vkcu_gpu_plane prev, vkcu_gpu_plan
     plane_store<E>(out, x, y, o);
 }
 
-extern "C" int dn_gpu_tnr(const vkcu_gpu_plane *in, const vkcu_gpu_plane *prev, const vkcu_gpu_plane *out,
+extern "C" int vkcu_dn_gpu_tnr(const vkcu_gpu_plane *in, const vkcu_gpu_plane *prev, const vkcu_gpu_plane *out,
                           int ncomp, int bytes, int shift, const dn_tnr_params *tp, void *stream)
 {
     dim3 block(32, 8);
@@ -147,7 +147,7 @@ __global__ void ingest_kernel(vkcu_gpu_plane in, int comp, int shift, uint16_t *
     ((uint16_t *)((uint8_t *)dst + (size_t)y * pitch))[x] = (uint16_t)(comp_get(v, comp) >> shift);
 }
 
-extern "C" int dn_gpu_nlm_ingest(const vkcu_gpu_plane *in, int ncomp, int comp, int bytes, int shift,
+extern "C" int vkcu_dn_gpu_nlm_ingest(const vkcu_gpu_plane *in, int ncomp, int comp, int bytes, int shift,
                                  uint16_t *dst, size_t dst_pitch, int pad, void *stream)
 {
     dim3 block(32, 8);
@@ -276,7 +276,7 @@ __global__ void __launch_bounds__(32) nlm_kernel(nlm_kargs a)
 }
 
 /* Pass-through of one channel (planes=... leaves it unfiltered). */
-__global__ void nlm_copy_kernel(nlm_kargs a)
+static __global__ void nlm_copy_kernel(nlm_kargs a)
 {
     int x = blockIdx.x * blockDim.x + threadIdx.x;
     int y = blockIdx.y * blockDim.y + threadIdx.y;
@@ -302,7 +302,7 @@ static int launch_nlm(const nlm_kargs &k, cudaStream_t s)
     return cuda_err(cudaGetLastError());
 }
 
-extern "C" int dn_gpu_nlm(const dn_nlm_gpu_args *a, const vkcu_gpu_plane *out, int ncomp, int comp, int bytes,
+extern "C" int vkcu_dn_gpu_nlm(const dn_nlm_gpu_args *a, const vkcu_gpu_plane *out, int ncomp, int comp, int bytes,
                           int shift, void *stream)
 {
     if (a->nb_frames < 1 || a->nb_frames > 16 || a->search > 15 || !out->ptr)

@@ -23,19 +23,19 @@ extern "C" {
 #endif
 
 /* Device memory for the operator's own planes and state. */
-int dn_gpu_alloc_pitch(void **ptr, size_t *pitch, size_t width_bytes, int height);
-void dn_gpu_free(void **ptr);
+int vkcu_dn_gpu_alloc_pitch(void **ptr, size_t *pitch, size_t width_bytes, int height);
+void vkcu_dn_gpu_free(void **ptr);
 /* Enqueues a zero fill of a pitch-linear buffer. */
-int dn_gpu_memset(void *ptr, size_t pitch, size_t width_bytes, int height, void *stream);
+int vkcu_dn_gpu_memset(void *ptr, size_t pitch, size_t width_bytes, int height, void *stream);
 
 /* tnr on one whole plane (all its components). prev: the previous output
  * (pitch-linear, same layout), or NULL on the first frame. */
-int dn_gpu_tnr(const vkcu_gpu_plane *in, const vkcu_gpu_plane *prev, const vkcu_gpu_plane *out,
+int vkcu_dn_gpu_tnr(const vkcu_gpu_plane *in, const vkcu_gpu_plane *prev, const vkcu_gpu_plane *out,
                int ncomp, int bytes, int shift, const dn_tnr_params *tp, void *stream);
 
 /* Copies one channel of `in` into a uint16 buffer with `pad` samples of edge
  * replication on every side: dst holds (w + 2 pad) x (h + 2 pad) samples. */
-int dn_gpu_nlm_ingest(const vkcu_gpu_plane *in, int ncomp, int comp, int bytes, int shift,
+int vkcu_dn_gpu_nlm_ingest(const vkcu_gpu_plane *in, int ncomp, int comp, int bytes, int shift,
                       uint16_t *dst, size_t dst_pitch, int pad, void *stream);
 
 typedef struct dn_nlm_gpu_args {
@@ -51,11 +51,11 @@ typedef struct dn_nlm_gpu_args {
 
 /* nlm of one channel, written into component `comp` of the pitch-linear
  * output plane `out` (bytes/shift as above). */
-int dn_gpu_nlm(const dn_nlm_gpu_args *a, const vkcu_gpu_plane *out, int ncomp, int comp, int bytes,
+int vkcu_dn_gpu_nlm(const dn_nlm_gpu_args *a, const vkcu_gpu_plane *out, int ncomp, int comp, int bytes,
                int shift, void *stream);
 
 /* Host to device copy, enqueued. */
-int dn_gpu_upload(void *dst, const void *src, size_t size, void *stream);
+int vkcu_dn_gpu_upload(void *dst, const void *src, size_t size, void *stream);
 
 #ifdef __cplusplus
 }

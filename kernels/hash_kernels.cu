@@ -70,7 +70,7 @@ __device__ static void reduce_shared(uint32_t (*nodes)[8], uint32_t n, int root)
     }
 }
 
-__global__ void __launch_bounds__(B3_GPU_CHUNKS_PER_BLOCK)
+static __global__ void __launch_bounds__(B3_GPU_CHUNKS_PER_BLOCK)
 b3_chunks_kernel(const uint8_t *data, size_t len, uint64_t nchunks, uint32_t *out)
 {
     __shared__ uint32_t nodes[B3_GPU_CHUNKS_PER_BLOCK][8];
@@ -89,7 +89,7 @@ b3_chunks_kernel(const uint8_t *data, size_t len, uint64_t nchunks, uint32_t *ou
         out[8 * blockIdx.x + threadIdx.x] = nodes[0][threadIdx.x];
 }
 
-__global__ void __launch_bounds__(B3_GPU_NODES_PER_BLOCK)
+static __global__ void __launch_bounds__(B3_GPU_NODES_PER_BLOCK)
 b3_parents_kernel(const uint32_t *in, uint64_t nin, uint32_t *out)
 {
     __shared__ uint32_t nodes[B3_GPU_NODES_PER_BLOCK][8];

@@ -26,20 +26,20 @@ static int cuda_err(cudaError_t e)
     return e == cudaSuccess ? 0 : e == cudaErrorMemoryAllocation ? AVERROR(ENOMEM) : AVERROR_EXTERNAL;
 }
 
-extern "C" int sc_gpu_alloc_pitch(void **ptr, size_t *pitch, size_t width_bytes, int height)
+extern "C" int vkcu_sc_gpu_alloc_pitch(void **ptr, size_t *pitch, size_t width_bytes, int height)
 {
     *ptr = NULL;
     return cuda_err(cudaMallocPitch(ptr, pitch, width_bytes, (size_t)height));
 }
 
-extern "C" void sc_gpu_free(void **ptr)
+extern "C" void vkcu_sc_gpu_free(void **ptr)
 {
     if (*ptr)
         cudaFree(*ptr);
     *ptr = NULL;
 }
 
-extern "C" void sc_gpu_taps_free(sc_gpu_taps *g)
+extern "C" void vkcu_sc_gpu_taps_free(sc_gpu_taps *g)
 {
     if (g->start)
         cudaFree(g->start);
@@ -49,7 +49,7 @@ extern "C" void sc_gpu_taps_free(sc_gpu_taps *g)
     g->w = NULL;
 }
 
-extern "C" int sc_gpu_taps_upload(sc_gpu_taps *g, const sc_taps *t)
+extern "C" int vkcu_sc_gpu_taps_upload(sc_gpu_taps *g, const sc_taps *t)
 {
     size_t ns = sizeof(int32_t) * (size_t)t->n_out, nw = sizeof(int16_t) * (size_t)t->n_out * t->taps;
     cudaError_t e = cudaMalloc((void **)&g->start, ns);
@@ -71,7 +71,7 @@ extern "C" int sc_gpu_taps_upload(sc_gpu_taps *g, const sc_taps *t)
         g->span = hi + t->taps - lo > g->span ? hi + t->taps - lo : g->span;
     }
     if (e != cudaSuccess)
-        sc_gpu_taps_free(g);
+        vkcu_sc_gpu_taps_free(g);
     return cuda_err(e);
 }
 
@@ -222,7 +222,7 @@ static cudaError_t launch(const sc_gpu_pass *a, const vkcu_gpu_plane *in, const 
     return cudaGetLastError();
 }
 
-extern "C" int sc_gpu_scale_plane(const sc_gpu_pass *a, const vkcu_gpu_plane *in, const vkcu_gpu_plane *out,
+extern "C" int vkcu_sc_gpu_scale_plane(const sc_gpu_pass *a, const vkcu_gpu_plane *in, const vkcu_gpu_plane *out,
                                   void *stream)
 {
     cudaStream_t s = (cudaStream_t)stream;

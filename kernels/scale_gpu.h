@@ -31,10 +31,10 @@ typedef struct sc_gpu_taps {
     int16_t *w;
 } sc_gpu_taps;
 
-int sc_gpu_taps_upload(sc_gpu_taps *g, const sc_taps *t);
-void sc_gpu_taps_free(sc_gpu_taps *g);
-int sc_gpu_alloc_pitch(void **ptr, size_t *pitch, size_t width_bytes, int height);
-void sc_gpu_free(void **ptr);
+int vkcu_sc_gpu_taps_upload(sc_gpu_taps *g, const sc_taps *t);
+void vkcu_sc_gpu_taps_free(sc_gpu_taps *g);
+int vkcu_sc_gpu_alloc_pitch(void **ptr, size_t *pitch, size_t width_bytes, int height);
+void vkcu_sc_gpu_free(void **ptr);
 
 /* One plane: in (in_h rows) -> out (out_w x out_h elements, pitch-linear).
  * One kernel when a tile's intermediate rows fit SC_TILE_SHMEM (pass 1 into
@@ -48,7 +48,7 @@ typedef struct sc_gpu_pass {
     sc_gpu_taps h, v;
 } sc_gpu_pass;
 
-int sc_gpu_scale_plane(const sc_gpu_pass *a, const vkcu_gpu_plane *in, const vkcu_gpu_plane *out, void *stream);
+int vkcu_sc_gpu_scale_plane(const sc_gpu_pass *a, const vkcu_gpu_plane *in, const vkcu_gpu_plane *out, void *stream);
 
 #ifdef __cplusplus
 }

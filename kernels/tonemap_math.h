@@ -31,11 +31,11 @@
 #define TM_SEG (1 << TM_SEG_BITS)
 #define TM_LOG_SIZE ((TM_EMAX - TM_EMIN) * TM_SEG + 1)
 #define TM_CODE_SIZE 65536
-/* floats in the block tm_tables_build returns: eotf, ootf, gain, oetf */
+/* floats in the block vkcu_tm_tables_build returns: eotf, ootf, gain, oetf */
 #define TM_TABLE_FLOATS (TM_CODE_SIZE + 3 * TM_LOG_SIZE)
 
 enum tm_transfer { TM_PQ = 0, TM_HLG };
-enum tm_curve { TM_CURVE_BT2390 = 0, TM_CURVE_HABLE, TM_CURVE_REINHARD, TM_CURVE_CLIP };
+enum vkcu_tm_curve { TM_CURVE_BT2390 = 0, TM_CURVE_HABLE, TM_CURVE_REINHARD, TM_CURVE_CLIP };
 
 /* Pointers to the tables (host or device memory) and scalar parameters. */
 typedef struct tm_tables {
@@ -146,23 +146,23 @@ VKCU_HD void tm_pixel(const tm_tables *t, const int in[3], int out[3])
  * the table builder. Luminances are in cd/m^2 (nits). */
 typedef struct tm_params {
     int transfer;    /* enum tm_transfer */
-    int curve;       /* enum tm_curve */
+    int curve;       /* enum vkcu_tm_curve */
     double peak;     /* target (SDR) peak */
     double src_peak; /* source peak: content/mastering peak (PQ), nominal display peak Lw (HLG) */
 } tm_params;
 
-double tm_pq_eotf(double e);     /* PQ signal 0..1 -> luminance / 10000 */
-double tm_pq_inv_eotf(double y); /* luminance / 10000 -> PQ signal */
-double tm_hlg_inv_oetf(double e);/* HLG signal -> scene light 0..1 */
-double tm_hlg_gamma(double lw);  /* BT.2100 system gamma for a display peak */
+double vkcu_tm_pq_eotf(double e);     /* PQ signal 0..1 -> luminance / 10000 */
+double vkcu_tm_pq_inv_eotf(double y); /* luminance / 10000 -> PQ signal */
+double vkcu_tm_hlg_inv_oetf(double e);/* HLG signal -> scene light 0..1 */
+double vkcu_tm_hlg_gamma(double lw);  /* BT.2100 system gamma for a display peak */
 /* Tone curve on light relative to the target peak (1.0 = peak): the SDR
  * light it maps to, relative to the target peak. */
-double tm_curve(const tm_params *p, double m);
+double vkcu_tm_curve(const tm_params *p, double m);
 /* Linear BT.2020 RGB to linear BT.709 RGB (from the primaries, D65). */
-void tm_matrix_2020_to_709(double m[3][3]);
+void vkcu_tm_matrix_2020_to_709(double m[3][3]);
 /* Builds all tables in one allocation (returned; free() it) and points *t
  * at them. Returns NULL when out of memory. */
-float *tm_tables_build(const tm_params *p, tm_tables *t);
+float *vkcu_tm_tables_build(const tm_params *p, tm_tables *t);
 #endif
 
 #endif

@@ -19,7 +19,7 @@
 
 /* ---- coefficients ---- */
 
-void cv_matrix_kr_kb(enum cv_matrix m, double *kr, double *kb)
+void vkcu_cv_matrix_kr_kb(enum cv_matrix m, double *kr, double *kb)
 {
     switch (m) {
     case CV_MATRIX_BT601:
@@ -60,7 +60,7 @@ static void side_scale(const cv_side *s, double off[3], double scale[3])
 static void yuv_to_rgb(enum cv_matrix mx, double a[3][3])
 {
     double kr, kb;
-    cv_matrix_kr_kb(mx, &kr, &kb);
+    vkcu_cv_matrix_kr_kb(mx, &kr, &kb);
     double kg = 1.0 - kr - kb;
     double m[3][3] = {
         { 1.0, 0.0, 2.0 * (1.0 - kr) },
@@ -73,7 +73,7 @@ static void yuv_to_rgb(enum cv_matrix mx, double a[3][3])
 static void rgb_to_yuv(enum cv_matrix mx, double a[3][3])
 {
     double kr, kb;
-    cv_matrix_kr_kb(mx, &kr, &kb);
+    vkcu_cv_matrix_kr_kb(mx, &kr, &kb);
     double kg = 1.0 - kr - kb;
     double m[3][3] = {
         { kr, kg, kb },
@@ -83,7 +83,7 @@ static void rgb_to_yuv(enum cv_matrix mx, double a[3][3])
     memcpy(a, m, sizeof(m));
 }
 
-void cv_affine_real(const cv_side *in, const cv_side *out, double m[3][3], double off[3])
+void vkcu_cv_affine_real(const cv_side *in, const cv_side *out, double m[3][3], double off[3])
 {
     double ioff[3], iscale[3], ooff[3], oscale[3], a[3][3];
     side_scale(in, ioff, iscale);
@@ -115,10 +115,10 @@ void cv_affine_real(const cv_side *in, const cv_side *out, double m[3][3], doubl
     }
 }
 
-void cv_affine_build(cv_affine *a, const cv_side *in, const cv_side *out)
+void vkcu_cv_affine_build(cv_affine *a, const cv_side *in, const cv_side *out)
 {
     double m[3][3], off[3], maxc = 0.0;
-    cv_affine_real(in, out, m, off);
+    vkcu_cv_affine_real(in, out, m, off);
     for (int r = 0; r < 3; r++)
         for (int c = 0; c < 3; c++)
             maxc = fmax(maxc, fabs(m[r][c]) / (1 << CV_FRAC));
@@ -341,7 +341,7 @@ static int common_init(vkcu_op *op, const vkcu_video_format *in, vkcu_video_form
         k = vkcu_op_enum(op, "in_transfer");
         if (k >= 0)
             out->transfer = trc_val[k];
-        cv_affine_build(&d->aff, &is, &os);
+        vkcu_cv_affine_build(&d->aff, &is, &os);
         return 0;
     }
 
@@ -373,12 +373,12 @@ static int common_init(vkcu_op *op, const vkcu_video_format *in, vkcu_video_form
     if (t->src_peak < 10.0)
         t->src_peak = 10.0;
     free(p->tm_block);
-    p->tm_block = tm_tables_build(t, &p->tm);
+    p->tm_block = vkcu_tm_tables_build(t, &p->tm);
     if (!p->tm_block)
         return AVERROR(ENOMEM);
     cv_side rgb16 = { CV_MATRIX_RGB, 1, 16 };
-    cv_affine_build(&d->aff, &is, &rgb16);
-    cv_affine_build(&d->aff_out, &rgb16, &os);
+    vkcu_cv_affine_build(&d->aff, &is, &rgb16);
+    vkcu_cv_affine_build(&d->aff_out, &rgb16, &os);
     out->primaries = AVCOL_PRI_BT709;
     out->transfer = AVCOL_TRC_BT709;
     out->has_mastering = 0;
@@ -619,8 +619,8 @@ static int gpu_status(int ret)
 static int convert_init_gpu(vkcu_op *op)
 {
     convert_priv *p = op->priv;
-    cv_gpu_destroy(&p->gpu);
-    return gpu_status(cv_gpu_create(&p->gpu, &p->desc, p->desc.tonemap ? p->tm_block : NULL, &p->tm));
+    vkcu_cv_gpu_destroy(&p->gpu);
+    return gpu_status(vkcu_cv_gpu_create(&p->gpu, &p->desc, p->desc.tonemap ? p->tm_block : NULL, &p->tm));
 }
 
 static int convert_run_gpu(vkcu_op *op, const vkcu_gpu_frame *in, vkcu_gpu_frame *out, void *stream)
@@ -638,7 +638,7 @@ static int convert_run_gpu(vkcu_op *op, const vkcu_gpu_frame *in, vkcu_gpu_frame
              in->fmt.height, p->desc.width, p->desc.height);
         return VKCU_ERR_INPUT;
     }
-    int ret = gpu_status(cv_gpu_run(p->gpu, in, out, stream));
+    int ret = gpu_status(vkcu_cv_gpu_run(p->gpu, in, out, stream));
     if (ret < 0)
         return ret;
     out->fmt = op->out;
@@ -652,7 +652,7 @@ static int convert_run_gpu(vkcu_op *op, const vkcu_gpu_frame *in, vkcu_gpu_frame
 static void convert_uninit(vkcu_op *op)
 {
     convert_priv *p = op->priv;
-    cv_gpu_destroy(&p->gpu);
+    vkcu_cv_gpu_destroy(&p->gpu);
     free(p->tm_block);
     p->tm_block = NULL;
 }

@@ -399,10 +399,10 @@ static int deint_init_gpu(vkcu_op *op)
     for (int pl = 0; pl < p->nb_planes; pl++) {
         size_t wb = (size_t)p->plane[pl].samples * p->bytes;
         for (int s = 0; s < DI_RING; s++)
-            if ((ret = di_gpu_alloc_pitch(&p->gring[s][pl], &p->gring_pitch[pl], wb, p->plane[pl].height)) < 0)
+            if ((ret = vkcu_di_gpu_alloc_pitch(&p->gring[s][pl], &p->gring_pitch[pl], wb, p->plane[pl].height)) < 0)
                 return ret;
         for (int s = 0; s < 2; s++)
-            if ((ret = di_gpu_alloc_pitch(&p->gout[s][pl], &p->gout_pitch[s][pl], wb, p->plane[pl].height)) < 0)
+            if ((ret = vkcu_di_gpu_alloc_pitch(&p->gout[s][pl], &p->gout_pitch[s][pl], wb, p->plane[pl].height)) < 0)
                 return ret;
     }
     p->gpu_ready = 1;
@@ -422,7 +422,7 @@ static int gpu_job_run(vkcu_op *op, const di_job *job, vkcu_gpu_frame *out, void
         const di_plane *dp = &p->plane[pl];
         int ret;
         if (job->copy) {
-            ret = di_gpu_copy(p->gring[job->cur][pl], p->gring_pitch[pl], p->gout[set][pl], p->gout_pitch[set][pl],
+            ret = vkcu_di_gpu_copy(p->gring[job->cur][pl], p->gring_pitch[pl], p->gout[set][pl], p->gout_pitch[set][pl],
                               (size_t)dp->samples * p->bytes, dp->height, stream);
         } else {
             di_gpu_args a = {
@@ -431,7 +431,7 @@ static int gpu_job_run(vkcu_op *op, const di_job *job, vkcu_gpu_frame *out, void
                 .samples = dp->samples, .height = dp->height, .bytes = p->bytes, .shift = p->shift,
                 .maxval = p->maxval, .keep = job->keep, .second = job->second, .boundary = job->boundary,
             };
-            ret = di_gpu_filter(&a, stream);
+            ret = vkcu_di_gpu_filter(&a, stream);
         }
         if (ret < 0)
             return ret;
@@ -461,7 +461,7 @@ static int deint_run_gpu(vkcu_op *op, const vkcu_gpu_frame *in, vkcu_gpu_frame *
         }
         int slot = seq_slot(s);
         for (int pl = 0; pl < p->nb_planes; pl++)
-            if ((ret = di_gpu_ingest(&in->plane[pl], p->plane[pl].comps, p->bytes, p->gring[slot][pl],
+            if ((ret = vkcu_di_gpu_ingest(&in->plane[pl], p->plane[pl].comps, p->bytes, p->gring[slot][pl],
                                      p->gring_pitch[pl], stream)) < 0)
                 return ret;
         seq_add(s, in->pts, in->duration, in->flags, in->repeat_pict);
@@ -482,11 +482,11 @@ static void deint_uninit(vkcu_op *op)
     for (int s = 0; s < DI_RING; s++) {
         av_frame_free(&p->ring[s]);
         for (int pl = 0; pl < 4; pl++)
-            di_gpu_free(&p->gring[s][pl]);
+            vkcu_di_gpu_free(&p->gring[s][pl]);
     }
     for (int s = 0; s < 2; s++)
         for (int pl = 0; pl < 4; pl++)
-            di_gpu_free(&p->gout[s][pl]);
+            vkcu_di_gpu_free(&p->gout[s][pl]);
     p->gpu_ready = 0;
 }
 

@@ -525,7 +525,7 @@ static int denoise_init_gpu(vkcu_op *op)
     for (int s = 0; s < sets; s++)
         for (int pl = 0; pl < p->nb_planes; pl++) {
             size_t wb = (size_t)p->plane_w[pl] * p->plane_ncomp[pl] * p->bytes;
-            if ((ret = dn_gpu_alloc_pitch(&p->gout[s][pl], &p->gout_pitch[s][pl], wb, p->plane_h[pl])) < 0)
+            if ((ret = vkcu_dn_gpu_alloc_pitch(&p->gout[s][pl], &p->gout_pitch[s][pl], wb, p->plane_h[pl])) < 0)
                 return ret;
         }
     if (p->mode == MODE_NLM) {
@@ -534,15 +534,15 @@ static int denoise_init_gpu(vkcu_op *op)
             for (int s = 0; s < p->window; s++) {
                 void *ptr;
                 size_t wb = ((size_t)ch->w + 2 * p->pad) * sizeof(uint16_t);
-                if ((ret = dn_gpu_alloc_pitch(&ptr, &p->gring_pitch[c], wb, ch->h + 2 * p->pad)) < 0)
+                if ((ret = vkcu_dn_gpu_alloc_pitch(&ptr, &p->gring_pitch[c], wb, ch->h + 2 * p->pad)) < 0)
                     return ret;
                 p->gring[s][c] = ptr;
             }
         }
         size_t pitch;
-        if ((ret = dn_gpu_alloc_pitch(&p->glut, &pitch, sizeof(p->lut), 1)) < 0)
+        if ((ret = vkcu_dn_gpu_alloc_pitch(&p->glut, &pitch, sizeof(p->lut), 1)) < 0)
             return ret;
-        if ((ret = dn_gpu_upload(p->glut, p->lut, sizeof(p->lut), NULL)) < 0)
+        if ((ret = vkcu_dn_gpu_upload(p->glut, p->lut, sizeof(p->lut), NULL)) < 0)
             return ret;
     }
     p->gpu_ready = 1;
@@ -580,7 +580,7 @@ static int tnr_run_gpu(vkcu_op *op, const vkcu_gpu_frame *in, vkcu_gpu_frame *ou
             tp.sp_amount = 0;
             has_prev = 0;
         }
-        int ret = dn_gpu_tnr(&in->plane[pl], has_prev ? &prev.plane[pl] : NULL, &out->plane[pl],
+        int ret = vkcu_dn_gpu_tnr(&in->plane[pl], has_prev ? &prev.plane[pl] : NULL, &out->plane[pl],
                              p->plane_ncomp[pl], p->bytes, p->ch[0].shift, &tp, stream);
         if (ret < 0)
             return ret;
@@ -602,7 +602,7 @@ static int nlm_run_gpu(vkcu_op *op, const vkcu_gpu_frame *in, vkcu_gpu_frame *ou
         int slot = (int)(p->g_nb_in % W);
         for (int c = 0; c < p->nb_ch; c++) {
             const dn_channel *ch = &p->ch[c];
-            if ((ret = dn_gpu_nlm_ingest(&in->plane[ch->plane], ch->ncomp, ch->comp, ch->bytes, ch->shift,
+            if ((ret = vkcu_dn_gpu_nlm_ingest(&in->plane[ch->plane], ch->ncomp, ch->comp, ch->bytes, ch->shift,
                                          p->gring[slot][c], p->gring_pitch[c], p->pad, stream)) < 0)
                 return ret;
         }
@@ -635,7 +635,7 @@ static int nlm_run_gpu(vkcu_op *op, const vkcu_gpu_frame *in, vkcu_gpu_frame *ou
             a.search = 0;
             a.patch = 0;
         }
-        if ((ret = dn_gpu_nlm(&a, &out->plane[ch->plane], ch->ncomp, ch->comp, ch->bytes, ch->shift, stream)) < 0)
+        if ((ret = vkcu_dn_gpu_nlm(&a, &out->plane[ch->plane], ch->ncomp, ch->comp, ch->bytes, ch->shift, stream)) < 0)
             return ret;
     }
     out->pts = p->gring_pts[o % W];
@@ -671,15 +671,15 @@ static void denoise_uninit(vkcu_op *op)
             av_freep(&p->ring[s][c]);
             if (p->gring[s][c]) {
                 void *ptr = p->gring[s][c];
-                dn_gpu_free(&ptr);
+                vkcu_dn_gpu_free(&ptr);
                 p->gring[s][c] = NULL;
             }
         }
     }
     for (int s = 0; s < 2; s++)
         for (int pl = 0; pl < 4; pl++)
-            dn_gpu_free(&p->gout[s][pl]);
-    dn_gpu_free(&p->glut);
+            vkcu_dn_gpu_free(&p->gout[s][pl]);
+    vkcu_dn_gpu_free(&p->glut);
     p->gpu_ready = 0;
 }
 

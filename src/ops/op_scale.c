@@ -110,8 +110,8 @@ static void siting(enum AVChromaLocation loc, int subw, int subh, double *offx, 
 static void free_tables(scale_priv *p)
 {
     for (int i = 0; i < 4; i++) {
-        sc_taps_free(&p->pl[i].th);
-        sc_taps_free(&p->pl[i].tv);
+        vkcu_sc_taps_free(&p->pl[i].th);
+        vkcu_sc_taps_free(&p->pl[i].tv);
         av_freep(&p->mid[i]);
     }
 }
@@ -176,8 +176,8 @@ static int scale_init(vkcu_op *op, const vkcu_video_format *in, vkcu_video_forma
         pl->out_w = chroma ? AV_CEIL_RSHIFT(w, d->log2_chroma_w) : w;
         pl->out_h = chroma ? AV_CEIL_RSHIFT(h, d->log2_chroma_h) : h;
         double ox = chroma ? cx : 0.5, oy = chroma ? cy : 0.5;
-        if (sc_taps_build(&pl->th, f, pl->in_w, pl->out_w, in->width, w, sx, ox, ox, why, sizeof(why)) < 0 ||
-            sc_taps_build(&pl->tv, f, pl->in_h, pl->out_h, in->height, h, sy, oy, oy, why, sizeof(why)) < 0) {
+        if (vkcu_sc_taps_build(&pl->th, f, pl->in_w, pl->out_w, in->width, w, sx, ox, ox, why, sizeof(why)) < 0 ||
+            vkcu_sc_taps_build(&pl->tv, f, pl->in_h, pl->out_h, in->height, h, sy, oy, oy, why, sizeof(why)) < 0) {
             LOGE("scale: %s", why);
             return AVERROR(ENOMEM);
         }
@@ -280,13 +280,13 @@ static int scale_init_gpu(vkcu_op *op)
         return 0;
     for (int i = 0; i < p->nb_planes; i++) {
         sc_plane *pl = &p->pl[i];
-        if ((ret = sc_gpu_alloc_pitch(&p->gout[i], &p->gout_pitch[i], (size_t)pl->out_w * pl->ncomp * p->bytes,
+        if ((ret = vkcu_sc_gpu_alloc_pitch(&p->gout[i], &p->gout_pitch[i], (size_t)pl->out_w * pl->ncomp * p->bytes,
                                       pl->out_h)) < 0 ||
-            (ret = sc_gpu_taps_upload(&pl->gh, &pl->th)) < 0 || (ret = sc_gpu_taps_upload(&pl->gv, &pl->tv)) < 0)
+            (ret = vkcu_sc_gpu_taps_upload(&pl->gh, &pl->th)) < 0 || (ret = vkcu_sc_gpu_taps_upload(&pl->gv, &pl->tv)) < 0)
             return ret;
         /* the intermediate plane only where a tile's rows exceed shared memory */
         if ((size_t)pl->gv.span * 32 * pl->ncomp * sizeof(int16_t) > SC_TILE_SHMEM &&
-            (ret = sc_gpu_alloc_pitch(&p->gmid[i], &p->gmid_pitch[i], (size_t)pl->out_w * pl->ncomp * sizeof(int16_t),
+            (ret = vkcu_sc_gpu_alloc_pitch(&p->gmid[i], &p->gmid_pitch[i], (size_t)pl->out_w * pl->ncomp * sizeof(int16_t),
                                       pl->in_h)) < 0)
             return ret;
     }
@@ -317,7 +317,7 @@ static int scale_run_gpu(vkcu_op *op, const vkcu_gpu_frame *in, vkcu_gpu_frame *
         sc_gpu_pass a = { .ncomp = pl->ncomp, .bytes = p->bytes, .shift = p->shift, .depth = p->depth,
                           .mid = p->gmid[i], .mid_pitch = p->gmid_pitch[i], .in_h = pl->in_h, .out_w = pl->out_w,
                           .out_h = pl->out_h, .h = pl->gh, .v = pl->gv };
-        if ((ret = sc_gpu_scale_plane(&a, &in->plane[i], &out->plane[i], stream)) < 0)
+        if ((ret = vkcu_sc_gpu_scale_plane(&a, &in->plane[i], &out->plane[i], stream)) < 0)
             return ret;
     }
     out->pts = in->pts;
@@ -332,10 +332,10 @@ static void scale_uninit(vkcu_op *op)
         return;
     free_tables(p);
     for (int i = 0; i < 4; i++) {
-        sc_gpu_free(&p->gout[i]);
-        sc_gpu_free(&p->gmid[i]);
-        sc_gpu_taps_free(&p->pl[i].gh);
-        sc_gpu_taps_free(&p->pl[i].gv);
+        vkcu_sc_gpu_free(&p->gout[i]);
+        vkcu_sc_gpu_free(&p->gmid[i]);
+        vkcu_sc_gpu_taps_free(&p->pl[i].gh);
+        vkcu_sc_gpu_taps_free(&p->pl[i].gv);
     }
     p->gpu_ready = 0;
 }

@@ -16,7 +16,7 @@
 #define PQ_C2 (2413.0 / 4096.0 * 32.0)
 #define PQ_C3 (2392.0 / 4096.0 * 32.0)
 
-double tm_pq_eotf(double e)
+double vkcu_tm_pq_eotf(double e)
 {
     if (e <= 0.0)
         return 0.0;
@@ -27,7 +27,7 @@ double tm_pq_eotf(double e)
     return pow(num / (PQ_C2 - PQ_C3 * p), 1.0 / PQ_M1);
 }
 
-double tm_pq_inv_eotf(double y)
+double vkcu_tm_pq_inv_eotf(double y)
 {
     if (y <= 0.0)
         return 0.0;
@@ -39,7 +39,7 @@ double tm_pq_inv_eotf(double y)
 #define HLG_B (1.0 - 4.0 * HLG_A)
 #define HLG_C (0.5 - HLG_A * log(4.0 * HLG_A))
 
-double tm_hlg_inv_oetf(double e)
+double vkcu_tm_hlg_inv_oetf(double e)
 {
     if (e <= 0.0)
         return 0.0;
@@ -48,7 +48,7 @@ double tm_hlg_inv_oetf(double e)
     return (exp((e - HLG_C) / HLG_A) + HLG_B) / 12.0;
 }
 
-double tm_hlg_gamma(double lw)
+double vkcu_tm_hlg_gamma(double lw)
 {
     return 1.2 + 0.42 * log10(lw / 1000.0);
 }
@@ -63,9 +63,9 @@ static double hable(double x)
  * 1.5*maxLum - 0.5 pass, the rest follow a Hermite spline to maxLum. */
 static double bt2390(const tm_params *p, double m)
 {
-    double sw = tm_pq_inv_eotf(p->src_peak / 10000.0);
-    double max_lum = tm_pq_inv_eotf(p->peak / 10000.0) / sw;
-    double e = tm_pq_inv_eotf(m * p->peak / 10000.0) / sw;
+    double sw = vkcu_tm_pq_inv_eotf(p->src_peak / 10000.0);
+    double max_lum = vkcu_tm_pq_inv_eotf(p->peak / 10000.0) / sw;
+    double e = vkcu_tm_pq_inv_eotf(m * p->peak / 10000.0) / sw;
     if (max_lum >= 1.0)
         return m;
     if (e > 1.0)
@@ -75,10 +75,10 @@ static double bt2390(const tm_params *p, double m)
         double t = (e - ks) / (1.0 - ks), t2 = t * t, t3 = t2 * t;
         e = (2 * t3 - 3 * t2 + 1) * ks + (t3 - 2 * t2 + t) * (1.0 - ks) + (-2 * t3 + 3 * t2) * max_lum;
     }
-    return tm_pq_eotf(e * sw) * 10000.0 / p->peak;
+    return vkcu_tm_pq_eotf(e * sw) * 10000.0 / p->peak;
 }
 
-double tm_curve(const tm_params *p, double m)
+double vkcu_tm_curve(const tm_params *p, double m)
 {
     double w = p->src_peak / p->peak; /* source peak relative to the target */
     if (m <= 0.0)
@@ -132,7 +132,7 @@ static void invert3(const double a[3][3], double o[3][3])
         }
 }
 
-void tm_matrix_2020_to_709(double m[3][3])
+void vkcu_tm_matrix_2020_to_709(double m[3][3])
 {
     static const double p2020[3][2] = { { 0.708, 0.292 }, { 0.170, 0.797 }, { 0.131, 0.046 } };
     static const double p709[3][2] = { { 0.640, 0.330 }, { 0.300, 0.600 }, { 0.150, 0.060 } };
@@ -145,21 +145,21 @@ void tm_matrix_2020_to_709(double m[3][3])
             m[r][c] = binv[r][0] * a[0][c] + binv[r][1] * a[1][c] + binv[r][2] * a[2][c];
 }
 
-float *tm_tables_build(const tm_params *p, tm_tables *t)
+float *vkcu_tm_tables_build(const tm_params *p, tm_tables *t)
 {
     float *block = malloc(TM_TABLE_FLOATS * sizeof(float));
     if (!block)
         return NULL;
     float *eotf = block, *ootf = eotf + TM_CODE_SIZE, *gain = ootf + TM_LOG_SIZE, *oetf = gain + TM_LOG_SIZE;
-    double lw = p->src_peak, gamma = tm_hlg_gamma(lw);
+    double lw = p->src_peak, gamma = vkcu_tm_hlg_gamma(lw);
     for (int i = 0; i < TM_CODE_SIZE; i++) {
         double e = i / 65535.0;
-        eotf[i] = (float)(p->transfer == TM_HLG ? tm_hlg_inv_oetf(e) : tm_pq_eotf(e) * 10000.0 / p->peak);
+        eotf[i] = (float)(p->transfer == TM_HLG ? vkcu_tm_hlg_inv_oetf(e) : vkcu_tm_pq_eotf(e) * 10000.0 / p->peak);
     }
     for (int i = 0; i < TM_LOG_SIZE; i++) {
         double x = tm_log_x(i);
         ootf[i] = (float)(lw / p->peak * pow(x, gamma - 1.0));
-        gain[i] = (float)(tm_curve(p, x) / x);
+        gain[i] = (float)(vkcu_tm_curve(p, x) / x);
         oetf[i] = (float)(x >= 1.0 ? 1.0 : pow(x, 1.0 / 2.4));
     }
     t->eotf = eotf;
@@ -168,7 +168,7 @@ float *tm_tables_build(const tm_params *p, tm_tables *t)
     t->oetf = oetf;
     t->transfer = p->transfer;
     double m[3][3];
-    tm_matrix_2020_to_709(m);
+    vkcu_tm_matrix_2020_to_709(m);
     for (int r = 0; r < 3; r++)
         for (int c = 0; c < 3; c++)
             t->m2020to709[r][c] = (float)m[r][c];

@@ -50,7 +50,7 @@ static double spline36(double x)
     return 0;
 }
 
-double sc_kernel(enum sc_filter f, double x)
+double vkcu_sc_kernel(enum sc_filter f, double x)
 {
     switch (f) {
     case SC_BILINEAR:
@@ -65,7 +65,7 @@ double sc_kernel(enum sc_filter f, double x)
     return 0;
 }
 
-double sc_support(enum sc_filter f)
+double vkcu_sc_support(enum sc_filter f)
 {
     static const double support[] = { 1, 2, 3, 3 };
     return support[f];
@@ -82,20 +82,20 @@ static int mirror(long k, int n)
     return (int)(k < n ? k : p - 1 - k);
 }
 
-void sc_taps_free(sc_taps *t)
+void vkcu_sc_taps_free(sc_taps *t)
 {
     free(t->start);
     free(t->w);
     memset(t, 0, sizeof(*t));
 }
 
-int sc_taps_build(sc_taps *t, enum sc_filter f, int n_in, int n_out, int luma_in, int luma_out, int sub,
+int vkcu_sc_taps_build(sc_taps *t, enum sc_filter f, int n_in, int n_out, int luma_in, int luma_out, int sub,
                   double off_in, double off_out, char *why, size_t whylen)
 {
     memset(t, 0, sizeof(*t));
     double ratio = (double)luma_in / luma_out;
     double stretch = ratio > 1 ? ratio : 1;
-    double radius = sc_support(f) * stretch;
+    double radius = vkcu_sc_support(f) * stretch;
     double *fold = calloc((size_t)n_in, sizeof(*fold));
     int *lo = malloc(sizeof(int) * (size_t)n_out), *hi = malloc(sizeof(int) * (size_t)n_out);
     int ret = -1;
@@ -124,7 +124,7 @@ int sc_taps_build(sc_taps *t, enum sc_filter f, int n_in, int n_out, int luma_in
         long k0 = (long)ceil(x - radius), k1 = (long)floor(x + radius);
         int l = n_in, h = -1;
         for (long k = k0; k <= k1; k++) {
-            if (sc_kernel(f, (k - x) / stretch) == 0)
+            if (vkcu_sc_kernel(f, (k - x) / stretch) == 0)
                 continue;
             int m = mirror(k, n_in);
             l = m < l ? m : l;
@@ -151,7 +151,7 @@ int sc_taps_build(sc_taps *t, enum sc_filter f, int n_in, int n_out, int luma_in
         for (int m = lo[i]; m <= hi[i]; m++)
             fold[m] = 0;
         for (long k = k0; k <= k1; k++) {
-            double w = sc_kernel(f, (k - x) / stretch);
+            double w = vkcu_sc_kernel(f, (k - x) / stretch);
             fold[mirror(k, n_in)] += w;
             sum += w;
         }
@@ -186,7 +186,7 @@ int sc_taps_build(sc_taps *t, enum sc_filter f, int n_in, int n_out, int luma_in
 nomem:
     snprintf(why, whylen, "out of memory for the filter taps");
 fail:
-    sc_taps_free(t);
+    vkcu_sc_taps_free(t);
 done:
     free(fold);
     free(lo);

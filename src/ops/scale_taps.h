@@ -14,8 +14,8 @@
 enum sc_filter { SC_BILINEAR = 0, SC_BICUBIC, SC_LANCZOS, SC_SPLINE36 };
 
 /* The filter's kernel at x (input samples, unstretched) and its radius. */
-double sc_kernel(enum sc_filter f, double x);
-double sc_support(enum sc_filter f);
+double vkcu_sc_kernel(enum sc_filter f, double x);
+double vkcu_sc_support(enum sc_filter f);
 
 /*
  * Taps for one direction of one plane. Positions are in luma units of the
@@ -28,8 +28,8 @@ double sc_support(enum sc_filter f);
  * its edge (sample -1 reads 0, n reads n - 1). Returns 0, or -1 (no memory,
  * or a table past the bounds scale_math.h relies on) with why filled.
  */
-int sc_taps_build(sc_taps *t, enum sc_filter f, int n_in, int n_out, int luma_in, int luma_out, int sub,
+int vkcu_sc_taps_build(sc_taps *t, enum sc_filter f, int n_in, int n_out, int luma_in, int luma_out, int sub,
                   double off_in, double off_out, char *why, size_t whylen);
-void sc_taps_free(sc_taps *t);
+void vkcu_sc_taps_free(sc_taps *t);
 
 #endif

@@ -51,7 +51,7 @@ static void check_affine(const cv_side *in, const cv_side *out, uint64_t *seed)
              in->depth, mname(out->matrix), out->full_range ? "full" : "limited", out->depth);
     cv_affine a;
     cvf_f64 f;
-    cv_affine_build(&a, in, out);
+    vkcu_cv_affine_build(&a, in, out);
     checks++;
     if (!cvf_f64_init(&f, &a, in->depth)) {
         failures++;
@@ -112,7 +112,7 @@ int main(void)
         cv_side in = { CV_MATRIX_BT709, 0, 16 }, out = { CV_MATRIX_RGB, 1, 16 };
         cv_affine a;
         cvf_f64 f;
-        cv_affine_build(&a, &in, &out);
+        vkcu_cv_affine_build(&a, &in, &out);
         checks++;
         if (cvf_f64_init(&f, &a, 16)) {
             failures++;

@@ -239,10 +239,10 @@ int main(void)
     const cv_side yuv709l8 = { CV_MATRIX_BT709, 0, 8 }, yuv2020l10 = { CV_MATRIX_BT2020, 0, 10 },
                   yuv601f16 = { CV_MATRIX_BT601, 1, 16 }, rgb8 = { CV_MATRIX_RGB, 1, 8 }, rgb16 = { CV_MATRIX_RGB, 1, 16 },
                   rgbh = { CV_MATRIX_RGB, 1, 0 }, yuv2020f8 = { CV_MATRIX_BT2020, 1, 8 };
-    cv_affine_build(&affs[naffs++], &yuv709l8, &rgb8);
-    cv_affine_build(&affs[naffs++], &yuv2020l10, &rgb16);
-    cv_affine_build(&affs[naffs++], &yuv2020l10, &rgbh);
-    cv_affine_build(&affs[naffs++], &yuv601f16, &yuv2020f8);
+    vkcu_cv_affine_build(&affs[naffs++], &yuv709l8, &rgb8);
+    vkcu_cv_affine_build(&affs[naffs++], &yuv2020l10, &rgb16);
+    vkcu_cv_affine_build(&affs[naffs++], &yuv2020l10, &rgbh);
+    vkcu_cv_affine_build(&affs[naffs++], &yuv601f16, &yuv2020f8);
 
     /* the fast path is taken for exactly the descriptions it claims */
     {

@@ -66,14 +66,14 @@ int main(void)
     for (int i = 0; i <= 1000; i++) {
         double e = i / 1000.0;
         snprintf(what, sizeof(what), "PQ EOTF(%.3f)", e);
-        expect(what, tm_pq_eotf(e), pq_eotf(e), 1e-12 + 1e-12 * pq_eotf(e));
+        expect(what, vkcu_tm_pq_eotf(e), pq_eotf(e), 1e-12 + 1e-12 * pq_eotf(e));
         snprintf(what, sizeof(what), "PQ inverse(EOTF(%.3f))", e);
-        expect(what, tm_pq_inv_eotf(pq_eotf(e)), e, 1e-9);
+        expect(what, vkcu_tm_pq_inv_eotf(pq_eotf(e)), e, 1e-9);
         snprintf(what, sizeof(what), "HLG inverse OETF(%.3f)", e);
-        expect(what, tm_hlg_inv_oetf(e), hlg_inv(e), 1e-7); /* the standard's rounded constant c */
+        expect(what, vkcu_tm_hlg_inv_oetf(e), hlg_inv(e), 1e-7); /* the standard's rounded constant c */
     }
-    expect("HLG gamma at 1000", tm_hlg_gamma(1000), 1.2, 1e-12);
-    expect("HLG gamma at 2000", tm_hlg_gamma(2000), 1.2 + 0.42 * log10(2.0), 1e-12);
+    expect("HLG gamma at 1000", vkcu_tm_hlg_gamma(1000), 1.2, 1e-12);
+    expect("HLG gamma at 2000", vkcu_tm_hlg_gamma(2000), 1.2 + 0.42 * log10(2.0), 1e-12);
 
     /* curves, on light relative to the target peak */
     const double peaks[][2] = { { 1000, 100 }, { 4000, 100 }, { 600, 203 }, { 10000, 100 } };
@@ -84,23 +84,23 @@ int main(void)
             double m = pow(10.0, -4.0 + i * 0.01) * w; /* 1e-4 .. 1 of the source peak */
             p.curve = TM_CURVE_BT2390;
             snprintf(what, sizeof(what), "BT.2390 %g->%g at %g", p.src_peak, p.peak, m);
-            expect(what, tm_curve(&p, m), eetf(m * p.peak, p.src_peak, p.peak) / p.peak, 1e-9);
+            expect(what, vkcu_tm_curve(&p, m), eetf(m * p.peak, p.src_peak, p.peak) / p.peak, 1e-9);
             p.curve = TM_CURVE_HABLE;
             snprintf(what, sizeof(what), "hable %g->%g at %g", p.src_peak, p.peak, m);
-            expect(what, tm_curve(&p, m), hable_f(m) / hable_f(w), 1e-12);
+            expect(what, vkcu_tm_curve(&p, m), hable_f(m) / hable_f(w), 1e-12);
             p.curve = TM_CURVE_REINHARD;
             snprintf(what, sizeof(what), "reinhard %g->%g at %g", p.src_peak, p.peak, m);
-            expect(what, tm_curve(&p, m), m * (1 + m / (w * w)) / (1 + m), 1e-12);
+            expect(what, vkcu_tm_curve(&p, m), m * (1 + m / (w * w)) / (1 + m), 1e-12);
         }
         p.curve = TM_CURVE_BT2390;
-        expect("BT.2390 maps the source peak to the target peak", tm_curve(&p, w), 1.0, 1e-9);
+        expect("BT.2390 maps the source peak to the target peak", vkcu_tm_curve(&p, w), 1.0, 1e-9);
     }
 
     /* the tables both backends use */
     for (int c = 0; c < 3; c++) {
         tm_params p = { c == 2 ? TM_HLG : TM_PQ, c == 1 ? TM_CURVE_HABLE : TM_CURVE_BT2390, 100, 1000 };
         tm_tables t;
-        float *block = tm_tables_build(&p, &t);
+        float *block = vkcu_tm_tables_build(&p, &t);
         if (!block)
             return 1;
         for (int code = 0; code < 65536; code += 97) {
