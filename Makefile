@@ -63,10 +63,13 @@ endif
 VMAF_STATE := VMAF_VERSION := $(VMAF_VERSION)|VMAF_PREFIX := $(if $(VMAF_VERSION),$(shell $(VMAF_PKG) --variable=prefix libvmaf))|VMAF_LIBS := $(VMAF_LIBS)
 
 WARN    := -Wall -Wextra -Wshadow -Wmissing-prototypes -Werror
+# Hidden by default: libvkcu exports only what include/vkcu/ declares with
+# VKCU_API (tests/cli/api-symbols.sh checks it).
+VISIBILITY := -fvisibility=hidden
 CFLAGS  ?= -O2 -g
 # One set of position-independent objects serves libvkcu.a and libvkcu.so
 # (docs/install.md, Building: why not two).
-CFLAGS  += -fPIC -std=c11 -D_GNU_SOURCE -pthread $(WARN) -Isrc -I. -I$(VK_HEADERS) -I$(CUDA)/include $(FF_CFLAGS) $(JSON_CFLAGS)
+CFLAGS  += -fPIC -std=c11 -D_GNU_SOURCE -pthread $(WARN) $(VISIBILITY) -Iinclude -Isrc -I. -I$(VK_HEADERS) -I$(CUDA)/include $(FF_CFLAGS) $(JSON_CFLAGS)
 # CUDA_ARCHS: the GPUs the kernels are built for, as machine code (SASS), and
 # PTX of the last one so that GPUs newer than the list compile it at first
 # start; highest last. Each entry costs compile time (docs/install.md).
@@ -75,7 +78,7 @@ CUDA_PTX   := $(lastword $(CUDA_ARCHS))
 NV_GENCODE := $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
               -gencode arch=compute_$(CUDA_PTX),code=compute_$(CUDA_PTX)
 NVFLAGS ?= -O3
-NVFLAGS += -std=c++17 -Werror all-warnings -Xcompiler -Wall,-Wextra,-fPIC -Isrc -I. -I$(VK_HEADERS) $(FF_CFLAGS) \
+NVFLAGS += -std=c++17 -Werror all-warnings -Xcompiler -Wall,-Wextra,-fPIC,$(VISIBILITY) -Iinclude -Isrc -I. -I$(VK_HEADERS) $(FF_CFLAGS) \
            $(NV_GENCODE)
 LDLIBS  = $(FF_LIBS) $(JSON_LIBS) $(VMAF_LIBS) -L$(CUDA)/lib64 -lcudart_static -lzimg -lstdc++ -ldl -lrt -lm -pthread
 # libvkcu.so: Debian's libjansson.a is not position-independent, so the shared

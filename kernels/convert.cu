@@ -40,7 +40,7 @@ struct cv_gpu {
  * (it includes nothing from src/), so the operator reports it. */
 static thread_local char cv_err[256];
 
-extern "C" const char *cv_gpu_last_error(void)
+extern "C" const char *vkcu_cv_gpu_last_error(void)
 {
     return cv_err;
 }

@@ -21,11 +21,11 @@ extern "C" {
 
 typedef struct cv_gpu cv_gpu;
 
-/* Failures of vkcu_cv_gpu_create/vkcu_cv_gpu_run; the reason is cv_gpu_last_error(). */
+/* Failures of vkcu_cv_gpu_create/vkcu_cv_gpu_run; the reason is vkcu_cv_gpu_last_error(). */
 #define CV_GPU_ERR_DEVICE (-1) /* CUDA failed */
 #define CV_GPU_ERR_INPUT  (-2) /* the frame does not fit the description */
 /* The calling thread's last failure, as one line. */
-const char *cv_gpu_last_error(void);
+const char *vkcu_cv_gpu_last_error(void);
 
 /* Allocates the output planes for desc (copied) and, when desc->tonemap,
  * uploads the table block (TM_TABLE_FLOATS floats, laid out as

@@ -13,7 +13,6 @@
 #include "batch/preset.h"
 #include "core/stage.h"
 #include "gpu/probe.h"
-#include "ops/op.h"
 #include "regress/compare.h"
 #include "util/log.h"
 
@@ -45,7 +44,8 @@ static void print_stats(const vkcu_job_params *p, const vkcu_job_result *r, FILE
     }
 }
 
-static int report(const vkcu_job_params *p, const vkcu_job_result *r, int ret)
+/* logged: the library has sent the error to the log callback already. */
+static int report(const vkcu_job_params *p, const vkcu_job_result *r, int ret, int logged)
 {
     vkcu_progress_break_line();
     if (p->stats)
@@ -53,8 +53,9 @@ static int report(const vkcu_job_params *p, const vkcu_job_result *r, int ret)
     if (ret == VKCU_ERR_PIPE_CLOSED)
         return 0; /* the reader has what it wanted (| head): nothing to report */
     if (ret < 0) {
-        fprintf(stderr, "vkcu: error: %s\n", r->error[0] ? r->error : "failed");
-        return vkcu_exit_code(ret);
+        if (!logged)
+            fprintf(stderr, "vkcu: error: %s\n", r->error[0] ? r->error : "failed");
+        return cli_exit_code(ret);
     }
     return 0;
 }
@@ -74,8 +75,8 @@ static int generate(const char *what)
     if (!strcmp(what, "completion")) {
         const char *ops[64];
         int n = 0;
-        for (int i = 0; vkcu_op_classes[i] && n < 63; i++)
-            ops[n++] = vkcu_op_classes[i]->name;
+        for (const char *name; n < 63 && (name = vkcu_operator_name(n));)
+            ops[n++] = name;
         ops[n] = NULL;
         cli_print_completion(ops, stdout);
         return CLI_STOP;
@@ -86,11 +87,11 @@ static int generate(const char *what)
         return CLI_STOP;
     }
     if (!strcmp(what, "man")) {
-        cli_print_man(CLI_TRANSCODE, VKCU_VERSION, stdout);
+        cli_print_man(CLI_TRANSCODE, vkcu_version(), stdout);
         return CLI_STOP;
     }
     if (!strncmp(what, "man:", 4) && cli_verb_by_name(what + 4) != CLI_NB_VERBS) {
-        cli_print_man(cli_verb_by_name(what + 4), VKCU_VERSION, stdout);
+        cli_print_man(cli_verb_by_name(what + 4), vkcu_version(), stdout);
         return CLI_STOP;
     }
     return cli_usage_error("--generate: '%s' is not man, man:VERB, completion or verbs", what);
@@ -107,7 +108,7 @@ static int transcode_apply(void *ctx, const cli_option *o, const char *arg, cons
         return 0;
     }
     switch (o->id) {
-    case OPT_VERSION: return cli_print_version(VKCU_VERSION) ? VKCU_EXIT_FAIL : CLI_STOP;
+    case OPT_VERSION: return cli_print_version(vkcu_version()) ? VKCU_EXIT_FAIL : CLI_STOP;
     case OPT_GENERATE: return generate(arg);
     case OPT_OUTPUT: t->p.output = arg; return 0;
     case OPT_FORMAT: t->p.output_format = arg; return 0;
@@ -141,12 +142,12 @@ int cli_main_transcode(int argc, char **argv)
     p->input = t.input;
     cli_install_signals();
     vkcu_job_result r;
-    ret = vkcu_job_run(p, &r);
+    ret = cli_run_job(p, &r);
     if (ret >= 0 && vkcu_log_level() >= VKCU_LOG_INFO)
         fprintf(stderr, "vkcu: %s -> %s: %lld frames in %.2f s (%.1f fps), path %s\n", t.input,
                 p->output ? p->output : p->decode_only ? "decoded, nothing written" : "processed, nothing written",
                 (long long)r.frames_out, r.seconds, r.fps, vkcu_path_name(r.path));
-    return report(p, &r, ret);
+    return report(p, &r, ret, 1);
 }
 
 /* ---- vkcu hash ---- */
@@ -220,12 +221,12 @@ int cli_main_hash(int argc, char **argv)
             return VKCU_EXIT_OUTPUT;
         }
         p->hash_out = f;
+        p->hash_out_name = outpath;
     }
     vkcu_job_result r;
-    ret = vkcu_job_run(p, &r);
+    ret = cli_run_job(p, &r);
+    int logged = ret < 0;
     if (f) {
-        if (ret == VKCU_ERR_OUTPUT)
-            snprintf(r.error, sizeof(r.error), "%s: cannot write the hashes (disk full?)", outpath);
         if (fclose(f) != 0 && ret >= 0) {
             snprintf(r.error, sizeof(r.error), "%s: write error", outpath);
             ret = VKCU_ERR_OUTPUT;
@@ -235,7 +236,7 @@ int cli_main_hash(int argc, char **argv)
         else
             vkcu_outfile_abort(tmp);
     }
-    return report(p, &r, ret);
+    return report(p, &r, ret, logged);
 }
 
 /* ---- vkcu probe ---- */
@@ -246,7 +247,7 @@ int cli_main_probe(int argc, char **argv)
     if (ret >= 0)
         return ret;
     ret = vkcu_probe(stdout);
-    return ret < 0 ? vkcu_exit_code(ret) : 0;
+    return ret < 0 ? cli_exit_code(ret) : 0;
 }
 
 typedef int (*verb_main)(int argc, char **argv);

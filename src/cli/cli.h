@@ -21,6 +21,16 @@ int cli_job_apply(vkcu_job_params *p, enum cli_verb_id verb, const cli_option *o
 /* The --pipeline preset of this command line (kept for the process's
  * life), or NULL. */
 const vkcu_preset *cli_job_preset(void);
+
+/* run.c, the CLI as a client of the public API: runs one job through a
+ * context made from p's settings with the CLI's log, progress and watchdog
+ * callbacks (a failure's message has gone to standard error already). */
+int cli_run_job(const vkcu_job_params *p, vkcu_job_result *r);
+/* A context with the settings part of p and the CLI's callbacks. */
+int cli_open_context(const vkcu_job_params *p, vkcu_context **ctx);
+/* The exit code of a library call's return: vkcu_exit_code, and -EINVAL
+ * (an argument the library refused) as a usage error. */
+int cli_exit_code(int ret);
 /* Installs SIGINT/SIGTERM handlers that request a clean stop. */
 void cli_install_signals(void);
 

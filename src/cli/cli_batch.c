@@ -14,7 +14,6 @@
 #include "regress/compare.h"
 #include "util/log.h"
 #include "util/number.h"
-#include "ops/op.h"
 #include "batch/preset.h"
 
 /* ---- vkcu pipelines ---- */
@@ -43,33 +42,13 @@ static void print_preset(const vkcu_preset *ps, FILE *out)
     fprintf(out, "  extension: %s\n", vkcu_preset_extension(ps));
 }
 
-/* An operator's keys, defaults and accuracy: what `--chain` and a
- * preset's `op` lines accept (the registry is the one list). */
-static void print_operator(const vkcu_op_class *cls, FILE *out)
-{
-    static const char *const types[] = { "int", "number", "choice", "text" };
-    fprintf(out, "  %-10s %s\n", cls->name, cls->help);
-    fprintf(out, "  %-10s accuracy: %s\n", "", cls->accuracy ? cls->accuracy : "(not stated)");
-    for (int i = 0; cls->keys && cls->keys[i].name; i++) {
-        const vkcu_op_key *k = &cls->keys[i];
-        char what[160];
-        if (k->type == VKCU_KEY_ENUM)
-            snprintf(what, sizeof(what), "%s", k->choices);
-        else if (k->type == VKCU_KEY_INT || k->type == VKCU_KEY_FLOAT)
-            snprintf(what, sizeof(what), "%s %g..%g", types[k->type], k->min, k->max);
-        else
-            snprintf(what, sizeof(what), "%s", types[k->type]);
-        /* keys without a default say in their help what they follow (the input, the stream) */
-        fprintf(out, "  %-10s   %s (%s%s%s): %s\n", "", k->name, what, k->def ? ", default " : "", k->def ? k->def : "",
-                k->help);
-    }
-}
-
 static void list_operators(FILE *out)
 {
     fprintf(out, "\nOperators (--chain 'name=key=value:key=value,name2=...', or one per 'op' line of a preset):\n");
-    for (int i = 0; vkcu_op_classes[i]; i++)
-        print_operator(vkcu_op_classes[i], out);
+    /* each operator's keys, defaults and accuracy, from the one registry */
+    const char *name;
+    for (int i = 0; (name = vkcu_operator_name(i)); i++)
+        vkcu_operator_describe(name, out);
 }
 
 typedef struct listed {
@@ -183,11 +162,8 @@ int cli_main_pipelines(int argc, char **argv)
         vkcu_preset ps;
         char err[1024];
         int ret = vkcu_preset_load(names[i], &ps, err, sizeof(err));
-        const vkcu_op_class *op = ret < 0 && !strchr(names[i], '/') ? vkcu_op_find(names[i]) : NULL;
-        if (op) { /* no preset by that name, but an operator */
-            print_operator(op, stdout);
-            continue;
-        }
+        if (ret < 0 && !strchr(names[i], '/') && vkcu_operator_describe(names[i], stdout) == 0)
+            continue; /* no preset by that name, but an operator */
         if (ret < 0) {
             fprintf(stderr, "vkcu: error: %s\n", err);
             bad = bad ? bad : vkcu_exit_code(ret);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The regression verbs: `vkcu compare A B` and `vkcu verify MANIFEST`.
- * Arguments only; the work is in compare.c and manifest.c.
+ * Arguments only; the work is the library's vkcu_compare and vkcu_verify
+ * (vkcu/regress.h).
  */
 #include <errno.h>
 #include <math.h>
@@ -10,16 +11,14 @@
 #include <string.h>
 
 #include "cli.h"
-#include "regress/compare.h"
 #include "util/log.h"
-#include "regress/manifest.h"
 #include "util/number.h"
 
 /* ---- vkcu compare ---- */
 
 typedef struct compare_args {
     vkcu_job_params job;
-    vkcu_compare_params cp;
+    vkcu_compare_job cj;
     const char *inputs[2];
     const char *chain_a, *chain_b;
     int nb_inputs;
@@ -36,20 +35,20 @@ static int compare_apply(void *ctx, const cli_option *o, const char *arg, const 
         return 0;
     }
     switch (o->id) {
-    case OPT_MAX_DIFF: c->cp.max_diff = (int)v->i; break;
-    case OPT_MIN_PSNR: c->cp.min_psnr = v->d; break;
-    case OPT_MIN_VMAF: c->cp.min_vmaf = v->d; break;
-    case OPT_DIFF_IMAGE: c->cp.diff_image = arg; break;
-    case OPT_ALIGN: c->cp.align = aligns[v->i]; break;
+    case OPT_MAX_DIFF: c->cj.max_diff = (int)v->i; break;
+    case OPT_MIN_PSNR: c->cj.min_psnr = v->d; break;
+    case OPT_MIN_VMAF: c->cj.min_vmaf = v->d; break;
+    case OPT_DIFF_IMAGE: c->cj.diff_image = arg; break;
+    case OPT_ALIGN: c->cj.align = aligns[v->i]; break;
     case OPT_CHAIN_A: c->chain_a = arg; break;
     case OPT_CHAIN_B: c->chain_b = arg; break;
-    case OPT_CSV: c->cp.csv = arg; break;
-    case OPT_JSON: c->cp.json = arg; break;
-    case OPT_HTML_REPORT: c->cp.report_html = arg; break;
-    case OPT_PER_FRAME: c->cp.per_frame = 1; break;
-    case OPT_SCALE: c->cp.scale = 1; break;
-    case OPT_VMAF: c->cp.vmaf = 1; break;
-    case OPT_OVERWRITE: c->cp.overwrite = 1; break;
+    case OPT_CSV: c->cj.csv = arg; break;
+    case OPT_JSON: c->cj.json = arg; break;
+    case OPT_HTML_REPORT: c->cj.report_html = arg; break;
+    case OPT_PER_FRAME: c->cj.per_frame = 1; break;
+    case OPT_SCALE: c->cj.scale = 1; break;
+    case OPT_VMAF: c->cj.vmaf = 1; break;
+    case OPT_OVERWRITE: c->cj.overwrite = 1; break;
     default: return cli_job_apply(&c->job, CLI_COMPARE, o, arg, v);
     }
     return 0;
@@ -59,54 +58,37 @@ int cli_main_compare(int argc, char **argv)
 {
     compare_args c = { .nb_inputs = 0 };
     vkcu_job_params_default(&c.job);
-    c.job.progress = 0;
-    c.job.sink = VKCU_SINK_HASH; /* frames are compared, not encoded: hash presets are fine here */
-    vkcu_compare_params_default(&c.cp);
+    vkcu_default_compare_job(&c.cj);
     int ret = cli_parse(CLI_COMPARE, argc, argv, compare_apply, &c);
     if (ret >= 0)
         return ret;
-    vkcu_job_params job = c.job;
-    vkcu_compare_params cp = c.cp;
-    const char **inputs = c.inputs, *chain_a = c.chain_a, *chain_b = c.chain_b;
-    int nb_inputs = c.nb_inputs;
-    if (nb_inputs < 2)
+    if (c.nb_inputs < 2)
         return cli_usage_error("compare: needs two inputs, A and B");
-    /* One side's chain runs after the shared --chain. */
-    vkcu_job_params job_a = job, job_b = job;
-    char *chains[2] = { NULL, NULL };
-    const char *extra[2] = { chain_a, chain_b };
-    vkcu_job_params *sides[2] = { &job_a, &job_b };
-    for (int k = 0; k < 2; k++) {
-        if (!extra[k] || !*extra[k])
-            continue;
-        if (job.chain && *job.chain) {
-            size_t n = strlen(job.chain) + strlen(extra[k]) + 2;
-            chains[k] = malloc(n);
-            if (!chains[k])
-                return VKCU_EXIT_FAIL;
-            snprintf(chains[k], n, "%s,%s", job.chain, extra[k]);
-            sides[k]->chain = chains[k];
-        } else {
-            sides[k]->chain = extra[k];
-        }
-    }
-    cp.a = inputs[0];
-    cp.b = inputs[1];
-    cp.job = &job_a;
-    cp.job_b = &job_b;
-    cp.report = stdout;
+    vkcu_compare_job *cj = &c.cj;
+    cj->a = c.inputs[0];
+    cj->b = c.inputs[1];
+    cj->chain = c.job.chain; /* one side's chain runs after it */
+    cj->chain_a = c.chain_a;
+    cj->chain_b = c.chain_b;
+    cj->start_time = c.job.start_time;
+    cj->duration = c.job.duration;
+    cj->start_frame = c.job.start_frame;
+    cj->frame_count = c.job.frame_count;
+    cj->max_frames = c.job.max_frames;
+    cj->strict = c.job.strict;
+    cj->report = stdout;
     cli_install_signals();
+    vkcu_context *ctx = NULL;
     vkcu_compare_result r;
-    ret = vkcu_compare_run(&cp, &r);
-    free(chains[0]);
-    free(chains[1]);
+    ret = cli_open_context(&c.job, &ctx);
+    if (ret >= 0)
+        ret = vkcu_compare(ctx, cj, &r);
+    vkcu_close(&ctx);
     fflush(stdout);
-    if (ret < 0 && ret != VKCU_ERR_MISMATCH) {
-        fprintf(stderr, "vkcu: error: %s\n", r.error[0] ? r.error : "compare failed");
-        return vkcu_exit_code(ret);
-    }
+    if (ret < 0 && ret != VKCU_ERR_MISMATCH)
+        return cli_exit_code(ret); /* the library has said why */
     if (ret == VKCU_ERR_MISMATCH)
-        fprintf(stderr, "vkcu: %s vs %s: %s\n", cp.a, cp.b, r.verdict);
+        fprintf(stderr, "vkcu: %s vs %s: %s\n", cj->a, cj->b, r.verdict);
     return ret < 0 ? VKCU_EXIT_MISMATCH : 0;
 }
 
@@ -116,7 +98,7 @@ int cli_main_compare(int argc, char **argv)
 
 typedef struct verify_args {
     vkcu_job_params base;
-    vkcu_verify_params vp;
+    vkcu_verify_job vj;
     const char *manifests[VERIFY_MAX];
     const char *cases[VERIFY_MAX];
     int nb_manifests, nb_cases, backend_given;
@@ -132,15 +114,15 @@ static int verify_apply(void *ctx, const cli_option *o, const char *arg, const c
         return 0;
     }
     switch (o->id) {
-    case OPT_JUNIT: a->vp.junit = arg; break;
-    case OPT_SUMMARY: a->vp.summary = arg; break;
-    case OPT_HTML: a->vp.html = arg; break;
-    case OPT_TIMEOUT: a->vp.timeout = v->d; break;
-    case OPT_JOBS: a->vp.jobs = (int)v->i; break;
-    case OPT_FAIL_FAST: a->vp.fail_fast = 1; break;
-    case OPT_UPDATE: a->vp.update = 1; break;
-    case OPT_ALLOW_OUTSIDE: a->vp.allow_outside = 1; break;
-    case OPT_OVERWRITE: a->vp.overwrite = 1; break;
+    case OPT_JUNIT: a->vj.junit = arg; break;
+    case OPT_SUMMARY: a->vj.summary = arg; break;
+    case OPT_HTML: a->vj.html = arg; break;
+    case OPT_TIMEOUT: a->vj.timeout = v->d; break;
+    case OPT_JOBS: a->vj.jobs = (int)v->i; break;
+    case OPT_FAIL_FAST: a->vj.fail_fast = 1; break;
+    case OPT_UPDATE: a->vj.update = 1; break;
+    case OPT_ALLOW_OUTSIDE: a->vj.allow_outside = 1; break;
+    case OPT_OVERWRITE: a->vj.overwrite = 1; break;
     case OPT_CASE:
         if (a->nb_cases == VERIFY_MAX)
             return cli_usage_error("verify: more than %d --case options", VERIFY_MAX);
@@ -159,29 +141,27 @@ int cli_main_verify(int argc, char **argv)
     verify_args a;
     memset(&a, 0, sizeof(a));
     vkcu_job_params_default(&a.base);
-    a.base.progress = 0;
-    vkcu_verify_params_default(&a.vp);
+    vkcu_default_verify_job(&a.vj);
     int ret = cli_parse(CLI_VERIFY, argc, argv, verify_apply, &a);
     if (ret >= 0)
         return ret;
-    vkcu_job_params base = a.base;
-    vkcu_verify_params vp = a.vp;
-    const char **manifests = a.manifests, **cases = a.cases;
-    int nb_manifests = a.nb_manifests, nb_cases = a.nb_cases, backend_given = a.backend_given;
-    if (!nb_manifests)
+    if (!a.nb_manifests)
         return cli_usage_error("verify: no manifest given");
-    vp.base = &base;
-    vp.backend_override = backend_given ? (int)base.backend : -1;
-    vp.cases = cases;
-    vp.nb_cases = nb_cases;
-    vp.out = stdout;
+    vkcu_verify_job *vj = &a.vj;
+    vj->manifests = a.manifests;
+    vj->nb_manifests = a.nb_manifests;
+    vj->override_backend = a.backend_given;
+    vj->cases = a.cases;
+    vj->nb_cases = a.nb_cases;
+    vj->out = stdout;
     cli_install_signals();
-    char err[1024] = "";
-    ret = vkcu_verify_run(manifests, nb_manifests, &vp, err, sizeof(err));
+    vkcu_context *ctx = NULL;
+    ret = cli_open_context(&a.base, &ctx);
+    if (ret >= 0)
+        ret = vkcu_verify(ctx, vj);
+    vkcu_close(&ctx);
     fflush(stdout);
-    if (ret < 0 && ret != VKCU_ERR_MISMATCH) {
-        fprintf(stderr, "vkcu: error: %s\n", err[0] ? err : "verify failed");
-        return vkcu_exit_code(ret);
-    }
+    if (ret < 0 && ret != VKCU_ERR_MISMATCH)
+        return cli_exit_code(ret); /* the library has said why */
     return ret < 0 ? VKCU_EXIT_MISMATCH : 0;
 }

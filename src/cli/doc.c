@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "opts.h"
+#include "vkcu/version.h"
 
 #define HELP_WIDTH 79
 #define HELP_COLUMN 27 /* where option help starts */
@@ -114,7 +115,7 @@ void cli_print_help(enum cli_verb_id verb, FILE *out)
 {
     const cli_verb_doc *d = &cli_verb_docs[verb];
     if (verb == CLI_TRANSCODE)
-        fprintf(out, "vkcu %s: %s\n\n", VKCU_VERSION, d->summary);
+        fprintf(out, "vkcu %s: %s\n\n", vkcu_version(), d->summary);
     const char *u = d->usage;
     for (int first = 1; *u; first = 0) {
         size_t len = strcspn(u, "\n");

@@ -92,7 +92,7 @@ static void on_signal(int sig)
 {
     (void)sig;
     if (vkcu_stop_requested()) {
-        vkcu_outfile_abort_all(); /* async-signal-safe */
+        vkcu_abandon_outputs(); /* async-signal-safe */
         _exit(VKCU_EXIT_INTERRUPT);
     }
     vkcu_request_stop();

@@ -15,8 +15,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define VKCU_VERSION "0.1.0"
-
 enum cli_verb_id {
     CLI_TRANSCODE, /* `vkcu [options] INPUT -o OUTPUT`: no verb word */
     CLI_PROBE,

@@ -68,6 +68,7 @@ typedef struct job {
     /* watchdog */
     _Atomic long long last_frame_ms;
     _Atomic int watchdog_stop;
+    _Atomic int stalled;     /* the watchdog gave up on the decoder */
     /* packets of other streams that arrive before the sink opens */
     AVPacket *early[512];
     int nb_early;
@@ -92,17 +93,23 @@ static long long now_ms(void)
 
 /* FFmpeg's Vulkan decode can stall inside a driver call that no signal
  * interrupts (DESIGN.md). Nothing can unwind that thread, so the watchdog
- * reports the stall, removes partial output, and ends the process. */
+ * reports the stall and hands the decision to the program's watchdog
+ * callback (the CLI removes partial outputs and ends the process there);
+ * the library itself never exits. If the stuck call ever returns,
+ * the job fails with VKCU_ERR_DEVICE. */
 static void *watchdog_main(void *arg)
 {
     job *j = arg;
     while (!atomic_load(&j->watchdog_stop)) {
         usleep(100 * 1000);
-        if (now_ms() - atomic_load(&j->last_frame_ms) > j->p->stall_timeout_ms) {
-            LOGE("%s: decoder stalled: no frame for %.1f s (GPU driver or FFmpeg hang); giving up "
-                 "(raise --stall-timeout, or use --backend cpu)", j->p->input, j->p->stall_timeout_ms / 1000.0);
-            vkcu_outfile_abort_all();
-            _exit(VKCU_EXIT_DEVICE);
+        long long idle = now_ms() - atomic_load(&j->last_frame_ms);
+        if (idle > j->p->stall_timeout_ms) {
+            LOGE("%s: decoder stalled: no frame for %.1f s (GPU driver or FFmpeg hang); giving up", j->p->input,
+                 j->p->stall_timeout_ms / 1000.0);
+            atomic_store(&j->stalled, 1);
+            if (j->p->watchdog_cb)
+                j->p->watchdog_cb(j->p->watchdog_opaque, j->p->input, idle / 1000.0);
+            break;
         }
     }
     return NULL;
@@ -721,6 +728,8 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
         ret = AVERROR(ENOMEM);
         goto fail;
     }
+    j->progress.callback = p->progress_cb;
+    j->progress.opaque = p->progress_opaque;
     vkcu_progress_init(&j->progress, p->progress, p->frame_count > 0 ? p->frame_count : j->demux->frames_estimate,
                        p->input);
 
@@ -731,12 +740,18 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
         goto fail;
     }
     atomic_store(&j->last_frame_ms, now_ms());
-    if (j->gpu && p->stall_timeout_ms > 0 && pthread_create(&j->watchdog, NULL, watchdog_main, j) == 0)
+    if (j->gpu && p->stall_timeout_ms > 0 && vkcu_thread_create(&j->watchdog, watchdog_main, j) == 0)
         j->watchdog_running = 1;
 
     for (;;) {
         if (vkcu_stop_requested()) {
             ret = VKCU_ERR_INTERRUPT;
+            goto fail;
+        }
+        if (atomic_load(&j->stalled)) {
+            snprintf(j->err, j->errlen, "%s: decoder stalled: no frame for %.1f s", p->input,
+                     p->stall_timeout_ms / 1000.0);
+            ret = VKCU_ERR_DEVICE;
             goto fail;
         }
         if (p->deadline > 0 && vkcu_now() > p->deadline) {
@@ -819,6 +834,8 @@ fail:
         char buf[128];
         snprintf(j->err, j->errlen, "%s: %s", p->input, vkcu_err_str(ret, buf, sizeof(buf)));
     }
+    if (ret == VKCU_ERR_OUTPUT && p->sink == VKCU_SINK_HASH && p->hash_out_name)
+        snprintf(j->err, j->errlen, "%s: cannot write the hashes (disk full?)", p->hash_out_name);
     if (ret == AVERROR(ETIMEDOUT) && p->deadline > 0)
         snprintf(j->err, j->errlen, "%s: stopped at its time limit after %" PRId64 " frames", p->input, r->frames_out);
     if (ret == VKCU_ERR_INTERRUPT)

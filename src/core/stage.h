@@ -138,10 +138,13 @@ int vkcu_outfile_claim(const char *path, int *fd, long *holder, char *err, size_
 void vkcu_outfile_release(const char *path, int fd);
 
 /* ---- progress (progress.c) ---- */
-/* The progress line on a terminal: frames (of the expected total), fps,
- * speed (x realtime, from the frame rate) and ETA. */
+/* A job's progress reports, at most 4 a second: to the job's progress
+ * callback, or (no callback) as the terminal line: frames (of the expected
+ * total), fps, speed (x realtime, from the frame rate) and ETA. */
 typedef struct vkcu_progress {
     int enabled;
+    vkcu_progress_callback callback; /* set before vkcu_progress_init; NULL: the terminal line */
+    void *opaque;
     double start, last;
     int64_t total;
     const char *label;
@@ -151,6 +154,9 @@ typedef struct vkcu_progress {
 } vkcu_progress;
 void vkcu_progress_init(vkcu_progress *p, int enabled, int64_t total, const char *label);
 void vkcu_progress_update(vkcu_progress *p, int64_t frames, int final);
+/* Draws one report as the terminal line on stderr (a progress callback may
+ * call it: the CLI's does). */
+void vkcu_progress_draw(const vkcu_progress_info *info);
 /* Ends a progress line left open (a job failed mid-way) so that the error
  * that follows starts on its own line. */
 void vkcu_progress_break_line(void);

@@ -612,7 +612,7 @@ static int gpu_status(int ret)
 {
     if (ret >= 0)
         return ret;
-    LOGE("%s", cv_gpu_last_error());
+    LOGE("%s", vkcu_cv_gpu_last_error());
     return ret == CV_GPU_ERR_INPUT ? VKCU_ERR_INPUT : VKCU_ERR_DEVICE;
 }
 

@@ -48,28 +48,12 @@ int vkcu_hash_list_load(const char *path, vkcu_hash_list *l, char *err, size_t e
 int vkcu_hash_list_sniff(const char *path);
 void vkcu_hash_list_free(vkcu_hash_list *l);
 /* ---- frame metrics ---- */
-typedef struct vkcu_frame_metrics {
-    int nb_comps;
-    char comp_names[5];      /* "yuv", "yuva", "rgb", "y" ... (FFmpeg's labels) */
-    double mse[4], psnr[4], ssim[4];
-    double mse_avg, psnr_avg; /* planes weighted by their size; psnr_avg with FFmpeg's average peak */
-    double ssim_all;         /* planes weighted by their size; NAN when a plane is under 8x8 */
-    int max_diff;            /* largest |a - b| over every sample of every plane */
-    int max_diff_comp, max_diff_x, max_diff_y; /* where it is (component, sample coordinates) */
-    int peak;                /* largest sample value: (1 << depth) - 1 */
-    double vmaf;             /* libvmaf's score (compare --vmaf), NAN when not scored */
-} vkcu_frame_metrics;
 
 /* a and b must have the same format and size (else VKCU_ERR_MISMATCH with
  * the two formats in err). Float formats have no metrics: VKCU_ERR_USAGE. */
 int vkcu_frame_metrics_compute(const AVFrame *a, const AVFrame *b, vkcu_frame_metrics *m, char *err, size_t errlen);
 
 /* ---- compare ---- */
-enum vkcu_compare_align {
-    VKCU_ALIGN_START = 0,          /* each side's first frame is time zero (default) */
-    VKCU_ALIGN_PTS,                /* timestamps as `vkcu hash` prints them (from the container start) */
-    VKCU_ALIGN_INDEX,              /* frame n with frame n; timestamps are not checked */
-};
 
 typedef struct vkcu_compare_params {
     const char *a, *b;             /* media files or hash lists */
@@ -94,31 +78,6 @@ typedef struct vkcu_compare_params {
 
 void vkcu_compare_params_default(vkcu_compare_params *p);
 
-typedef struct vkcu_compare_result {
-    int64_t frames_a, frames_b;
-    int64_t paired;                /* frames matched by timestamp */
-    int64_t differing;             /* paired frames that are not identical */
-    int64_t over_limit;            /* paired frames outside --max-diff / --min-psnr */
-    int64_t only_a, only_b;        /* frames without a partner (dropped or added) */
-    int64_t ts_mismatch;           /* paired frames whose timestamps disagree */
-    int64_t format_mismatch;       /* paired frames of different size or pixel format */
-    int64_t first_diff;            /* index in A of the first differing frame, -1: none */
-    double first_diff_time;        /* its timestamp, seconds from the stream start */
-    int metrics;                   /* 1: pictures were compared (not only hashes) */
-    vkcu_frame_metrics worst;      /* the frame with the largest mean squared error */
-    int64_t worst_index;           /* its index in A, -1: none */
-    int max_diff;                  /* over all paired frames */
-    int nb_comps;
-    char comp_names[5];
-    double psnr[4], psnr_avg, psnr_min; /* as FFmpeg's psnr summary: from the mean MSE */
-    double ssim[4], ssim_all;      /* as FFmpeg's ssim summary: mean of per-frame values */
-    int vmaf;                      /* 1: VMAF scored (then vmaf_mean is libvmaf's pooled mean; NAN: no pair) */
-    double vmaf_mean, vmaf_min;
-    int64_t vmaf_min_index;        /* the lowest-scoring frame's index in A, -1: none */
-    int pass;
-    char verdict[512];             /* one line: IDENTICAL / PASS / MISMATCH and why */
-    char error[512];               /* when the return value is an error other than a mismatch */
-} vkcu_compare_result;
 
 /* Returns 0 when the inputs pass, VKCU_ERR_MISMATCH when they do not (see
  * r->verdict), or another error (r->error names the file). */

@@ -7,14 +7,9 @@
 #ifndef VKCU_UTIL_ERROR_H
 #define VKCU_UTIL_ERROR_H
 
-/* Errors beyond AVERROR codes. Each maps to a documented exit code. */
-#define VKCU_ERR_USAGE     (-0x56430001) /* bad option or argument */
-#define VKCU_ERR_INPUT     (-0x56430002) /* input missing, empty, corrupt, unsupported */
-#define VKCU_ERR_OUTPUT    (-0x56430003) /* output not writable, disk full */
-#define VKCU_ERR_DEVICE    (-0x56430004) /* no usable GPU, device lost, stall */
-#define VKCU_ERR_MISMATCH  (-0x56430005) /* compare/verify found a difference */
-#define VKCU_ERR_INTERRUPT (-0x56430006) /* stopped by a signal */
-#define VKCU_ERR_PIPE_CLOSED (-0x56430007) /* the reader of standard output has gone (| head): exit 0, quietly */
+/* The error codes (VKCU_ERR_*) and log levels are the public API's
+ * (vkcu/common.h): the bottom layer, below util/. */
+#include "vkcu/common.h"
 
 /* Process exit codes (README and --help list them). */
 enum vkcu_exit {
@@ -28,6 +23,5 @@ enum vkcu_exit {
     VKCU_EXIT_INTERRUPT = 130,
 };
 
-enum vkcu_log_level { VKCU_LOG_QUIET = -1, VKCU_LOG_ERROR = 0, VKCU_LOG_WARNING, VKCU_LOG_INFO, VKCU_LOG_VERBOSE, VKCU_LOG_DEBUG };
 
 #endif

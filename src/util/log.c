@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Logging, error strings, exit-code mapping and the stop flag. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <libavutil/error.h>
@@ -11,6 +13,41 @@
 
 static int log_level = VKCU_LOG_INFO;
 static volatile sig_atomic_t stop_flag;
+/* Per thread, so that jobs of different contexts log to their own callbacks. */
+static _Thread_local const vkcu_log_target *thread_target;
+
+const vkcu_log_target *vkcu_log_target_swap(const vkcu_log_target *target)
+{
+    const vkcu_log_target *prev = thread_target;
+    thread_target = target;
+    return prev;
+}
+
+typedef struct thread_start {
+    void *(*start)(void *);
+    void *arg;
+    const vkcu_log_target *target;
+} thread_start;
+
+static void *thread_trampoline(void *opaque)
+{
+    thread_start ts = *(thread_start *)opaque;
+    free(opaque);
+    thread_target = ts.target;
+    return ts.start(ts.arg);
+}
+
+int vkcu_thread_create(pthread_t *thread, void *(*start)(void *), void *arg)
+{
+    thread_start *ts = malloc(sizeof(*ts));
+    if (!ts)
+        return ENOMEM;
+    *ts = (thread_start){ start, arg, thread_target };
+    int ret = pthread_create(thread, NULL, thread_trampoline, ts);
+    if (ret)
+        free(ts);
+    return ret;
+}
 
 void vkcu_set_log_level(enum vkcu_log_level level)
 {
@@ -18,17 +55,22 @@ void vkcu_set_log_level(enum vkcu_log_level level)
     log_level = level;
     av_log_set_level(av_levels[level + 1]);
 }
-int vkcu_log_level(void) { return log_level; }
+int vkcu_log_level(void) { return thread_target ? thread_target->level : log_level; }
 
 void vkcu_log(int level, const char *fmt, ...)
 {
-    if (level > log_level)
+    const vkcu_log_target *t = thread_target;
+    if (level > (t ? t->level : log_level))
         return;
     char line[2048];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line, sizeof(line), fmt, ap);
     va_end(ap);
+    if (t && t->callback) {
+        t->callback(t->opaque, (enum vkcu_log_level)level, line);
+        return;
+    }
     const char *tag = level == VKCU_LOG_ERROR ? "error: " : level == VKCU_LOG_WARNING ? "warning: " : "";
     /* One write per line so concurrent jobs do not interleave within a line. */
     fprintf(stderr, "vkcu: %s%s\n", tag, line);

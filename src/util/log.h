@@ -8,6 +8,7 @@
 #ifndef VKCU_LOG_H
 #define VKCU_LOG_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include "error.h"
@@ -17,16 +18,31 @@ extern "C" {
 #endif
 
 void vkcu_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The threshold that applies to the calling thread's messages. */
 int vkcu_log_level(void);
+
+/* Where a thread's messages go: a context's callback and threshold. A
+ * thread without a target (the CLI's own messages, library calls made
+ * outside vkcu_run) logs to standard error at vkcu_set_log_level's level. */
+typedef struct vkcu_log_target {
+    vkcu_log_callback callback; /* NULL: standard error, "vkcu: " first */
+    void *opaque;
+    int level;
+} vkcu_log_target;
+/* Sets the calling thread's target (NULL: none); returns the previous one,
+ * for the caller to restore. The target must outlive its use. */
+const vkcu_log_target *vkcu_log_target_swap(const vkcu_log_target *target);
+/* pthread_create whose thread logs to the creating thread's target. */
+int vkcu_thread_create(pthread_t *thread, void *(*start)(void *), void *arg);
+
 /* Maps a negative error to a process exit code. */
 int vkcu_exit_code(int err);
 
-/* Logging: messages at or below `level` go to stderr. */
+/* Threshold of the messages without a log target (the CLI's own) and of
+ * FFmpeg's av_log, which is process-wide. */
 void vkcu_set_log_level(enum vkcu_log_level level);
 
-/* Requests that running jobs stop at the next frame (signal-safe). */
-void vkcu_request_stop(void);
-int vkcu_stop_requested(void);
+/* vkcu_request_stop and vkcu_stop_requested are public (vkcu/common.h). */
 
 /* Seconds on the monotonic clock (CLOCK_MONOTONIC). */
 double vkcu_now(void);

@@ -1,0 +1,117 @@
+/*
+ * vkcu public API: what every other public header needs. The export
+ * attribute, the error convention, log levels and the log callback.
+ *
+ * Error convention. Every call that can fail returns 0 on success or a
+ * negative value:
+ *   - a negative errno: -EINVAL (an argument or setting is out of range or
+ *     inconsistent; nothing was started), -ENOMEM, -EIO, -ENOENT, ...
+ *     FFmpeg's AVERROR() codes are negative errno values too, and the
+ *     library passes FFmpeg's own error tags (AVERROR_EOF,
+ *     AVERROR_INVALIDDATA, ...) through unchanged;
+ *   - one of VKCU_ERR_* below, when the failure belongs to a class that a
+ *     program usually reports differently (bad input, output not writable,
+ *     no usable GPU, a regression mismatch, a stop request).
+ * vkcu_error_string() turns any of them into text. Whenever a call fails,
+ * the library also sends one line saying what failed and why (naming the
+ * file, frame or setting) to the log callback at VKCU_LOG_ERROR, and calls
+ * that have a result struct copy that line into it.
+ *
+ * The library never ends the process and never writes to the standard
+ * streams on its own: messages go to the log callback (when none is set,
+ * to standard error, prefixed "vkcu: ").
+ */
+#ifndef VKCU_COMMON_H
+#define VKCU_COMMON_H
+
+#include <stddef.h>
+
+/* Marks the declarations that libvkcu exports. Everything else in the
+ * library is built with hidden visibility. */
+#ifndef VKCU_API
+#if defined(__GNUC__) || defined(__clang__)
+#define VKCU_API __attribute__((visibility("default")))
+#else
+#define VKCU_API
+#endif
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Failure classes beyond errno. The values are negative and lie outside
+ * both errno's range and FFmpeg's error tags. */
+#define VKCU_ERR_USAGE       (-0x56430001) /* a request the library cannot honour as given */
+#define VKCU_ERR_INPUT       (-0x56430002) /* input missing, empty, corrupt or unsupported */
+#define VKCU_ERR_OUTPUT      (-0x56430003) /* an output cannot be written (exists, disk full, no permission) */
+#define VKCU_ERR_DEVICE      (-0x56430004) /* no usable GPU, device lost, decoder stalled */
+#define VKCU_ERR_MISMATCH    (-0x56430005) /* compare or verify found a difference */
+#define VKCU_ERR_INTERRUPT   (-0x56430006) /* stopped by vkcu_request_stop() */
+#define VKCU_ERR_PIPE_CLOSED (-0x56430007) /* the reader of a pipe output went away (not a failure of the job) */
+
+/**
+ * Describes an error code.
+ *
+ * @param err  0, a negative errno, an FFmpeg AVERROR code or a VKCU_ERR_* value.
+ * @param buf  receives the text, NUL-terminated; owned by the caller.
+ * @param size size of buf in bytes (at least 1).
+ * @return buf.
+ * @note Thread-safe.
+ */
+VKCU_API const char *vkcu_error_string(int err, char *buf, size_t size);
+
+enum vkcu_log_level {
+    VKCU_LOG_QUIET = -1, /* as a threshold: nothing is delivered */
+    VKCU_LOG_ERROR = 0,  /* the call is failing; one line says why */
+    VKCU_LOG_WARNING,    /* the job goes on, but something was skipped or degraded */
+    VKCU_LOG_INFO,       /* what the job chose (backend, path) */
+    VKCU_LOG_VERBOSE,    /* each step, and each failing library call with file:line */
+    VKCU_LOG_DEBUG,
+};
+
+/**
+ * Receives the library's messages.
+ *
+ * @param opaque  the pointer given with the callback in the settings.
+ * @param level   the message's level; only levels at or below the
+ *                configured threshold are delivered.
+ * @param message one line without a trailing newline, valid only during the
+ *                call. It names files, frames and settings by what they
+ *                are, never by a command-line option.
+ * @note Called from any thread the library runs a job on, possibly from
+ *       several at once: the callback must be thread-safe. It must not call
+ *       back into the context that logged.
+ */
+typedef void (*vkcu_log_callback)(void *opaque, enum vkcu_log_level level, const char *message);
+
+/**
+ * Asks every running job of the process to stop at its next frame; each
+ * then returns VKCU_ERR_INTERRUPT after removing its partial outputs.
+ *
+ * @note Async-signal-safe and thread-safe: meant for SIGINT/SIGTERM
+ *       handlers. The request is sticky for the life of the process.
+ */
+VKCU_API void vkcu_request_stop(void);
+
+/**
+ * @return 1 once vkcu_request_stop() was called, else 0.
+ * @note Async-signal-safe and thread-safe.
+ */
+VKCU_API int vkcu_stop_requested(void);
+
+/**
+ * Removes the partial outputs of every running job of the process (the
+ * temporaries that a finished job would have moved into place). For a
+ * program about to end abnormally: from a signal handler, or from a
+ * watchdog callback (job.h) before it exits. The jobs concerned fail when
+ * they next write.
+ *
+ * @note Async-signal-safe and thread-safe.
+ */
+VKCU_API void vkcu_abandon_outputs(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,289 @@
+/*
+ * vkcu public API: the context and the jobs run through it.
+ *
+ * A job takes one video stream of one input through decode (Vulkan Video
+ * on the GPU, or FFmpeg's software decoders), an operator chain (CUDA or
+ * the CPU reference, byte-identical) and a sink: an encoded file, a hash
+ * list, nothing, or a frame callback.
+ *
+ * Life cycle:
+ *     vkcu_settings s;
+ *     vkcu_default_settings(&s);
+ *     s.log_callback = my_log;             // optional
+ *     vkcu_context *ctx = NULL;
+ *     int ret = vkcu_open(&ctx, &s);       // validates s; -EINVAL names the setting
+ *     vkcu_job job;
+ *     vkcu_default_job(&job);
+ *     job.input = "in.mkv";
+ *     job.output = "out.mkv";
+ *     vkcu_job_result res;
+ *     ret = vkcu_run(ctx, &job, &res);     // 0, or a negative error and res.error
+ *     vkcu_close(&ctx);                    // ctx is NULL afterwards
+ *
+ * Threading: a context may run several jobs at once, each vkcu_run() call
+ * on its own thread; the GPU devices are shared between them. vkcu_open()
+ * and vkcu_close() are not to be called concurrently with other calls on
+ * the same context. Callbacks run on library threads (see each one).
+ */
+#ifndef VKCU_JOB_H
+#define VKCU_JOB_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "chain.h"
+#include "common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct vkcu_context vkcu_context;
+
+enum vkcu_backend {
+    VKCU_BACKEND_AUTO = 0, /* the GPU when a Vulkan device and a CUDA device match by UUID, else the CPU */
+    VKCU_BACKEND_CPU,      /* software decode and the CPU reference operators */
+    VKCU_BACKEND_GPU,      /* the GPU or an error (VKCU_ERR_DEVICE) */
+};
+
+/* Which way a job's frames took. */
+enum vkcu_path {
+    VKCU_PATH_NONE = 0,
+    VKCU_PATH_CPU,            /* software decode, CPU reference operators */
+    VKCU_PATH_VULKAN_CUDA,    /* Vulkan Video decode, on-GPU copy into the interop ring, CUDA */
+    VKCU_PATH_SW_UPLOAD_CUDA, /* software decode, one upload into the interop ring, CUDA */
+};
+
+/**
+ * @return a short static name for a path ("cpu", "vulkan-decode+cuda", ...).
+ * @note Thread-safe.
+ */
+VKCU_API const char *vkcu_path_name(enum vkcu_path path);
+
+/* What a job does with the processed frames. */
+enum vkcu_sink_kind {
+    VKCU_SINK_ENCODE = 0, /* encode and mux to vkcu_job.output */
+    VKCU_SINK_HASH,       /* per-frame hashes as text to vkcu_job.hash_out */
+    VKCU_SINK_NULL,       /* decode and process only */
+    VKCU_SINK_CALLBACK,   /* each processed frame to vkcu_job.on_frame */
+};
+
+/* Hash algorithms. ADLER32 is FFmpeg's framecrc checksum; BLAKE3 is its
+ * standard 32-byte digest, computed on the GPU for GPU frames. */
+enum vkcu_hash_algo {
+    VKCU_HASH_MD5 = 0,
+    VKCU_HASH_CRC32,
+    VKCU_HASH_XXH64,
+    VKCU_HASH_SHA256,
+    VKCU_HASH_ADLER32,
+    VKCU_HASH_BLAKE3,
+};
+
+/* Hash list formats. FRAMEMD5: ffmpeg -f framemd5 lines (any algorithm);
+ * JSON: one object per frame; FRAMECRC: FFmpeg FATE's framecrc lines
+ * (always adler32); WHOLE: one hash over all frames' bytes in order, as
+ * ffmpeg -f md5 prints it. */
+enum vkcu_hash_format {
+    VKCU_HASH_FORMAT_FRAMEMD5 = 0,
+    VKCU_HASH_FORMAT_JSON,
+    VKCU_HASH_FORMAT_FRAMECRC,
+    VKCU_HASH_FORMAT_WHOLE,
+};
+
+/* What a progress callback receives. */
+typedef struct vkcu_progress_info {
+    const char *input;   /* the job's input */
+    int64_t frames;      /* frames handed to the sink so far */
+    int64_t expected;    /* frames the job is expected to produce; 0 when unknown */
+    double elapsed;      /* seconds since the job started */
+    double fps;          /* frames / elapsed */
+    double rate;         /* the output's nominal frame rate (for "times realtime"); 0 when unknown */
+    int final;           /* 1 on the last call of a job that finished */
+} vkcu_progress_info;
+
+/**
+ * Reports a job's progress: at most four times a second while frames flow,
+ * and once more with final = 1 when the job succeeds.
+ *
+ * @param opaque the settings' progress_opaque.
+ * @param info   valid only during the call.
+ * @note Called on the thread that runs the job. Keep it short: the job
+ *       waits for it.
+ */
+typedef void (*vkcu_progress_callback)(void *opaque, const vkcu_progress_info *info);
+
+/**
+ * Reports that a job's GPU decoder produced no frame for stall_timeout_ms.
+ *
+ * A driver call that hangs cannot be interrupted or unwound, so the library
+ * cannot end such a job by itself: it logs the stall, calls this callback,
+ * and fails the job with VKCU_ERR_DEVICE if the stuck call ever returns.
+ * The job's thread may stay blocked for good; a program that cannot
+ * tolerate that ends the process here, after vkcu_abandon_outputs()
+ * (common.h) so that no partial file is left.
+ *
+ * @param opaque          the settings' watchdog_opaque.
+ * @param input           the stalled job's input.
+ * @param stalled_seconds how long no frame came.
+ * @note Called on the job's watchdog thread, not the job's thread.
+ */
+typedef void (*vkcu_watchdog_callback)(void *opaque, const char *input, double stalled_seconds);
+
+/* Interop ring slots on the GPU (frames in flight between Vulkan and
+ * CUDA): the one place that says what vkcu_settings.ring_size may be. */
+#define VKCU_RING_SIZE_MIN 3
+#define VKCU_RING_SIZE_MAX 16
+#define VKCU_RING_SIZE_DEFAULT 4
+
+/* Settings of a context: how jobs run, whatever they do. Fill with
+ * vkcu_default_settings() first, then change fields; vkcu_open() refuses
+ * out-of-range values with -EINVAL (never clamps). */
+typedef struct vkcu_settings {
+    vkcu_log_callback log_callback; /* NULL: messages to standard error, "vkcu: " first */
+    void *log_opaque;
+    enum vkcu_log_level log_level;  /* threshold; default VKCU_LOG_INFO */
+    enum vkcu_backend backend;      /* default VKCU_BACKEND_AUTO */
+    int device;                     /* CUDA device ordinal, 0..63 (the Vulkan device is matched by UUID); default 0 */
+    int ring_size;                  /* interop slots (GPU frames in flight), VKCU_RING_SIZE_MIN..MAX; default VKCU_RING_SIZE_DEFAULT */
+    int stall_timeout_ms;           /* GPU decoder watchdog, 0..3600000 ms; 0: none; default 10000 */
+    int timeline_handoff;           /* 1: one timeline semaphore per slot instead of binary ready/done; default 0 */
+    int decode_threads;             /* software decoder threads, 0..256; 0: one per core (one for hash sinks) */
+    int encode_workers;             /* FFV1 intra-GOP encoders run at once, 0..64; 0: automatic */
+    vkcu_progress_callback progress_callback; /* NULL: no progress reports */
+    void *progress_opaque;
+    vkcu_watchdog_callback watchdog_callback; /* NULL: the stall is only logged and the job fails */
+    void *watchdog_opaque;
+} vkcu_settings;
+
+/**
+ * Fills settings with the defaults given beside each field.
+ *
+ * @param s the caller's struct; every field is written.
+ * @note Thread-safe.
+ */
+VKCU_API void vkcu_default_settings(vkcu_settings *s);
+
+/**
+ * Creates a context.
+ *
+ * @param ctx receives the new context; set to NULL on failure. Must not be
+ *            NULL. The context is the caller's until vkcu_close().
+ * @param s   the settings, copied: the caller may free or reuse them once
+ *            the call returns (callbacks' opaque pointers must stay valid
+ *            for the context's life).
+ * @return 0; -EINVAL when a setting is out of range (the log callback gets
+ *         which one and the allowed range); -ENOMEM.
+ * @note Opens no device: the first GPU job opens and shares them. Thread-safe
+ *       for distinct ctx pointers.
+ */
+VKCU_API int vkcu_open(vkcu_context **ctx, const vkcu_settings *s);
+
+/**
+ * Destroys a context and clears the pointer.
+ *
+ * @param ctx pointer to the context; *ctx may be NULL (then nothing
+ *            happens); ctx itself may be NULL.
+ * @note Every vkcu_run() on the context must have returned.
+ */
+VKCU_API void vkcu_close(vkcu_context **ctx);
+
+/* One job: what to read, what to do, where to put it. Fill with
+ * vkcu_default_job() first. Strings and streams stay the caller's; the
+ * library reads them during vkcu_run() only. */
+typedef struct vkcu_job {
+    const char *input;          /* file path, or "-" for standard input; required */
+    int video_stream;           /* the Nth video stream, from 0; -1 (default): FFmpeg's best */
+    const char *chain;          /* operator chain (chain.h); NULL or "": frames as decoded */
+    enum vkcu_sink_kind sink;   /* default VKCU_SINK_ENCODE */
+    /* VKCU_SINK_ENCODE */
+    const char *output;         /* path, or "-" for standard output (then output_format is required) */
+    const char *output_format;  /* container (matroska, mp4, nut ...); NULL: from output's extension */
+    const char *encoder;        /* FFmpeg encoder name; NULL or "auto": from the output's container */
+    int crf;                    /* 0..63; -1 (default): the encoder's default */
+    int64_t bitrate;            /* bits per second; 0 (default): the encoder's default */
+    const char *preset;         /* encoder preset (x264 "medium" ...); NULL: its default */
+    int gop;                    /* key frame interval in frames; 0 (default): the encoder's default */
+    const char *encoder_opts;   /* "key=value:key=value" for the encoder; NULL: none */
+    int faststart;              /* 1: MP4/MOV index before the media data (web playback) */
+    int overwrite;              /* 1: an existing output is replaced; 0 (default): refused (VKCU_ERR_OUTPUT) */
+    int keep_partial;           /* 1: a failing job keeps what it wrote; 0 (default): nothing is left */
+    /* VKCU_SINK_HASH */
+    FILE *hash_out;             /* where hash lines go; default stdout */
+    const char *hash_out_name;  /* what messages call hash_out (its file name); NULL: not named */
+    enum vkcu_hash_algo hash_algo;
+    enum vkcu_hash_format hash_format;
+    /* VKCU_SINK_CALLBACK: both on the job's thread (chain.h) */
+    vkcu_open_callback on_open; /* may be NULL */
+    vkcu_frame_callback on_frame; /* required with VKCU_SINK_CALLBACK */
+    void *callback_opaque;
+    /* which frames: start_time/duration in seconds, or start_frame/frame_count
+     * in decoded frames; each -1 (default): not set. Time and frame forms of
+     * the same limit are exclusive. */
+    double start_time, duration;
+    int64_t start_frame, frame_count;
+    int max_frames;             /* >0: stop after this many output frames; 0 (default): all */
+    int strict;                 /* 1: a corrupt frame fails the job; 0 (default): skipped with a warning */
+    int require_gpu_decode;     /* 1: a software decode (CPU backend or GPU fallback) fails with VKCU_ERR_DEVICE */
+    int decode_only;            /* 1: decode and drop frames (no chain, no sink): decoder throughput */
+} vkcu_job;
+
+/**
+ * Fills a job with the defaults given beside each field.
+ *
+ * @param job the caller's struct; every field is written.
+ * @note Thread-safe.
+ */
+VKCU_API void vkcu_default_job(vkcu_job *job);
+
+/* What a job did. */
+typedef struct vkcu_job_result {
+    int64_t frames_in;       /* frames out of the decoder */
+    int64_t frames_out;      /* frames handed to the sink */
+    int64_t frames_corrupt;  /* frames the decoder flagged and the job skipped */
+    double seconds;          /* wall time */
+    double fps;
+    double fps_steady;       /* frames after the first / time after the first frame (no set-up) */
+    double setup_seconds;    /* from the start of the job to the first decoded frame */
+    enum vkcu_path path;
+    char error[512];         /* one line naming the file and what failed, when the job failed; else "" */
+    /* GPU statistics (zero on the CPU path) */
+    int64_t imports;         /* external memory and semaphore imports into CUDA */
+    int64_t dtod_copies;     /* on-GPU frame copies (decoded image -> interop ring) */
+    int64_t htod_bytes, dtoh_bytes;
+    int max_in_flight;
+    double gpu_ms_copy, gpu_ms_ops, gpu_ms_download; /* GPU time per stage */
+    /* encode sink: the encoder thread's time encoding, muxing and waiting for frames */
+    double enc_ms_encode, enc_ms_mux, enc_ms_idle;
+    /* set-up, ms: the job thread's demux, GPU open (waiting for the devices)
+     * and decoder open, then up to the first decoded frame; the Vulkan
+     * instance and device and CUDA's start ran beside them on their own
+     * threads (in the process's first GPU job; later jobs share the devices) */
+    double setup_ms_demux, setup_ms_gpu_open, setup_ms_decoder, setup_ms_first_frame;
+    double setup_ms_vk_instance, setup_ms_vk_device, setup_ms_cuda;
+    char setup_vk_device[64]; /* whose Vulkan device: "vkcu (...)" or "ffmpeg"; "" on the CPU path */
+    char setup_timeline[512]; /* GPU jobs: "step=start-end ..." in ms from the job's start; "" otherwise */
+} vkcu_job_result;
+
+/**
+ * Runs one job to completion on the calling thread.
+ *
+ * @param ctx    an open context.
+ * @param job    the job; read during the call only.
+ * @param result receives what the job did, also on failure (then
+ *               result->error holds the message that went to the log
+ *               callback). Must not be NULL.
+ * @return 0; -EINVAL when a job field is out of range or inconsistent
+ *         (nothing was opened; the message names the field);
+ *         VKCU_ERR_INPUT, VKCU_ERR_OUTPUT, VKCU_ERR_DEVICE,
+ *         VKCU_ERR_INTERRUPT; VKCU_ERR_PIPE_CLOSED when the reader of
+ *         standard output went away (the job stopped early, not an error
+ *         of its own); other negative errno/AVERROR codes.
+ *         A failing job leaves no partial output unless keep_partial is set.
+ * @note Thread-safe: several threads may run jobs on one context at once.
+ */
+VKCU_API int vkcu_run(vkcu_context *ctx, const vkcu_job *job, vkcu_job_result *result);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,23 @@
+/*
+ * vkcu public API, everything at once: GPU video post-processing (Vulkan
+ * Video decode, CUDA operators, FFmpeg encode) and its regression toolkit.
+ *
+ *   common.h   error convention, log levels and callback, stop request
+ *   version.h  version macros, vkcu_version(), vkcu_version_api()
+ *   chain.h    operator chains, the frame callback
+ *   job.h      the context (settings, callbacks) and the jobs run through it
+ *   regress.h  hash algorithms, compare, verify
+ *
+ * Link with `pkg-config --cflags --libs vkcu`. Frames handed to callbacks
+ * are FFmpeg AVFrames: include <libavutil/frame.h> to read them.
+ */
+#ifndef VKCU_VKCU_H
+#define VKCU_VKCU_H
+
+#include "common.h"
+#include "version.h"
+#include "chain.h"
+#include "job.h"
+#include "regress.h"
+
+#endif

@@ -1,0 +1,286 @@
+/*
+ * The public API's entry points (include/vkcu/job.h, version.h): the
+ * context, validation at the boundary, and the translation of the public
+ * settings and job into the internal job description that pipeline.c runs.
+ *
+ * Validation lives here, once: a value outside its documented range is
+ * refused with -EINVAL and one line naming the field and the range, before
+ * anything is opened. Nothing below clamps what this layer let through.
+ *
+ * Messages of a job go to its context's log callback: the calling thread's
+ * log target is set for the duration of vkcu_run (log.c), and the job's own
+ * threads inherit it (vkcu_thread_create).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libavutil/error.h>
+
+#include "context.h"
+#include "util/log.h"
+#include "stage.h"
+#include "vkcu.h"
+
+struct vkcu_context {
+    vkcu_settings settings;
+    vkcu_log_target log;
+};
+
+const char *vkcu_version(void)
+{
+#define VKCU_STR_(x) #x
+#define VKCU_STR(x) VKCU_STR_(x)
+    return VKCU_STR(VKCU_VERSION_MAJOR) "." VKCU_STR(VKCU_VERSION_MINOR) "." VKCU_STR(VKCU_VERSION_PATCH);
+}
+
+unsigned vkcu_version_api(void)
+{
+    return VKCU_VERSION_INT_CURRENT;
+}
+
+void vkcu_default_settings(vkcu_settings *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->log_level = VKCU_LOG_INFO;
+    s->backend = VKCU_BACKEND_AUTO;
+    s->ring_size = VKCU_RING_SIZE_DEFAULT;
+    s->stall_timeout_ms = 10000;
+}
+
+void vkcu_default_job(vkcu_job *job)
+{
+    memset(job, 0, sizeof(*job));
+    job->video_stream = -1;
+    job->sink = VKCU_SINK_ENCODE;
+    job->crf = -1;
+    job->hash_out = stdout;
+    job->start_time = -1;
+    job->duration = -1;
+    job->start_frame = -1;
+    job->frame_count = -1;
+}
+
+int vkcu_invalid(char *err, size_t errlen, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    LOGE("%s", line);
+    if (err && errlen)
+        snprintf(err, errlen, "%s", line);
+    return AVERROR(EINVAL);
+}
+
+/* Refuses an integer field outside [lo, hi], naming it as a user would. */
+#define RANGE(what, value, lo, hi)                                                              \
+    do {                                                                                        \
+        if ((long long)(value) < (long long)(lo) || (long long)(value) > (long long)(hi))       \
+            return vkcu_invalid(err, errlen, "%s %lld is out of range [%lld, %lld]", what,           \
+                           (long long)(value), (long long)(lo), (long long)(hi));               \
+    } while (0)
+
+static int check_settings(const vkcu_settings *s, char *err, size_t errlen)
+{
+    RANGE("log level", s->log_level, VKCU_LOG_QUIET, VKCU_LOG_DEBUG);
+    RANGE("backend", s->backend, VKCU_BACKEND_AUTO, VKCU_BACKEND_GPU);
+    RANGE("device ordinal", s->device, 0, 63);
+    RANGE("ring size", s->ring_size, VKCU_RING_SIZE_MIN, VKCU_RING_SIZE_MAX);
+    RANGE("stall timeout (ms)", s->stall_timeout_ms, 0, 3600000);
+    RANGE("timeline handoff flag", s->timeline_handoff, 0, 1);
+    RANGE("decode thread count", s->decode_threads, 0, 256);
+    RANGE("encode worker count", s->encode_workers, 0, 64);
+    return 0;
+}
+
+int vkcu_open(vkcu_context **ctx, const vkcu_settings *s)
+{
+    if (!ctx)
+        return AVERROR(EINVAL);
+    *ctx = NULL;
+    if (!s)
+        return vkcu_invalid(NULL, 0, "no settings given");
+    /* Refusals of the settings go where the settings say messages go. */
+    vkcu_log_target target = { s->log_callback, s->log_opaque,
+                               s->log_level < VKCU_LOG_QUIET ? VKCU_LOG_QUIET : (int)s->log_level };
+    const vkcu_log_target *prev = vkcu_log_target_swap(&target);
+    int ret = check_settings(s, NULL, 0);
+    vkcu_log_target_swap(prev);
+    if (ret < 0)
+        return ret;
+    vkcu_context *c = calloc(1, sizeof(*c));
+    if (!c)
+        return AVERROR(ENOMEM);
+    c->settings = *s;
+    c->log = target;
+    *ctx = c;
+    return 0;
+}
+
+void vkcu_close(vkcu_context **ctx)
+{
+    if (!ctx || !*ctx)
+        return;
+    free(*ctx);
+    *ctx = NULL;
+}
+
+int vkcu_check_trim(double start_time, double duration, int64_t start_frame, int64_t frame_count, char *err,
+                    size_t errlen)
+{
+    /* -1 means "not set"; any other negative is a mistake. */
+    if (start_time != -1 && !(start_time >= 0 && start_time <= 1e9))
+        return vkcu_invalid(err, errlen, "start time %g s is out of range [0, 1e9] (-1: not set)", start_time);
+    if (duration != -1 && !(duration >= 0 && duration <= 1e9))
+        return vkcu_invalid(err, errlen, "duration %g s is out of range [0, 1e9] (-1: not set)", duration);
+    if (start_frame < -1)
+        return vkcu_invalid(err, errlen, "start frame %lld is out of range (-1: not set, else >= 0)", (long long)start_frame);
+    if (frame_count < -1)
+        return vkcu_invalid(err, errlen, "frame count %lld is out of range (-1: not set, else >= 0)", (long long)frame_count);
+    if (start_time != -1 && start_frame != -1)
+        return vkcu_invalid(err, errlen, "a start time and a start frame are both set; give one");
+    if (duration != -1 && frame_count != -1)
+        return vkcu_invalid(err, errlen, "a duration and a frame count are both set; give one");
+    return 0;
+}
+
+static int check_job(const vkcu_job *job, char *err, size_t errlen)
+{
+    if (!job->input || !*job->input)
+        return vkcu_invalid(err, errlen, "no input given");
+    RANGE("video stream index", job->video_stream, -1, 1023);
+    RANGE("sink", job->sink, VKCU_SINK_ENCODE, VKCU_SINK_CALLBACK);
+    RANGE("crf", job->crf, -1, 63);
+    RANGE("bitrate (bits/s)", job->bitrate, 0, (int64_t)1e12);
+    RANGE("GOP length", job->gop, 0, 100000);
+    RANGE("hash algorithm", job->hash_algo, VKCU_HASH_MD5, VKCU_HASH_BLAKE3);
+    RANGE("hash format", job->hash_format, VKCU_HASH_FORMAT_FRAMEMD5, VKCU_HASH_FORMAT_WHOLE);
+    RANGE("frame limit", job->max_frames, 0, 0x7fffffff);
+    RANGE("faststart flag", job->faststart, 0, 1);
+    RANGE("overwrite flag", job->overwrite, 0, 1);
+    RANGE("keep-partial flag", job->keep_partial, 0, 1);
+    RANGE("strict flag", job->strict, 0, 1);
+    RANGE("GPU-decode requirement flag", job->require_gpu_decode, 0, 1);
+    RANGE("decode-only flag", job->decode_only, 0, 1);
+    int ret = vkcu_check_trim(job->start_time, job->duration, job->start_frame, job->frame_count, err, errlen);
+    if (ret < 0)
+        return ret;
+    switch (job->sink) {
+    case VKCU_SINK_ENCODE:
+        if (!job->output || !*job->output)
+            return vkcu_invalid(err, errlen, "%s: the encode sink needs an output", job->input);
+        break;
+    case VKCU_SINK_HASH:
+        if (!job->hash_out)
+            return vkcu_invalid(err, errlen, "%s: the hash sink needs a stream for the hashes", job->input);
+        break;
+    case VKCU_SINK_CALLBACK:
+        if (!job->on_frame)
+            return vkcu_invalid(err, errlen, "%s: the callback sink needs a frame callback", job->input);
+        break;
+    case VKCU_SINK_NULL:
+        break;
+    }
+    if (job->decode_only && job->sink != VKCU_SINK_NULL)
+        return vkcu_invalid(err, errlen, "%s: decode-only jobs write nothing: their sink must be the null sink", job->input);
+    if (job->chain && *job->chain) {
+        char why[512];
+        if (vkcu_chain_check(job->chain, why, sizeof(why)) < 0)
+            return vkcu_invalid(err, errlen, "%s", why);
+    }
+    return 0;
+}
+
+const vkcu_log_target *vkcu_context_log(const vkcu_context *ctx)
+{
+    return &ctx->log;
+}
+
+void vkcu_context_job_params(const vkcu_context *c, vkcu_job_params *p)
+{
+    const vkcu_settings *s = &c->settings;
+    vkcu_job_params_default(p);
+    p->backend = s->backend;
+    p->device = s->device;
+    p->decode_threads = s->decode_threads;
+    p->encode_workers = s->encode_workers;
+    p->ring_size = s->ring_size;
+    p->stall_timeout_ms = s->stall_timeout_ms;
+    p->timeline_handoff = s->timeline_handoff;
+    p->progress = s->progress_callback != NULL; /* the library draws nothing on its own */
+    p->progress_cb = s->progress_callback;
+    p->progress_opaque = s->progress_opaque;
+    p->watchdog_cb = s->watchdog_callback;
+    p->watchdog_opaque = s->watchdog_opaque;
+}
+
+/* The internal job description of one public job on a context. */
+static void describe(const vkcu_context *c, const vkcu_job *job, vkcu_job_params *p)
+{
+    vkcu_context_job_params(c, p);
+    p->input = job->input;
+    p->video_stream = job->video_stream;
+    p->output = job->output;
+    p->output_format = job->output_format;
+    p->sink = job->sink;
+    p->chain = job->chain;
+    p->encoder = job->encoder;
+    p->crf = job->crf;
+    p->bitrate = job->bitrate;
+    p->preset = job->preset;
+    p->gop = job->gop;
+    p->encoder_opts = job->encoder_opts;
+    p->faststart = job->faststart;
+    p->overwrite = job->overwrite;
+    p->keep_partial = job->keep_partial;
+    p->strict = job->strict;
+    p->start_time = job->start_time;
+    p->duration = job->duration;
+    p->start_frame = job->start_frame;
+    p->frame_count = job->frame_count;
+    p->hash_out = job->hash_out;
+    p->hash_out_name = job->hash_out_name;
+    p->hash_algo = job->hash_algo;
+    p->hash_format = job->hash_format;
+    p->max_frames = job->max_frames;
+    p->require_gpu_decode = job->require_gpu_decode;
+    p->decode_only = job->decode_only;
+    p->on_open = job->on_open;
+    p->on_frame = job->on_frame;
+    p->cb_opaque = job->callback_opaque;
+}
+
+int vkcu_run(vkcu_context *ctx, const vkcu_job *job, vkcu_job_result *result)
+{
+    if (!result)
+        return AVERROR(EINVAL);
+    memset(result, 0, sizeof(*result));
+    if (!ctx || !job)
+        return vkcu_invalid(result->error, sizeof(result->error), "no %s given", ctx ? "job" : "context");
+    const vkcu_log_target *prev = vkcu_log_target_swap(&ctx->log);
+    int ret = check_job(job, result->error, sizeof(result->error));
+    if (ret >= 0) {
+        vkcu_job_params p;
+        describe(ctx, job, &p);
+        ret = vkcu_job_run(&p, result);
+        /* The job's one error line, where the caller's messages go. */
+        if (ret < 0 && ret != VKCU_ERR_PIPE_CLOSED)
+            LOGE("%s", result->error[0] ? result->error : "job failed");
+    }
+    vkcu_log_target_swap(prev);
+    return ret;
+}
+
+void vkcu_abandon_outputs(void)
+{
+    vkcu_outfile_abort_all();
+}
+
+const char *vkcu_error_string(int err, char *buf, size_t size)
+{
+    return vkcu_err_str(err, buf, size);
+}

@@ -1,0 +1,26 @@
+/*
+ * What the library's other public entry points (regress/regress_api.c)
+ * need from a context: its log target and the job settings it implies.
+ */
+#ifndef VKCU_CONTEXT_H
+#define VKCU_CONTEXT_H
+
+#include "util/log.h"
+#include "vkcu.h"
+
+/* The context's log target, for vkcu_log_target_swap around a call. */
+const vkcu_log_target *vkcu_context_log(const vkcu_context *ctx);
+/* An internal job description with the context's settings (backend,
+ * device, ring, watchdog, threads, callbacks) and every job field at its
+ * default. */
+void vkcu_context_job_params(const vkcu_context *ctx, vkcu_job_params *p);
+/* Logs one refusal of an argument on the calling thread's target, copies
+ * it to err (may be NULL) and returns -EINVAL. */
+int vkcu_invalid(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Checks a trim (start/duration in seconds or frames; -1: not set) as
+ * vkcu_job and vkcu_compare_job document it. 0 or vkcu_invalid's -EINVAL. */
+int vkcu_check_trim(double start_time, double duration, int64_t start_frame, int64_t frame_count, char *err,
+                    size_t errlen);
+
+#endif
