@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "opts.h"
-#include "vkcu/version.h"
+#include <vkcu/version.h>
 
 #define HELP_WIDTH 79
 #define HELP_COLUMN 27 /* where option help starts */

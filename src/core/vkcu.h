@@ -17,7 +17,7 @@
 
 #include "util/log.h"
 #include "util/hash_algo.h"
-#include "vkcu/vkcu.h"
+#include <vkcu/vkcu.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -9,7 +9,7 @@
 
 #include "op.h"
 #include "util/error.h"
-#include "vkcu/chain.h"
+#include <vkcu/chain.h>
 
 int vkcu_chain_check(const char *chain, char *err, size_t errlen)
 {

@@ -9,7 +9,7 @@
 
 /* The error codes (VKCU_ERR_*) and log levels are the public API's
  * (vkcu/common.h): the bottom layer, below util/. */
-#include "vkcu/common.h"
+#include <vkcu/common.h>
 
 /* Process exit codes (README and --help list them). */
 enum vkcu_exit {

@@ -8,7 +8,7 @@
 
 /* enum vkcu_hash_algo, vkcu_hash_algo_name and vkcu_hash_algo_parse are
  * public (vkcu/job.h, vkcu/regress.h). */
-#include "vkcu/regress.h"
+#include <vkcu/regress.h>
 
 /* "md5", "blake3", ...: as options, presets and manifests name them. */
 const char *vkcu_hash_algo_id(enum vkcu_hash_algo a);
