@@ -250,6 +250,7 @@ typedef struct vkcu_job_result {
     int64_t imports;         /* external memory and semaphore imports into CUDA */
     int64_t dtod_copies;     /* on-GPU frame copies (decoded image -> interop ring) */
     int64_t htod_bytes, dtoh_bytes;
+    int64_t vk_readbacks;    /* frames read back through the Vulkan output ring */
     int max_in_flight;
     double gpu_ms_copy, gpu_ms_ops, gpu_ms_download; /* GPU time per stage */
     /* encode sink: the encoder thread's time encoding, muxing and waiting for frames */
