@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vkcu public API: what every other public header needs. The export
  * attribute, the error convention, log levels and the log callback.

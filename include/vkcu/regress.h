@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vkcu public API: the regression toolkit, for programs that check video
  * pipelines frame by frame (CI systems, codec test harnesses).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vkcu public API, everything at once: GPU video post-processing (Vulkan
  * Video decode, CUDA operators, FFmpeg encode) and its regression toolkit.

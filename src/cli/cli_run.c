@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The CLI as a client of the public API (include/vkcu/): its log,
  * progress and watchdog callbacks, and one job run through a context.

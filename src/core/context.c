@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The public API's entry points (include/vkcu/job.h, version.h): the
  * context, validation at the boundary, and the translation of the public

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What the library's other public entry points (regress/regress_api.c)
  * need from a context: its log target and the job settings it implies.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The public chain calls (include/vkcu/chain.h): checking a chain's text
  * and describing the operators, from the one registry (op_registry.c) that

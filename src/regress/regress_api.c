@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The public regression calls (include/vkcu/regress.h): validation of a
  * comparison or a verify run at the boundary, then compare.c and

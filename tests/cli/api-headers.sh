@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Every public header (include/vkcu/*.h) compiles alone, first in a file of
 # its own, in C11 and C++17 with every warning an error and -pedantic, and
 # without FFmpeg's headers on the include path: a program may include any

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # libvkcu exports the public API and nothing else: every global symbol of
 # libvkcu.a carries the vkcu_ prefix (a program linking it statically
 # keeps its own cv_*, tm_* ... names), exactly the functions the public

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The public API (include/vkcu/) as a program outside the library uses it:
  * only <vkcu/vkcu.h> and FFmpeg's own headers. Checks the version calls,
