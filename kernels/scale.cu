@@ -5,17 +5,25 @@
  * the same rounding (kernels/scale_math.h) and exact integer sums, so the
  * bytes equal the CPU's.
  *
- * tile_kernel (the usual path): one block per 32 x SC_TILE_H output tile.
- * Pass 1 computes the intermediate rows the tile's outputs read (their
- * vertical taps' union) for its 32 columns into shared memory, pass 2 reads
- * them from there: the intermediate never goes to memory, at the cost of
- * recomputing the few rows where vertical tiles' windows overlap.
- * hpass_kernel + vpass_kernel: the same passes through an int16 plane in
- * device memory, for planes whose tile windows do not fit in shared memory
- * (downscaling by ten or more).
+ * frame_kernel (the usual path): one launch for all planes of a frame, one
+ * block per 32 x SC_TILE_H output tile. The block first copies the input
+ * window its outputs read (their horizontal and vertical taps' union) into
+ * shared memory, so each input sample is fetched from the frame about once
+ * (plus the windows' overlap) instead of once per horizontal tap: the
+ * per-tap texture fetches were what bounded the older kernel. Pass 1 then
+ * reads that window and writes the intermediate rows to shared memory too,
+ * pass 2 reads those. One launch per frame also fills the GPU with the
+ * small chroma plane's blocks beside the luma's.
+ * tile_kernel: the same without the staged input window, for planes whose
+ * window does not fit shared memory (downscaling by three or more at 16
+ * bits); hpass_kernel + vpass_kernel: the same passes through an int16
+ * plane in device memory, for planes whose intermediate rows do not fit
+ * either (downscaling by ten or more).
  */
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <libavutil/error.h>
 
 #include "plane.cuh"
@@ -45,31 +53,52 @@ extern "C" void vkcu_sc_gpu_taps_free(sc_gpu_taps *g)
         cudaFree(g->start);
     if (g->w)
         cudaFree(g->w);
+    if (g->tile)
+        cudaFree(g->tile);
     g->start = NULL;
     g->w = NULL;
+    g->tile = NULL;
 }
+
+static_assert(SC_TILE_W == SC_TILE_H, "one tile table serves both directions");
 
 extern "C" int vkcu_sc_gpu_taps_upload(sc_gpu_taps *g, const sc_taps *t)
 {
+    int groups = (t->n_out + SC_TILE_H - 1) / SC_TILE_H;
     size_t ns = sizeof(int32_t) * (size_t)t->n_out, nw = sizeof(int16_t) * (size_t)t->n_out * t->taps;
-    cudaError_t e = cudaMalloc((void **)&g->start, ns);
-    if (e == cudaSuccess)
-        e = cudaMalloc((void **)&g->w, nw);
-    /* synchronous: done once, before the first frame */
-    if (e == cudaSuccess)
-        e = cudaMemcpy(g->start, t->start, ns, cudaMemcpyHostToDevice);
-    if (e == cudaSuccess)
-        e = cudaMemcpy(g->w, t->w, nw, cudaMemcpyHostToDevice);
+    size_t nt = sizeof(int32_t) * 2 * (size_t)groups;
+    int32_t *tile = (int32_t *)malloc(nt ? nt : 1);
+    g->start = NULL;
+    g->w = NULL;
+    g->tile = NULL;
     g->taps = t->taps;
     g->span = 0;
-    for (int y0 = 0; y0 < t->n_out; y0 += SC_TILE_H) {
+    if (!tile)
+        return AVERROR(ENOMEM);
+    for (int i = 0; i < groups; i++) {
+        int y0 = i * SC_TILE_H;
         int lo = t->start[y0], hi = t->start[y0];
         for (int y = y0; y < y0 + SC_TILE_H && y < t->n_out; y++) {
             lo = t->start[y] < lo ? t->start[y] : lo;
             hi = t->start[y] > hi ? t->start[y] : hi;
         }
+        tile[2 * i] = lo;
+        tile[2 * i + 1] = hi + t->taps - lo;
         g->span = hi + t->taps - lo > g->span ? hi + t->taps - lo : g->span;
     }
+    cudaError_t e = cudaMalloc((void **)&g->start, ns);
+    if (e == cudaSuccess)
+        e = cudaMalloc((void **)&g->w, nw);
+    if (e == cudaSuccess)
+        e = cudaMalloc((void **)&g->tile, nt);
+    /* synchronous: done once, before the first frame */
+    if (e == cudaSuccess)
+        e = cudaMemcpy(g->start, t->start, ns, cudaMemcpyHostToDevice);
+    if (e == cudaSuccess)
+        e = cudaMemcpy(g->w, t->w, nw, cudaMemcpyHostToDevice);
+    if (e == cudaSuccess)
+        e = cudaMemcpy(g->tile, tile, nt, cudaMemcpyHostToDevice);
+    free(tile);
     if (e != cudaSuccess)
         vkcu_sc_gpu_taps_free(g);
     return cuda_err(e);
@@ -198,6 +227,126 @@ __global__ void tile_kernel(vkcu_gpu_plane in, vkcu_gpu_plane out, int out_w, in
     }
 }
 
+/* ---- frame_kernel ---- */
+
+/* One plane as frame_kernel sees it: blocks [block0, block0 + tiles_x *
+ * tiles_y) of the launch are its tiles, row by row. */
+typedef struct sc_kplane {
+    vkcu_gpu_plane in, out;
+    int out_w, out_h, tiles_x, block0;
+    const int32_t *hstart, *htile, *vstart, *vtile;
+    const int16_t *hw, *vw;
+    int htaps, vtaps;
+} sc_kplane;
+
+typedef struct sc_kframe {
+    sc_kplane p[4];
+    int nb, shift, depth;
+} sc_kframe;
+
+/* Pass 1 over the staged window keeps a column's horizontal weights in
+ * registers when there are at most this many (lanczos and spline36 at 2:1
+ * take 12 or 13); more take the loop reading them from memory. */
+#define SC_REG_TAPS 16
+
+static __host__ __device__ size_t align16(size_t n)
+{
+    return (n + 15) & ~(size_t)15;
+}
+
+/* Bytes of shared memory one tile of a plane needs: its input window
+ * (hspan x vspan samples) and its intermediate rows (vspan x 32 x ncomp). */
+static __host__ __device__ size_t frame_shmem(int hspan, int vspan, int elem_bytes, int ncomp)
+{
+    return align16((size_t)hspan * vspan * elem_bytes) + (size_t)vspan * SC_TILE_W * ncomp * sizeof(int16_t);
+}
+
+template <typename T, int NC>
+__device__ __forceinline__ void frame_tile(const sc_kplane &p, int b, int shift, int depth, unsigned char *smem)
+{
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int bx = b % p.tiles_x, by = b / p.tiles_x;
+    int c0 = __ldg(p.htile + 2 * bx), cols = __ldg(p.htile + 2 * bx + 1);
+    int r0 = __ldg(p.vtile + 2 * by), rows = __ldg(p.vtile + 2 * by + 1);
+    T *win = (T *)smem;                                                    /* [rows][cols] */
+    int16_t *mid = (int16_t *)(smem + align16((size_t)rows * cols * sizeof(T))); /* [rows][32][NC] */
+    for (int r = ty; r < rows; r += blockDim.y)
+        for (int c = tx; c < cols; c += SC_TILE_W)
+            win[r * cols + c] = plane_load<T>(p.in, c0 + c, r0 + r);
+    __syncthreads();
+    int x = bx * SC_TILE_W + tx;
+    if (x < p.out_w) {
+        const T *src = win + (__ldg(p.hstart + x) - c0);
+        const int16_t *wx = p.hw + (size_t)x * p.htaps;
+        int htaps = p.htaps;
+        if (htaps <= SC_REG_TAPS) {
+            int32_t wr[SC_REG_TAPS];
+#pragma unroll
+            for (int k = 0; k < SC_REG_TAPS; k++)
+                wr[k] = k < htaps ? __ldg(wx + k) : 0;
+            for (int r = ty; r < rows; r += blockDim.y) {
+                const T *row = src + r * cols;
+                int32_t acc[NC];
+#pragma unroll
+                for (int c = 0; c < NC; c++)
+                    acc[c] = 0;
+#pragma unroll
+                for (int k = 0; k < SC_REG_TAPS; k++)
+                    if (k < htaps) {
+                        T v = row[k];
+#pragma unroll
+                        for (int c = 0; c < NC; c++)
+                            acc[c] += wr[k] * (elem<T>::get(v, c) >> shift);
+                    }
+#pragma unroll
+                for (int c = 0; c < NC; c++)
+                    mid[(r * SC_TILE_W + tx) * NC + c] = (int16_t)sc_pass1(acc[c], depth);
+            }
+        } else {
+            for (int r = ty; r < rows; r += blockDim.y) {
+                const T *row = src + r * cols;
+                int32_t acc[NC];
+                for (int c = 0; c < NC; c++)
+                    acc[c] = 0;
+                for (int k = 0; k < htaps; k++) {
+                    T v = row[k];
+                    int32_t wk = __ldg(wx + k);
+                    for (int c = 0; c < NC; c++)
+                        acc[c] += wk * (elem<T>::get(v, c) >> shift);
+                }
+                for (int c = 0; c < NC; c++)
+                    mid[(r * SC_TILE_W + tx) * NC + c] = (int16_t)sc_pass1(acc[c], depth);
+            }
+        }
+    }
+    __syncthreads();
+    if (x >= p.out_w)
+        return;
+    int y_end = (by + 1) * SC_TILE_H < p.out_h ? (by + 1) * SC_TILE_H : p.out_h;
+    for (int y = by * SC_TILE_H + ty; y < y_end; y += blockDim.y) {
+        const int16_t *col = mid + ((size_t)(__ldg(p.vstart + y) - r0) * SC_TILE_W + tx) * NC;
+        const int16_t *wy = p.vw + (size_t)y * p.vtaps;
+        int v[NC];
+        for (int c = 0; c < NC; c++)
+            v[c] = sc_pass2(sc_vsum(col + c, SC_TILE_W * NC, wy, p.vtaps), depth) << shift;
+        plane_store<T>(p.out, x, y, make_elem((T *)0, v));
+    }
+}
+
+/* Plane 0 has samples TA with NCA components, planes 1.. TB with NCB. */
+template <typename TA, int NCA, typename TB, int NCB>
+__global__ void __launch_bounds__(256, 4) frame_kernel(const __grid_constant__ sc_kframe f)
+{
+    extern __shared__ __align__(16) unsigned char smem[];
+    int b = blockIdx.x, i = 0;
+    while (i + 1 < f.nb && b >= f.p[i + 1].block0)
+        i++;
+    if (i == 0)
+        frame_tile<TA, NCA>(f.p[0], b, f.shift, f.depth, smem);
+    else
+        frame_tile<TB, NCB>(f.p[i], b - f.p[i].block0, f.shift, f.depth, smem);
+}
+
 static dim3 grid_for(int w, int h, dim3 b)
 {
     return dim3((unsigned)((w + b.x - 1) / b.x), (unsigned)((h + b.y - 1) / b.y));
@@ -232,4 +381,74 @@ extern "C" int vkcu_sc_gpu_scale_plane(const sc_gpu_pass *a, const vkcu_gpu_plan
     else
         e = a->ncomp == 2 ? launch<ushort2, 2>(a, in, out, s) : launch<uint16_t, 1>(a, in, out, s);
     return cuda_err(e);
+}
+
+template <typename TA, int NCA, typename TB, int NCB>
+static cudaError_t launch_frame(const sc_gpu_pass *a, int n, const vkcu_gpu_plane *in, const vkcu_gpu_plane *out,
+                                cudaStream_t s, int *done)
+{
+    sc_kframe f;
+    size_t shmem = 0;
+    int blocks = 0;
+    memset(&f, 0, sizeof(f));
+    *done = 0;
+    for (int i = 0; i < n; i++) {
+        size_t need = i ? frame_shmem(a[i].h.span, a[i].v.span, sizeof(TB), NCB)
+                        : frame_shmem(a[i].h.span, a[i].v.span, sizeof(TA), NCA);
+        if (need > SC_TILE_SHMEM)
+            return cudaSuccess;
+        shmem = need > shmem ? need : shmem;
+        sc_kplane *k = &f.p[i];
+        k->in = in[i];
+        k->out = out[i];
+        k->out_w = a[i].out_w;
+        k->out_h = a[i].out_h;
+        k->tiles_x = (a[i].out_w + SC_TILE_W - 1) / SC_TILE_W;
+        k->block0 = blocks;
+        k->hstart = a[i].h.start;
+        k->htile = a[i].h.tile;
+        k->hw = a[i].h.w;
+        k->htaps = a[i].h.taps;
+        k->vstart = a[i].v.start;
+        k->vtile = a[i].v.tile;
+        k->vw = a[i].v.w;
+        k->vtaps = a[i].v.taps;
+        blocks += k->tiles_x * ((a[i].out_h + SC_TILE_H - 1) / SC_TILE_H);
+    }
+    f.nb = n;
+    f.shift = a[0].shift;
+    f.depth = a[0].depth;
+    frame_kernel<TA, NCA, TB, NCB><<<blocks, dim3(SC_TILE_W, 8), shmem, s>>>(f);
+    *done = 1;
+    return cudaGetLastError();
+}
+
+extern "C" int vkcu_sc_gpu_scale_frame(const sc_gpu_pass *a, int n, const vkcu_gpu_plane *in, const vkcu_gpu_plane *out,
+                                  void *stream)
+{
+    cudaStream_t s = (cudaStream_t)stream;
+    cudaError_t e;
+    int done = 0;
+    if (n < 1 || n > 4)
+        return AVERROR(EINVAL);
+    for (int i = 2; i < n; i++)
+        if (a[i].ncomp != a[1].ncomp)
+            return AVERROR(EINVAL);
+    int nc1 = n > 1 ? a[1].ncomp : 1;
+    if (a[0].ncomp != 1 || nc1 > 2)
+        return AVERROR(EINVAL);
+    if (a[0].bytes == 1)
+        e = nc1 == 2 ? launch_frame<uint8_t, 1, uchar2, 2>(a, n, in, out, s, &done)
+                     : launch_frame<uint8_t, 1, uint8_t, 1>(a, n, in, out, s, &done);
+    else
+        e = nc1 == 2 ? launch_frame<uint16_t, 1, ushort2, 2>(a, n, in, out, s, &done)
+                     : launch_frame<uint16_t, 1, uint16_t, 1>(a, n, in, out, s, &done);
+    if (e != cudaSuccess || done)
+        return cuda_err(e);
+    for (int i = 0; i < n; i++) {
+        int ret = vkcu_sc_gpu_scale_plane(&a[i], &in[i], &out[i], stream);
+        if (ret < 0)
+            return ret;
+    }
+    return 0;
 }

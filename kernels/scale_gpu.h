@@ -23,12 +23,18 @@ extern "C" {
  * which give the same bytes. */
 #define SC_TILE_SHMEM (48 * 1024)
 
-/* A tap table (sc_taps) in device memory. span: for vertical tables, the
- * most input rows any SC_TILE_H consecutive outputs read. */
+/* Tile width of both kernels: one warp of output columns. */
+#define SC_TILE_W 32
+
+/* A tap table (sc_taps) in device memory. span: the most input samples any
+ * 32 (SC_TILE_W = SC_TILE_H) consecutive outputs read; tile: per group of
+ * 32 outputs, the first input sample they read and how many (lowest start
+ * to highest start + taps). */
 typedef struct sc_gpu_taps {
     int taps, span;
     int32_t *start;
     int16_t *w;
+    int32_t *tile; /* [2 * groups]: first, count */
 } sc_gpu_taps;
 
 int vkcu_sc_gpu_taps_upload(sc_gpu_taps *g, const sc_taps *t);
@@ -49,6 +55,14 @@ typedef struct sc_gpu_pass {
 } sc_gpu_pass;
 
 int vkcu_sc_gpu_scale_plane(const sc_gpu_pass *a, const vkcu_gpu_plane *in, const vkcu_gpu_plane *out, void *stream);
+
+/* Every plane of a frame (n <= 4; planes 1.. share one layout, as in every
+ * supported format). When each plane's tile input window and intermediate
+ * rows fit SC_TILE_SHMEM, one launch does them all (the tile's input
+ * samples staged in shared memory, each read from the frame about once);
+ * else each plane goes through vkcu_sc_gpu_scale_plane. Same bytes either way. */
+int vkcu_sc_gpu_scale_frame(const sc_gpu_pass *a, int n, const vkcu_gpu_plane *in, const vkcu_gpu_plane *out,
+                       void *stream);
 
 #ifdef __cplusplus
 }

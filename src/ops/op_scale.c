@@ -310,16 +310,17 @@ static int scale_run_gpu(vkcu_op *op, const vkcu_gpu_frame *in, vkcu_gpu_frame *
     memset(out, 0, sizeof(*out));
     out->fmt = op->out;
     out->nb_planes = p->nb_planes;
+    sc_gpu_pass a[4];
     for (int i = 0; i < p->nb_planes; i++) {
         const sc_plane *pl = &p->pl[i];
         out->plane[i] = (vkcu_gpu_plane){ .ptr = p->gout[i], .pitch = p->gout_pitch[i], .width = pl->out_w,
                                           .height = pl->out_h };
-        sc_gpu_pass a = { .ncomp = pl->ncomp, .bytes = p->bytes, .shift = p->shift, .depth = p->depth,
-                          .mid = p->gmid[i], .mid_pitch = p->gmid_pitch[i], .in_h = pl->in_h, .out_w = pl->out_w,
-                          .out_h = pl->out_h, .h = pl->gh, .v = pl->gv };
-        if ((ret = vkcu_sc_gpu_scale_plane(&a, &in->plane[i], &out->plane[i], stream)) < 0)
-            return ret;
+        a[i] = (sc_gpu_pass){ .ncomp = pl->ncomp, .bytes = p->bytes, .shift = p->shift, .depth = p->depth,
+                              .mid = p->gmid[i], .mid_pitch = p->gmid_pitch[i], .in_h = pl->in_h, .out_w = pl->out_w,
+                              .out_h = pl->out_h, .h = pl->gh, .v = pl->gv };
     }
+    if ((ret = vkcu_sc_gpu_scale_frame(a, p->nb_planes, in->plane, out->plane, stream)) < 0)
+        return ret;
     out->pts = in->pts;
     out->duration = in->duration;
     return 0;

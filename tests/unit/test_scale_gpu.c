@@ -4,7 +4,8 @@
  * supported format (NV12, P010, planar 4:2:0/4:2:2/4:4:4, gray and planar
  * RGB, at 8 and 10 bits), every filter, down- and up-scaling with
  * non-integer ratios, odd sizes down to 1x1, and downscaling far enough to
- * take the two-pass kernels instead of the one-pass tile kernel, with the
+ * take the per-plane tile kernel and the two-pass kernels instead of the
+ * one launch per frame, with the
  * input planes given as pitch-linear device memory and as CUDA arrays read
  * through texture objects (the interop images' way). The output size, SAR and timestamps must match too.
  * Exit: 0 pass, 1 fail, 77 without a CUDA device.
@@ -128,13 +129,18 @@ int main(void)
     check_case(AV_PIX_FMT_NV12, 640, 2000, "w=40:h=100", 0);            /* luma one-pass, chroma two */
     check_case(AV_PIX_FMT_YUV420P10, 640, 2000, "w=40:h=100:filter=bicubic", 0);
     check_case(AV_PIX_FMT_YUV444P, 300, 4000, "w=301:h=3:filter=bilinear", 1);
-    cases += 6;
+    /* 3:1: one launch for the frame with more horizontal taps than the
+     * kernel keeps in registers (NV12); at 16 bits the chroma window no
+     * longer fits shared memory, so every plane takes the tile kernel (P010) */
+    check_case(AV_PIX_FMT_NV12, 1920, 1080, "w=640:h=360", 1);
+    check_case(AV_PIX_FMT_P010, 1920, 1080, "w=640:h=360", 0);
+    cases += 8;
     if (failures) {
         printf("test_scale_gpu: %d of %d cases FAILED\n", failures, cases);
         return 1;
     }
-    printf("test_scale_gpu: %d cases (12 formats x 4 filters x 5 sizes x pitch-linear/texture input, plus 4K->1080p "
-           "and 1080p->720p): GPU output equals the CPU reference byte for byte, size, SAR and pts match: ok\n",
+    printf("test_scale_gpu: %d cases (12 formats x 4 filters x 5 sizes x pitch-linear/texture input, plus 4K->1080p, "
+           "1080p->720p and 3:1): GPU output equals the CPU reference byte for byte, size, SAR and pts match: ok\n",
            cases);
     return 0;
 }
