@@ -30,6 +30,10 @@ typedef struct vkcu_video_format {
     AVRational sar;             /* sample aspect ratio of the decoded frames (0/1: unknown) */
     AVRational time_base;       /* unit of the frames' pts and duration (0/1: unknown) */
     AVRational frame_rate;      /* nominal frame rate, what the sink encodes at (0/1: unknown) */
+    /* From the first frame's flags: AV_FIELD_TT / AV_FIELD_BB (interlaced,
+     * top / bottom field first) or AV_FIELD_PROGRESSIVE; UNKNOWN when not
+     * filled from a frame. The encoder signals it as ffmpeg does. */
+    int field_order;            /* enum AVFieldOrder (libavcodec, which this header does not include) */
     int has_mastering;
     AVMasteringDisplayMetadata mastering;
     int has_cll;

@@ -189,6 +189,19 @@ static int configure_encoder(vkcu_sink *s, const AVCodec *codec, const vkcu_vide
     enc->color_primaries = fmt->primaries;
     enc->color_trc = fmt->transfer;
     enc->chroma_sample_location = fmt->chroma_loc;
+    /* Interlaced frames: the field order in the stream's parameters (the
+     * container's field flags), as the ffmpeg CLI sets it from the first
+     * frame (TB/BT, TT/BB for MJPEG). Progressive frames from an interlaced
+     * stream (deinterlaced) say so; those of a progressive one leave it
+     * unset, as vkcu always has. */
+    enum AVFieldOrder src_order = d->video->codecpar->field_order;
+    if (fmt->field_order == AV_FIELD_TT || fmt->field_order == AV_FIELD_BB)
+        enc->field_order = codec->id == AV_CODEC_ID_MJPEG ? fmt->field_order
+                           : fmt->field_order == AV_FIELD_TT ? AV_FIELD_TB
+                                                             : AV_FIELD_BT;
+    else if (fmt->field_order == AV_FIELD_PROGRESSIVE && src_order != AV_FIELD_UNKNOWN &&
+             src_order != AV_FIELD_PROGRESSIVE)
+        enc->field_order = AV_FIELD_PROGRESSIVE;
     ret = set_hdr_side_data(enc, fmt);
     if (ret < 0)
         goto fail;

@@ -191,6 +191,8 @@ static int finish_host_copy(vkcu_gpu *g, int s, const vkcu_gpu_frame *out, int o
     pf->slot = s;
     pf->pts = out->pts;
     pf->duration = out->duration;
+    pf->flags = out->flags & (AV_FRAME_FLAG_INTERLACED | AV_FRAME_FLAG_TOP_FIELD_FIRST);
+    pf->repeat_pict = out->repeat_pict;
     pthread_mutex_lock(&g->lock);
     g->pend_tail++;
     if (vkcu_gpu_in_flight(g) > g->max_in_flight)
@@ -275,6 +277,8 @@ int vkcu_gpu_pop(vkcu_gpu *g, AVFrame *out, int wait, char *err, size_t errlen)
     }
     out->pts = pf->pts;
     out->duration = pf->duration;
+    out->flags = (out->flags & ~(AV_FRAME_FLAG_INTERLACED | AV_FRAME_FLAG_TOP_FIELD_FIRST)) | pf->flags;
+    out->repeat_pict = pf->repeat_pict;
     pthread_mutex_lock(&g->lock);
     g->pend_head++;
     pthread_cond_broadcast(&g->cond);

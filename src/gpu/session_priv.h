@@ -64,6 +64,7 @@ typedef struct pending_frame {
     cudaEvent_t ev_start, ev_ops, ev_end;
     int slot;                           /* -1: flushed from the chain */
     int64_t pts, duration;
+    int flags, repeat_pict;             /* the interlace flags of the chain's output frame */
     int vk_timed;
     int ticket;                         /* the output ring's readback (-1: a CUDA copy) */
 } pending_frame;

@@ -431,6 +431,8 @@ static int place_run_gpu(vkcu_op *op, const vkcu_gpu_frame *in, vkcu_gpu_frame *
     out->nb_planes = p->nb_planes;
     out->pts = in->pts;
     out->duration = in->duration;
+    out->flags = in->flags; /* field order: the CPU side's av_frame_copy_props */
+    out->repeat_pict = in->repeat_pict;
     return 0;
 }
 

@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libavcodec/defs.h>
 #include <libavutil/frame.h>
 #include <libavutil/pixdesc.h>
 #include <libavutil/rational.h>
@@ -210,6 +211,7 @@ typedef struct deint_priv {
     di_seq gpu;
     int gpu_ready;
     void *gring[DI_RING][4];
+    int gring_flags[DI_RING], gring_repeat[DI_RING]; /* AVFrame flags and repeat_pict of each slot's frame */
     size_t gring_pitch[4];
     void *gout[2][4];
     size_t gout_pitch[2][4];
@@ -256,6 +258,8 @@ static int deint_init(vkcu_op *op, const vkcu_video_format *in, vkcu_video_forma
         }
     }
     *out = *in;
+    if (out->field_order != AV_FIELD_UNKNOWN)
+        out->field_order = AV_FIELD_PROGRESSIVE;
     int field_mode = vkcu_op_enum(op, "mode") == MODE_FIELD, mult = 1;
     if (field_mode) {
         /* Half ticks, as FFmpeg's bwdif: where the halved time base does
@@ -442,6 +446,9 @@ static int gpu_job_run(vkcu_op *op, const di_job *job, vkcu_gpu_frame *out, void
     }
     out->pts = job->pts;
     out->duration = job->duration;
+    /* as the CPU side: the current frame's flags, progressive once filtered */
+    out->flags = p->gring_flags[job->cur] & (job->copy ? ~0 : ~AV_FRAME_FLAG_INTERLACED);
+    out->repeat_pict = p->gring_repeat[job->cur];
     return 0;
 }
 
@@ -464,6 +471,8 @@ static int deint_run_gpu(vkcu_op *op, const vkcu_gpu_frame *in, vkcu_gpu_frame *
             if ((ret = vkcu_di_gpu_ingest(&in->plane[pl], p->plane[pl].comps, p->bytes, p->gring[slot][pl],
                                      p->gring_pitch[pl], stream)) < 0)
                 return ret;
+        p->gring_flags[slot] = in->flags;
+        p->gring_repeat[slot] = in->repeat_pict;
         seq_add(s, in->pts, in->duration, in->flags, in->repeat_pict);
     } else if (!s->qn) {
         seq_flush(s); /* nothing ready: the end of the stream */

@@ -75,6 +75,7 @@ typedef struct denoise_priv {
     uint16_t *gring[MAX_WINDOW][MAX_CH];
     size_t gring_pitch[MAX_CH];
     int64_t gring_pts[MAX_WINDOW], gring_dur[MAX_WINDOW];
+    int gring_flags[MAX_WINDOW], gring_repeat[MAX_WINDOW];
     int64_t g_nb_in, g_nb_out;
     void *glut;
 } denoise_priv;
@@ -608,6 +609,8 @@ static int nlm_run_gpu(vkcu_op *op, const vkcu_gpu_frame *in, vkcu_gpu_frame *ou
         }
         p->gring_pts[slot] = in->pts;
         p->gring_dur[slot] = in->duration;
+        p->gring_flags[slot] = in->flags;
+        p->gring_repeat[slot] = in->repeat_pict;
         p->g_nb_in++;
         if (p->g_nb_in - 1 - p->g_nb_out < T)
             return AVERROR(EAGAIN);
@@ -640,6 +643,8 @@ static int nlm_run_gpu(vkcu_op *op, const vkcu_gpu_frame *in, vkcu_gpu_frame *ou
     }
     out->pts = p->gring_pts[o % W];
     out->duration = p->gring_dur[o % W];
+    out->flags = p->gring_flags[o % W]; /* field order: the CPU side's av_frame_copy_props */
+    out->repeat_pict = p->gring_repeat[o % W];
     p->g_nb_out++;
     return 0;
 }

@@ -237,6 +237,8 @@ static int fps_run_gpu(vkcu_op *op, const vkcu_gpu_frame *in, vkcu_gpu_frame *ou
             return AVERROR_EXTERNAL;
         }
         dst->fmt = in->fmt;
+        dst->flags = in->flags; /* a repeated frame keeps its source's field order, as on the CPU */
+        dst->repeat_pict = in->repeat_pict;
         push_frame(p, in->pts, in->duration);
     }
     int64_t pts;

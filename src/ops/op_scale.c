@@ -323,6 +323,8 @@ static int scale_run_gpu(vkcu_op *op, const vkcu_gpu_frame *in, vkcu_gpu_frame *
         return ret;
     out->pts = in->pts;
     out->duration = in->duration;
+    out->flags = in->flags; /* field order: the CPU side's av_frame_copy_props */
+    out->repeat_pict = in->repeat_pict;
     return 0;
 }
 

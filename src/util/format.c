@@ -2,6 +2,7 @@
 /* Picture formats: reading a frame's colour description and writing it back. */
 #include <stdio.h>
 #include <string.h>
+#include <libavcodec/defs.h>
 #include <libavutil/frame.h>
 #include <libavutil/pixdesc.h>
 
@@ -24,6 +25,9 @@ void vkcu_format_from_frame(vkcu_video_format *f, const AVFrame *frame, enum AVP
     f->transfer = frame->color_trc;
     f->chroma_loc = frame->chroma_location;
     f->sar = frame->sample_aspect_ratio;
+    f->field_order = !(frame->flags & AV_FRAME_FLAG_INTERLACED)          ? AV_FIELD_PROGRESSIVE
+                     : (frame->flags & AV_FRAME_FLAG_TOP_FIELD_FIRST) ? AV_FIELD_TT
+                                                                      : AV_FIELD_BB;
     const AVFrameSideData *sd = av_frame_get_side_data(frame, AV_FRAME_DATA_MASTERING_DISPLAY_METADATA);
     if (sd && sd->size >= sizeof(AVMasteringDisplayMetadata)) {
         f->has_mastering = 1;
