@@ -9,15 +9,26 @@
 # (VKCU_BENCH_FRAMES, default 600: the whole clips). Reports fps, the ratio and CPU time
 # (user + system of the process and its threads) per frame, as a markdown
 # table in bench-transcode.md ($OUT when set, else build/).
+# BENCH_ONLY=transcode or BENCH_ONLY=broadcast (the 1080i -> 720p50 row
+# alone, making only its clip: about a minute on the H200) runs one table.
 set -u
 source "$(dirname "$0")/gpu-env.sh"
 outdir=${OUT:-$root/build}
 mkdir -p "$outdir"
+only=${BENCH_ONLY:-all}
+case $only in
+  all | transcode | broadcast) ;;
+  *) echo "bench-transcode: BENCH_ONLY: no section '$only' (sections: transcode broadcast)" >&2; exit 2 ;;
+esac
 if ! timeout -s KILL 60 "$VKCU" probe > /dev/null 2>&1; then
   echo "bench-transcode: no Vulkan/CUDA GPU pair here; run it on the GPU machine (see docs/transcode.md)" >&2
   exit 0
 fi
-make_big_clips
+case $only in
+  all) make_big_clips ;;
+  transcode) make_big_clips h264-1080p.mp4 h264-2160p.mp4 ;;
+  broadcast) make_big_clips h264-1080i.mkv ;;
+esac
 frames=${VKCU_BENCH_FRAMES:-600}
 reps=${VKCU_BENCH_REPS:-1}
 work=$(mktemp -d)
@@ -50,7 +61,7 @@ fmt_row() { # name target vkcu(wall cpu) ffmpeg(wall cpu) vkcu-bytes ffmpeg-byte
 size() { stat -c %s "$1" 2>/dev/null || echo 0; }
 
 chain='convert=format=yuv420p,denoise=tnr'
-{
+[ "$only" = broadcast ] || {
   echo "Transcode benchmark, first $frames frames of each clip, $(date -u +%Y-%m-%d) on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)."
   echo "vkcu: \`--backend gpu --chain '$chain'\`; ffmpeg: \`-threads 1 -hwaccel vulkan -hwaccel_output_format vulkan\`, \`hwdownload,format=nv12,hqdn3d,format=yuv420p\`."
   echo "Same encoder and settings; vkcu's FFV1 encodes $(( $(nproc) / 4 < 8 ? $(nproc) / 4 : 8 )) GOPs at once (--encode-workers auto: packets identical to one encoder)."
@@ -71,11 +82,13 @@ chain='convert=format=yuv420p,denoise=tnr'
     done
   done
 } | tee "$outdir/bench-transcode.md"
+[ "$only" != transcode ] || exit 0
 
 # A whole broadcast transcode (issue 17): 1080i25 -> 720p50 -> x264, the
 # broadcast-1080i-to-720p50 preset against the nearest ffmpeg command line
 # (Vulkan decode, bwdif_vulkan field mode, scale_vulkan, download, the same
 # x264 settings). fps counts output frames (50 per second of input).
+[ "$only" != broadcast ] || : > "$outdir/bench-transcode.md"
 {
   echo
   echo "1080i25 -> 720p50 -> x264 (CRF 20, preset medium), first $frames output frames, $(date -u +%Y-%m-%d)."

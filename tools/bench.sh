@@ -14,15 +14,36 @@
 #                             ffmpeg's scale_vulkan on the same Vulkan-decoded frames
 #   set-up                    --stats setup and its breakdown, vkcu's Vulkan device vs FFmpeg's
 #   download                  frames to the host: CUDA copy vs the output ring's Vulkan readback
+#   deinterlace 1080i         field mode, CUDA time against ffmpeg's bwdif_vulkan
+# BENCH_ONLY=NAME[,NAME...] runs only those sections, each making only the
+# clips it reads (about a minute each on the H200 but batch and decode):
+#   decode (with set-up), hash, download, multistream, batch, nlm, scale
+#   (with bench_scale), deint, kernels (the other tests/bench programs).
 set -u
 source "$(dirname "$0")/gpu-env.sh"
 outdir=${OUT:-$root/build}
 mkdir -p "$outdir"
+sections="decode hash download multistream batch nlm scale deint kernels"
+only=",${BENCH_ONLY:-all},"
+for s in ${BENCH_ONLY//,/ }; do
+  [[ " $sections " == *" $s "* ]] || { echo "bench: BENCH_ONLY: no section '$s' (sections: $sections)" >&2; exit 2; }
+done
+want() { [ "$only" = ",all," ] || [[ $only == *",$1,"* ]]; }
 if ! timeout -s KILL 60 "$VKCU" probe > /dev/null 2>&1; then
   echo "bench: no Vulkan/CUDA GPU pair here; the benchmark runs on the GPU machine (see README)" >&2
   exit 0
 fi
-make_big_clips
+if [ "$only" = ",all," ]; then
+  make_big_clips
+else
+  clips=()
+  want decode && clips+=(h264-1080p.mp4 h264-2160p.mp4 hevc10-1080p.mp4)
+  { want nlm || want download; } && clips+=(h264-1080p.mp4)
+  { want hash || want download || want multistream || want batch || want scale || want kernels; } &&
+    clips+=(h264-2160p.mp4)
+  want deint && clips+=(h264-1080i.mkv)
+  [ ${#clips[@]} = 0 ] || make_big_clips "${clips[@]}"
+fi
 reps=${VKCU_BENCH_REPS:-3}
 # The presets of this checkout (a bundled vkcu may sit where <binary>/../pipelines is absent).
 export VKCU_PIPELINES=${VKCU_PIPELINES:-$root/pipelines}
@@ -45,6 +66,15 @@ ffmpeg_fps() { # frames, ffmpeg args...
     awk -v f="$frames" -v a="$t0" -v b="$t1" 'BEGIN {print f / (b - a)}'
   done | median
 }
+wall() { # median wall seconds of a command (every section that compares with ffmpeg by wall time)
+  for _ in $(seq "$reps"); do
+    local t0 t1
+    t0=$(date +%s.%N)
+    timeout -s KILL 300 "$@" > /dev/null 2>&1 || { echo 0; continue; }
+    t1=$(date +%s.%N)
+    awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}'
+  done | median
+}
 parallel_fps() { # n frames-each, command... -> aggregate fps of n copies at once
   local n=$1 frames=$2; shift 2
   local t0 t1
@@ -56,6 +86,7 @@ parallel_fps() { # n frames-each, command... -> aggregate fps of n copies at onc
 }
 
 {
+  if want decode; then
   echo "### Decode and handoff (issue 3)"
   echo
   echo "Steady fps exclude set-up (device, imports); whole-job fps include it, as FFmpeg's wall time does."
@@ -95,6 +126,8 @@ parallel_fps() { # n frames-each, command... -> aggregate fps of n copies at onc
   echo "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
   printf '%s' "$setup_rows"
   echo
+  fi
+  if want hash; then
   echo "### Hashing GPU frames at 4K (issue 7: at most 10% of decode time)"
   echo
   echo "| hash | vkcu decode-only steady fps | vkcu hash --backend gpu steady fps | extra time per frame vs decode |"
@@ -107,6 +140,8 @@ parallel_fps() { # n frames-each, command... -> aggregate fps of n copies at onc
     printf '| %s | %.1f | %.1f | %+.1f%% |\n' "$algo" "$dec" "$h" "$(awk -v d="$dec" -v h="$h" 'BEGIN {print (h > 0 ? (d / h - 1) * 100 : 0)}')"
   done
   echo
+  fi
+  if want download; then
   echo "### Download to the host: CUDA copy vs the output ring (issue 16)"
   echo
   echo "\`vkcu hash --algo xxh64 --backend gpu\` (a cheap host consumer), steady fps, \`--download cuda\` (planar"
@@ -123,10 +158,13 @@ parallel_fps() { # n frames-each, command... -> aggregate fps of n copies at onc
     printf '| %s | %.1f | %.1f | %.2f |\n' "$c" "${dc:-0}" "${dv:-0}" "$(div "${dv:-0}" "${dc:-0}")"
   done
   echo
+  fi
+  if want multistream; then
   echo "### Concurrent 4K streams (issue 6): aggregate fps"
   echo
   echo "| streams | vkcu one process, decode+convert, queues spread | same, FFmpeg's queue choice | ffmpeg vulkan, N processes | ffmpeg nvdec, N processes | vkcu/nvdec |"
   echo "| ---: | ---: | ---: | ---: | ---: | ---: |"
+  clip=$BIG/h264-2160p.mp4
   frames=$("$VKCU" "$clip" --decode-only --backend cpu --stats -q 2>&1 | sed -n 's/.*frames_out=\([0-9]*\).*/\1/p')
   for n in 1 7; do
     ms=$("$TESTBIN/bench_multistream" "$clip" "$n" 2>&1 | sed -n 's/.*aggregate_fps=\([0-9.]*\).*/\1/p')
@@ -136,6 +174,8 @@ parallel_fps() { # n frames-each, command... -> aggregate fps of n copies at onc
     printf '| %d | %.1f | %.1f | %.1f | %.1f | %.2f |\n' "$n" "${ms:-0}" "${ms0:-0}" "$pv" "$pn" "$(div "${ms:-0}" "$pn")"
   done
   echo
+  fi
+  if want batch; then
   echo "### Batch hashing at decode speed (issue 15.3: blake3 at least 95% of decode-only)"
   echo
   echo "\`vkcu batch --jobs 7 --backend gpu\` over 7 links to the 4K clip, one hash preset each (md5: regression-hash,"
@@ -178,6 +218,8 @@ parallel_fps() { # n frames-each, command... -> aggregate fps of n copies at onc
   done
   rm -rf "$bdir"
   echo
+  fi
+  if want nlm; then
   echo "### nlm against FFmpeg's nlmeans_vulkan (issue 4: at least 5x), 1080p H.264, the same radii"
   echo
   echo "nlmeans_vulkan \`s=4\` at its default patch 7x7 and search 15x15; vkcu \`denoise=nlm:patch=3:search=7:tradius=0\`"
@@ -189,15 +231,6 @@ parallel_fps() { # n frames-each, command... -> aggregate fps of n copies at onc
   echo "| --- | ---: | ---: | ---: | ---: | ---: |"
   clip=$BIG/h264-1080p.mp4
   frames=$("$VKCU" "$clip" --decode-only --backend cpu --stats -q 2>&1 | sed -n 's/.*frames_out=\([0-9]*\).*/\1/p')
-  wall() { # median wall seconds of a command
-    for _ in $(seq "$reps"); do
-      local t0 t1
-      t0=$(date +%s.%N)
-      timeout -s KILL 300 "$@" > /dev/null 2>&1 || { echo 0; continue; }
-      t1=$(date +%s.%N)
-      awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}'
-    done | median
-  }
   ffd=$(wall "$FFMPEG" -hide_banner -nostdin -threads 1 -hwaccel vulkan -hwaccel_output_format vulkan -i "$clip" -f null -)
   ffn=$(wall "$FFMPEG" -hide_banner -nostdin -threads 1 -hwaccel vulkan -hwaccel_output_format vulkan -i "$clip" -vf nlmeans_vulkan=s=4 -f null -)
   vkd=$(wall "$VKCU" "$clip" --null --backend gpu --chain copy)
@@ -210,6 +243,8 @@ parallel_fps() { # n frames-each, command... -> aggregate fps of n copies at onc
     printf "| vkcu nlm | %.2f | %.2f | %.2f | %.1f | %.1f |\n", vd, vn, vm, (vm > 0 ? 1000 / vm : 0), f / vn
     printf "| vkcu / ffmpeg | | | | **%.1fx** | %.1fx |\n", (vm > 0 ? fm / vm : 0), fn / vn }'
   echo
+  fi
+  if want scale; then
   echo "### scale 4K -> 1080p (issue 17: lanczos at most 3x a device-to-device copy of the input frame)"
   echo
   echo "Vulkan-decoded 4K H.264, frames kept on the GPU (\`--null\`, \`-f null\`). vkcu: CUDA kernel time per frame"
@@ -239,6 +274,16 @@ parallel_fps() { # n frames-each, command... -> aggregate fps of n copies at onc
     printf "| ffmpeg scale_vulkan (bilinear) | %.4f | %.2f | %.1f |\n", fm, (c > 0 ? fm / c : 0), (fs > 0 ? f / fs : 0)
     printf "| ffmpeg scale_vulkan / vkcu scale bilinear | %.2fx | | |\n", (b > 0 ? fm / b : 0) }'
   echo
+  if [ -x "$TESTBIN/bench_scale" ]; then
+    echo "\`bench_scale\` (CUDA events, the kernels alone, 4K -> 1080p against cudaMemcpy of the input frame):"
+    echo
+    echo '```'
+    timeout -s KILL 300 "$TESTBIN/bench_scale" 2>&1 | tee "$outdir/bench_scale.txt"
+    echo '```'
+    echo
+  fi
+  fi
+  if want deint; then
   echo "### deinterlace 1080i, field mode (issue 17: at least 2,000 output fps), against FFmpeg's bwdif_vulkan"
   echo
   echo "1080i25 H.264 (MBAFF), 300 frames, 600 output frames. Both decode with Vulkan Video and keep frames on the GPU."
@@ -261,11 +306,14 @@ parallel_fps() { # n frames-each, command... -> aggregate fps of n copies at onc
     printf "| ffmpeg bwdif_vulkan | %.2f | %.2f | %.3f | %.1f | %.1f |\n", fd, fb, fm, (fm > 0 ? 1000 / fm : 0), (fb > 0 ? f / fb : 0)
     printf "| vkcu deinterlace | %.2f | %.2f | %.3f | %.1f | %.1f |\n", vd, vb, vm, (vm > 0 ? 1000 / vm : 0), (vb > 0 ? f / vb : 0)
     printf "| vkcu / ffmpeg | | | | **%.1fx** | %.1fx |\n", (vm > 0 ? fm / vm : 0), (vb > 0 ? fb / vb : 0) }'
+  fi
 } | tee "$outdir/bench.md"
+want kernels || exit 0
 "$VKCU" "$BIG/h264-2160p.mp4" --null --chain copy --backend gpu --stats -q 2>&1 | tee "$outdir/bench-stats.txt"
 for b in "$TESTBIN"/bench_*; do
   [ -x "$b" ] || continue
   case $b in *bench_multistream) continue ;; esac # above, with arguments
+  case $b in *bench_scale) want scale && continue ;; esac # in the scale section
   echo "== $(basename "$b")"
   timeout -s KILL 300 "$b" 2>&1 | tee "$outdir/$(basename "$b").txt"
 done

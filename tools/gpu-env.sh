@@ -28,23 +28,29 @@ BIG=${VKCU_BIG_MEDIA:-$root/.gpu/media}
 export VKCU_PIPELINES=${VKCU_PIPELINES:-$root/pipelines}
 export VKCU FFMPEG CONF MEDIA TESTBIN BIG
 
-# Large clips for GPU tests and benchmarks, made where they are used.
+# Large clips for GPU tests and benchmarks, made where they are used:
+# make_big_clips [NAME...] makes the named ones (all when none is named)
+# that are missing, at once.
 make_big_clips() {
   mkdir -p "$BIG"
-  local ff="$FFMPEG -hide_banner -loglevel error -nostdin -y"
+  local ff="$FFMPEG -hide_banner -loglevel error -nostdin -y" want=" $* "
   mk() {
-    local name=$1 frames=$2 size=$3; shift 3
+    local name=$1 frames=$2 src=$3; shift 3
     [ -s "$BIG/$name" ] && return 0
-    $ff -filter_complex "testsrc2=size=$size:rate=30,noise=alls=10:allf=t" -frames:v "$frames" "$@" "$BIG/.tmp-$name" &&
-      mv "$BIG/.tmp-$name" "$BIG/$name"
+    [ "$want" = "  " ] || [[ $want == *" $name "* ]] || return 0
+    $ff -filter_complex "$src" -frames:v "$frames" "$@" "$BIG/.tmp-$name" && mv "$BIG/.tmp-$name" "$BIG/$name"
   }
-  mk h264-1080p.mp4 600 1920x1080 -c:v libx264 -preset veryfast -crf 26 -pix_fmt yuv420p &
-  mk h264-2160p.mp4 600 3840x2160 -c:v libx264 -preset veryfast -crf 28 -pix_fmt yuv420p &
-  mk hevc10-1080p.mp4 600 1920x1080 -c:v libx265 -preset ultrafast -crf 28 -pix_fmt yuv420p10le -x265-params log-level=error &
-  mk h264-10k.mp4 10000 320x240 -c:v libx264 -preset ultrafast -pix_fmt yuv420p &
-  # 1080i25 (MBAFF, top field first): the deinterlace benchmark; fields 1/50 s apart
-  [ -s "$BIG/h264-1080i.mkv" ] || { $ff -filter_complex "testsrc2=size=1920x1080:rate=50,noise=alls=10:allf=t,tinterlace=mode=interleave_top,setfield=tff" \
-    -frames:v 300 -c:v libx264 -preset veryfast -crf 26 -pix_fmt yuv420p -flags +ildct -x264-params tff=1 "$BIG/.tmp-h264-1080i.mkv" &&
-    mv "$BIG/.tmp-h264-1080i.mkv" "$BIG/h264-1080i.mkv"; } &
+  local noisy=noise=alls=10:allf=t
+  mk h264-1080p.mp4 600 "testsrc2=size=1920x1080:rate=30,$noisy" -c:v libx264 -preset veryfast -crf 26 -pix_fmt yuv420p &
+  mk h264-2160p.mp4 600 "testsrc2=size=3840x2160:rate=30,$noisy" -c:v libx264 -preset veryfast -crf 28 -pix_fmt yuv420p &
+  mk hevc10-1080p.mp4 600 "testsrc2=size=1920x1080:rate=30,$noisy" -c:v libx265 -preset ultrafast -crf 28 \
+    -pix_fmt yuv420p10le -x265-params log-level=error &
+  mk h264-10k.mp4 10000 "testsrc2=size=320x240:rate=30,$noisy" -c:v libx264 -preset ultrafast -pix_fmt yuv420p &
+  # 1080i25 (MBAFF, top field first): the deinterlace and broadcast
+  # benchmarks; fields 1/50 s apart. Cheap to make (noise on the 300
+  # interlaced frames, not the 600 fields; x264 ultrafast): a few seconds
+  # on the GPU machine, so a benchmark section can make it on its own.
+  mk h264-1080i.mkv 300 "testsrc2=size=1920x1080:rate=50,tinterlace=mode=interleave_top,setfield=tff,$noisy" \
+    -c:v libx264 -preset ultrafast -crf 26 -pix_fmt yuv420p -flags +ildct -x264-params tff=1 &
   wait
 }
