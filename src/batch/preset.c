@@ -20,6 +20,7 @@
 #include <libavutil/opt.h>
 
 #include "core/stage.h"
+#include "util/file.h"
 #include "util/number.h"
 #include "ops/op.h"
 #include "preset.h"
@@ -273,14 +274,15 @@ static int parse_statement(parse_state *s, int line, int key, int col, const cha
             return perr(s, line, col, "faststart: '%s' is not yes or no", v);
         ps->faststart = !strcmp(v, "yes");
         return 0;
-    case KEY_HASH_FORMAT:
-        if (!strcmp(v, "framemd5"))
-            ps->hash_format = VKCU_HASH_FORMAT_FRAMEMD5;
-        else if (!strcmp(v, "json"))
-            ps->hash_format = VKCU_HASH_FORMAT_JSON;
-        else
-            return perr(s, line, col, "hash-format: '%s' is not framemd5 or json", v);
+    case KEY_HASH_FORMAT: {
+        /* presets write framemd5 or JSON lines; framecrc is the hash verb's alone */
+        enum vkcu_hash_format f;
+        if (vkcu_hash_format_parse(v, &f) < 0 || f == VKCU_HASH_FORMAT_FRAMECRC)
+            return perr(s, line, col, "hash-format: '%s' is not %s or %s", v,
+                        vkcu_hash_format_id(VKCU_HASH_FORMAT_FRAMEMD5), vkcu_hash_format_id(VKCU_HASH_FORMAT_JSON));
+        ps->hash_format = f;
         return 0;
+    }
     }
     return VKCU_ERR_USAGE;
 }
@@ -515,40 +517,27 @@ int vkcu_preset_parse(const char *text, size_t len, const char *path, vkcu_prese
 
 static int read_file(const char *path, char **text, size_t *len, char *err, size_t errlen)
 {
-    struct stat st;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot open pipeline file: %s", path, strerror(errno));
-        return errno == ENOENT ? VKCU_ERR_USAGE : VKCU_ERR_INPUT;
-    }
-    if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode)) {
+    int os_err;
+    switch (vkcu_read_file(path, PRESET_MAX_BYTES, VKCU_READ_REGULAR, text, len, &os_err)) {
+    case VKCU_READ_OK:
+        return 0;
+    case VKCU_READ_OPEN:
+        snprintf(err, errlen, "%s: cannot open pipeline file: %s", path, strerror(os_err));
+        return os_err == ENOENT ? VKCU_ERR_USAGE : VKCU_ERR_INPUT;
+    case VKCU_READ_NOT_REGULAR:
         snprintf(err, errlen, "%s: not a regular file (a pipeline file is text, see docs/pipelines.md)", path);
-        fclose(f);
         return VKCU_ERR_USAGE;
-    }
-    if (st.st_size > PRESET_MAX_BYTES) {
+    case VKCU_READ_TOO_BIG:
         snprintf(err, errlen, "%s: larger than %d KiB: not a pipeline file", path, PRESET_MAX_BYTES / 1024);
-        fclose(f);
         return VKCU_ERR_USAGE;
-    }
-    char *buf = malloc((size_t)st.st_size + 1);
-    if (!buf) {
-        fclose(f);
+    case VKCU_READ_NOMEM:
         snprintf(err, errlen, "%s: out of memory", path);
         return VKCU_ERR_INPUT;
+    case VKCU_READ_IO:
+        break;
     }
-    size_t n = fread(buf, 1, (size_t)st.st_size, f);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        snprintf(err, errlen, "%s: read error", path);
-        return VKCU_ERR_INPUT;
-    }
-    buf[n] = 0;
-    *text = buf;
-    *len = n;
-    return 0;
+    snprintf(err, errlen, "%s: read error", path);
+    return VKCU_ERR_INPUT;
 }
 
 static int is_dir(const char *path)
@@ -657,6 +646,6 @@ const char *vkcu_preset_extension(const vkcu_preset *ps)
     if (ps->extension[0])
         return ps->extension;
     if (ps->sink == VKCU_SINK_HASH)
-        return ps->hash_format == VKCU_HASH_FORMAT_JSON ? ".jsonl" : ".framemd5";
+        return vkcu_hash_format_extension(ps->hash_format);
     return ".mkv";
 }

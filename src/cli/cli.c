@@ -160,8 +160,10 @@ typedef struct hash_args {
 
 static int hash_apply(void *ctx, const cli_option *o, const char *arg, const cli_value *v)
 {
-    static const enum vkcu_hash_format formats[] = { VKCU_HASH_FORMAT_FRAMEMD5, VKCU_HASH_FORMAT_FRAMECRC,
-                                                      VKCU_HASH_FORMAT_JSON };
+    /* in the order of the option's choices: both come from VKCU_HASH_FORMATS_NAMED */
+#define FMT(e, id, ext) e,
+    static const enum vkcu_hash_format formats[] = { VKCU_HASH_FORMATS_NAMED(FMT, FMT, FMT) };
+#undef FMT
     hash_args *h = ctx;
     if (!o) {
         if (h->input)

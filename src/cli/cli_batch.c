@@ -24,7 +24,7 @@ static void print_preset(const vkcu_preset *ps, FILE *out)
             ps->chain[0] ? ps->chain : "(none)");
     if (ps->sink == VKCU_SINK_HASH) {
         fprintf(out, "  output: hash %s, %s\n", vkcu_hash_algo_id(ps->hash_algo),
-                ps->hash_format == VKCU_HASH_FORMAT_JSON ? "json" : "framemd5");
+                vkcu_hash_format_id(ps->hash_format));
     } else {
         fprintf(out, "  output: encode with %s", ps->encoder[0] ? ps->encoder : "the container's default encoder");
         if (ps->crf >= 0)

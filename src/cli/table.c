@@ -12,6 +12,7 @@
  * (a verb whose apply lacks the case fails there with "internal error").
  */
 #include "opts.h"
+#include "core/stage.h"
 #include "regress/compare.h"
 #include "core/vkcu.h"
 #include "util/number.h"
@@ -129,7 +130,7 @@ const cli_option cli_options[] = {
     { OPT_ALGO, "algo", 0, CLI_ARG_CHOICE, "ALGO", 0, 0, VKCU_HASH_ALGOS, "md5",
       "hash function: " VKCU_HASH_ALGOS "; blake3 is BLAKE3's 32-byte digest (as b3sum), computed on the GPU there",
       H, CLI_G_VERB, CLI_NOCASE },
-    { OPT_HASH_FORMAT, "format", 0, CLI_ARG_CHOICE, "framemd5|framecrc|json", 0, 0, "framemd5, framecrc or json",
+    { OPT_HASH_FORMAT, "format", 0, CLI_ARG_CHOICE, VKCU_HASH_FORMATS_PIPE, 0, 0, VKCU_HASH_FORMATS,
       "framemd5", "output format; framecrc is FFmpeg FATE's (adler32, as `ffmpeg -flags +bitexact -f framecrc`)", H,
       CLI_G_VERB, 0 },
     { OPT_WHOLE, "whole", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
@@ -265,7 +266,7 @@ const cli_verb_doc cli_verb_docs[CLI_NB_VERBS] = {
         NULL,
     },
     [CLI_HASH] = {
-        "hash", "per-frame hashes (md5, sha256, crc32, xxh64, blake3) of decoded (and processed) frames",
+        "hash", "per-frame hashes (" VKCU_HASH_ALGOS_LIST ") of decoded (and processed) frames",
         "vkcu hash INPUT [options]",
         "Per-frame hashes of the decoded frames (after --chain, if given), in FFmpeg's framemd5 format "
         "(diffable against `ffmpeg -i INPUT -f framemd5 -`) or JSON lines. A frame's hash covers the visible "

@@ -137,6 +137,24 @@ void vkcu_outfile_clean_beside(const char *path);
 int vkcu_outfile_claim(const char *path, int *fd, long *holder, char *err, size_t errlen);
 void vkcu_outfile_release(const char *path, int fd);
 
+/* ---- hash-list formats (hash_format.c) ----
+ * The one table of the per-frame formats a user can name (hash --format,
+ * the preset key hash-format), with the extension a preset's output takes:
+ * (enum, name, extension), in the order help and messages list them.
+ * (--whole's one line is an option of its own, not a named format.) */
+#define VKCU_HASH_FORMATS_NAMED(FIRST, MID, LAST)                                                          \
+    FIRST(VKCU_HASH_FORMAT_FRAMEMD5, "framemd5", ".framemd5")                                            \
+    MID(VKCU_HASH_FORMAT_FRAMECRC, "framecrc", ".framecrc") LAST(VKCU_HASH_FORMAT_JSON, "json", ".jsonl")
+/* "framemd5, framecrc or json" and "framemd5|framecrc|json" (the wrappers: util/hash_algo.h). */
+#define VKCU_HASH_FORMATS VKCU_HASH_FORMATS_NAMED(VKCU_NAMES_ID_, VKCU_NAMES_COMMA_ID_, VKCU_NAMES_OR_ID_)
+#define VKCU_HASH_FORMATS_PIPE VKCU_HASH_FORMATS_NAMED(VKCU_NAMES_ID_, VKCU_NAMES_PIPE_ID_, VKCU_NAMES_PIPE_ID_)
+/* "framemd5", ...; "framemd5" for a format without a name (--whole). */
+const char *vkcu_hash_format_id(enum vkcu_hash_format f);
+/* ".framemd5", ".jsonl", ...: a hash-list file's extension. */
+const char *vkcu_hash_format_extension(enum vkcu_hash_format f);
+/* A name from the table (exact case): 0 or -1. */
+int vkcu_hash_format_parse(const char *name, enum vkcu_hash_format *f);
+
 /* ---- progress (progress.c) ---- */
 /* A job's progress reports, at most 4 a second: to the job's progress
  * callback, or (no callback) as the terminal line: frames (of the expected

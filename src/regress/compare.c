@@ -27,6 +27,7 @@
 
 #include "compare.h"
 #include "gpu/gpu.h"
+#include "util/file.h"
 #include "util/json.h"
 #include "util/log.h"
 #include "report.h"
@@ -258,36 +259,17 @@ int vkcu_hash_list_parse(const char *text, size_t len, const char *name, vkcu_ha
 
 static int read_file(const char *path, char **data, size_t *len, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "%s: %s (check the path)", path, errno == ENOENT ? "no such file" : strerror(errno));
+    int os_err;
+    switch (vkcu_read_file(path, 0, 0, data, len, &os_err)) {
+    case VKCU_READ_OK:
+        return 0;
+    case VKCU_READ_OPEN:
+        snprintf(err, errlen, "%s: %s (check the path)", path, os_err == ENOENT ? "no such file" : strerror(os_err));
         return VKCU_ERR_INPUT;
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        char *nb = realloc(buf, cap * 2);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = nb;
-        cap *= 2;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!buf || bad) {
-        free(buf);
+    default:
         snprintf(err, errlen, "%s: cannot read", path);
         return VKCU_ERR_INPUT;
     }
-    *data = buf;
-    *len = n;
-    return 0;
 }
 
 int vkcu_hash_list_load(const char *path, vkcu_hash_list *l, char *err, size_t errlen)

@@ -5,15 +5,16 @@
 
 #include "hash_algo.h"
 
-/* The one list of hash functions a user can name (options, presets,
- * manifests, hash-list headers); adler32 is framecrc's, never named. */
+/* By enum, from the one list (VKCU_HASH_NAMED in hash_algo.h); adler32 is
+ * framecrc's, never named. */
+#define ROW(e, id, name) [e] = { id, name },
 static const struct {
     const char *id, *name;
 } hash_algos[] = {
-    [VKCU_HASH_MD5] = { "md5", "MD5" },         [VKCU_HASH_CRC32] = { "crc32", "CRC32" },
-    [VKCU_HASH_XXH64] = { "xxh64", "XXH64" },   [VKCU_HASH_SHA256] = { "sha256", "SHA256" },
-    [VKCU_HASH_ADLER32] = { NULL, "ADLER32" }, [VKCU_HASH_BLAKE3] = { "blake3", "BLAKE3" },
+    VKCU_HASH_NAMED(ROW, ROW, ROW)
+    [VKCU_HASH_ADLER32] = { NULL, "ADLER32" },
 };
+#undef ROW
 
 const char *vkcu_hash_algo_name(enum vkcu_hash_algo a)
 {

@@ -12,8 +12,31 @@
 
 /* "md5", "blake3", ...: as options, presets and manifests name them. */
 const char *vkcu_hash_algo_id(enum vkcu_hash_algo a);
-/* For messages: what vkcu_hash_algo_parse accepts. */
-#define VKCU_HASH_ALGOS "md5, sha256, crc32, xxh64 or blake3"
-#define VKCU_HASH_ALGOS_UPPER "MD5, SHA256, CRC32, XXH64 or BLAKE3"
+/*
+ * The one table of the hash functions a user can name, in the order help and
+ * messages list them: (enum, id as options/presets/manifests spell it, name
+ * as framemd5 headers spell it). hash_algo.c builds its lookup table from it
+ * and the lists below are spliced from it at compile time, so parsers, help
+ * and messages cannot drift apart. FIRST, MID and LAST wrap the first, the
+ * middle and the last entry (for separators without a leading one).
+ */
+#define VKCU_HASH_NAMED(FIRST, MID, LAST)                                                                  \
+    FIRST(VKCU_HASH_MD5, "md5", "MD5") MID(VKCU_HASH_SHA256, "sha256", "SHA256")                          \
+    MID(VKCU_HASH_CRC32, "crc32", "CRC32") MID(VKCU_HASH_XXH64, "xxh64", "XXH64")                          \
+    LAST(VKCU_HASH_BLAKE3, "blake3", "BLAKE3")
+/* Wrappers for such lists (any X-list of (enum, id, name) rows). */
+#define VKCU_NAMES_ID_(e, id, name) id
+#define VKCU_NAMES_NAME_(e, id, name) name
+#define VKCU_NAMES_COMMA_ID_(e, id, name) ", " id
+#define VKCU_NAMES_COMMA_NAME_(e, id, name) ", " name
+#define VKCU_NAMES_OR_ID_(e, id, name) " or " id
+#define VKCU_NAMES_OR_NAME_(e, id, name) " or " name
+#define VKCU_NAMES_PIPE_ID_(e, id, name) "|" id
+/* For messages: what vkcu_hash_algo_parse accepts ("md5, sha256, ... or blake3"). */
+#define VKCU_HASH_ALGOS VKCU_HASH_NAMED(VKCU_NAMES_ID_, VKCU_NAMES_COMMA_ID_, VKCU_NAMES_OR_ID_)
+#define VKCU_HASH_ALGOS_UPPER VKCU_HASH_NAMED(VKCU_NAMES_NAME_, VKCU_NAMES_COMMA_NAME_, VKCU_NAMES_OR_NAME_)
+/* For help: "md5, sha256, crc32, xxh64, blake3" and "md5|sha256|crc32|xxh64|blake3". */
+#define VKCU_HASH_ALGOS_LIST VKCU_HASH_NAMED(VKCU_NAMES_ID_, VKCU_NAMES_COMMA_ID_, VKCU_NAMES_COMMA_ID_)
+#define VKCU_HASH_ALGOS_PIPE VKCU_HASH_NAMED(VKCU_NAMES_ID_, VKCU_NAMES_PIPE_ID_, VKCU_NAMES_PIPE_ID_)
 
 #endif
