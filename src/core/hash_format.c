@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Hash-list format names (stage.h): the vocabulary of hash --format and the
  * preset key hash-format, and the extensions presets give their lists. */
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The whole-file reader (util/file.h). */
 #include <errno.h>
 #include <stdio.h>

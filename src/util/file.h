@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The one whole-file reader: hash lists (regress/compare.c) and pipeline
  * presets (batch/preset.c) both load their text through it. It reports

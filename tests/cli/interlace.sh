@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Interlace flags through the operators (CPU backend; tests/gpu.d/interlace.sh
 # runs the same chains on the GPU and compares): an interlaced input (MPEG-2
 # top field first, H.264 MBAFF bottom field first) encoded through scale,

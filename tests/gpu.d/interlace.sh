@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Interlace flags through the operators on the GPU backend (run by
 # tests/gpu.sh; tests/cli/interlace.sh is the CPU side): an interlaced input
 # (MPEG-2 top field first, software decode + upload; H.264 MBAFF bottom field

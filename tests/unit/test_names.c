@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * One table per vocabulary, one file reader:
  * - every hash function the help and messages list (VKCU_HASH_ALGOS_PIPE,
