@@ -106,6 +106,70 @@ else
   fail "install: missing or different: ${man_bad}$(cmp "$root/LICENSE" "$P/share/doc/vkcu/LICENSE" 2>&1)"
 fi
 
+# ---- examples/: built from the stage alone (no -I or -L into the checkout),
+# against libvkcu.so and, statically, against libvkcu.a with what
+# `pkg-config --static` adds. A sysroot holds the toolchain too: CUDA's
+# static runtime, which Libs.private names, is linked into the stage.
+mkdir -p "$stage/usr/local"
+ln -s /usr/local/cuda "$stage/usr/local/cuda"
+cflags=$(pkg-config --cflags vkcu) libs=$(pkg-config --libs vkcu)
+static_libs=$(pkg-config --static --libs vkcu | sed 's/-lvkcu\b/-l:libvkcu.a/')
+built=1
+for ex in hash-frames decode-chain; do
+  # shellcheck disable=SC2086
+  if ! cc -std=c11 -Wall -Wextra -Werror $cflags -o "$TMP/$ex" "$root/examples/$ex.c" $libs 2> "$TMP/$ex.err"; then
+    fail "install: examples/$ex.c against libvkcu.so: $(head -3 "$TMP/$ex.err" | tr '\n' ' ')"; built=
+  fi
+  # shellcheck disable=SC2086
+  if ! cc -std=c11 -Wall -Wextra -Werror $cflags -o "$TMP/$ex-static" "$root/examples/$ex.c" $static_libs 2> "$TMP/$ex-static.err"; then
+    fail "install: examples/$ex.c static (pkg-config --static): $(grep -m2 -E 'undefined|cannot find|error' "$TMP/$ex-static.err" | tr '\n' ' ')"; built=
+  fi
+done
+if [ -n "$built" ]; then
+  needs=$(readelf -d "$TMP/hash-frames" | grep -c 'NEEDED.*libvkcu.so.'"$major")
+  needs_static=$(readelf -d "$TMP/hash-frames-static" | grep -c 'NEEDED.*libvkcu')
+  if [ "$needs" = 1 ] && [ "$needs_static" = 0 ]; then
+    pass "install: both examples build from the stage with pkg-config, shared (NEEDED libvkcu.so.$major) and static"
+  else
+    fail "install: examples: the shared build needs libvkcu.so.$major $needs times, the static one libvkcu $needs_static times"
+  fi
+  export LD_LIBRARY_PATH=$P/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  # hash-frames: the same lines as vkcu hash, whatever the algorithm
+  for c in "h264-aac.mp4 md5" "hevc10.mkv blake3"; do
+    set -- $c
+    "$VKCU" hash "$MEDIA/$1" --algo "$2" > "$TMP/want.$2" 2> /dev/null
+    for v in hash-frames hash-frames-static; do
+      if "$TMP/$v" "$MEDIA/$1" "$2" > "$TMP/got.$v" 2> "$TMP/got.$v.err" && [ "$(frames "$TMP/want.$2" | wc -l)" -ge 5 ] &&
+         cmp -s "$TMP/want.$2" "$TMP/got.$v"; then
+        pass "install: $v $1 $2: $(frames "$TMP/got.$v" | wc -l) frame hashes equal vkcu hash's"
+      else
+        fail "install: $v $1 $2 differs from vkcu hash: $(diff "$TMP/want.$2" "$TMP/got.$v" | head -3 | tr '\n' ' ') $(tail -1 "$TMP/got.$v.err")"
+      fi
+    done
+  done
+  # decode-chain: the frame callback sees the frames vkcu hash hashes after
+  # the same chain, at the size and rate its framemd5 header gives (#tb is
+  # one frame's duration there)
+  chain='crop=w=128:h=96:x=16:y=8,scale=w=64:h=48'
+  "$VKCU" hash "$MEDIA/h264-aac.mp4" --chain "$chain" > "$TMP/want.chain" 2> /dev/null
+  n_want=$(frames "$TMP/want.chain" | wc -l)
+  dims=$(sed -n 's/^#dimensions 0: //p' "$TMP/want.chain") tb=$(sed -n 's/^#tb 0: //p' "$TMP/want.chain")
+  fps="${tb#*/}/${tb%/*}"
+  for v in decode-chain decode-chain-static; do
+    "$TMP/$v" "$MEDIA/h264-aac.mp4" "$chain" > "$TMP/got.$v" 2> "$TMP/got.$v.err"; rc=$?
+    if [ "$rc" = 0 ] && [ "$n_want" -ge 5 ] && grep -q "^stream: $dims, $fps fps, " "$TMP/got.$v" &&
+       [ "$(grep -c '^frame ' "$TMP/got.$v")" = "$n_want" ] && grep -q "^frame $((n_want - 1))\$" "$TMP/got.$v" &&
+       grep -q "^frames: $n_want (" "$TMP/got.$v"; then
+      pass "install: $v: $n_want frames of $dims at $fps fps through '$chain', as vkcu hash gives them"
+    else
+      fail "install: $v (exit $rc): $(head -1 "$TMP/got.$v"), $(grep -c '^frame ' "$TMP/got.$v") frames; vkcu hash: $n_want frames of $dims at $fps fps $(tail -1 "$TMP/got.$v.err")"
+    fi
+  done
+  expect "install: decode-chain refuses an invalid chain before opening anything" 2 'invalid chain: .*nosuchop' -- \
+    "$TMP/decode-chain" "$MEDIA/h264-aac.mp4" 'nosuchop=1'
+fi
+rm -f "$stage/usr/local/cuda"
+
 # A second install over the first changes nothing and is still removed whole.
 unset PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR
 if ! make -s -C "$root" --no-print-directory DESTDIR="$stage" PREFIX="$prefix" install > "$TMP/install2.log" 2>&1; then
