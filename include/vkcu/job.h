@@ -148,6 +148,8 @@ typedef struct vkcu_settings {
     int ring_size;                  /* interop slots (GPU frames in flight), VKCU_RING_SIZE_MIN..MAX; default VKCU_RING_SIZE_DEFAULT */
     int stall_timeout_ms;           /* GPU decoder watchdog, 0..3600000 ms; 0: none; default 10000 */
     int timeline_handoff;           /* 1: one timeline semaphore per slot instead of binary ready/done; default 0 */
+    int vulkan_download;            /* 1: GPU frames reach the host through the output ring (CUDA writes exported
+                                     * Vulkan buffers, a Vulkan transfer reads them back); 0: a CUDA copy; default 0 */
     int decode_threads;             /* software decoder threads, 0..256; 0: one per core (one for hash sinks) */
     int encode_workers;             /* FFV1 intra-GOP encoders run at once, 0..64; 0: automatic */
     vkcu_progress_callback progress_callback; /* NULL: no progress reports */

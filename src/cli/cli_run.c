@@ -61,6 +61,7 @@ int cli_open_context(const vkcu_job_params *p, vkcu_context **ctx)
     s.ring_size = p->ring_size;
     s.stall_timeout_ms = p->stall_timeout_ms;
     s.timeline_handoff = p->timeline_handoff;
+    s.vulkan_download = p->download == VKCU_DOWNLOAD_VULKAN;
     s.decode_threads = p->decode_threads;
     s.encode_workers = p->encode_workers;
     if (p->progress && isatty(STDERR_FILENO))

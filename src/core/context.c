@@ -93,6 +93,7 @@ static int check_settings(const vkcu_settings *s, char *err, size_t errlen)
     RANGE("ring size", s->ring_size, VKCU_RING_SIZE_MIN, VKCU_RING_SIZE_MAX);
     RANGE("stall timeout (ms)", s->stall_timeout_ms, 0, 3600000);
     RANGE("timeline handoff flag", s->timeline_handoff, 0, 1);
+    RANGE("Vulkan download flag", s->vulkan_download, 0, 1);
     RANGE("decode thread count", s->decode_threads, 0, 256);
     RANGE("encode worker count", s->encode_workers, 0, 64);
     return 0;
@@ -212,6 +213,7 @@ void vkcu_context_job_params(const vkcu_context *c, vkcu_job_params *p)
     p->ring_size = s->ring_size;
     p->stall_timeout_ms = s->stall_timeout_ms;
     p->timeline_handoff = s->timeline_handoff;
+    p->download = s->vulkan_download ? VKCU_DOWNLOAD_VULKAN : VKCU_DOWNLOAD_CUDA;
     p->progress = s->progress_callback != NULL; /* the library draws nothing on its own */
     p->progress_cb = s->progress_callback;
     p->progress_opaque = s->progress_opaque;
