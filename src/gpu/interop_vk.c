@@ -5,16 +5,6 @@
 #include "interop_vk.h"
 #include "util/error.h"
 
-#define VK_TRY(call)                                                                       \
-    do {                                                                                   \
-        VkResult vk_res_ = (call);                                                         \
-        if (vk_res_ != VK_SUCCESS) {                                                       \
-            snprintf(err, errlen, "Vulkan: %s failed: %s (%s:%d)", #call, vkcu_vk_result_str(vk_res_), \
-                     __FILE__, __LINE__);                                                  \
-            goto fail;                                                                     \
-        }                                                                                  \
-    } while (0)
-
 int vkcu_vk_export_image(const vkcu_vkfn *vk, VkPhysicalDevice phys, VkDevice dev, VkFormat format, int w, int h,
                          VkImage *image, VkDeviceMemory *memory, VkDeviceSize *size, int *fd, char *err, size_t errlen)
 {

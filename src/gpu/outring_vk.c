@@ -13,16 +13,6 @@
 #include "outring_vk.h"
 #include "util/error.h"
 
-#define VK_TRY(call)                                                                       \
-    do {                                                                                   \
-        VkResult vk_res_ = (call);                                                         \
-        if (vk_res_ != VK_SUCCESS) {                                                       \
-            snprintf(err, errlen, "Vulkan: %s failed: %s (%s:%d)", #call, vkcu_vk_result_str(vk_res_), \
-                     __FILE__, __LINE__);                                                  \
-            goto fail;                                                                     \
-        }                                                                                  \
-    } while (0)
-
 typedef struct readback_ticket {
     VkCommandBuffer cmd;
     VkFence fence;
