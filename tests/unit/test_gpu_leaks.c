@@ -15,19 +15,8 @@
 #include <cuda_runtime_api.h>
 
 #include "gpu/gpu.h"
+#include "test_util.h"
 #include "core/vkcu.h"
-
-static int count_fds(void)
-{
-    int n = 0;
-    DIR *d = opendir("/proc/self/fd");
-    if (!d)
-        return -1;
-    for (struct dirent *e; (e = readdir(d));)
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
 
 static int64_t host_frames;
 static unsigned host_sum;
@@ -81,12 +70,12 @@ int main(int argc, char **argv)
     const int ring = 5;
     if (run(argv[1], ring, vulkan, &r) < 0)
         return 1;
-    int fds0 = count_fds();
+    int fds0 = tu_proc_count("fd");
     size_t free0, total;
     cudaMemGetInfo(&free0, &total);
     if (run(argv[1], ring, vulkan, &r) < 0)
         return 1;
-    int fds1 = count_fds();
+    int fds1 = tu_proc_count("fd");
     size_t free1;
     cudaMemGetInfo(&free1, &total);
     /* NV12: 2 planes + ready + done per slot; the output ring: memory + filled + drained per slot. */

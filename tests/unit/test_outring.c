@@ -39,18 +39,6 @@
 /* Not a multiple of 4 or of a page: the copy must move exactly this much. */
 #define FRAME_SIZE (64 * 48 * 3 / 2 + 37)
 
-static int count_fds(void)
-{
-    int n = 0;
-    DIR *d = opendir("/proc/self/fd");
-    if (!d)
-        return -1;
-    for (struct dirent *e; (e = readdir(d));)
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
-
 static uint8_t pattern(int frame, size_t i)
 {
     uint64_t s = (uint64_t)frame * 1000003u + i + 1;
@@ -166,7 +154,7 @@ static int run(const vkcu_vkfn *vk, AVBufferRef *devref, uint32_t qf, int export
     VkDevice dev = hw->act_dev;
     PFN_vkImportSemaphoreFdKHR import_sem =
         (PFN_vkImportSemaphoreFdKHR)vk->vkGetDeviceProcAddr(dev, "vkImportSemaphoreFdKHR");
-    int fds0 = count_fds();
+    int fds0 = tu_proc_count("fd");
 
     vkcu_outring_params rp = { .vk_device = devref, .vk = vk, .queue_family = qf, .queue_index = 0,
                                .nb_slots = SLOTS, .frame_size = FRAME_SIZE, .export_semaphores = export_sems };
@@ -339,7 +327,7 @@ static int run(const vkcu_vkfn *vk, AVBufferRef *devref, uint32_t qf, int export
         CHECK(same, "frame %d: host bytes differ from what was written into slot %d", n, n % SLOTS);
         av_buffer_unref(&host[n]);
     }
-    int fds1 = count_fds();
+    int fds1 = tu_proc_count("fd");
     CHECK(fds0 == fds1, "file descriptors: %d before the ring, %d after", fds0, fds1);
     if (ok)
         printf("%s readback: %d frames through %d slots bit-exact on %s, semaphores %s, fds %d -> %d; "

@@ -21,18 +21,6 @@
 #include "test_util.h"
 #include "util/pool.h"
 
-static int task_count(void)
-{
-    DIR *d = opendir("/proc/self/task");
-    int n = 0;
-    if (!d)
-        return -1;
-    for (struct dirent *e; (e = readdir(d));)
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
-
 typedef struct rows_ctx {
     int visits[600];
     int band_start[600]; /* y0 of the band that did the row */
@@ -99,7 +87,7 @@ static int collect(void *opaque, AVFrame *f)
                             f->width, f->height, 1);
     c->len += (size_t)size;
     c->frames++;
-    int t = task_count();
+    int t = tu_proc_count("task");
     if (t > c->max_tasks)
         c->max_tasks = t;
     return 0;
@@ -134,7 +122,7 @@ static int64_t run_chain(int threads, AVFrame **in, collected *out)
 
 static void check_chain(AVFrame **in, const char *where)
 {
-    int base = task_count();
+    int base = tu_proc_count("task");
     collected serial = { 0 }, pooled = { 0 };
     int64_t s1 = run_chain(1, in, &serial);
     int64_t s4 = run_chain(4, in, &pooled);
@@ -147,7 +135,7 @@ static void check_chain(AVFrame **in, const char *where)
     CHECK(s4 == 3, "%s: %lld worker threads started for %d frames (expected 3)", where, (long long)s4, N_FRAMES);
     CHECK(pooled.max_tasks <= base + 3, "%s: up to %d threads during the run, %d before it", where, pooled.max_tasks,
           base);
-    CHECK(task_count() == base, "%s: %d threads after the job's end, %d before", where, task_count(), base);
+    CHECK(tu_proc_count("task") == base, "%s: %d threads after the job's end, %d before", where, tu_proc_count("task"), base);
     av_free(serial.buf);
     av_free(pooled.buf);
 }
@@ -167,16 +155,7 @@ int main(void)
     }
     check_bands();
     check_chain(in, "all CPUs");
-    /* As `taskset -c 0` (the first CPU we may use): every thread from here on shares it. */
-    cpu_set_t all, one;
-    CPU_ZERO(&one);
-    int first = -1;
-    if (sched_getaffinity(0, sizeof(all), &all) == 0)
-        for (int c = 0; c < CPU_SETSIZE && first < 0; c++)
-            if (CPU_ISSET(c, &all))
-                first = c;
-    CPU_SET(first < 0 ? 0 : first, &one);
-    if (sched_setaffinity(0, sizeof(one), &one) == 0) {
+    if (tu_pin_one_cpu() == 0) {
         check_bands();
         check_chain(in, "one CPU");
     } else {

@@ -195,15 +195,7 @@ int main(void)
     CHECK(!vkcu_queue_create(0, sizeof(item)), "a queue of 0 items");
     check_order();
     check_blocking_and_ends();
-    cpu_set_t all, one;
-    CPU_ZERO(&one);
-    int first = -1;
-    if (sched_getaffinity(0, sizeof(all), &all) == 0)
-        for (int c = 0; c < CPU_SETSIZE && first < 0; c++)
-            if (CPU_ISSET(c, &all))
-                first = c;
-    CPU_SET(first < 0 ? 0 : first, &one);
-    if (sched_setaffinity(0, sizeof(one), &one) == 0) {
+    if (tu_pin_one_cpu() == 0) {
         check_order();
         check_blocking_and_ends();
     } else {

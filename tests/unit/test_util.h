@@ -6,10 +6,42 @@
 #ifndef VKCU_TEST_UTIL_H
 #define VKCU_TEST_UTIL_H
 
+#include <dirent.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <libavutil/frame.h>
 #include <libavutil/pixdesc.h>
+
+/* Entries of a /proc/self folder ("fd": open files, "task": threads), or -1. */
+static inline int tu_proc_count(const char *what)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/self/%s", what);
+    DIR *d = opendir(path);
+    int n = 0;
+    if (!d)
+        return -1;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* As `taskset -c 0`: pins the process (and every thread it starts from here
+ * on) to the first CPU it may use. 0, or -1 when it cannot. */
+static inline int tu_pin_one_cpu(void)
+{
+    cpu_set_t all, one;
+    CPU_ZERO(&one);
+    int first = -1;
+    if (sched_getaffinity(0, sizeof(all), &all) == 0)
+        for (int c = 0; c < CPU_SETSIZE && first < 0; c++)
+            if (CPU_ISSET(c, &all))
+                first = c;
+    CPU_SET(first < 0 ? 0 : first, &one);
+    return sched_setaffinity(0, sizeof(one), &one) == 0 ? 0 : -1;
+}
 
 /* xorshift64*: the same sequence on every machine. */
 static inline uint64_t tu_rand(uint64_t *s)
