@@ -17,13 +17,13 @@
 #   deinterlace 1080i         field mode, CUDA time against ffmpeg's bwdif_vulkan
 # BENCH_ONLY=NAME[,NAME...] runs only those sections, each making only the
 # clips it reads (about a minute each on the H200 but batch and decode):
-#   decode (with set-up), hash, download, multistream, batch, nlm, scale
+#   decode (with set-up), hash, download, multistream, batch, twogpu (two GPUs), nlm, scale
 #   (with bench_scale), deint, kernels (the other tests/bench programs).
 set -u
 source "$(dirname "$0")/gpu-env.sh"
 outdir=${OUT:-$root/build}
 mkdir -p "$outdir"
-sections="decode hash download multistream batch nlm scale deint kernels"
+sections="decode hash download multistream batch twogpu nlm scale deint kernels"
 only=",${BENCH_ONLY:-all},"
 for s in ${BENCH_ONLY//,/ }; do
   [[ " $sections " == *" $s "* ]] || { echo "bench: BENCH_ONLY: no section '$s' (sections: $sections)" >&2; exit 2; }
@@ -39,7 +39,7 @@ else
   clips=()
   want decode && clips+=(h264-1080p.mp4 h264-2160p.mp4 hevc10-1080p.mp4)
   { want nlm || want download; } && clips+=(h264-1080p.mp4)
-  { want hash || want download || want multistream || want batch || want scale || want kernels; } &&
+  { want hash || want download || want multistream || want batch || want twogpu || want scale || want kernels; } &&
     clips+=(h264-2160p.mp4)
   want deint && clips+=(h264-1080i.mkv)
   [ ${#clips[@]} = 0 ] || make_big_clips "${clips[@]}"
@@ -217,6 +217,53 @@ parallel_fps() { # n frames-each, command... -> aggregate fps of n copies at onc
     printf '| %s | %.1f | %.1f | %.1f | %.3f |\n' "${h%%:*}" "$wf" "$st" "${dec:-0}" "$(div "$st" "${dec:-0}")"
   done
   rm -rf "$bdir"
+  echo
+  fi
+  if want twogpu; then
+  echo "### Two GPUs (issue 15.4: at least 1.9x the one-GPU aggregate)"
+  echo
+  ngpu=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU ')
+  if [ "${ngpu:-0}" -lt 2 ]; then
+    echo "Not measured: this machine has ${ngpu:-0} NVIDIA GPU(s) (run it on nvidia-h200-x2)."
+  else
+  echo "\`vkcu batch --jobs 14 --backend gpu --pipeline regression-blake3\` over 14 links to the 4K clip,"
+  echo "\`--devices 0\` against \`--devices all\`. Steady fps as in the batch rows: 14 x (frames - 30) /"
+  echo "(wall of the full batch - wall of the same batch with --frames 30)."
+  echo
+  echo "| devices | batch whole fps | batch steady fps |"
+  echo "| --- | ---: | ---: |"
+  clip=$BIG/h264-2160p.mp4
+  frames=$("$VKCU" "$clip" --decode-only --backend cpu --stats -q 2>&1 | sed -n 's/.*frames_out=\([0-9]*\).*/\1/p')
+  tdir=$(mktemp -d)
+  mkdir -p "$tdir/in"
+  for i in $(seq -w 1 14); do ln -s "$clip" "$tdir/in/s$i.mp4"; done
+  tg_run() { # devices [args] -> "summary-fps wall-seconds"
+    rm -rf "$tdir/out" "$tdir/rep.jsonl"
+    local t0 t1 d=$1; shift
+    t0=$(date +%s.%N)
+    timeout -s KILL 600 "$VKCU" batch "$tdir/in" "$tdir/out" --jobs 14 --devices "$d" --backend gpu \
+      --pipeline regression-blake3 "$@" -q --report "$tdir/rep.jsonl" > /dev/null 2>&1 || { echo "0 0"; return; }
+    t1=$(date +%s.%N)
+    echo "$(tail -1 "$tdir/rep.jsonl" | sed -n 's/.*"fps": \([0-9.]*\).*/\1/p') $(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')"
+  }
+  declare -A tg_steady
+  for d in 0 all; do
+    whole=() full=() short=()
+    for _ in $(seq "$reps"); do
+      read -r f w <<< "$(tg_run "$d")"
+      whole+=("$f") full+=("$w")
+      read -r f w <<< "$(tg_run "$d" --frames 30)"
+      short+=("$w")
+    done
+    wf=$(printf '%s\n' "${whole[@]}" | median)
+    tf=$(printf '%s\n' "${full[@]}" | median)
+    ts=$(printf '%s\n' "${short[@]}" | median)
+    tg_steady[$d]=$(awk -v n="$frames" -v a="$tf" -v b="$ts" 'BEGIN {print (a > b ? 14 * (n - 30) / (a - b) : 0)}')
+    printf '| %s | %.1f | %.1f |\n' "$d" "$wf" "${tg_steady[$d]}"
+  done
+  printf '\nall / one GPU (steady): %.2f\n' "$(div "${tg_steady[all]}" "${tg_steady[0]}")"
+  rm -rf "$tdir"
+  fi
   echo
   fi
   if want nlm; then

@@ -4,7 +4,8 @@
 # streams of 1080p H.264 and HEVC Main10, bench_multistream's aggregate fps
 # and CPU time, beside NVDEC's decoder utilisation (nvidia-smi dmon, one
 # sample a second, so each run lasts several seconds), and the same for N
-# `ffmpeg -hwaccel cuda` processes (NVDEC through CUDA: the engines' own pace).
+# `ffmpeg -hwaccel cuda` processes (NVDEC through CUDA: the engines' own pace),
+# and N one-stream bench_multistream processes (vkcu's path, no sharing).
 # Usage (GPU machine): bash tools/multistream-profile.sh [STREAMS...]
 set -u
 source "$(dirname "$0")/gpu-env.sh"
@@ -35,6 +36,15 @@ for clip in h264-1080p hevc10-1080p; do
     loops=$(( 4 * 7 / n )); [ $loops -lt 1 ] && loops=1
     echo "== $clip, $n streams x $loops loops (bench_multistream, copy chain, null sink)"
     util "$TESTBIN/bench_multistream" "$BIG/$clip.mp4" "$n" copy "$loops" | sed 's/^/   /'
+    # The same streams as N processes (one stream, one Vulkan device and one
+    # CUDA context each): if N processes go faster than N streams in one
+    # process, the limit is inside the process (the shared device, its queues,
+    # FFmpeg's decode submission), not the engines.
+    echo "== $clip, $n bench_multistream processes of 1 stream x $loops loops"
+    util bash -c "for i in \$(seq $n); do '$TESTBIN/bench_multistream' '$BIG/$clip.mp4' 1 copy $loops > '$tmp/p\$i.txt' 2>&1 & done; wait"
+    cat "$tmp"/p*.txt | awk '{for (i = 1; i <= NF; i++) if ($i ~ /^aggregate_fps=/) {split($i, a, "="); s += a[2]; n++}}
+      END {printf "   processes: %d reported, sum of their fps %.0f\n", n, s}'
+    rm -f "$tmp"/p*.txt
     echo "== $clip, $n ffmpeg -hwaccel cuda processes x $loops loops"
     t0=$(date +%s.%N)
     # loops run one after another in each process's shell (-stream_loop makes
