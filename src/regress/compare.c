@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <libavutil/avstring.h>
 #include <libavutil/hash.h>
 #include <libavutil/imgutils.h>
@@ -272,15 +273,11 @@ static int read_file(const char *path, char **data, size_t *len, char *err, size
     }
 }
 
-int vkcu_hash_list_load(const char *path, vkcu_hash_list *l, char *err, size_t errlen)
+/* Parses text already read from path, which must hold at least one frame. */
+static int hash_list_from_text(char *data, size_t len, const char *path, vkcu_hash_list *l, char *err,
+                               size_t errlen)
 {
-    char *data;
-    size_t len;
-    int ret = read_file(path, &data, &len, err, errlen);
-    if (ret < 0)
-        return ret;
-    ret = vkcu_hash_list_parse(data, len, path, l, err, errlen);
-    free(data);
+    int ret = vkcu_hash_list_parse(data, len, path, l, err, errlen);
     if (ret >= 0 && l->nb == 0) {
         snprintf(err, errlen, "%s: a hash list without frames", path);
         vkcu_hash_list_free(l);
@@ -289,20 +286,22 @@ int vkcu_hash_list_load(const char *path, vkcu_hash_list *l, char *err, size_t e
     return ret;
 }
 
-int vkcu_hash_list_sniff(const char *path)
+int vkcu_hash_list_load(const char *path, vkcu_hash_list *l, char *err, size_t errlen)
 {
-    /* a JSON header line holds the input's name: room for a long one */
-    enum { HEAD = 1 << 16 };
-    FILE *f = fopen(path, "rb");
-    char *head = f ? malloc(HEAD + 1) : NULL;
-    if (!head) {
-        if (f)
-            fclose(f);
-        return 0;
-    }
-    size_t n = fread(head, 1, HEAD, f);
-    fclose(f);
-    head[n] = 0;
+    char *data;
+    size_t len;
+    int ret = read_file(path, &data, &len, err, errlen);
+    if (ret < 0)
+        return ret;
+    ret = hash_list_from_text(data, len, path, l, err, errlen);
+    free(data);
+    return ret;
+}
+
+/* Whether the first n bytes of a file (head, NUL-terminated, written to)
+ * start a hash list: a framemd5-style header or a JSON lines header. */
+static int hash_list_head(char *head, size_t n)
+{
     int ret = !strncmp(head, "#format: frame checksums", 24);
     if (head[0] == '{') {
         char *nl = memchr(head, '\n', n);
@@ -314,8 +313,65 @@ int vkcu_hash_list_sniff(const char *path)
         ret = type && !strcmp(type, "header");
         json_decref(o);
     }
+    return ret;
+}
+
+/* a JSON header line holds the input's name: room for a long one */
+enum { SNIFF_HEAD = 1 << 16 };
+
+int vkcu_hash_list_sniff(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *head = f ? malloc(SNIFF_HEAD + 1) : NULL;
+    if (!head) {
+        if (f)
+            fclose(f);
+        return 0;
+    }
+    size_t n = fread(head, 1, SNIFF_HEAD, f);
+    fclose(f);
+    head[n] = 0;
+    int ret = hash_list_head(head, n);
     free(head);
     return ret;
+}
+
+/* A pipe or FIFO (`<(vkcu hash ...)`, /dev/stdin) can be read only once:
+ * sniffing it and opening it again would wait forever for a writer that has
+ * gone. So it is read whole and must be a hash list; media is decoded from
+ * regular files only. Returns 1 when path is such a stream (then *l or err
+ * is set and *ret is the status), 0 for a regular file (or a missing one:
+ * the media path reports that). */
+static int hash_list_from_stream(const char *path, vkcu_hash_list *l, int *ret, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(path, &st) < 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
+        return 0;
+    char *data;
+    size_t len;
+    *ret = read_file(path, &data, &len, err, errlen);
+    if (*ret < 0)
+        return 1;
+    char *head = malloc(SNIFF_HEAD + 1);
+    if (!head) {
+        free(data);
+        snprintf(err, errlen, "%s: out of memory", path);
+        *ret = VKCU_ERR_INPUT;
+        return 1;
+    }
+    size_t n = len < SNIFF_HEAD ? len : SNIFF_HEAD;
+    memcpy(head, data, n);
+    head[n] = 0;
+    if (!hash_list_head(head, n)) {
+        snprintf(err, errlen, "%s: a pipe that is not a hash list; compare decodes media only from a regular file "
+                 "(save the stream to a file first)", path);
+        *ret = VKCU_ERR_INPUT;
+    } else {
+        *ret = hash_list_from_text(data, len, path, l, err, errlen);
+    }
+    free(head);
+    free(data);
+    return 1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -791,9 +847,12 @@ static int side_open(side *s, const char *path, char label, const vkcu_job_param
     s->path = path;
     s->label = label;
     s->index = 0;
-    if (vkcu_hash_list_sniff(path)) {
+    int ret = 0;
+    int stream = hash_list_from_stream(path, &s->list, &ret, s->err, sizeof(s->err));
+    if (stream || vkcu_hash_list_sniff(path)) {
         s->is_list = 1;
-        int ret = vkcu_hash_list_load(path, &s->list, s->err, sizeof(s->err));
+        if (!stream)
+            ret = vkcu_hash_list_load(path, &s->list, s->err, sizeof(s->err));
         if (ret >= 0 && s->list.tb.num <= 0) {
             snprintf(s->err, sizeof(s->err), "%s: the hash list has no time base ('#tb 0:' line)", path);
             ret = VKCU_ERR_INPUT;

@@ -104,6 +104,19 @@ cmp_run "$in" "$TMP/drop.jsonl"
 cmp_run "$TMP/ref.framemd5" "$TMP/drop.jsonl"
 [ "$(rc)" = 3 ] && grep -q 'hash both with the same --algo' "$TMP/err" && pass "compare: MD5 list against XXH64 list is refused (exit 3)" ||
   fail "compare: algorithm mismatch: exit $(rc): $(cat "$TMP/err")"
+# A hash list through a pipe (process substitution) is read once, whole: it
+# used to be sniffed, then opened again, waiting forever for a gone writer.
+# Media through a pipe is refused by name instead of hanging.
+timeout -s KILL 60 "$VKCU" compare --backend cpu <(cat "$TMP/ref.framemd5") "$TMP/alt.framemd5" > "$TMP/out" 2> "$TMP/err"
+echo $? > "$TMP/rc"
+[ "$(rc)" = 6 ] && [ "$(frame_lines | wc -l)" = 1 ] && frame_lines | grep -q '^frame 17 (pts 0.680 s): hashes differ' &&
+  pass "compare: a hash list through a pipe: exactly frame 17 differs" ||
+  fail "compare: hash list through a pipe: exit $(rc) (137: hung): $(tail -1 "$TMP/err")"
+timeout -s KILL 60 "$VKCU" compare --backend cpu "$TMP/ref.framemd5" <(cat "$in") > "$TMP/out" 2> "$TMP/err"
+echo $? > "$TMP/rc"
+[ "$(rc)" = 3 ] && grep -q '^vkcu: .*/dev/fd/[0-9]*: a pipe that is not a hash list; .*save the stream to a file first' "$TMP/err" &&
+  [ "$(wc -l < "$TMP/err")" = 1 ] && pass "compare: media through a pipe: one line naming it, exit 3" ||
+  fail "compare: media through a pipe: exit $(rc) (137: hung): $(cat "$TMP/err")"
 cmp_run "$VKCU_CONFORMANCE/bear.h265.framemd5" "$VKCU_CONFORMANCE/bear.h265"
 [ "$(rc)" = 0 ] && grep -q 'IDENTICAL: 30 frames' "$TMP/out" && pass "compare: conformance stream equals FFmpeg's .framemd5" ||
   fail "compare: bear.h265 vs its framemd5: exit $(rc): $(tail -1 "$TMP/out")"
