@@ -416,8 +416,10 @@ static int hash_close(vkcu_sink *s, int ok)
         }
         return ret;
     }
-    if (!h->nb_workers) {
+    if (!h->nb_workers) { /* open failed before or while starting the workers */
         vkcu_queue_free(&h->work, NULL);
+        pthread_mutex_destroy(&h->lock);
+        pthread_cond_destroy(&h->done);
         return 0;
     }
     if (ok)
