@@ -34,8 +34,35 @@ typedef struct vkcu_stream_info {
     int fps_num, fps_den; /* nominal frame rate after the chain; 0/1 when unknown */
     int64_t start;        /* 0: frame times count from the input's start */
     int width, height;    /* size of the frames after the chain */
-    int pix_fmt;          /* enum AVPixelFormat of the frames after the chain */
+    const char *format;   /* their pixel format, named as FFmpeg names it: "yuv420p",
+                           * "nv12", "yuv420p10le", "p010le", "rgb24", "gbrp" ...
+                           * (a static string: valid after the call too) */
+    int pix_fmt;          /* the same as FFmpeg 7.1's enum AVPixelFormat (libavutil 59):
+                           * use format unless the program is built against that FFmpeg */
 } vkcu_stream_info;
+
+/* One processed frame as the frame callback receives it: its planes in
+ * system memory, tightly described so that a program needs no FFmpeg
+ * header to read the pixels. Rows of plane p are row_bytes[p] bytes of
+ * samples, linesize[p] bytes apart; samples of more than 8 bits take two
+ * bytes, little-endian, as FFmpeg's "le" formats store them. */
+typedef struct vkcu_picture {
+    int width, height;            /* visible size in pixels */
+    const char *format;           /* as vkcu_stream_info.format */
+    int nb_planes;                /* planes in data[]: 1 (packed RGB), 2 (NV12, P010), 3 or 4 */
+    const uint8_t *data[4];       /* first byte of each plane's first row; NULL past nb_planes */
+    ptrdiff_t linesize[4];        /* bytes from one row to the next, at least row_bytes */
+    int row_bytes[4];             /* bytes of one row's samples, padding excluded */
+    int rows[4];                  /* rows of each plane (4:2:0 chroma: half the height, rounded up) */
+    int64_t pts;                  /* presentation time in the stream's time base */
+    int64_t duration;             /* in the same time base; 0 when unknown */
+    int key_frame;                /* 1: the input coded it as a key frame */
+    int interlaced;               /* 1: two fields (a deinterlacer was not in the chain) */
+    int top_field_first;          /* with interlaced: 1 top field first, 0 bottom first */
+    const struct AVFrame *avframe; /* the same frame as FFmpeg 7.1's AVFrame (libavutil 59), for
+                                    * programs built against that FFmpeg (colour tags, side data);
+                                    * meaningless with other FFmpeg headers */
+} vkcu_picture;
 
 /**
  * Called once per job, before the first frame.
@@ -50,16 +77,15 @@ typedef int (*vkcu_open_callback)(void *opaque, const vkcu_stream_info *info);
 /**
  * Called once per processed frame, in output order.
  *
- * @param opaque the job's callback_opaque.
- * @param frame  a software frame (system memory) owned by the library and
- *               valid only during the call: keep it with av_frame_ref() or
- *               copy it; never free or modify it. Its colour tags and HDR
- *               side data describe the picture after the chain.
+ * @param opaque  the job's callback_opaque.
+ * @param picture the frame, owned by the library and valid only during the
+ *                call (planes included): copy what you keep; never modify
+ *                it. Its planes are in system memory.
  * @return 0 to go on, or a negative error that ends the job with it.
  * @note Called on the thread that runs the job; frames are not delivered
  *       concurrently.
  */
-typedef int (*vkcu_frame_callback)(void *opaque, const struct AVFrame *frame);
+typedef int (*vkcu_frame_callback)(void *opaque, const vkcu_picture *picture);
 
 /**
  * Checks a chain's syntax, operator names, keys and values.

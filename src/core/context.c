@@ -253,7 +253,7 @@ static void describe(const vkcu_context *c, const vkcu_job *job, vkcu_job_params
     p->require_gpu_decode = job->require_gpu_decode;
     p->decode_only = job->decode_only;
     p->on_open = job->on_open;
-    p->on_frame = job->on_frame;
+    p->on_picture = job->on_frame;
     p->cb_opaque = job->callback_opaque;
 }
 

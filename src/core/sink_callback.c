@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Callback sink: processed frames go to a function of the caller's
- * (vkcu compare reads two jobs' frames this way). */
+ * (vkcu compare reads two jobs' frames this way; API users get a
+ * vkcu_picture, which needs no FFmpeg header to read). */
+#include <libavutil/imgutils.h>
+#include <libavutil/pixdesc.h>
+
 #include "stage.h"
 
 static int callback_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb)
@@ -11,13 +15,44 @@ static int callback_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational 
         .fps_num = fmt->frame_rate.num, .fps_den = fmt->frame_rate.den ? fmt->frame_rate.den : 1,
         .start = 0, /* the job counts frame times from the input's start */
         .width = fmt->width, .height = fmt->height, .pix_fmt = fmt->pix_fmt,
+        .format = av_get_pix_fmt_name(fmt->pix_fmt),
     };
     return p->on_open ? p->on_open(p->cb_opaque, &info) : 0;
 }
 
 static int callback_write(vkcu_sink *s, AVFrame *frame)
 {
-    return s->params->on_frame ? s->params->on_frame(s->params->cb_opaque, frame) : 0;
+    const vkcu_job_params *p = s->params;
+    if (p->on_frame)
+        return p->on_frame(p->cb_opaque, frame);
+    if (!p->on_picture)
+        return 0;
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(frame->format);
+    int row_bytes[4] = { 0 };
+    if (!d || av_image_fill_linesizes(row_bytes, frame->format, frame->width) < 0) {
+        snprintf(s->err, s->errlen, "frame callback: unsupported pixel format %d", frame->format);
+        return AVERROR(EINVAL);
+    }
+    vkcu_picture pic = {
+        .width = frame->width, .height = frame->height,
+        .format = d->name,
+        .nb_planes = av_pix_fmt_count_planes(frame->format),
+        .pts = frame->pts,
+        .duration = frame->duration > 0 ? frame->duration : 0,
+        .key_frame = !!(frame->flags & AV_FRAME_FLAG_KEY),
+        .interlaced = !!(frame->flags & AV_FRAME_FLAG_INTERLACED),
+        .top_field_first = !!(frame->flags & AV_FRAME_FLAG_TOP_FIELD_FIRST),
+        .avframe = frame,
+    };
+    for (int i = 0; i < pic.nb_planes && i < 4; i++) {
+        /* chroma planes are planes 1 and 2 (NV12's interleaved one is plane 1) */
+        int sub = (i == 1 || i == 2) ? d->log2_chroma_h : 0;
+        pic.data[i] = frame->data[i];
+        pic.linesize[i] = frame->linesize[i];
+        pic.row_bytes[i] = row_bytes[i];
+        pic.rows[i] = AV_CEIL_RSHIFT(frame->height, sub);
+    }
+    return p->on_picture(p->cb_opaque, &pic);
 }
 
 static int callback_close(vkcu_sink *s, int ok)

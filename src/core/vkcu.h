@@ -72,9 +72,12 @@ typedef struct vkcu_job_params {
     int require_gpu_decode;      /* 1: a software decode (CPU path or GPU fallback) is an error (VKCU_ERR_DEVICE) */
     double deadline;             /* >0: vkcu_now() after which the job stops and fails (verify's timeout) */
     int decode_only;             /* 1: decode and drop frames (benchmarks: no handoff, no operators) */
-    /* VKCU_SINK_CALLBACK: see vkcu_open_callback/vkcu_frame_callback (vkcu/chain.h) */
+    /* VKCU_SINK_CALLBACK: see vkcu_open_callback/vkcu_frame_callback (vkcu/chain.h).
+     * The library's own users (compare) take FFmpeg's frame (on_frame); the
+     * public API's take a vkcu_picture (on_picture). */
     vkcu_open_callback on_open;
-    vkcu_frame_callback on_frame;
+    int (*on_frame)(void *opaque, const struct AVFrame *frame);
+    vkcu_frame_callback on_picture;
     void *cb_opaque;
     /* reporting */
     int progress;                /* 1: progress reports (to progress_cb when set, else the terminal line) */

@@ -149,22 +149,32 @@ if [ -n "$built" ]; then
   done
   # decode-chain: the frame callback sees the frames vkcu hash hashes after
   # the same chain, at the size and rate its framemd5 header gives (#tb is
-  # one frame's duration there)
+  # one frame's duration there), and its pixels, read through vkcu_picture
+  # alone, are the bytes `vkcu hash --whole` hashes
   chain='crop=w=128:h=96:x=16:y=8,scale=w=64:h=48'
   "$VKCU" hash "$MEDIA/h264-aac.mp4" --chain "$chain" > "$TMP/want.chain" 2> /dev/null
+  want_md5=$("$VKCU" hash "$MEDIA/h264-aac.mp4" --chain "$chain" --whole 2> /dev/null | sed -n 's/^MD5=//p')
   n_want=$(frames "$TMP/want.chain" | wc -l)
   dims=$(sed -n 's/^#dimensions 0: //p' "$TMP/want.chain") tb=$(sed -n 's/^#tb 0: //p' "$TMP/want.chain")
   fps="${tb#*/}/${tb%/*}"
   for v in decode-chain decode-chain-static; do
-    "$TMP/$v" "$MEDIA/h264-aac.mp4" "$chain" > "$TMP/got.$v" 2> "$TMP/got.$v.err"; rc=$?
-    if [ "$rc" = 0 ] && [ "$n_want" -ge 5 ] && grep -q "^stream: $dims, $fps fps, " "$TMP/got.$v" &&
-       [ "$(grep -c '^frame ' "$TMP/got.$v")" = "$n_want" ] && grep -q "^frame $((n_want - 1))\$" "$TMP/got.$v" &&
-       grep -q "^frames: $n_want (" "$TMP/got.$v"; then
-      pass "install: $v: $n_want frames of $dims at $fps fps through '$chain', as vkcu hash gives them"
+    "$TMP/$v" "$MEDIA/h264-aac.mp4" "$chain" "$TMP/$v.raw" > "$TMP/got.$v" 2> "$TMP/got.$v.err"; rc=$?
+    got_md5=$(md5sum < "$TMP/$v.raw" 2> /dev/null | cut -d' ' -f1)
+    if [ "$rc" = 0 ] && [ "$n_want" -ge 5 ] && grep -q "^stream: $dims yuv420p, $fps fps, " "$TMP/got.$v" &&
+       [ "$(grep -c '^frame ' "$TMP/got.$v")" = "$n_want" ] && grep -q "^frame 0 pts 0 key\$" "$TMP/got.$v" &&
+       grep -q "^frame $((n_want - 1)) pts [0-9]*\$" "$TMP/got.$v" && grep -q "^frames: $n_want (" "$TMP/got.$v" &&
+       [ -n "$want_md5" ] && [ "$got_md5" = "$want_md5" ]; then
+      pass "install: $v: $n_want frames of $dims at $fps fps through '$chain', pixels as vkcu hash --whole gives them"
     else
-      fail "install: $v (exit $rc): $(head -1 "$TMP/got.$v"), $(grep -c '^frame ' "$TMP/got.$v") frames; vkcu hash: $n_want frames of $dims at $fps fps $(tail -1 "$TMP/got.$v.err")"
+      fail "install: $v (exit $rc): $(head -1 "$TMP/got.$v"), $(grep -c '^frame ' "$TMP/got.$v") frames, pixels md5 $got_md5; vkcu hash: $n_want frames of $dims at $fps fps, md5 $want_md5 $(tail -1 "$TMP/got.$v.err")"
     fi
   done
+  # The raw file is never replaced, and the refusal leaves it as it was.
+  expect "install: decode-chain refuses to replace an existing raw file" 1 'decode-chain.raw: File exists' -- \
+    "$TMP/decode-chain" "$MEDIA/h264-aac.mp4" "$chain" "$TMP/decode-chain.raw"
+  [ "$(md5sum < "$TMP/decode-chain.raw" | cut -d' ' -f1)" = "$want_md5" ] &&
+    pass "install: decode-chain left the existing raw file unchanged" ||
+    fail "install: decode-chain changed an existing raw file"
   expect "install: decode-chain refuses an invalid chain before opening anything" 2 'invalid chain: .*nosuchop' -- \
     "$TMP/decode-chain" "$MEDIA/h264-aac.mp4" 'nosuchop=1'
 fi

@@ -8,6 +8,7 @@
  * of a conformance clip.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,6 +183,8 @@ typedef struct frame_sink {
     int opened, frames;
     vkcu_stream_info info;
     char md5[16][33];
+    int bad_layout;     /* frames whose planes disagree with the AVFrame beside them */
+    int64_t last_pts;
 } frame_sink;
 
 static int on_open(void *opaque, const vkcu_stream_info *info)
@@ -189,24 +192,38 @@ static int on_open(void *opaque, const vkcu_stream_info *info)
     frame_sink *fs = opaque;
     fs->opened++;
     fs->info = *info;
+    fs->last_pts = INT64_MIN;
     return 0;
 }
 
-/* MD5 of the visible picture, planes in order, rows packed: framemd5's. */
-static int on_frame(void *opaque, const AVFrame *f)
+/* MD5 of the visible picture, planes in order, rows packed: framemd5's,
+ * read through vkcu_picture alone (no FFmpeg layout knowledge). */
+static int on_frame(void *opaque, const vkcu_picture *pic)
 {
     frame_sink *fs = opaque;
-    int size = av_image_get_buffer_size(f->format, f->width, f->height, 1);
-    uint8_t *buf = malloc(size);
-    if (!buf)
+    struct AVMD5 *md5 = av_md5_alloc();
+    if (!md5)
         return -ENOMEM;
-    av_image_copy_to_buffer(buf, size, (const uint8_t *const *)f->data, f->linesize, f->format, f->width, f->height, 1);
+    av_md5_init(md5);
+    for (int p = 0; p < pic->nb_planes; p++)
+        for (int y = 0; y < pic->rows[p]; y++)
+            av_md5_update(md5, pic->data[p] + y * pic->linesize[p], pic->row_bytes[p]);
     uint8_t d[16];
-    av_md5_sum(d, buf, size);
-    free(buf);
+    av_md5_final(md5, d);
+    av_free(md5);
     if (fs->frames < 16)
         for (int i = 0; i < 16; i++)
             snprintf(fs->md5[fs->frames] + 2 * i, 3, "%02x", d[i]);
+    /* the picture describes the AVFrame it carries, and times only grow */
+    const AVFrame *f = pic->avframe;
+    int size = 0;
+    for (int p = 0; p < pic->nb_planes; p++)
+        size += pic->rows[p] * pic->row_bytes[p];
+    if (!f || f->data[0] != pic->data[0] || f->width != pic->width || pic->nb_planes != 3 ||
+        strcmp(pic->format, av_get_pix_fmt_name(f->format)) ||
+        size != av_image_get_buffer_size(f->format, f->width, f->height, 1) || pic->pts <= fs->last_pts)
+        fs->bad_layout++;
+    fs->last_pts = pic->pts;
     fs->frames++;
     return 0;
 }
@@ -257,8 +274,10 @@ static void test_jobs(void)
     vkcu_job_result r;
     int ret = vkcu_run(ctx, &j, &r);
     CHECK(ret == 0, "callback job: %d (%s)", ret, r.error);
-    CHECK(fs.opened == 1 && fs.info.width == 64 && fs.info.height == 64, "on_open: %d calls, %dx%d", fs.opened,
-          fs.info.width, fs.info.height);
+    CHECK(fs.opened == 1 && fs.info.width == 64 && fs.info.height == 64 && fs.info.format &&
+          !strcmp(fs.info.format, "yuv420p"), "on_open: %d calls, %dx%d %s", fs.opened, fs.info.width,
+          fs.info.height, fs.info.format ? fs.info.format : "(no format)");
+    CHECK(fs.bad_layout == 0, "%d frames whose vkcu_picture does not describe their AVFrame", fs.bad_layout);
     CHECK(fs.frames == nref && r.frames_out == nref, "callback job: %d frames, result %lld, reference %d", fs.frames,
           (long long)r.frames_out, nref);
     for (int i = 0; i < nref && i < fs.frames; i++)
