@@ -60,6 +60,44 @@ __global__ void semi_to_planar(vkcu_gpu_plane y, vkcu_gpu_plane uv, uint8_t *dst
     ((T *)(dst + ov + (size_t)cy * lc))[cx] = (T)(c.y >> SHIFT);
 }
 
+/* Any 4:2:0 frame of the ring -> the semi-planar layout of FFmpeg's NV12 /
+ * P010 (the Vulkan encoder's input images): one thread per chroma sample
+ * and its 2x2 luma quad, as semi_to_planar. Samples are written as
+ * (v >> RSHIFT) << LSHIFT: P010 in, P010 out keeps only the 10 bits the
+ * host download keeps; yuv420p10 (value in the low bits) moves up by 6. */
+template <typename T, typename T2, bool SEMI, int RSHIFT, int LSHIFT>
+__global__ void to_semiplanar(vkcu_gpu_plane y, vkcu_gpu_plane u, vkcu_gpu_plane v, uint8_t *dst, size_t oy, size_t oc,
+                              int ly, int lc, int w, int h)
+{
+    int cx = blockIdx.x * blockDim.x + threadIdx.x;
+    int cy = blockIdx.y * blockDim.y + threadIdx.y;
+    int cw = (w + 1) >> 1, ch = (h + 1) >> 1;
+    if (cx >= cw || cy >= ch)
+        return;
+    for (int dy = 0; dy < 2; dy++) {
+        int yy = 2 * cy + dy;
+        if (yy >= h)
+            break;
+        T *row = (T *)(dst + oy + (size_t)yy * ly);
+        for (int dx = 0; dx < 2; dx++) {
+            int xx = 2 * cx + dx;
+            if (xx < w)
+                row[xx] = (T)((plane_load<T>(y, xx, yy) >> RSHIFT) << LSHIFT);
+        }
+    }
+    T cb, cr;
+    if (SEMI) {
+        T2 c = plane_load<T2>(u, cx, cy);
+        cb = c.x, cr = c.y;
+    } else {
+        cb = plane_load<T>(u, cx, cy);
+        cr = plane_load<T>(v, cx, cy);
+    }
+    T *crow = (T *)(dst + oc + (size_t)cy * lc);
+    crow[2 * cx] = (T)((cb >> RSHIFT) << LSHIFT);
+    crow[2 * cx + 1] = (T)((cr >> RSHIFT) << LSHIFT);
+}
+
 /* Any plane of 1-2 byte samples, copied row by row (element = bytes*comps). */
 template <typename E>
 __global__ void plane_copy(vkcu_gpu_plane src, uint8_t *dst, int linesize, int w, int h)
@@ -151,6 +189,36 @@ extern "C" int vkcu_cuda_to_planar(const vkcu_gpu_frame *in, int host_fmt, uint8
             return e;
     }
     return 0;
+}
+
+extern "C" int vkcu_cuda_to_semiplanar(const vkcu_gpu_frame *in, uint8_t *dst, const size_t offset[2],
+                                       const int pitch[2], void *stream)
+{
+    cudaStream_t st = (cudaStream_t)stream;
+    int w = in->fmt.width, h = in->fmt.height;
+    dim3 block(32, 8), grid = grid_for((w + 1) >> 1, (h + 1) >> 1, block);
+    const vkcu_gpu_plane *p = in->plane;
+    switch (in->fmt.pix_fmt) {
+    case AV_PIX_FMT_NV12:
+        to_semiplanar<uint8_t, uchar2, true, 0, 0><<<grid, block, 0, st>>>(p[0], p[1], p[1], dst, offset[0], offset[1],
+                                                                            pitch[0], pitch[1], w, h);
+        break;
+    case AV_PIX_FMT_P010:
+        to_semiplanar<uint16_t, ushort2, true, 6, 6><<<grid, block, 0, st>>>(p[0], p[1], p[1], dst, offset[0], offset[1],
+                                                                              pitch[0], pitch[1], w, h);
+        break;
+    case AV_PIX_FMT_YUV420P:
+        to_semiplanar<uint8_t, uchar2, false, 0, 0><<<grid, block, 0, st>>>(p[0], p[1], p[2], dst, offset[0], offset[1],
+                                                                             pitch[0], pitch[1], w, h);
+        break;
+    case AV_PIX_FMT_YUV420P10:
+        to_semiplanar<uint16_t, ushort2, false, 0, 6><<<grid, block, 0, st>>>(p[0], p[1], p[2], dst, offset[0], offset[1],
+                                                                               pitch[0], pitch[1], w, h);
+        break;
+    default:
+        return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
 }
 
 extern "C" int vkcu_cuda_copy_frame(const vkcu_gpu_frame *in, const vkcu_gpu_frame *out, void *stream)

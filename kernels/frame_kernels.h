@@ -21,6 +21,15 @@ extern "C" {
 int vkcu_cuda_to_planar(const vkcu_gpu_frame *in, int host_fmt, uint8_t *dst, const size_t offset[4],
                         const int linesize[4], void *stream);
 
+/* Writes `in` (NV12, P010, yuv420p or yuv420p10) in the semi-planar layout
+ * of FFmpeg's NV12 (8-bit) or P010 (10-bit, the value in the high bits)
+ * into device memory: luma at dst + offset[0], interleaved CbCr at
+ * dst + offset[1], rows pitch[p] bytes apart (the output ring's slot for
+ * the Vulkan encoder). Returns a cudaError_t (cudaErrorInvalidValue for
+ * other formats). */
+int vkcu_cuda_to_semiplanar(const vkcu_gpu_frame *in, uint8_t *dst, const size_t offset[2], const int pitch[2],
+                            void *stream);
+
 /* Copies every plane of `in` into the pitch-linear planes of `out` (same
  * format and size). The `copy` operator's kernel. */
 int vkcu_cuda_copy_frame(const vkcu_gpu_frame *in, const vkcu_gpu_frame *out, void *stream);

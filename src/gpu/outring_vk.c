@@ -7,6 +7,7 @@
 #include <libavutil/error.h>
 #include <libavutil/hwcontext.h>
 #include <libavutil/hwcontext_vulkan.h>
+#include <libavutil/macros.h>
 #include <libavutil/mem.h>
 #include <libavutil/pixdesc.h>
 
@@ -506,6 +507,17 @@ int vkcu_outring_to_frame(vkcu_outring *r, int s, AVFrame *dst, const size_t off
     }
     vkfc->unlock_frame(hwfc, vkf);
     return ret;
+}
+
+size_t vkcu_outring_semiplanar_layout(int depth16, int w, int h, size_t offset[2], int pitch[2])
+{
+    int bytes = depth16 ? 2 : 1;
+    /* The chroma row holds ceil(w/2) pairs: for odd widths one sample more than w. */
+    pitch[0] = FFALIGN(w * bytes, 64);
+    pitch[1] = FFALIGN(((w + 1) >> 1) * 2 * bytes, 64);
+    offset[0] = 0;
+    offset[1] = (size_t)pitch[0] * h;
+    return offset[1] + (size_t)pitch[1] * ((h + 1) >> 1);
 }
 
 int vkcu_outring_encode_format(const vkcu_vkfn *vk, AVBufferRef *vk_device, const char *encoder, int depth,

@@ -96,6 +96,13 @@ int vkcu_outring_readback(vkcu_outring *r, int s, int wait_filled, int signal_dr
  * *ticket as for the readback. */
 int vkcu_outring_to_frame(vkcu_outring *r, int s, AVFrame *dst, const size_t offset[2], const int pitch[2],
                           VkImageLayout layout, int *ticket, char *err, size_t errlen);
+/* The semi-planar slot layout vkcu_outring_to_frame copies from, for a
+ * w x h frame: 8-bit NV12 (depth16 0) or P010 (depth16 1: 16-bit samples,
+ * the value in the high 10 bits, as FFmpeg's P010): luma rows at offset[0],
+ * then the interleaved CbCr rows at offset[1], every row pitch[p] bytes
+ * (64-byte aligned: a whole number of texels for the copy's row length, and
+ * plane offsets the copy may start at). Returns the frame's size. */
+size_t vkcu_outring_semiplanar_layout(int depth16, int w, int h, size_t offset[2], int pitch[2]);
 /* What the encoder's input images must be on this device, asked of the
  * driver (vkGetPhysicalDeviceVideoFormatPropertiesKHR with the encode
  * profile of `encoder`, h264_vulkan (High) or hevc_vulkan (Main, Main 10),

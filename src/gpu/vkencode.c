@@ -10,9 +10,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <libavutil/hwcontext.h>
+#include <libavutil/hwcontext_vulkan.h>
 #include <libavutil/pixdesc.h>
 
 #include "device.h"
+#include "outring_vk.h"
 #include "vkfn.h"
 #include "util/log.h"
 #include "vkencode.h"
@@ -56,6 +58,25 @@ int vkcu_vkencode_setup(AVCodecContext *enc, AVBufferRef *device, enum AVPixelFo
     fc->sw_format = desc->comp[0].depth > 8 ? AV_PIX_FMT_P010LE : AV_PIX_FMT_NV12;
     fc->width = enc->width;
     fc->height = enc->height;
+    /* The images' usage and create flags as the driver asks for the encode
+     * profile (the GPU session writes them with a transfer: TRANSFER_DST is
+     * among them). Of the create flags the driver allows, only
+     * VIDEO_PROFILE_INDEPENDENT is asked for: the encoder picks its profile
+     * later. Where the query fails, FFmpeg's defaults for the device. */
+    AVVulkanDeviceContext *dh = ((AVHWDeviceContext *)device->data)->hwctx;
+    vkcu_vkfn fn = { .vkGetInstanceProcAddr = dh->get_proc_addr };
+    VkFormat vf;
+    VkImageUsageFlags usage;
+    VkImageCreateFlags flags;
+    char why[256];
+    if (vkcu_outring_encode_format(&fn, device, enc->codec_id == AV_CODEC_ID_HEVC ? "hevc_vulkan" : "h264_vulkan",
+                                   desc->comp[0].depth, &vf, &usage, &flags, why, sizeof(why)) == 0) {
+        AVVulkanFramesContext *vfc = fc->hwctx;
+        vfc->usage = usage;
+        vfc->img_flags = flags & VK_IMAGE_CREATE_VIDEO_PROFILE_INDEPENDENT_BIT_KHR;
+    } else {
+        LOGV("Vulkan encoder input images with FFmpeg's default usage: %s", why);
+    }
     ret = av_hwframe_ctx_init(frames);
     if (ret < 0) {
         char buf[128];
@@ -74,38 +95,43 @@ int vkcu_vkencode_setup(AVCodecContext *enc, AVBufferRef *device, enum AVPixelFo
     return 0;
 }
 
-/* yuv420p -> NV12 and yuv420p10le -> P010 (MSB-aligned samples). */
-static void interleave(const AVFrame *in, AVFrame *out, int high)
+int vkcu_vkencode_pack(const AVFrame *in, uint8_t *const dst[2], const int pitch[2])
 {
-    int w = in->width, h = in->height;
+    int semi = in->format == AV_PIX_FMT_NV12 || in->format == AV_PIX_FMT_P010LE;
+    int high = in->format == AV_PIX_FMT_P010LE || in->format == AV_PIX_FMT_YUV420P10LE;
+    if (!semi && in->format != AV_PIX_FMT_YUV420P && in->format != AV_PIX_FMT_YUV420P10LE)
+        return AVERROR(EINVAL);
+    /* P010 keeps its high 10 bits, yuv420p10 moves up by 6: (v >> rs) << ls. */
+    int rs = semi && high ? 6 : 0, ls = high ? 6 : 0;
+    int w = in->width, h = in->height, cw = (w + 1) / 2, ch = (h + 1) / 2;
     for (int y = 0; y < h; y++) {
-        if (!high) {
-            memcpy(out->data[0] + y * out->linesize[0], in->data[0] + y * in->linesize[0], w);
-        } else {
-            const uint16_t *s = (const uint16_t *)(in->data[0] + y * in->linesize[0]);
-            uint16_t *d = (uint16_t *)(out->data[0] + y * out->linesize[0]);
-            for (int x = 0; x < w; x++)
-                d[x] = (uint16_t)(s[x] << 6);
+        const uint8_t *s = in->data[0] + (size_t)y * in->linesize[0];
+        uint8_t *d = dst[0] + (size_t)y * pitch[0];
+        for (int x = 0; x < w; x++) {
+            if (high)
+                ((uint16_t *)d)[x] = (uint16_t)((((const uint16_t *)s)[x] >> rs) << ls);
+            else
+                d[x] = s[x];
         }
     }
-    for (int y = 0; y < (h + 1) / 2; y++) {
-        if (!high) {
-            const uint8_t *u = in->data[1] + y * in->linesize[1], *v = in->data[2] + y * in->linesize[2];
-            uint8_t *d = out->data[1] + y * out->linesize[1];
-            for (int x = 0; x < (w + 1) / 2; x++) {
-                d[2 * x] = u[x];
-                d[2 * x + 1] = v[x];
-            }
-        } else {
-            const uint16_t *u = (const uint16_t *)(in->data[1] + y * in->linesize[1]);
-            const uint16_t *v = (const uint16_t *)(in->data[2] + y * in->linesize[2]);
-            uint16_t *d = (uint16_t *)(out->data[1] + y * out->linesize[1]);
-            for (int x = 0; x < (w + 1) / 2; x++) {
-                d[2 * x] = (uint16_t)(u[x] << 6);
-                d[2 * x + 1] = (uint16_t)(v[x] << 6);
+    for (int y = 0; y < ch; y++) {
+        const uint8_t *u = in->data[1] + (size_t)y * in->linesize[1];
+        const uint8_t *v = semi ? NULL : in->data[2] + (size_t)y * in->linesize[2];
+        uint8_t *d = dst[1] + (size_t)y * pitch[1];
+        for (int x = 0; x < cw; x++) {
+            /* semi-planar in: pairs already; planar: one sample from each plane */
+            int iu = semi ? 2 * x : x, iv = semi ? 2 * x + 1 : x;
+            const uint8_t *vp = semi ? u : v;
+            if (high) {
+                ((uint16_t *)d)[2 * x] = (uint16_t)((((const uint16_t *)u)[iu] >> rs) << ls);
+                ((uint16_t *)d)[2 * x + 1] = (uint16_t)((((const uint16_t *)vp)[iv] >> rs) << ls);
+            } else {
+                d[2 * x] = u[iu];
+                d[2 * x + 1] = vp[iv];
             }
         }
     }
+    return 0;
 }
 
 int vkcu_vkencode_upload(AVCodecContext *enc, const AVFrame *host, AVFrame *hw)
@@ -127,7 +153,9 @@ int vkcu_vkencode_upload(AVCodecContext *enc, const AVFrame *host, AVFrame *hw)
         ret = av_frame_get_buffer(staging, 0);
         if (ret < 0)
             goto fail;
-        interleave(host, staging, fc->sw_format == AV_PIX_FMT_P010LE);
+        ret = vkcu_vkencode_pack(host, staging->data, staging->linesize);
+        if (ret < 0)
+            goto fail;
     }
     ret = av_hwframe_get_buffer(enc->hw_frames_ctx, hw, 0);
     if (ret < 0)

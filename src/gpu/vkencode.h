@@ -38,6 +38,14 @@ int vkcu_vkencode_device(const char *encoder, int cuda_device, AVBufferRef **dev
 int vkcu_vkencode_setup(AVCodecContext *enc, AVBufferRef *device, enum AVPixelFormat host_fmt, char *err,
                         size_t errlen);
 
+/* The CPU reference of the semi-planar layout the GPU writes for the Vulkan
+ * encoder (vkcu_cuda_to_semiplanar, kernels/frame_kernels.h): `in` (NV12,
+ * P010, yuv420p or yuv420p10le) as FFmpeg's NV12 (8-bit) or P010 (16-bit
+ * samples, the 10-bit value in the high bits, low 6 bits zero): luma rows at
+ * dst[0], interleaved CbCr rows at dst[1], pitch[p] bytes apart.
+ * AVERROR(EINVAL) for other formats. */
+int vkcu_vkencode_pack(const AVFrame *in, uint8_t *const dst[2], const int pitch[2]);
+
 /* Interleaves a planar host frame into a semi-planar staging frame and
  * uploads it into a new frame of enc->hw_frames_ctx (props copied). */
 int vkcu_vkencode_upload(AVCodecContext *enc, const AVFrame *host, AVFrame *hw);

@@ -37,7 +37,7 @@
 #define ROUNDS 3
 #define FRAMES (SLOTS * ROUNDS)
 /* Not a multiple of 4 or of a page: the copy must move exactly this much. */
-#define FRAME_SIZE (64 * 48 * 3 / 2 + 37)
+#define FRAME_SIZE (192 * 72 + 37) /* also holds to_frame's 70x46 P010 slot */
 
 static uint8_t pattern(int frame, size_t i)
 {
@@ -73,66 +73,90 @@ static int submit(const vkcu_vkfn *vk, AVHWDeviceContext *dctx, writer *w, uint3
     return r == VK_SUCCESS ? 0 : -1;
 }
 
-/* Slot 0 (used: the writer waits on its drained) filled with an NV12 frame,
- * copied by vkcu_outring_to_frame into a frame of FFmpeg's, downloaded by
- * FFmpeg. Returns 1 when it ran and matched, 0 when not run, -1 on failure. */
+/* Slot 0 (used: the writer waits on its drained) filled with a frame in
+ * the encoder's layout (vkcu_outring_semiplanar_layout: NV12, or P010 with
+ * depth16), copied by vkcu_outring_to_frame into a frame of a plain FFmpeg
+ * Vulkan frames context (images with TRANSFER_DST | TRANSFER_SRC, as an
+ * encoder's would be written and as FFmpeg's download reads them; no
+ * encoder), downloaded by FFmpeg. The frame's timeline value must advance
+ * by one and its layout be stored. Returns 1 when it ran and matched, 0
+ * when not run (*why says why), -1 on failure. */
 static int to_frame(const vkcu_vkfn *vk, AVHWDeviceContext *dctx, vkcu_outring *ring, writer *w, uint32_t qf,
-                    const int *used)
+                    int *used, int depth16, const char **why)
 {
 #ifdef __SANITIZE_ADDRESS__
     /* FFmpeg's download (av_hwframe_transfer_data) leaves its device
      * context unfreed in the sanitizer build: see test_vkdev.c. */
-    (void)vk, (void)dctx, (void)ring, (void)w, (void)qf, (void)used;
+    (void)vk, (void)dctx, (void)ring, (void)w, (void)qf, (void)used, (void)depth16;
+    *why = "not run (sanitizer build)";
     return 0;
 #else
     char err[256] = "";
-    const int W = 64, H = 48, s = 0, n = 1000;
+    /* Rows padded (pitch 192 bytes for 70 samples), odd chroma width. */
+    const int W = 70, H = 46, s = 0, n = 1000 + depth16;
+    const enum AVPixelFormat sw = depth16 ? AV_PIX_FMT_P010 : AV_PIX_FMT_NV12;
+    size_t offset[2];
+    int pitch[2];
+    size_t size = vkcu_outring_semiplanar_layout(depth16, W, H, offset, pitch);
     VkDevice dev = ((AVVulkanDeviceContext *)dctx->hwctx)->act_dev;
+    AVBufferRef *devref = av_buffer_ref(vkcu_outring_device(ring));
+    AVBufferRef *frames = av_hwframe_ctx_alloc(devref);
+    AVHWFramesContext *fc = (AVHWFramesContext *)frames->data;
+    fc->format = AV_PIX_FMT_VULKAN;
+    fc->sw_format = sw;
+    fc->width = W;
+    fc->height = H;
+    ((AVVulkanFramesContext *)fc->hwctx)->usage = VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
+    int r = av_hwframe_ctx_init(frames);
+    if (r < 0) {
+        /* lavapipe 22.3 may lack the 10-bit two-plane format: said, not failed. */
+        *why = depth16 ? "not run: this device makes no P010 images" : "not run: this device makes no NV12 images";
+        CHECK(depth16, "NV12 frames context: %s", av_err2str(r));
+        av_buffer_unref(&frames);
+        av_buffer_unref(&devref);
+        return depth16 ? 0 : -1;
+    }
+    CHECK(size <= FRAME_SIZE, "slot of %zu bytes for a %zu-byte frame", (size_t)FRAME_SIZE, size);
     if (used[s]) {
         submit(vk, dctx, w, qf, w->drained[s], VK_NULL_HANDLE, w->fence);
         vk->vkWaitForFences(dev, 1, &w->fence, VK_TRUE, 5000000000ull);
         vk->vkResetFences(dev, 1, &w->fence);
     }
-    const size_t offset[2] = { 0, (size_t)W * H };
-    const int pitch[2] = { W, W };
-    for (size_t i = 0; i < (size_t)W * H * 3 / 2; i++)
+    for (size_t i = 0; i < size; i++)
         w->map[s][i] = pattern(n, i);
     submit(vk, dctx, w, qf, VK_NULL_HANDLE, w->filled[s], VK_NULL_HANDLE);
-    AVBufferRef *devref = av_buffer_ref(vkcu_outring_device(ring));
-    AVBufferRef *frames = av_hwframe_ctx_alloc(devref);
-    AVHWFramesContext *fc = (AVHWFramesContext *)frames->data;
-    fc->format = AV_PIX_FMT_VULKAN;
-    fc->sw_format = AV_PIX_FMT_NV12;
-    fc->width = W;
-    fc->height = H;
-    int r = av_hwframe_ctx_init(frames);
-    CHECK(r == 0, "frames context: %s", av_err2str(r));
+    used[s] = 1;
     AVFrame *hwf = av_frame_alloc(), *back = av_frame_alloc();
-    if (r == 0)
-        CHECK((r = av_hwframe_get_buffer(frames, hwf, 0)) == 0, "frame: %s", av_err2str(r));
+    CHECK((r = av_hwframe_get_buffer(frames, hwf, 0)) == 0, "frame: %s", av_err2str(r));
     int ticket = -1;
-    if (r == 0) {
-        AVVkFrame *vkf = (AVVkFrame *)hwf->data[0];
-        uint64_t v0 = vkf->sem_value[0];
-        r = vkcu_outring_to_frame(ring, s, hwf, offset, pitch, VK_IMAGE_LAYOUT_GENERAL, &ticket, err, sizeof(err));
-        CHECK(r == 0, "to_frame: %s", err);
-        CHECK(r < 0 || (vkf->sem_value[0] == v0 + 1 && vkf->layout[0] == VK_IMAGE_LAYOUT_GENERAL),
-              "the frame's timeline value %llu (was %llu), layout %d", (unsigned long long)vkf->sem_value[0],
-              (unsigned long long)v0, (int)vkf->layout[0]);
-    }
+    uint64_t v0 = 0;
+    AVVkFrame *vkf = r == 0 ? (AVVkFrame *)hwf->data[0] : NULL;
+    if (vkf)
+        v0 = vkf->sem_value[0];
+    /* Waits `filled` and signals `drained` even when the frame is refused
+     * later: only a frame from the pool is handed over. */
+    r = vkf ? vkcu_outring_to_frame(ring, s, hwf, offset, pitch, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, &ticket, err,
+                                    sizeof(err))
+            : -1;
+    CHECK(r == 0, "to_frame (%s): %s", av_get_pix_fmt_name(sw), err);
+    CHECK(r < 0 || (vkf->sem_value[0] == v0 + 1 && vkf->layout[0] == VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL),
+          "the frame's timeline value %llu (was %llu), layout %d", (unsigned long long)vkf->sem_value[0],
+          (unsigned long long)v0, (int)vkf->layout[0]);
     if (r == 0)
         CHECK((r = vkcu_outring_wait(ring, ticket, 5000000000ull, err, sizeof(err))) == 0, "to_frame wait: %s", err);
     if (r == 0) {
-        back->format = AV_PIX_FMT_NV12;
+        back->format = sw;
         CHECK((r = av_hwframe_transfer_data(back, hwf, 0)) == 0, "download: %s", av_err2str(r));
     }
-    int same = r == 0;
-    for (int p = 0; same && p < 2; p++)
-        for (int y = 0; same && y < (p ? H / 2 : H); y++)
-            for (int x = 0; same && x < W; x++)
-                same = back->data[p][y * back->linesize[p] + x] == pattern(n, offset[p] + (size_t)y * W + x);
-    CHECK(r < 0 || same, "the encode consumer's frame differs from the slot");
-    /* An AVFrame that is not a Vulkan frame is refused. */
+    int same = r == 0, bytes = depth16 ? 2 : 1;
+    for (int p = 0; same && p < 2; p++) {
+        int rows = p ? (H + 1) / 2 : H, used_bytes = (p ? (W + 1) / 2 * 2 : W) * bytes;
+        for (int y = 0; same && y < rows; y++)
+            for (int x = 0; same && x < used_bytes; x++)
+                same = back->data[p][y * back->linesize[p] + x] == pattern(n, offset[p] + (size_t)y * pitch[p] + x);
+    }
+    CHECK(r < 0 || same, "the encode consumer's %s frame differs from the slot", av_get_pix_fmt_name(sw));
+    /* An AVFrame that is not a Vulkan frame is refused (before any submission). */
     err[0] = 0;
     CHECK(vkcu_outring_to_frame(ring, s, back, offset, pitch, VK_IMAGE_LAYOUT_GENERAL, &ticket, err, sizeof(err)) ==
                   VKCU_ERR_DEVICE && strstr(err, "not a Vulkan frame"),
@@ -141,6 +165,7 @@ static int to_frame(const vkcu_vkfn *vk, AVHWDeviceContext *dctx, vkcu_outring *
     av_frame_free(&back);
     av_buffer_unref(&frames);
     av_buffer_unref(&devref);
+    *why = same ? "bit-exact" : "WRONG";
     return same ? 1 : -1;
 #endif
 }
@@ -278,10 +303,10 @@ static int run(const vkcu_vkfn *vk, AVBufferRef *devref, uint32_t qf, int export
               "last readback: %s", err);
     CHECK(!ok || vkcu_outring_readbacks(ring) == FRAMES, "%lld readbacks, want %d",
           (long long)vkcu_outring_readbacks(ring), FRAMES);
-    /* The encode consumer's copy, into a frame FFmpeg allocated (NV12,
-     * one multi-planar image, its own timeline): what FFmpeg's download
-     * then reads is what the writer put in the slot. */
-    int to_frame_ok = 0;
+    /* The encode consumer's copy, into frames FFmpeg allocated (NV12 and
+     * P010, one multi-planar image each, their own timelines): what
+     * FFmpeg's download then reads is what the writer put in the slot. */
+    const char *to_frame_why[2] = { "not run", "not run" };
     if (ok) {
         VkFormat vf;
         VkImageUsageFlags usage;
@@ -291,7 +316,8 @@ static int run(const vkcu_vkfn *vk, AVBufferRef *devref, uint32_t qf, int export
                       VKCU_ERR_DEVICE &&
                   strstr(err, "h264_vulkan: the Vulkan device has no VK_KHR_video_encode_queue"),
               "encode format on a device without encode: '%s'", err);
-        to_frame_ok = to_frame(vk, dctx, ring, &w, qf, used);
+        for (int d16 = 0; d16 < 2; d16++)
+            to_frame(vk, dctx, ring, &w, qf, used, d16, &to_frame_why[d16]);
     }
     /* Drain the last frames' `drained` so no signal is left pending. */
     for (int s = 0; ok && s < SLOTS; s++) {
@@ -331,10 +357,10 @@ static int run(const vkcu_vkfn *vk, AVBufferRef *devref, uint32_t qf, int export
     CHECK(fds0 == fds1, "file descriptors: %d before the ring, %d after", fds0, fds1);
     if (ok)
         printf("%s readback: %d frames through %d slots bit-exact on %s, semaphores %s, fds %d -> %d; "
-               "encode consumer's copy into an FFmpeg NV12 frame %s\n",
+               "encode consumer's copy into an FFmpeg NV12 frame %s, P010 frame %s\n",
                tu_failures ? "FAIL" : "PASS", nb, SLOTS, devname,
                export_sems ? "exported and imported" : "not exportable here (ring's own signalled)", fds0, fds1,
-               to_frame_ok > 0 ? "bit-exact" : to_frame_ok < 0 ? "WRONG" : "not run (sanitizer build)");
+               to_frame_why[0], to_frame_why[1]);
     return skipped ? 77 : 0;
 }
 
