@@ -225,6 +225,9 @@ static int first_frame(job *j, const AVFrame *f)
     }
     ret = j->sink.cls->open(&j->sink, &sink_fmt, sink_fmt.time_base);
     j->sink_ready = 1;
+    if (ret >= 0 && j->gpu && j->sink.gpu_frames &&
+        vkcu_gpu_encode_into(j->gpu, j->sink.gpu_frames, why, sizeof(why)))
+        LOGV("%s: frames reach the Vulkan encoder through the host: %s", p->output, why);
     /* The sink has discarded the streams it does not take: where a
      * container's start is that of the streams read, it may have moved. */
     j->clock.origin = av_rescale_q(input_start(j->demux->fmt), AV_TIME_BASE_Q, j->tb);

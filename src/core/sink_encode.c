@@ -336,6 +336,7 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
             ret = AVERROR(ENOMEM);
             goto fail_out;
         }
+        s->gpu_frames = e->enc->hw_frames_ctx;
     }
     ret = avcodec_open2(e->enc, codec, NULL);
     if (ret < 0) {
@@ -528,6 +529,7 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
     return 0;
 fail:
 fail_out:
+    s->gpu_frames = NULL;
     if (!s->err[0]) {
         char buf[128];
         snprintf(s->err, s->errlen, "%s: cannot set up the output: %s", path, vkcu_err_str(ret, buf, sizeof(buf)));
@@ -650,7 +652,9 @@ static int encode_one(vkcu_sink *s, AVFrame *frame)
     AVFrame *in = frame;
     int ret;
     frame->pict_type = AV_PICTURE_TYPE_NONE;
-    if (e->hw_frame) {
+    /* A frame of the encoder's own frames context (the GPU session's
+     * zero-copy path) goes in as it is; host frames are uploaded. */
+    if (e->hw_frame && frame->format != AV_PIX_FMT_VULKAN) {
         ret = vkcu_vkencode_upload(e->enc, frame, e->hw_frame);
         if (ret < 0) {
             char buf[128];
@@ -662,7 +666,7 @@ static int encode_one(vkcu_sink *s, AVFrame *frame)
     double t = vkcu_now();
     ret = avcodec_send_frame(e->enc, in);
     e->t_encode += vkcu_now() - t;
-    if (e->hw_frame)
+    if (in == e->hw_frame)
         av_frame_unref(e->hw_frame);
     if (ret < 0) {
         char buf[128];
@@ -1036,6 +1040,7 @@ static int encode_close(vkcu_sink *s, int ok)
     avformat_free_context(e->oc);
     e->oc = NULL;
     free_workers(e);
+    s->gpu_frames = NULL;
     avcodec_free_context(&e->enc);
     av_frame_free(&e->hw_frame);
     av_buffer_unref(&e->vk_device);

@@ -89,6 +89,10 @@ struct vkcu_sink {
     char *err;
     size_t errlen;
     int opened;
+    /* Set by open where the sink also takes AV_PIX_FMT_VULKAN frames of this
+     * frames context (the Vulkan encoder's; the sink's reference, valid
+     * until close): the GPU session may hand it frames filled on the GPU. */
+    AVBufferRef *gpu_frames;
 };
 
 extern const vkcu_sink_class vkcu_sink_hash, vkcu_sink_encode, vkcu_sink_null, vkcu_sink_callback;

@@ -12,6 +12,12 @@
  * the slot's `drained`, writes, signals `filled`) and a Vulkan transfer
  * reads the slot back into a host-visible buffer (outring_vk.h), which pop()
  * hands over after the transfer's fence.
+ * For a Vulkan encoder taking the session's frames (vkcu_gpu_encode_into)
+ * the same ring carries them in the encoder's semi-planar layout
+ * (vkcu_cuda_to_semiplanar) and one Vulkan submission copies the slot into
+ * an image of the encoder's frames context (vkcu_outring_to_frame): pop()
+ * hands over that AV_PIX_FMT_VULKAN frame, whose timeline orders the
+ * encoder after the copy, so nothing waits on the host.
  */
 #include <errno.h>
 #include <string.h>
@@ -63,6 +69,61 @@ static AVBufferRef *pinned_pool_alloc(void *opaque, size_t size)
     return b;
 }
 
+int vkcu_gpu_encode_into(vkcu_gpu *g, AVBufferRef *frames, char *why, size_t whylen)
+{
+    AVHWFramesContext *fc = (AVHWFramesContext *)frames->data;
+    AVVulkanFramesContext *vfc = fc->hwctx;
+    why[0] = 0;
+    if (fc->format != AV_PIX_FMT_VULKAN || fc->device_ctx->type != AV_HWDEVICE_TYPE_VULKAN)
+        snprintf(why, whylen, "the encoder's frames are not Vulkan frames");
+    else if (((AVVulkanDeviceContext *)fc->device_ctx->hwctx)->act_dev != g->hwctx->act_dev)
+        snprintf(why, whylen, "the encoder runs on another Vulkan device than the decoder and CUDA's ring");
+    else if (fc->sw_format != AV_PIX_FMT_NV12 && fc->sw_format != AV_PIX_FMT_P010)
+        snprintf(why, whylen, "the encoder takes %s images (the ring writes NV12 or P010)",
+                 av_get_pix_fmt_name(fc->sw_format));
+    else if (!(vfc->usage & VK_IMAGE_USAGE_TRANSFER_DST_BIT))
+        snprintf(why, whylen, "the encoder's images cannot be written by a transfer");
+    if (why[0])
+        return 1;
+    av_buffer_unref(&g->enc_frames);
+    g->enc_frames = av_buffer_ref(frames);
+    if (!g->enc_frames) {
+        snprintf(why, whylen, "out of memory");
+        return 1;
+    }
+    g->enc_layout = vfc->usage & VK_IMAGE_USAGE_VIDEO_ENCODE_SRC_BIT_KHR ? VK_IMAGE_LAYOUT_VIDEO_ENCODE_SRC_KHR
+                                                                         : VK_IMAGE_LAYOUT_GENERAL;
+    return 0;
+}
+
+/* The output ring in the encoder's layout, when the chain's output fits the
+ * encoder's frames; else the frames go to the host after all. */
+static int encode_ring_create(vkcu_gpu *g, enum AVPixelFormat dev_out, int w, int h, char *err, size_t errlen)
+{
+    AVHWFramesContext *fc = (AVHWFramesContext *)g->enc_frames->data;
+    int depth16 = fc->sw_format == AV_PIX_FMT_P010;
+    int fits = depth16 ? dev_out == AV_PIX_FMT_P010 || dev_out == AV_PIX_FMT_YUV420P10
+                       : dev_out == AV_PIX_FMT_NV12 || dev_out == AV_PIX_FMT_YUV420P;
+    if (!fits || fc->width != w || fc->height != h) {
+        LOGV("GPU: %s %dx%d frames do not fit the encoder's %s %dx%d images; they go through the host",
+             av_get_pix_fmt_name(dev_out), w, h, av_get_pix_fmt_name(fc->sw_format), fc->width, fc->height);
+        av_buffer_unref(&g->enc_frames);
+        return 1;
+    }
+    size_t size = vkcu_outring_semiplanar_layout(depth16, w, h, g->enc_offset, g->enc_pitch);
+    vkcu_outring_params rp = { .vk_device = g->vk_device, .vk = &g->vk, .queue_family = g->qf,
+                               .queue_index = g->queue_index, .nb_slots = g->nb_slots, .frame_size = size,
+                               .export_semaphores = 1 };
+    int ret = vkcu_outring_create(&rp, &g->outring, err, errlen);
+    if (ret == 0)
+        ret = vkcu_outring_cuda_import(&g->outring_cu, g->outring, size, err, errlen);
+    g->imports += g->outring_cu.imports;
+    if (ret == 0)
+        LOGV("GPU: output ring: %d slots of %zu bytes (%s), copied into the encoder's images on the GPU", g->nb_slots,
+             size, av_get_pix_fmt_name(fc->sw_format));
+    return ret;
+}
+
 int vkcu_gpu_download_create(vkcu_gpu *g, char *err, size_t errlen)
 {
     int ret = 0;
@@ -74,6 +135,9 @@ int vkcu_gpu_download_create(vkcu_gpu *g, char *err, size_t errlen)
     ret = host_layout(g, vkcu_gpu_host_format(dev_out), ow, oh, g->digest ? 1 : 64);
     if (ret < 0)
         goto fail;
+    if (g->enc_frames && !g->digest && g->cfg.frames_wanted &&
+        (ret = encode_ring_create(g, dev_out, ow, oh, err, errlen)) <= 0)
+        return ret;
     /* Frames that reach the host leave through the output ring when asked;
      * a digest (32 bytes) stays a CUDA copy, and the null sink reads nothing. */
     if (g->cfg.vulkan_download && !g->digest && g->cfg.frames_wanted) {
@@ -142,12 +206,27 @@ static int start_download(vkcu_gpu *g, int s, const vkcu_gpu_frame *out, int pen
     pending_frame *pf = &g->pending[pend_idx];
     uint8_t *staging = g->outring ? NULL : s >= 0 ? g->slot[s].staging : g->slot[0].staging;
     *out_slot = -1;
+    if (g->enc_frames) {
+        /* The encoder's image first: once CUDA has taken the slot, only the
+         * copy's submission may follow (it waits `filled`, signals `drained`). */
+        if (!(pf->vkframe = av_frame_alloc())) {
+            snprintf(err, errlen, "out of memory");
+            return AVERROR(ENOMEM);
+        }
+        if ((ret = av_hwframe_get_buffer(g->enc_frames, pf->vkframe, 0)) < 0) {
+            char buf[128];
+            snprintf(err, errlen, "cannot get a frame of the Vulkan encoder: %s", vkcu_err_str(ret, buf, sizeof(buf)));
+            av_frame_free(&pf->vkframe);
+            return VKCU_ERR_DEVICE;
+        }
+    }
     if (g->outring && (ret = vkcu_outring_cuda_begin(&g->outring_cu, g->stream, out_slot, &staging, err, errlen)) < 0)
         return ret;
     /* No CPU consumer (null sink): frames end on the GPU. */
     int e = !g->cfg.frames_wanted ? 0
-                                         : vkcu_cuda_to_planar(out, g->host_fmt, staging, g->host_offset,
-                                                               g->host_linesize, g->stream);
+            : g->enc_frames       ? vkcu_cuda_to_semiplanar(out, staging, g->enc_offset, g->enc_pitch, g->stream)
+                                  : vkcu_cuda_to_planar(out, g->host_fmt, staging, g->host_offset, g->host_linesize,
+                                                        g->stream);
     if (!e && g->digest)
         e = vkcu_cuda_blake3(staging, g->host_size, g->b3_scratch, g->b3_digest, g->stream);
     if (e) {
@@ -168,7 +247,14 @@ static int finish_host_copy(vkcu_gpu *g, int s, const vkcu_gpu_frame *out, int o
     int idx = (int)(g->pend_tail % MAX_PENDING);
     pending_frame *pf = &g->pending[idx];
     pf->ticket = -1;
-    if (g->outring) {
+    if (g->enc_frames) {
+        /* The encoder's own image, filled from the slot on the GPU; the
+         * frame's timeline (not a host wait) orders the encoder after it. */
+        int ticket;
+        if ((ret = vkcu_outring_to_frame(g->outring, out_slot, pf->vkframe, g->enc_offset, g->enc_pitch,
+                                         g->enc_layout, &ticket, err, errlen)) < 0)
+            goto fail;
+    } else if (g->outring) {
         /* After CUDA queued `filled` (a binary wait only after its signal). */
         if ((ret = vkcu_outring_readback(g->outring, out_slot, 1, 1, &pf->host, &pf->ticket, err, errlen)) < 0)
             return ret;
@@ -202,6 +288,7 @@ static int finish_host_copy(vkcu_gpu *g, int s, const vkcu_gpu_frame *out, int o
     return 0;
 fail:
     av_buffer_unref(&pf->host);
+    av_frame_free(&pf->vkframe);
     return ret;
 }
 
@@ -252,15 +339,21 @@ int vkcu_gpu_pop(vkcu_gpu *g, AVFrame *out, int wait, char *err, size_t errlen)
             return ret;
     }
     vkcu_gpu_stats_frame(g, pf);
-    out->format = g->host_fmt;
-    const vkcu_video_format *of = g->chain && g->chain->nb_ops ? &g->chain->ops[g->chain->nb_ops - 1]->out : NULL;
-    out->width = of ? of->width : g->ring_w;
-    out->height = of ? of->height : g->ring_h;
-    out->buf[0] = pf->host;
-    pf->host = NULL;
-    for (int p = 0; p < 4 && out->buf[0]; p++) {
-        out->data[p] = g->host_linesize[p] ? out->buf[0]->data + g->host_offset[p] : NULL;
-        out->linesize[p] = g->host_linesize[p];
+    if (pf->vkframe) {
+        av_frame_unref(out);
+        av_frame_move_ref(out, pf->vkframe);
+        av_frame_free(&pf->vkframe);
+    } else {
+        out->format = g->host_fmt;
+        const vkcu_video_format *of = g->chain && g->chain->nb_ops ? &g->chain->ops[g->chain->nb_ops - 1]->out : NULL;
+        out->width = of ? of->width : g->ring_w;
+        out->height = of ? of->height : g->ring_h;
+        out->buf[0] = pf->host;
+        pf->host = NULL;
+        for (int p = 0; p < 4 && out->buf[0]; p++) {
+            out->data[p] = g->host_linesize[p] ? out->buf[0]->data + g->host_offset[p] : NULL;
+            out->linesize[p] = g->host_linesize[p];
+        }
     }
     if (g->digest) {
         AVBufferRef *d = av_buffer_allocz(sizeof(vkcu_frame_digest));
@@ -290,8 +383,11 @@ fail:
 
 void vkcu_gpu_download_free(vkcu_gpu *g)
 {
-    for (int i = 0; i < MAX_PENDING; i++)
+    for (int i = 0; i < MAX_PENDING; i++) {
         av_buffer_unref(&g->pending[i].host);
+        av_frame_free(&g->pending[i].vkframe);
+    }
+    av_buffer_unref(&g->enc_frames);
     av_buffer_pool_uninit(&g->host_pool);
     /* The output ring: CUDA's imports before the Vulkan objects they map. */
     vkcu_outring_cuda_release(&g->outring_cu);

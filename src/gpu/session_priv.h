@@ -67,6 +67,7 @@ typedef struct pending_frame {
     int flags, repeat_pict;             /* the interlace flags of the chain's output frame */
     int vk_timed;
     int ticket;                         /* the output ring's readback (-1: a CUDA copy) */
+    AVFrame *vkframe;                   /* zero-copy encode: the encoder's frame (else NULL) */
 } pending_frame;
 
 struct vkcu_gpu {
@@ -107,6 +108,12 @@ struct vkcu_gpu {
     /* --download vulkan: the output ring (CUDA writes, Vulkan reads back) */
     vkcu_outring *outring;
     vkcu_outring_cuda outring_cu;
+    /* Zero-copy encode (vkcu_gpu_encode_into): the encoder's frames context;
+     * the ring's slots then hold NV12/P010 (semi-planar) frames at these offsets. */
+    AVBufferRef *enc_frames;
+    VkImageLayout enc_layout;           /* the layout the frames are left in */
+    size_t enc_offset[2];
+    int enc_pitch[2];
     /* Frames hashed on the GPU (cfg.digest_instead): digests instead of frames. */
     int digest;
     void *b3_scratch;                   /* device: the tree's chaining values */

@@ -2,10 +2,13 @@
 /*
  * Vulkan Video encode support: the device behind `--encoder
  * h264_vulkan|hevc_vulkan` (gpu/device.c: the GPU's UUID-matched shared
- * device, never a second device opened by ordinal), and the first (upload)
- * path into FFmpeg's Vulkan encoders. CUDA writing straight into the
- * encoder's input images (DESIGN.md §6) needs a device with an encode
- * queue to be built against; the H200 has none.
+ * device, never a second device opened by ordinal), the encoder's frames
+ * context, and the upload of host frames into it (the CPU backend, and GPU
+ * jobs whose frames cannot come from the output ring). The GPU backend's
+ * frames normally reach the encoder without the host: the output ring's
+ * slots, written in NV12/P010 layout, are copied into the encoder's images
+ * on the GPU (gpu.h: vkcu_gpu_encode_into; docs/gpu-rings.md). No device
+ * here has an encode queue, so that path is written, not run.
  */
 #include <stdio.h>
 #include <string.h>

@@ -51,7 +51,14 @@ if [ "$rc" = 5 ] && [ ! -e "$out/v.mkv" ] && [ "$(wc -l < "$out/v.err")" = 1 ] &
   grep -qF "no Vulkan video encode queue for H.264 on $gpu_name;" "$out/v.err"; then
   echo "PASS transcode-h264_vulkan refused on the UUID-matched GPU ($gpu_name): $(cat "$out/v.err")"
 elif [ "$rc" = 0 ]; then
-  echo "PASS transcode-h264_vulkan: this GPU has a Vulkan encode queue and encoded"
+  # An encode queue (not on any machine here): the frames must reach the
+  # encoder through the output ring (zero-copy), not through the host.
+  "$VKCU" "$MEDIA/h264-aac.mp4" --backend gpu --encoder h264_vulkan -v -y -o "$out/v.mkv" 2> "$out/v.err"
+  if grep -q "copied into the encoder's images on the GPU" "$out/v.err"; then
+    echo "PASS transcode-h264_vulkan: this GPU has a Vulkan encode queue; frames reached it from the output ring"
+  else
+    echo "FAIL transcode-h264_vulkan: encoded, but not from the output ring: $(grep -i 'vulkan encoder\|output ring' "$out/v.err" | head -2 | tr '\n' ' ')"
+  fi
 else
   echo "FAIL transcode-h264_vulkan: exit $rc: $(tail -2 "$out/v.err" | tr '\n' ' ')"
 fi
