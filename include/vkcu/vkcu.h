@@ -8,6 +8,7 @@
  *   chain.h    operator chains, the frame callback
  *   job.h      the context (settings, callbacks) and the jobs run through it
  *   regress.h  hash algorithms, compare, verify
+ *   batch.h    a job over every file of a folder
  *
  * Link with `pkg-config --cflags --libs vkcu`. Frames handed to callbacks
  * are FFmpeg AVFrames: include <libavutil/frame.h> to read them.
@@ -20,5 +21,6 @@
 #include "chain.h"
 #include "job.h"
 #include "regress.h"
+#include "batch.h"
 
 #endif

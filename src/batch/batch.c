@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Batch runner: folder listing (sorted byte-wise so that every shard of a
- * Slurm array sees the same order), output mapping, N worker threads each
- * running one vkcu_job_run at a time, the JSON-lines report and the batch
- * progress line. Memory per file is a few paths; everything heavy lives in
- * the jobs, of which at most `jobs` exist at once.
+ * Batch runner behind vkcu_batch_run (include/vkcu/batch.h): folder
+ * listing (sorted byte-wise so that every shard of a Slurm array sees the
+ * same order), output mapping, N worker threads each running one job at a
+ * time on the caller's context, the JSON-lines report, and the file and
+ * progress callbacks. Memory per file is a few paths; everything heavy
+ * lives in the jobs, of which at most `jobs` exist at once.
+ *
+ * Messages name settings and files, never a command-line option: a program
+ * that wants its own words for a file's fate gets the reason codes through
+ * the file callback (the CLI adds its option names there).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -23,16 +28,16 @@
 
 #include <cuda_runtime_api.h>
 
-#include "batch.h"
+#include <vkcu/batch.h>
 #include "util/json.h"
 #include "util/log.h"
 #include "util/number.h"
+#include "core/context.h"
 #include "core/stage.h"
 #include "util/xxhash64.h"
 #include "gpu/device.h"
 
-enum file_status { FILE_PENDING = 0, FILE_DONE, FILE_SKIPPED, FILE_FAILED, FILE_INTERRUPTED };
-static const char *const status_names[] = { "pending", "done", "skipped", "failed", "interrupted" };
+static const char *const status_names[] = { "done", "skipped", "failed", "interrupted", "planned" };
 
 typedef struct batch_file {
     char *rel;               /* path relative to in_dir */
@@ -46,7 +51,8 @@ typedef struct file_list {
 } file_list;
 
 typedef struct batch_run {
-    const vkcu_batch_params *p;
+    const vkcu_batch_settings *p;
+    vkcu_context *ctx;
     vkcu_batch_result *r;
     batch_file *files; /* this shard's files */
     int nb_files;
@@ -59,21 +65,30 @@ typedef struct batch_run {
     int workers_left;
     int processed;     /* done + failed (for the ETA) */
     double start;
-    int progress_shown;
+    int worst_error;   /* highest-priority error of a file, 0 when none failed */
 } batch_run;
 
-void vkcu_batch_params_default(vkcu_batch_params *p)
+void vkcu_batch_default_settings(vkcu_batch_settings *s)
 {
-    memset(p, 0, sizeof(*p));
-    vkcu_job_params_default(&p->job);
-    p->extension = ".mkv";
-    p->jobs = 1;
-    p->shard_count = 1;
-    p->progress = 1;
-    p->listing = stdout;
+    memset(s, 0, sizeof(*s));
+    vkcu_default_job(&s->job);
+    s->extension = ".mkv";
+    s->jobs = 1;
+    s->shard_count = 1;
 }
 
 /* ---- listing ---- */
+
+/* Message text (long paths are cut, not refused). */
+static void text_cut(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void text_cut(char *buf, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+}
+
 
 static int match_any(const char *const *globs, int n, const char *rel, const char *name)
 {
@@ -112,14 +127,14 @@ typedef struct skip_inode {
  * lists its inode. An existing report file that would be taken as an
  * input is not listed: its path goes to `report_hit` (the batch then
  * refuses to write the report over it). */
-static int walk(const vkcu_batch_params *p, const char *rel, const skip_inode *skip, int nb_skip,
+static int walk(const vkcu_batch_settings *p, const char *rel, const skip_inode *skip, int nb_skip,
                 const skip_inode *report, char *report_hit, file_list *l, char *err, size_t errlen)
 {
     char dir[PATH_MAX];
     snprintf(dir, sizeof(dir), "%s%s%s", p->in_dir, *rel ? "/" : "", rel);
     DIR *d = opendir(dir);
     if (!d) {
-        snprintf(err, errlen, "%s: cannot read the folder: %s", dir, strerror(errno));
+        text_cut(err, errlen, "%s: cannot read the folder: %s", dir, strerror(errno));
         return VKCU_ERR_INPUT;
     }
     int ret = 0;
@@ -224,122 +239,14 @@ static void list_free(file_list *l)
     memset(l, 0, sizeof(*l));
 }
 
-/* ---- devices and shards ---- */
+/* ---- devices ---- */
 
-int vkcu_batch_parse_devices(const char *text, int *devices, int max, char *err, size_t errlen)
+int vkcu_cuda_device_count(void)
 {
-    if (!strcmp(text, "all")) {
-        int n = 0;
-        if (cudaGetDeviceCount(&n) != cudaSuccess)
-            n = 0; /* no driver or no GPU: nothing to spread over */
-        if (n > max)
-            n = max;
-        for (int i = 0; i < n; i++)
-            devices[i] = i;
-        return n;
-    }
     int n = 0;
-    const char *s = text;
-    for (;;) {
-        char item[32];
-        size_t len = strcspn(s, ",");
-        const char *end = s + len;
-        int64_t x = -1;
-        if (len < sizeof(item)) {
-            memcpy(item, s, len);
-            item[len] = 0;
-        }
-        if (len >= sizeof(item) || vkcu_parse_int(item, 0, 63, &x) < 0) {
-            snprintf(err, errlen, "--devices: '%s' is not 'all' or a list of CUDA ordinals in [0, 63] such as 0,1,2",
-                     text);
-            return -1;
-        }
-        for (int i = 0; i < n; i++)
-            if (devices[i] == (int)x) {
-                snprintf(err, errlen, "--devices: device %d is listed twice in '%s'", (int)x, text);
-                return -1;
-            }
-        if (n == max) {
-            snprintf(err, errlen, "--devices: more than %d devices in '%s'", max, text);
-            return -1;
-        }
-        devices[n++] = (int)x;
-        if (!*end)
-            return n;
-        s = end + 1;
-    }
-}
-
-static int env_int(const char *name, long *out, char *err, size_t errlen)
-{
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return 0;
-    int64_t x;
-    if (vkcu_parse_int(v, 0, INT_MAX, &x) < 0) {
-        snprintf(err, errlen, "%s='%s' is not an integer in [0, %d]", name, v, INT_MAX);
-        return -1;
-    }
-    *out = (long)x;
-    return 1;
-}
-
-int vkcu_batch_shard_from_env(int count_hint, int *index, int *count, char *source, size_t sourcelen, char *err,
-                              size_t errlen)
-{
-    long id = 0, n = 0, min = 0, step = 1;
-    int has_id = env_int("SLURM_ARRAY_TASK_ID", &id, err, errlen);
-    if (has_id < 0)
-        return -1;
-    if (has_id) {
-        int has_n = env_int("SLURM_ARRAY_TASK_COUNT", &n, err, errlen);
-        if (has_n < 0 || env_int("SLURM_ARRAY_TASK_MIN", &min, err, errlen) < 0 ||
-            env_int("SLURM_ARRAY_TASK_STEP", &step, err, errlen) < 0)
-            return -1;
-        if (!has_n || n < 1) {
-            snprintf(err, errlen, "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not (use --shard i/N)");
-            return -1;
-        }
-        if (step < 1)
-            step = 1;
-        long k = (id - min) / step;
-        if (id < min || (id - min) % step || k >= n) {
-            snprintf(err, errlen, "SLURM_ARRAY_TASK_ID=%ld does not fit an array of %ld tasks from %ld step %ld "
-                     "(use --shard i/N)", id, n, min, step);
-            return -1;
-        }
-        *index = (int)k;
-        *count = (int)n;
-        snprintf(source, sourcelen, "SLURM_ARRAY_TASK_ID=%ld of SLURM_ARRAY_TASK_COUNT=%ld", id, n);
-        return 1;
-    }
-    long k8s = 0;
-    int has_k8s = env_int("JOB_COMPLETION_INDEX", &k8s, err, errlen);
-    if (has_k8s < 0)
-        return -1;
-    if (!has_k8s)
-        return 0;
-    const char *count_src = "--shard-count";
-    n = count_hint;
-    if (n <= 0) {
-        int has_n = env_int("VKCU_SHARD_COUNT", &n, err, errlen);
-        if (has_n < 0)
-            return -1;
-        if (!has_n || n < 1) {
-            snprintf(err, errlen, "JOB_COMPLETION_INDEX is set: give the number of shards with --shard-count N "
-                     "or VKCU_SHARD_COUNT (the Job's completions)");
-            return -1;
-        }
-        count_src = "VKCU_SHARD_COUNT";
-    }
-    if (k8s >= n) {
-        snprintf(err, errlen, "JOB_COMPLETION_INDEX=%ld is not below the shard count %ld (%s)", k8s, n, count_src);
-        return -1;
-    }
-    *index = (int)k8s;
-    *count = (int)n;
-    snprintf(source, sourcelen, "JOB_COMPLETION_INDEX=%ld of %s=%ld", k8s, count_src, n);
-    return 1;
+    if (cudaGetDeviceCount(&n) != cudaSuccess)
+        n = 0; /* no driver or no GPU: nothing to spread over */
+    return n;
 }
 
 /* ---- report ---- */
@@ -354,7 +261,7 @@ static void report_line(batch_run *b, json_t *j)
     fflush(b->report);
 }
 
-static void report_file(batch_run *b, const batch_file *f, const char *in, const char *out, enum file_status st,
+static void report_file(batch_run *b, const batch_file *f, const char *in, const char *out, enum vkcu_batch_status st,
                         const vkcu_job_result *jr, int err, int device, const char *why, const char *reason)
 {
     if (!b->report)
@@ -407,26 +314,24 @@ static void report_summary(batch_run *b, int ret)
 
 /* ---- progress ---- */
 
-static void progress_line(batch_run *b, int final)
+/* Under b->lock. */
+static void progress_report(batch_run *b, int final)
 {
     const vkcu_batch_result *r = b->r;
+    vkcu_batch_progress info;
+    memset(&info, 0, sizeof(info));
     double el = vkcu_now() - b->start;
-    int finished = r->done + r->skipped + r->failed + r->interrupted;
-    char eta[32] = "--:--";
-    int left = r->total - finished;
-    if (final) {
-        snprintf(eta, sizeof(eta), "0:00");
-    } else if (b->processed > 0 && el > 0) {
-        /* Files finish at the rate seen so far (all streams together). */
-        int secs = (int)(el / b->processed * left);
-        snprintf(eta, sizeof(eta), "%d:%02d", secs / 60, secs % 60);
-    }
-    fprintf(stderr, "\rbatch: %d/%d files (%d running, %d failed), %lld frames, %.1f fps, ETA %s   ", finished,
-            r->total, b->running, r->failed, (long long)r->frames, el > 0 ? r->frames / el : 0.0, eta);
-    if (final)
-        fputc('\n', stderr);
-    fflush(stderr);
-    b->progress_shown = 1;
+    info.total = r->total;
+    info.finished = r->done + r->skipped + r->failed + r->interrupted;
+    info.running = b->running;
+    info.failed = r->failed;
+    info.frames = r->frames;
+    info.elapsed = el;
+    info.fps = el > 0 ? r->frames / el : 0.0;
+    /* Files finish at the rate seen so far (all streams together). */
+    info.eta = final ? 0.0 : b->processed > 0 && el > 0 ? el / b->processed * (info.total - info.finished) : -1.0;
+    info.final = final;
+    b->p->progress_callback(b->p->progress_opaque, &info);
 }
 
 /* ---- one file ---- */
@@ -451,7 +356,7 @@ static int mkdirs_for(const char *path, char *err, size_t errlen)
             continue;
         *s = 0;
         if (mkdir(buf, 0777) < 0 && errno != EEXIST) {
-            snprintf(err, errlen, "%s: cannot create the output folder %s: %s", path, buf, strerror(errno));
+            text_cut(err, errlen, "%s: cannot create the output folder %s: %s", path, buf, strerror(errno));
             return VKCU_ERR_OUTPUT;
         }
         *s = '/';
@@ -498,16 +403,6 @@ static int run_hash_job(vkcu_job_params *jp, const char *out, vkcu_job_result *j
 }
 
 /* ---- what an output was made with ---- */
-
-/* Message text (long paths are cut, not refused). */
-static void text_cut(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void text_cut(char *buf, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, len, fmt, ap);
-    va_end(ap);
-}
 
 /* Everything that decides an output's bytes, one "key=value" a line: the
  * input (size and modification time), the chain, the encoder and its
@@ -619,8 +514,9 @@ static int record_matches(const char *out, const char *settings, char *why, size
     return 0;
 }
 
-static void log_line(batch_run *b, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void log_line(batch_run *b, int level, const char *fmt, ...)
+/* Under b->lock, so that the batch's messages and its callbacks never overlap. */
+static void log_line(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void log_line(int level, const char *fmt, ...)
 {
     if (level > vkcu_log_level())
         return;
@@ -629,66 +525,83 @@ static void log_line(batch_run *b, int level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    if (b->progress_shown)
-        fputs("\r\033[K", stderr); /* under the lock: the progress line is redrawn next tick */
     vkcu_log(level, "%s", msg);
+}
+
+/* The file callback, and the library's own line for a failure that the
+ * callback did not report. Under b->lock. */
+static void file_outcome(batch_run *b, const vkcu_batch_file *bf)
+{
+    const vkcu_batch_settings *p = b->p;
+    int reported = p->file_callback ? p->file_callback(p->file_opaque, bf) : 0;
+    if (!p->dry_run && !reported && (bf->status == VKCU_BATCH_FAILED || bf->status == VKCU_BATCH_INTERRUPTED))
+        log_line(VKCU_LOG_ERROR, "%s", bf->message);
 }
 
 static void process_file(batch_run *b, int k, int slot)
 {
-    const vkcu_batch_params *p = b->p;
+    const vkcu_batch_settings *p = b->p;
     const batch_file *f = &b->files[k];
     char in[PATH_MAX + 1], out[PATH_MAX + 1];
     snprintf(in, sizeof(in), "%s/%s", p->in_dir, f->rel);
     snprintf(out, sizeof(out), "%s/%s", p->out_dir, f->out_rel);
-    int device = p->nb_devices ? p->devices[slot % p->nb_devices] : p->job.device;
+    vkcu_job_params jp;
+    vkcu_context_describe(b->ctx, &p->job, &jp);
+    int device = p->nb_devices ? p->devices[slot % p->nb_devices] : jp.device;
     vkcu_job_result jr;
     memset(&jr, 0, sizeof(jr));
-    enum file_status st;
-    int ret = 0, claim = -1, busy = 0;
+    enum vkcu_batch_status st;
+    enum vkcu_batch_reason reason = VKCU_BATCH_REASON_JOB;
+    const char *detail = "";
+    int ret = 0, claim = -1, ran = 0;
     long holder = 0;
     struct stat sb;
     char settings[8192], why[1024] = "", note[1200] = "";
-    vkcu_job_params jp = p->job;
     jp.input = in;
     jp.output = out;
     jp.device = device;
-    jp.progress = 0;
     jp.overwrite = p->overwrite;
+    jp.hash_out_name = out;
     settings_text(&jp, in, settings, sizeof(settings));
 
     if (f->same_output) {
-        job_error(&jr, "%s: its output %s is also the output of %s (rename one of them, or "
-                 "leave one out with --exclude)", in, out, f->same_output);
+        job_error(&jr, "%s: its output %s is also the output of %s (rename one of them, or leave one out "
+                  "with an exclude pattern)", in, out, f->same_output);
+        reason = VKCU_BATCH_REASON_SAME_OUTPUT;
+        detail = f->same_output;
         ret = VKCU_ERR_USAGE;
     } else if ((ret = mkdirs_for(out, jr.error, sizeof(jr.error))) < 0) {
         /* reported below */
     } else if ((ret = (vkcu_outfile_clean_beside(out),
                        vkcu_outfile_claim(out, &claim, &holder, jr.error, sizeof(jr.error)))) == 0) {
         /* Another vkcu (a second batch over this folder, a Slurm task) works on it. */
-        busy = 1;
         if (holder > 0)
             snprintf(note, sizeof(note), "another vkcu process (pid %ld) is working on it", holder);
         else
             snprintf(note, sizeof(note), "another vkcu process is working on it");
-        st = FILE_SKIPPED;
+        reason = VKCU_BATCH_REASON_BUSY;
+        st = VKCU_BATCH_SKIPPED;
         goto record;
     } else if (ret < 0) {
         /* reported below */
     } else if (stat(out, &sb) == 0 && p->resume && record_matches(out, settings, why, sizeof(why))) {
         snprintf(note, sizeof(note), "done earlier with the same settings");
-        st = FILE_SKIPPED;
+        reason = VKCU_BATCH_REASON_UP_TO_DATE;
+        st = VKCU_BATCH_SKIPPED;
         goto record;
     } else if (stat(out, &sb) == 0 && p->resume && !p->overwrite) {
-        job_error(&jr, "%s: exists, but %s; use -y with --resume to redo it", out, why);
+        job_error(&jr, "%s: exists, but %s; it is redone only when overwriting is allowed", out, why);
+        reason = VKCU_BATCH_REASON_EXISTS_CHANGED;
+        detail = why;
         ret = VKCU_ERR_OUTPUT;
     } else if (stat(out, &sb) == 0 && !p->overwrite) {
-        job_error(&jr, "%s: already exists (use --resume to skip finished files, or -y to "
-                 "replace them)", out);
+        job_error(&jr, "%s: already exists (resuming skips finished files; overwriting replaces them)", out);
+        reason = VKCU_BATCH_REASON_EXISTS;
         ret = VKCU_ERR_OUTPUT;
     } else {
         if (why[0])
-            log_line(b, VKCU_LOG_INFO, "batch: %s: redone: %s", out, why);
+            log_line(VKCU_LOG_INFO, "batch: %s: redone: %s", out, why);
+        ran = 1;
         ret = jp.sink == VKCU_SINK_HASH ? run_hash_job(&jp, out, &jr) : vkcu_job_run(&jp, &jr);
         if (ret < 0 && !jr.error[0]) {
             char buf[128];
@@ -697,34 +610,42 @@ static void process_file(batch_run *b, int k, int slot)
         if (ret >= 0)
             ret = write_record(out, settings, jr.error, sizeof(jr.error));
     }
-    st = ret >= 0 ? FILE_DONE : ret == VKCU_ERR_INTERRUPT ? FILE_INTERRUPTED : FILE_FAILED;
+    st = ret >= 0 ? VKCU_BATCH_DONE : ret == VKCU_ERR_INTERRUPT ? VKCU_BATCH_INTERRUPTED : VKCU_BATCH_FAILED;
+    if (st == VKCU_BATCH_DONE)
+        reason = VKCU_BATCH_REASON_NONE;
 record:
     vkcu_outfile_release(out, claim);
     pthread_mutex_lock(&b->lock);
     vkcu_batch_result *r = b->r;
-    if (st == FILE_DONE) {
+    int busy = reason == VKCU_BATCH_REASON_BUSY;
+    int on_gpu = jr.path == VKCU_PATH_VULKAN_CUDA || jr.path == VKCU_PATH_SW_UPLOAD_CUDA;
+    if (st == VKCU_BATCH_DONE) {
         r->done++;
         r->frames += jr.frames_out;
         b->processed++;
-        log_line(b, VKCU_LOG_VERBOSE, "batch: %s -> %s: %lld frames, %.1f fps, path %s", f->rel, out,
+        log_line(VKCU_LOG_VERBOSE, "batch: %s -> %s: %lld frames, %.1f fps, path %s", f->rel, out,
                  (long long)jr.frames_out, jr.fps, vkcu_path_name(jr.path));
-    } else if (st == FILE_SKIPPED) {
+    } else if (st == VKCU_BATCH_SKIPPED) {
         r->skipped++;
-        log_line(b, busy ? VKCU_LOG_INFO : VKCU_LOG_VERBOSE, "batch: %s: skipped: %s", f->rel, note);
+        detail = note;
+        log_line(busy ? VKCU_LOG_INFO : VKCU_LOG_VERBOSE, "batch: %s: skipped: %s", f->rel, note);
     } else {
-        if (st == FILE_INTERRUPTED)
+        if (st == VKCU_BATCH_INTERRUPTED)
             r->interrupted++;
         else
             r->failed++;
         b->processed++;
-        log_line(b, VKCU_LOG_ERROR, "%s", jr.error);
     }
-    if (ret < 0 && (!r->worst_error || error_rank(ret) < error_rank(r->worst_error)))
-        r->worst_error = ret;
-    report_file(b, f, in, st == FILE_DONE || (st == FILE_SKIPPED && !busy) ? out : NULL, st,
-                st == FILE_SKIPPED ? NULL : &jr, ret < 0 ? ret : 0,
-                jr.path == VKCU_PATH_VULKAN_CUDA || jr.path == VKCU_PATH_SW_UPLOAD_CUDA ? device : -1,
-                ret < 0 ? jr.error : NULL, st == FILE_SKIPPED ? note : NULL);
+    vkcu_batch_file bf = { .index = k, .file = f->rel, .input = in, .output = out, .status = st,
+                           .reason = reason, .detail = detail, .error = ret < 0 ? ret : 0,
+                           .message = ret < 0 ? jr.error : "", .job = ran ? &jr : NULL,
+                           .device = on_gpu ? device : -1 };
+    file_outcome(b, &bf);
+    if (ret < 0 && (!b->worst_error || error_rank(ret) < error_rank(b->worst_error)))
+        b->worst_error = ret;
+    report_file(b, f, in, st == VKCU_BATCH_DONE || (st == VKCU_BATCH_SKIPPED && !busy) ? out : NULL, st,
+                st == VKCU_BATCH_SKIPPED ? NULL : &jr, ret < 0 ? ret : 0, on_gpu ? device : -1,
+                ret < 0 ? jr.error : NULL, st == VKCU_BATCH_SKIPPED ? note : NULL);
     pthread_mutex_unlock(&b->lock);
 }
 
@@ -757,127 +678,141 @@ static void *worker_main(void *arg)
 
 /* ---- the batch ---- */
 
-/* A file name as a shell word that gives back exactly its bytes: as it is
- * when it holds only characters no shell treats specially; in single
- * quotes otherwise (a quote itself as '\''); and when it holds control
- * characters (a newline, say), as bash's $'...' with \n, \t and \xHH,
- * so that each file stays on one line of the listing. */
-static void shell_word(FILE *f, const char *s)
-{
-    int plain = *s != 0, control = 0;
-    for (const unsigned char *u = (const unsigned char *)s; *u; u++) {
-        if (*u < 0x20 || *u == 0x7f)
-            control = 1;
-        if (!((*u >= 'a' && *u <= 'z') || (*u >= 'A' && *u <= 'Z') || (*u >= '0' && *u <= '9') ||
-              strchr("_-./+,:=@%", *u)))
-            plain = 0;
-    }
-    if (plain) {
-        fputs(s, f);
-    } else if (!control) {
-        fputc('\'', f);
-        for (const char *c = s; *c; c++)
-            if (*c == '\'')
-                fputs("'\\''", f);
-            else
-                fputc(*c, f);
-        fputc('\'', f);
-    } else {
-        fputs("$'", f);
-        for (const unsigned char *u = (const unsigned char *)s; *u; u++) {
-            if (*u == '\n')
-                fputs("\\n", f);
-            else if (*u == '\t')
-                fputs("\\t", f);
-            else if (*u == '\'' || *u == '\\')
-                fprintf(f, "\\%c", *u);
-            else if (*u < 0x20 || *u == 0x7f)
-                fprintf(f, "\\x%02x", *u);
-            else
-                fputc(*u, f);
-        }
-        fputc('\'', f);
-    }
-}
-
+/* Each file's fate without touching anything, in the order of the list. */
 static void dry_run(batch_run *b)
 {
-    const vkcu_batch_params *p = b->p;
-    int to_process = 0, skip = 0, fail = 0;
+    const vkcu_batch_settings *p = b->p;
+    vkcu_batch_result *r = b->r;
+    vkcu_job_params job;
+    vkcu_context_describe(b->ctx, &p->job, &job);
+    job.overwrite = p->overwrite;
     for (int k = 0; k < b->nb_files; k++) {
         const batch_file *f = &b->files[k];
-        char out[PATH_MAX + 1], in[PATH_MAX + 1], settings[8192], differs[1024], note[1200];
+        char out[PATH_MAX + 1], in[PATH_MAX + 1], settings[8192], differs[1024] = "";
+        vkcu_job_result jr; /* only its error line */
         struct stat sb;
         snprintf(out, sizeof(out), "%s/%s", p->out_dir, f->out_rel);
-        const char *verdict, *why = NULL;
         snprintf(in, sizeof(in), "%s/%s", p->in_dir, f->rel);
-        vkcu_job_params job = p->job;
+        jr.error[0] = 0;
         job.input = in;
+        job.output = out;
+        vkcu_batch_file bf = { .index = k, .file = f->rel, .input = in, .output = out, .status = VKCU_BATCH_PLANNED,
+                               .reason = VKCU_BATCH_REASON_NONE, .detail = "", .message = jr.error, .device = -1 };
+        int exists = stat(out, &sb) == 0;
         if (f->same_output) {
-            verdict = "fail    ";
-            why = "same output as another input";
-            fail++;
-        } else if (stat(out, &sb) == 0 && p->resume &&
-                   (settings_text(&job, in, settings, sizeof(settings)), record_matches(out, settings, differs, sizeof(differs)))) {
-            verdict = "skip    ";
-            why = "exists, made with the same settings";
-            skip++;
-        } else if (stat(out, &sb) == 0 && p->resume && !p->overwrite) {
-            verdict = "fail    ";
-            text_cut(note, sizeof(note), "exists, but %s (use -y with --resume to redo it)", differs);
-            why = note;
-            fail++;
-        } else if (stat(out, &sb) == 0 && !p->overwrite) {
-            verdict = "fail    ";
-            why = "exists (use --resume or -y)";
-            fail++;
-        } else {
-            verdict = "process ";
-            to_process++;
+            bf.status = VKCU_BATCH_FAILED;
+            bf.reason = VKCU_BATCH_REASON_SAME_OUTPUT;
+            bf.detail = f->same_output;
+            bf.error = VKCU_ERR_USAGE;
+            job_error(&jr, "%s: its output %s is also the output of %s", in, out, f->same_output);
+        } else if (exists && p->resume &&
+                   (settings_text(&job, in, settings, sizeof(settings)),
+                    record_matches(out, settings, differs, sizeof(differs)))) {
+            bf.status = VKCU_BATCH_SKIPPED;
+            bf.reason = VKCU_BATCH_REASON_UP_TO_DATE;
+            bf.detail = "done earlier with the same settings";
+        } else if (exists && p->resume && !p->overwrite) {
+            bf.status = VKCU_BATCH_FAILED;
+            bf.reason = VKCU_BATCH_REASON_EXISTS_CHANGED;
+            bf.detail = differs;
+            bf.error = VKCU_ERR_OUTPUT;
+            job_error(&jr, "%s: exists, but %s", out, differs);
+        } else if (exists && !p->overwrite) {
+            bf.status = VKCU_BATCH_FAILED;
+            bf.reason = VKCU_BATCH_REASON_EXISTS;
+            bf.error = VKCU_ERR_OUTPUT;
+            job_error(&jr, "%s: already exists", out);
         }
-        /* "VERDICT IN to OUT  # why": every word a shell word (an arrow
-         * would be a redirection), so that a script can read the listing
-         * back with the shell, whatever the names hold. */
-        fprintf(p->listing, "%s ", verdict);
-        shell_word(p->listing, f->rel);
-        fputs(" to ", p->listing);
-        shell_word(p->listing, out);
-        if (why && f->same_output) {
-            fprintf(p->listing, "  # %s: ", why);
-            shell_word(p->listing, f->same_output);
-        } else if (why) {
-            fprintf(p->listing, "  # %s", why);
-        }
-        fputc('\n', p->listing);
+        r->planned += bf.status == VKCU_BATCH_PLANNED;
+        r->skipped += bf.status == VKCU_BATCH_SKIPPED;
+        r->failed += bf.status == VKCU_BATCH_FAILED;
+        pthread_mutex_lock(&b->lock);
+        file_outcome(b, &bf);
+        pthread_mutex_unlock(&b->lock);
     }
-    fflush(p->listing);
-    fprintf(stderr, "batch: dry run: %d to process, %d to skip, %d would fail (shard %s, %d files)\n", to_process, skip,
-            fail, b->shard_text, b->nb_files);
 }
 
-int vkcu_batch_run(const vkcu_batch_params *p, vkcu_batch_result *r, char *err, size_t errlen)
+/* Refuses an integer setting outside [lo, hi], naming it. */
+#define RANGE(what, value, lo, hi)                                                                   \
+    do {                                                                                             \
+        if ((long long)(value) < (long long)(lo) || (long long)(value) > (long long)(hi))            \
+            return vkcu_invalid(err, errlen, "batch: %s %lld is out of range [%lld, %lld]", what,    \
+                                (long long)(value), (long long)(lo), (long long)(hi));               \
+    } while (0)
+
+static int check_globs(const char *what, const char *const *globs, int n, char *err, size_t errlen)
+{
+    if (n < 0)
+        return vkcu_invalid(err, errlen, "batch: %s %d is negative", what, n);
+    for (int i = 0; i < n; i++)
+        if (!globs || !globs[i])
+            return vkcu_invalid(err, errlen, "batch: %s %d of %d is missing (NULL)", what, i + 1, n);
+    return 0;
+}
+
+static int check_batch(const vkcu_batch_settings *p, char *err, size_t errlen)
+{
+    if (!p->in_dir || !*p->in_dir)
+        return vkcu_invalid(err, errlen, "batch: no input folder given");
+    if (!p->out_dir || !*p->out_dir)
+        return vkcu_invalid(err, errlen, "batch: no output folder given");
+    const char *e = p->extension;
+    if (!e || e[0] != '.' || !e[1] || strlen(e) > 17 || strchr(e, '/'))
+        return vkcu_invalid(err, errlen, "batch: the output extension '%s' is not a dot and 1 to 16 characters "
+                            "without '/' (such as \".mkv\")", e ? e : "(none)");
+    RANGE("job count", p->jobs, 1, VKCU_BATCH_MAX_JOBS);
+    RANGE("recursive flag", p->recursive, 0, 1);
+    RANGE("resume flag", p->resume, 0, 1);
+    RANGE("overwrite flag", p->overwrite, 0, 1);
+    RANGE("dry-run flag", p->dry_run, 0, 1);
+    RANGE("shard count", p->shard_count, 1, VKCU_BATCH_MAX_SHARDS);
+    RANGE("shard index", p->shard_index, 0, p->shard_count - 1);
+    int ret = check_globs("include pattern count", p->include, p->nb_include, err, errlen);
+    if (ret >= 0)
+        ret = check_globs("exclude pattern count", p->exclude, p->nb_exclude, err, errlen);
+    if (ret < 0)
+        return ret;
+    RANGE("device count", p->nb_devices, 0, VKCU_BATCH_MAX_DEVICES);
+    for (int i = 0; i < p->nb_devices; i++) {
+        RANGE("device ordinal", p->devices[i], 0, 63);
+        for (int j = 0; j < i; j++)
+            if (p->devices[j] == p->devices[i])
+                return vkcu_invalid(err, errlen, "batch: device %d is listed twice", p->devices[i]);
+    }
+    if (p->job.sink != VKCU_SINK_ENCODE && p->job.sink != VKCU_SINK_HASH)
+        return vkcu_invalid(err, errlen, "batch: the job's sink must be the encode or the hash sink (a batch writes "
+                            "one output per file)");
+    /* The per-file fields get stand-ins: the rest of the job is checked as vkcu_run would. */
+    vkcu_job job = p->job;
+    job.input = p->in_dir;
+    job.output = p->out_dir;
+    job.hash_out = stdout;
+    job.overwrite = p->overwrite;
+    return vkcu_check_job(&job, err, errlen);
+}
+
+/* Under the context's log target. A failure before any file ran leaves its
+ * reason in r->error (logged by the caller). */
+static int batch_run_files(vkcu_context *ctx, const vkcu_batch_settings *p, vkcu_batch_result *r)
 {
     batch_run b_ = { 0 }, *b = &b_;
     file_list all = { 0 };
     pthread_t *threads = NULL;
     void **args = NULL;
     int ret = 0, started = 0;
+    char *err = r->error;
+    size_t errlen = sizeof(r->error);
     struct stat st;
-    memset(r, 0, sizeof(*r));
     b->p = p;
+    b->ctx = ctx;
     b->r = r;
     pthread_mutex_init(&b->lock, NULL);
     pthread_cond_init(&b->changed, NULL);
-    int count = p->shard_count > 1 ? p->shard_count : 1;
-    snprintf(b->shard_text, sizeof(b->shard_text), "%d/%d", count > 1 ? p->shard_index : 0, count);
+    int count = p->shard_count;
+    snprintf(b->shard_text, sizeof(b->shard_text), "%d/%d", p->shard_index, count);
 
-    if (p->jobs < 1 || (count > 1 && (p->shard_index < 0 || p->shard_index >= count))) {
-        snprintf(err, errlen, "batch: bad jobs or shard parameters");
-        ret = VKCU_ERR_USAGE;
-        goto fail;
-    }
     if (stat(p->in_dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "%s: %s (the first argument of batch is the input folder)", p->in_dir,
+        text_cut(err, errlen, "%s: %s (the batch's input folder)", p->in_dir,
                  stat(p->in_dir, &st) < 0 ? "no such folder" : "not a folder");
         ret = VKCU_ERR_INPUT;
         goto fail;
@@ -887,13 +822,12 @@ int vkcu_batch_run(const vkcu_batch_params *p, vkcu_batch_result *r, char *err, 
     char in_real[PATH_MAX], out_real[PATH_MAX];
     if (stat(p->out_dir, &st) == 0) {
         if (!S_ISDIR(st.st_mode)) {
-            snprintf(err, errlen, "%s: exists and is not a folder (the second argument of batch is the output folder)",
-                     p->out_dir);
+            text_cut(err, errlen, "%s: exists and is not a folder (the batch's output folder)", p->out_dir);
             ret = VKCU_ERR_OUTPUT;
             goto fail;
         }
         if (realpath(p->in_dir, in_real) && realpath(p->out_dir, out_real) && !strcmp(in_real, out_real)) {
-            snprintf(err, errlen, "%s: the output folder is the input folder (outputs would replace or be taken "
+            text_cut(err, errlen, "%s: the output folder is the input folder (outputs would replace or be taken "
                      "for inputs): choose another one", p->out_dir);
             ret = VKCU_ERR_USAGE;
             goto fail;
@@ -917,15 +851,15 @@ int vkcu_batch_run(const vkcu_batch_params *p, vkcu_batch_result *r, char *err, 
         const char *inputs[] = { report_hit[0] ? report_hit : NULL, NULL };
         b->report = vkcu_outfile_create(p->report_path, p->overwrite, inputs, why, sizeof(why));
         if (!b->report) {
-            snprintf(err, errlen, "cannot write the report: %s", why);
+            text_cut(err, errlen, "cannot write the report: %s", why);
             ret = VKCU_ERR_OUTPUT;
             goto fail;
         }
     }
     if (all.n == 0) {
-        snprintf(err, errlen, "%s: no input files (hidden files are skipped%s%s)", p->in_dir,
-                 p->recursive ? "" : "; --recursive takes subfolders",
-                 p->nb_include || p->nb_exclude ? "; check --include/--exclude" : "");
+        text_cut(err, errlen, "%s: no input files (hidden files are skipped%s%s)", p->in_dir,
+                 p->recursive ? "" : "; subfolders are taken only by a recursive batch",
+                 p->nb_include || p->nb_exclude ? "; check the include and exclude patterns" : "");
         ret = VKCU_ERR_INPUT;
         goto fail;
     }
@@ -939,7 +873,7 @@ int vkcu_batch_run(const vkcu_batch_params *p, vkcu_batch_result *r, char *err, 
         goto fail;
     }
     for (int k = 0; k < all.n; k++)
-        if (count <= 1 || k % count == p->shard_index)
+        if (k % count == p->shard_index)
             b->files[b->nb_files++] = all.v[k];
     r->total = b->nb_files;
 
@@ -959,17 +893,17 @@ int vkcu_batch_run(const vkcu_batch_params *p, vkcu_batch_result *r, char *err, 
         goto fail;
     }
     b->start = vkcu_now();
-    int show = p->progress && isatty(STDERR_FILENO) && vkcu_log_level() >= VKCU_LOG_INFO;
     b->workers_left = jobs;
     for (int w = 0; w < jobs; w++) {
         args[2 * w] = b;
         args[2 * w + 1] = (void *)(intptr_t)w;
-        if (pthread_create(&threads[w], NULL, worker_main, &args[2 * w]) != 0) {
+        /* The workers' messages (theirs and their jobs') go to the context's log callback. */
+        if (vkcu_thread_create(&threads[w], worker_main, &args[2 * w]) != 0) {
             pthread_mutex_lock(&b->lock);
             b->workers_left -= jobs - w;
             pthread_mutex_unlock(&b->lock);
             if (w == 0) {
-                snprintf(err, errlen, "batch: cannot start worker threads");
+                text_cut(err, errlen, "batch: cannot start worker threads");
                 ret = AVERROR(EAGAIN);
                 goto fail;
             }
@@ -979,8 +913,8 @@ int vkcu_batch_run(const vkcu_batch_params *p, vkcu_batch_result *r, char *err, 
     }
     pthread_mutex_lock(&b->lock);
     while (b->workers_left > 0) {
-        if (show)
-            progress_line(b, 0);
+        if (p->progress_callback)
+            progress_report(b, 0);
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_nsec += 250 * 1000000L;
@@ -995,11 +929,14 @@ int vkcu_batch_run(const vkcu_batch_params *p, vkcu_batch_result *r, char *err, 
         pthread_join(threads[w], NULL);
     r->seconds = vkcu_now() - b->start;
     r->not_started = r->total - r->done - r->skipped - r->failed - r->interrupted;
-    if (r->not_started > 0 && !r->worst_error)
-        r->worst_error = VKCU_ERR_INTERRUPT;
-    if (show)
-        progress_line(b, 1);
-    ret = r->worst_error;
+    if (r->not_started > 0 && !b->worst_error)
+        b->worst_error = VKCU_ERR_INTERRUPT;
+    if (p->progress_callback) {
+        pthread_mutex_lock(&b->lock);
+        progress_report(b, 1);
+        pthread_mutex_unlock(&b->lock);
+    }
+    ret = b->worst_error;
     report_summary(b, ret);
 fail:
     if (b->report) {
@@ -1012,13 +949,14 @@ fail:
         if (bad) {
             if (have && stat(p->report_path, &now) == 0 && now.st_dev == mine.st_dev && now.st_ino == mine.st_ino)
                 unlink(p->report_path);
+            char line[512];
+            snprintf(line, sizeof(line), "%s: cannot write the report (disk full?); the incomplete report was removed",
+                     p->report_path);
             if (ret >= 0) {
-                snprintf(err, errlen, "%s: cannot write the report (disk full?); the incomplete report was removed",
-                         p->report_path);
+                text_cut(err, errlen, "%s", line);
                 ret = VKCU_ERR_OUTPUT;
             } else {
-                vkcu_log(VKCU_LOG_ERROR, "%s: cannot write the report (disk full?); the incomplete report was removed",
-                         p->report_path);
+                vkcu_log(VKCU_LOG_ERROR, "%s", line);
             }
         }
     }
@@ -1028,5 +966,24 @@ fail:
     list_free(&all);
     pthread_cond_destroy(&b->changed);
     pthread_mutex_destroy(&b->lock);
+    return ret;
+}
+
+int vkcu_batch_run(vkcu_context *ctx, const vkcu_batch_settings *s, vkcu_batch_result *result)
+{
+    if (!result)
+        return AVERROR(EINVAL);
+    memset(result, 0, sizeof(*result));
+    if (!ctx)
+        return vkcu_invalid(result->error, sizeof(result->error), "batch: no context given");
+    const vkcu_log_target *prev = vkcu_log_target_swap(vkcu_context_log(ctx));
+    int ret = s ? check_batch(s, result->error, sizeof(result->error))
+                : vkcu_invalid(result->error, sizeof(result->error), "batch: no batch settings given");
+    if (ret >= 0) {
+        ret = batch_run_files(ctx, s, result);
+        if (result->error[0])
+            LOGE("%s", result->error);
+    }
+    vkcu_log_target_swap(prev);
     return ret;
 }

@@ -28,6 +28,12 @@ const vkcu_preset *cli_job_preset(void);
 int cli_run_job(const vkcu_job_params *p, vkcu_job_result *r);
 /* A context with the settings part of p and the CLI's callbacks. */
 int cli_open_context(const vkcu_job_params *p, vkcu_context **ctx);
+/* The same with another log callback (its opaque NULL). */
+int cli_open_context_log(const vkcu_job_params *p, vkcu_log_callback log, vkcu_context **ctx);
+/* The job part of p as a public job. */
+void cli_job_from_params(const vkcu_job_params *p, vkcu_job *job);
+/* The CLI's log callback: "vkcu: error: MESSAGE" on standard error. */
+void cli_log(void *opaque, enum vkcu_log_level level, const char *message);
 /* The exit code of a library call's return: vkcu_exit_code, and -EINVAL
  * (an argument the library refused) as a usage error. */
 int cli_exit_code(int ret);

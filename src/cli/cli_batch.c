@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The `batch` and `pipelines` verbs. Argument parsing only: presets are
- * loaded by preset.c, folders run by batch.c.
+ * The `batch` and `pipelines` verbs. Argument parsing, and the batch as a
+ * client of the public API (vkcu_batch_run, include/vkcu/batch.h): its
+ * progress line, its dry-run plan, and the option names in the hints of
+ * the failures that the library reports by reason.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "batch/batch.h"
 #include "cli.h"
 #include "regress/compare.h"
 #include "util/log.h"
@@ -177,6 +181,172 @@ int cli_main_pipelines(int argc, char **argv)
 
 /* ---- vkcu batch ---- */
 
+/* Parses "all" or "0,1,3" into ordinals. "all" gives every CUDA device
+ * (none without a GPU). Returns the count, or -1 with a message in err. */
+static int parse_devices(const char *text, int *devices, int max, char *err, size_t errlen)
+{
+    if (!strcmp(text, "all")) {
+        int n = vkcu_cuda_device_count();
+        if (n > max)
+            n = max;
+        for (int i = 0; i < n; i++)
+            devices[i] = i;
+        return n;
+    }
+    int n = 0;
+    const char *s = text;
+    for (;;) {
+        char item[32];
+        size_t len = strcspn(s, ",");
+        const char *end = s + len;
+        int64_t x = -1;
+        if (len < sizeof(item)) {
+            memcpy(item, s, len);
+            item[len] = 0;
+        }
+        if (len >= sizeof(item) || vkcu_parse_int(item, 0, 63, &x) < 0) {
+            snprintf(err, errlen, "--devices: '%s' is not 'all' or a list of CUDA ordinals in [0, 63] such as 0,1,2",
+                     text);
+            return -1;
+        }
+        for (int i = 0; i < n; i++)
+            if (devices[i] == (int)x) {
+                snprintf(err, errlen, "--devices: device %d is listed twice in '%s'", (int)x, text);
+                return -1;
+            }
+        if (n == max) {
+            snprintf(err, errlen, "--devices: more than %d devices in '%s'", max, text);
+            return -1;
+        }
+        devices[n++] = (int)x;
+        if (!*end)
+            return n;
+        s = end + 1;
+    }
+}
+
+static int env_int(const char *name, long *out, char *err, size_t errlen)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return 0;
+    int64_t x;
+    if (vkcu_parse_int(v, 0, INT_MAX, &x) < 0) {
+        snprintf(err, errlen, "%s='%s' is not an integer in [0, %d]", name, v, INT_MAX);
+        return -1;
+    }
+    *out = (long)x;
+    return 1;
+}
+
+/* The shard from the environment when --shard is not given:
+ * SLURM_ARRAY_TASK_ID (minus SLURM_ARRAY_TASK_MIN, divided by
+ * SLURM_ARRAY_TASK_STEP) of SLURM_ARRAY_TASK_COUNT, else Kubernetes'
+ * JOB_COMPLETION_INDEX of `count_hint` (--shard-count) or
+ * $VKCU_SHARD_COUNT. Returns 1 with index and count set, 0 when the
+ * environment names no shard, -1 with a message in err when it is
+ * inconsistent. `source` names the variables used. */
+static int shard_from_env(int count_hint, int *index, int *count, char *source, size_t sourcelen, char *err,
+                          size_t errlen)
+{
+    long id = 0, n = 0, min = 0, step = 1;
+    int has_id = env_int("SLURM_ARRAY_TASK_ID", &id, err, errlen);
+    if (has_id < 0)
+        return -1;
+    if (has_id) {
+        int has_n = env_int("SLURM_ARRAY_TASK_COUNT", &n, err, errlen);
+        if (has_n < 0 || env_int("SLURM_ARRAY_TASK_MIN", &min, err, errlen) < 0 ||
+            env_int("SLURM_ARRAY_TASK_STEP", &step, err, errlen) < 0)
+            return -1;
+        if (!has_n || n < 1) {
+            snprintf(err, errlen, "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not (use --shard i/N)");
+            return -1;
+        }
+        if (step < 1)
+            step = 1;
+        long k = (id - min) / step;
+        if (id < min || (id - min) % step || k >= n) {
+            snprintf(err, errlen, "SLURM_ARRAY_TASK_ID=%ld does not fit an array of %ld tasks from %ld step %ld "
+                     "(use --shard i/N)", id, n, min, step);
+            return -1;
+        }
+        *index = (int)k;
+        *count = (int)n;
+        snprintf(source, sourcelen, "SLURM_ARRAY_TASK_ID=%ld of SLURM_ARRAY_TASK_COUNT=%ld", id, n);
+        return 1;
+    }
+    long k8s = 0;
+    int has_k8s = env_int("JOB_COMPLETION_INDEX", &k8s, err, errlen);
+    if (has_k8s < 0)
+        return -1;
+    if (!has_k8s)
+        return 0;
+    const char *count_src = "--shard-count";
+    n = count_hint;
+    if (n <= 0) {
+        int has_n = env_int("VKCU_SHARD_COUNT", &n, err, errlen);
+        if (has_n < 0)
+            return -1;
+        if (!has_n || n < 1) {
+            snprintf(err, errlen, "JOB_COMPLETION_INDEX is set: give the number of shards with --shard-count N "
+                     "or VKCU_SHARD_COUNT (the Job's completions)");
+            return -1;
+        }
+        count_src = "VKCU_SHARD_COUNT";
+    }
+    if (k8s >= n) {
+        snprintf(err, errlen, "JOB_COMPLETION_INDEX=%ld is not below the shard count %ld (%s)", k8s, n, count_src);
+        return -1;
+    }
+    *index = (int)k8s;
+    *count = (int)n;
+    snprintf(source, sourcelen, "JOB_COMPLETION_INDEX=%ld of %s=%ld", k8s, count_src, n);
+    return 1;
+}
+
+/* A file name as a shell word that gives back exactly its bytes: as it is
+ * when it holds only characters no shell treats specially; in single
+ * quotes otherwise (a quote itself as '\''); and when it holds control
+ * characters (a newline, say), as bash's $'...' with \n, \t and \xHH,
+ * so that each file stays on one line of the listing. */
+static void shell_word(FILE *f, const char *s)
+{
+    int plain = *s != 0, control = 0;
+    for (const unsigned char *u = (const unsigned char *)s; *u; u++) {
+        if (*u < 0x20 || *u == 0x7f)
+            control = 1;
+        if (!((*u >= 'a' && *u <= 'z') || (*u >= 'A' && *u <= 'Z') || (*u >= '0' && *u <= '9') ||
+              strchr("_-./+,:=@%", *u)))
+            plain = 0;
+    }
+    if (plain) {
+        fputs(s, f);
+    } else if (!control) {
+        fputc('\'', f);
+        for (const char *c = s; *c; c++)
+            if (*c == '\'')
+                fputs("'\\''", f);
+            else
+                fputc(*c, f);
+        fputc('\'', f);
+    } else {
+        fputs("$'", f);
+        for (const unsigned char *u = (const unsigned char *)s; *u; u++) {
+            if (*u == '\n')
+                fputs("\\n", f);
+            else if (*u == '\t')
+                fputs("\\t", f);
+            else if (*u == '\'' || *u == '\\')
+                fprintf(f, "\\%c", *u);
+            else if (*u < 0x20 || *u == 0x7f)
+                fprintf(f, "\\x%02x", *u);
+            else
+                fputc(*u, f);
+        }
+        fputc('\'', f);
+    }
+}
+
 /* "i/N": shard i (from 0) of N. */
 static int parse_shard(const char *v, int *index, int *count)
 {
@@ -195,7 +365,9 @@ static int parse_shard(const char *v, int *index, int *count)
 }
 
 typedef struct batch_args {
-    vkcu_batch_params bp;
+    vkcu_batch_settings bs;        /* all but the job, which job.c fills into `job` */
+    vkcu_job_params job;
+    int progress;
     const char *dirs[2];
     const char **include, **exclude;
     const char *devices, *shard, *container;
@@ -205,7 +377,7 @@ typedef struct batch_args {
 static int batch_apply(void *ctx, const cli_option *o, const char *arg, const cli_value *v)
 {
     batch_args *a = ctx;
-    vkcu_batch_params *bp = &a->bp;
+    vkcu_batch_settings *bs = &a->bs;
     if (!o) {
         if (a->dirs[1])
             return cli_usage_error("batch: more than two folders ('%s'); usage: vkcu batch IN_DIR OUT_DIR [options]",
@@ -214,37 +386,131 @@ static int batch_apply(void *ctx, const cli_option *o, const char *arg, const cl
         return 0;
     }
     switch (o->id) {
-    case OPT_RECURSIVE: bp->recursive = 1; break;
-    case OPT_RESUME: bp->resume = 1; break;
-    case OPT_OVERWRITE: bp->overwrite = 1; break;
-    case OPT_DRY_RUN: bp->dry_run = 1; break;
-    case OPT_JOBS: bp->jobs = (int)v->i; break;
-    case OPT_INCLUDE: a->include[bp->nb_include++] = arg; break;
-    case OPT_EXCLUDE: a->exclude[bp->nb_exclude++] = arg; break;
-    case OPT_REPORT: bp->report_path = arg; break;
+    case OPT_RECURSIVE: bs->recursive = 1; break;
+    case OPT_RESUME: bs->resume = 1; break;
+    case OPT_OVERWRITE: bs->overwrite = 1; break;
+    case OPT_DRY_RUN: bs->dry_run = 1; break;
+    case OPT_JOBS: bs->jobs = (int)v->i; break;
+    case OPT_INCLUDE: a->include[bs->nb_include++] = arg; break;
+    case OPT_EXCLUDE: a->exclude[bs->nb_exclude++] = arg; break;
+    case OPT_REPORT: bs->report_path = arg; break;
     case OPT_DEVICES: a->devices = arg; break;
     case OPT_SHARD:
         a->shard = arg;
-        if (parse_shard(arg, &bp->shard_index, &bp->shard_count) < 0)
+        if (parse_shard(arg, &bs->shard_index, &bs->shard_count) < 0)
             return cli_usage_error("--shard: '%s' is not i/N with N in [1, 1000000] and 0 <= i < N (e.g. 0/4)", arg);
         break;
     case OPT_SHARD_COUNT: a->shard_count = (long)v->i; break;
     case OPT_CONTAINER: a->container = arg; break;
-    default: return cli_job_apply(&bp->job, CLI_BATCH, o, arg, v);
+    default: return cli_job_apply(&a->job, CLI_BATCH, o, arg, v);
     }
     return 0;
+}
+
+/* The terminal's batch progress line, and the messages printed over it. */
+static pthread_mutex_t batch_term_lock = PTHREAD_MUTEX_INITIALIZER;
+static int batch_line_shown;
+
+static void batch_log(void *opaque, enum vkcu_log_level level, const char *message)
+{
+    pthread_mutex_lock(&batch_term_lock);
+    if (batch_line_shown)
+        fputs("\r\033[K", stderr); /* the progress line is redrawn on the next tick */
+    cli_log(opaque, level, message);
+    pthread_mutex_unlock(&batch_term_lock);
+}
+
+static void batch_progress(void *opaque, const vkcu_batch_progress *pr)
+{
+    char eta[32] = "--:--";
+    (void)opaque;
+    if (pr->final) {
+        snprintf(eta, sizeof(eta), "0:00");
+    } else if (pr->eta >= 0) {
+        int secs = (int)pr->eta;
+        snprintf(eta, sizeof(eta), "%d:%02d", secs / 60, secs % 60);
+    }
+    pthread_mutex_lock(&batch_term_lock);
+    fprintf(stderr, "\rbatch: %d/%d files (%d running, %d failed), %lld frames, %.1f fps, ETA %s   ", pr->finished,
+            pr->total, pr->running, pr->failed, (long long)pr->frames, pr->fps, eta);
+    if (pr->final)
+        fputc('\n', stderr);
+    fflush(stderr);
+    batch_line_shown = 1;
+    pthread_mutex_unlock(&batch_term_lock);
+}
+
+/* The dry run's plan on standard output, one file a line:
+ * "VERDICT IN to OUT  # why", every word a shell word (an arrow would be a
+ * redirection), so that a script can read the listing back with the shell,
+ * whatever the names hold. */
+static void plan_line(const vkcu_batch_file *f)
+{
+    const char *verdict = f->status == VKCU_BATCH_PLANNED ? "process " : f->status == VKCU_BATCH_SKIPPED ? "skip    "
+                                                                                                        : "fail    ";
+    printf("%s ", verdict);
+    shell_word(stdout, f->file);
+    fputs(" to ", stdout);
+    shell_word(stdout, f->output);
+    switch (f->reason) {
+    case VKCU_BATCH_REASON_SAME_OUTPUT:
+        fputs("  # same output as another input: ", stdout);
+        shell_word(stdout, f->detail);
+        break;
+    case VKCU_BATCH_REASON_UP_TO_DATE: fputs("  # exists, made with the same settings", stdout); break;
+    case VKCU_BATCH_REASON_EXISTS_CHANGED: {
+        char note[1200];
+        snprintf(note, sizeof(note), "exists, but %s (use -y with --resume to redo it)", f->detail);
+        printf("  # %s", note);
+        break;
+    }
+    case VKCU_BATCH_REASON_EXISTS: fputs("  # exists (use --resume or -y)", stdout); break;
+    default: break;
+    }
+    fputc('\n', stdout);
+}
+
+/* Each file's fate; a failure the library describes by setting is said
+ * here with the options that change it. */
+static int batch_file_done(void *opaque, const vkcu_batch_file *f)
+{
+    const vkcu_batch_settings *bs = opaque;
+    char line[1536];
+    if (bs->dry_run) {
+        plan_line(f);
+        return 1;
+    }
+    if (f->status != VKCU_BATCH_FAILED)
+        return 0;
+    switch (f->reason) {
+    case VKCU_BATCH_REASON_SAME_OUTPUT:
+        snprintf(line, sizeof(line), "%s: its output %s is also the output of %s (rename one of them, or leave one "
+                 "out with --exclude)", f->input, f->output, f->detail);
+        break;
+    case VKCU_BATCH_REASON_EXISTS_CHANGED:
+        snprintf(line, sizeof(line), "%s: exists, but %s; use -y with --resume to redo it", f->output, f->detail);
+        break;
+    case VKCU_BATCH_REASON_EXISTS:
+        snprintf(line, sizeof(line), "%s: already exists (use --resume to skip finished files, or -y to replace them)",
+                 f->output);
+        break;
+    default: return 0;
+    }
+    if (vkcu_log_level() >= VKCU_LOG_ERROR)
+        batch_log(NULL, VKCU_LOG_ERROR, line);
+    return 1;
 }
 
 int cli_main_batch(int argc, char **argv)
 {
     batch_args a = { .dirs = { NULL, NULL } };
-    vkcu_batch_params *bpp = &a.bp;
-    vkcu_batch_params_default(bpp);
-    vkcu_job_params *p = &bpp->job;
-    p->sink = VKCU_SINK_ENCODE;
+    vkcu_batch_default_settings(&a.bs);
+    vkcu_job_params_default(&a.job);
+    a.job.sink = VKCU_SINK_ENCODE;
     const char **dirs = a.dirs;
     const char **include = a.include = calloc((size_t)argc, sizeof(char *));
     const char **exclude = a.exclude = calloc((size_t)argc, sizeof(char *));
+    vkcu_context *ctx = NULL;
     int ret = VKCU_EXIT_USAGE;
     if (!include || !exclude)
         goto done;
@@ -252,8 +518,8 @@ int cli_main_batch(int argc, char **argv)
     if (ret >= 0)
         goto done;
     ret = VKCU_EXIT_USAGE;
-    vkcu_batch_params bp = a.bp;
-    p = &bp.job;
+    vkcu_batch_settings bs = a.bs;
+    vkcu_job_params *p = &a.job;
     const char *devices = a.devices, *shard = a.shard, *container = a.container;
     long shard_count = a.shard_count;
     if (!dirs[1]) {
@@ -261,18 +527,19 @@ int cli_main_batch(int argc, char **argv)
                         dirs[0] ? "no output folder" : "no input and output folders");
         goto done;
     }
-    bp.in_dir = dirs[0];
-    bp.out_dir = dirs[1];
-    bp.include = include;
-    bp.exclude = exclude;
-    bp.progress = p->progress;
+    bs.in_dir = dirs[0];
+    bs.out_dir = dirs[1];
+    bs.include = include;
+    bs.exclude = exclude;
+    /* One progress line for the batch, not one per file. */
+    int progress = p->progress && isatty(STDERR_FILENO) && vkcu_log_level() >= VKCU_LOG_INFO;
     p->progress = 0;
     char ext[32];
     const vkcu_preset *preset = cli_job_preset();
     if (preset) {
-        bp.pipeline = preset->name;
+        bs.pipeline = preset->name;
         p->sink = preset->sink;
-        bp.extension = vkcu_preset_extension(preset);
+        bs.extension = vkcu_preset_extension(preset);
     }
     if (container) {
         const char *e = *container == '.' ? container + 1 : container;
@@ -281,26 +548,26 @@ int cli_main_batch(int argc, char **argv)
             goto done;
         }
         snprintf(ext, sizeof(ext), ".%s", e);
-        bp.extension = ext;
+        bs.extension = ext;
     }
 
     char err[1024], source[160];
     if (!shard) {
-        int got = vkcu_batch_shard_from_env((int)shard_count, &bp.shard_index, &bp.shard_count, source,
-                                            sizeof(source), err, sizeof(err));
+        int got = shard_from_env((int)shard_count, &bs.shard_index, &bs.shard_count, source, sizeof(source), err,
+                                 sizeof(err));
         if (got < 0) {
             cli_usage_error("batch: %s", err);
             goto done;
         }
         if (got > 0)
-            LOGV("batch: shard %d/%d from %s", bp.shard_index, bp.shard_count, source);
-    } else if (shard_count && shard_count != bp.shard_count) {
+            LOGV("batch: shard %d/%d from %s", bs.shard_index, bs.shard_count, source);
+    } else if (shard_count && shard_count != bs.shard_count) {
         cli_usage_error("--shard %s and --shard-count %ld disagree", shard, shard_count);
         goto done;
     }
 
     if (devices) {
-        int n = vkcu_batch_parse_devices(devices, bp.devices, VKCU_BATCH_MAX_DEVICES, err, sizeof(err));
+        int n = parse_devices(devices, bs.devices, VKCU_BATCH_MAX_DEVICES, err, sizeof(err));
         if (n < 0) {
             cli_usage_error("%s", err);
             goto done;
@@ -308,43 +575,56 @@ int cli_main_batch(int argc, char **argv)
         if (p->backend == VKCU_BACKEND_CPU) {
             n = 0; /* the CPU backend has no devices to spread over */
         } else {
-            /* Validate the ordinals against this machine (after the list, in the same array). */
-            int avail = vkcu_batch_parse_devices("all", bp.devices + n, VKCU_BATCH_MAX_DEVICES - n, err, sizeof(err));
+            /* Validate the ordinals against this machine. */
+            int avail = vkcu_cuda_device_count();
             if (avail == 0 && p->backend == VKCU_BACKEND_AUTO) {
                 LOGV("--devices %s: no CUDA device here; backend auto runs on the CPU", devices);
                 n = 0;
             } else {
                 for (int k = 0; k < n; k++)
-                    if (avail > 0 && bp.devices[k] >= avail) {
-                        cli_usage_error("--devices: there is no CUDA device %d (this machine has %d)", bp.devices[k],
+                    if (avail > 0 && bs.devices[k] >= avail) {
+                        cli_usage_error("--devices: there is no CUDA device %d (this machine has %d)", bs.devices[k],
                                         avail);
                         goto done;
                     }
             }
         }
-        bp.nb_devices = n;
+        bs.nb_devices = n;
     }
 
+    cli_job_from_params(p, &bs.job);
+    bs.file_callback = batch_file_done;
+    bs.file_opaque = &bs;
+    if (progress)
+        bs.progress_callback = batch_progress;
+    ret = cli_open_context_log(p, batch_log, &ctx);
+    if (ret < 0) {
+        ret = cli_exit_code(ret);
+        goto done;
+    }
     cli_install_signals();
     vkcu_batch_result r;
-    err[0] = 0;
-    int err_code = vkcu_batch_run(&bp, &r, err, sizeof(err));
-    if (err[0])
-        fprintf(stderr, "vkcu: error: %s\n", err);
-    if (bp.dry_run || (err_code < 0 && r.total == 0)) {
-        /* A dry run prints its own plan; a batch that could not start has no summary. */
-        ret = vkcu_exit_code(err_code < 0 ? err_code : 0);
+    int err_code = vkcu_batch_run(ctx, &bs, &r);
+    if (bs.dry_run && err_code >= 0) {
+        fflush(stdout);
+        fprintf(stderr, "batch: dry run: %d to process, %d to skip, %d would fail (shard %d/%d, %d files)\n",
+                r.planned, r.skipped, r.failed, bs.shard_index, bs.shard_count, r.total);
+    }
+    if (bs.dry_run || (err_code < 0 && r.total == 0)) {
+        /* A dry run prints its plan; a batch that could not start has no summary. */
+        ret = cli_exit_code(err_code < 0 ? err_code : 0);
         goto done;
     }
     fprintf(stderr, "batch: %d done, %d skipped, %d failed", r.done, r.skipped, r.failed);
     if (r.interrupted || r.not_started)
         fprintf(stderr, ", %d interrupted, %d not started", r.interrupted, r.not_started);
     fprintf(stderr, " (%d files", r.total);
-    if (bp.shard_count > 1)
-        fprintf(stderr, " in shard %d/%d", bp.shard_index, bp.shard_count);
+    if (bs.shard_count > 1)
+        fprintf(stderr, " in shard %d/%d", bs.shard_index, bs.shard_count);
     fprintf(stderr, ", %lld frames, %.1f s)\n", (long long)r.frames, r.seconds);
-    ret = vkcu_exit_code(err_code < 0 ? err_code : 0);
+    ret = cli_exit_code(err_code < 0 ? err_code : 0);
 done:
+    vkcu_close(&ctx);
     free(include);
     free(exclude);
     return ret;

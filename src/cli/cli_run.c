@@ -16,7 +16,7 @@
 #include "core/stage.h"
 
 /* The library's messages, as the CLI has always printed its own. */
-static void cli_log(void *opaque, enum vkcu_log_level level, const char *message)
+void cli_log(void *opaque, enum vkcu_log_level level, const char *message)
 {
     (void)opaque;
     if (level == VKCU_LOG_ERROR)
@@ -52,9 +52,14 @@ int cli_exit_code(int ret)
 
 int cli_open_context(const vkcu_job_params *p, vkcu_context **ctx)
 {
+    return cli_open_context_log(p, cli_log, ctx);
+}
+
+int cli_open_context_log(const vkcu_job_params *p, vkcu_log_callback log, vkcu_context **ctx)
+{
     vkcu_settings s;
     vkcu_default_settings(&s);
-    s.log_callback = cli_log;
+    s.log_callback = log;
     s.log_level = (enum vkcu_log_level)vkcu_log_level();
     s.backend = p->backend;
     s.device = p->device;
@@ -70,7 +75,7 @@ int cli_open_context(const vkcu_job_params *p, vkcu_context **ctx)
     return vkcu_open(ctx, &s);
 }
 
-int cli_run_job(const vkcu_job_params *p, vkcu_job_result *r)
+void cli_job_from_params(const vkcu_job_params *p, vkcu_job *job_)
 {
     vkcu_job job;
     vkcu_default_job(&job);
@@ -101,7 +106,13 @@ int cli_run_job(const vkcu_job_params *p, vkcu_job_result *r)
     job.strict = p->strict;
     job.require_gpu_decode = p->require_gpu_decode;
     job.decode_only = p->decode_only;
+    *job_ = job;
+}
 
+int cli_run_job(const vkcu_job_params *p, vkcu_job_result *r)
+{
+    vkcu_job job;
+    cli_job_from_params(p, &job);
     vkcu_context *ctx = NULL;
     int ret = cli_open_context(p, &ctx);
     if (ret < 0) {

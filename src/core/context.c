@@ -150,7 +150,7 @@ int vkcu_check_trim(double start_time, double duration, int64_t start_frame, int
     return 0;
 }
 
-static int check_job(const vkcu_job *job, char *err, size_t errlen)
+int vkcu_check_job(const vkcu_job *job, char *err, size_t errlen)
 {
     if (!job->input || !*job->input)
         return vkcu_invalid(err, errlen, "no input given");
@@ -221,8 +221,7 @@ void vkcu_context_job_params(const vkcu_context *c, vkcu_job_params *p)
     p->watchdog_opaque = s->watchdog_opaque;
 }
 
-/* The internal job description of one public job on a context. */
-static void describe(const vkcu_context *c, const vkcu_job *job, vkcu_job_params *p)
+void vkcu_context_describe(const vkcu_context *c, const vkcu_job *job, vkcu_job_params *p)
 {
     vkcu_context_job_params(c, p);
     p->input = job->input;
@@ -265,10 +264,10 @@ int vkcu_run(vkcu_context *ctx, const vkcu_job *job, vkcu_job_result *result)
     if (!ctx || !job)
         return vkcu_invalid(result->error, sizeof(result->error), "no %s given", ctx ? "job" : "context");
     const vkcu_log_target *prev = vkcu_log_target_swap(&ctx->log);
-    int ret = check_job(job, result->error, sizeof(result->error));
+    int ret = vkcu_check_job(job, result->error, sizeof(result->error));
     if (ret >= 0) {
         vkcu_job_params p;
-        describe(ctx, job, &p);
+        vkcu_context_describe(ctx, job, &p);
         ret = vkcu_job_run(&p, result);
         /* The job's one error line, where the caller's messages go. */
         if (ret < 0 && ret != VKCU_ERR_PIPE_CLOSED)

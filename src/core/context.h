@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What the library's other public entry points (regress/regress_api.c)
- * need from a context: its log target and the job settings it implies.
+ * What the library's other public entry points (regress/regress_api.c,
+ * batch/batch.c) need from a context: its log target and the job settings it implies.
  */
 #ifndef VKCU_CONTEXT_H
 #define VKCU_CONTEXT_H
@@ -15,6 +15,12 @@ const vkcu_log_target *vkcu_context_log(const vkcu_context *ctx);
  * device, ring, watchdog, threads, callbacks) and every job field at its
  * default. */
 void vkcu_context_job_params(const vkcu_context *ctx, vkcu_job_params *p);
+/* The internal job description of a public job on a context (the job's
+ * fields over vkcu_context_job_params). */
+void vkcu_context_describe(const vkcu_context *ctx, const vkcu_job *job, vkcu_job_params *p);
+/* Checks a public job as vkcu_run does: 0, or vkcu_invalid's -EINVAL with
+ * the field named. */
+int vkcu_check_job(const vkcu_job *job, char *err, size_t errlen);
 /* Logs one refusal of an argument on the calling thread's target, copies
  * it to err (may be NULL) and returns -EINVAL. */
 int vkcu_invalid(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
