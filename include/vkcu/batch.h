@@ -202,13 +202,6 @@ typedef struct vkcu_batch_result {
  */
 VKCU_API int vkcu_batch_run(vkcu_context *ctx, const vkcu_batch_settings *s, vkcu_batch_result *result);
 
-/**
- * @return the number of CUDA devices of this machine, 0 when there is no
- *         driver or no GPU (for a program that spreads a batch over all).
- * @note Thread-safe.
- */
-VKCU_API int vkcu_cuda_device_count(void);
-
 #ifdef __cplusplus
 }
 #endif

@@ -49,6 +49,24 @@ VKCU_API const char *vkcu_hash_algo_name(enum vkcu_hash_algo algo);
  */
 VKCU_API int vkcu_hash_algo_parse(const char *name, enum vkcu_hash_algo *algo);
 
+/**
+ * @return the hash list format's name ("framemd5", "json", "framecrc",
+ *         "md5" for VKCU_HASH_FORMAT_WHOLE), a static string; "framemd5"
+ *         for a value outside the enum.
+ * @note Thread-safe.
+ */
+VKCU_API const char *vkcu_hash_format_name(enum vkcu_hash_format format);
+
+/**
+ * Says whether this build scores VMAF (vkcu_compare_job.vmaf).
+ *
+ * @param buf  receives one line: libvmaf's version and the model, or why
+ *             VMAF is not available; NUL-terminated.
+ * @param size size of buf in bytes (at least 1).
+ * @note Thread-safe.
+ */
+VKCU_API void vkcu_vmaf_describe(char *buf, size_t size);
+
 /* How compare pairs the frames of A and B. */
 enum vkcu_compare_align {
     VKCU_ALIGN_START = 0, /* each side's first frame is time zero (default) */

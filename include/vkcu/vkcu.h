@@ -9,6 +9,8 @@
  *   job.h      the context (settings, callbacks) and the jobs run through it
  *   regress.h  hash algorithms, compare, verify
  *   batch.h    a job over every file of a folder
+ *   preset.h   pipeline presets (*.pipe files)
+ *   probe.h    the machine's Vulkan and CUDA devices
  *
  * Link with `pkg-config --cflags --libs vkcu`. Frames handed to callbacks
  * are FFmpeg AVFrames: include <libavutil/frame.h> to read them.
@@ -22,5 +24,7 @@
 #include "job.h"
 #include "regress.h"
 #include "batch.h"
+#include "preset.h"
+#include "probe.h"
 
 #endif

@@ -26,8 +26,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <cuda_runtime_api.h>
-
 #include <vkcu/batch.h>
 #include "util/json.h"
 #include "util/log.h"
@@ -237,16 +235,6 @@ static void list_free(file_list *l)
     }
     free(l->v);
     memset(l, 0, sizeof(*l));
-}
-
-/* ---- devices ---- */
-
-int vkcu_cuda_device_count(void)
-{
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess)
-        n = 0; /* no driver or no GPU: nothing to spread over */
-    return n;
 }
 
 /* ---- report ---- */

@@ -627,7 +627,7 @@ int vkcu_preset_load(const char *arg, vkcu_preset *ps, char *err, size_t errlen)
     return ret;
 }
 
-void vkcu_preset_apply(const vkcu_preset *ps, vkcu_job_params *p)
+void vkcu_preset_apply_params(const vkcu_preset *ps, vkcu_job_params *p)
 {
     p->chain = ps->chain;
     p->encoder = ps->encoder[0] ? ps->encoder : NULL;

@@ -10,9 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "batch/preset.h"
 #include "core/stage.h"
-#include "gpu/probe.h"
 #include "regress/compare.h"
 #include "util/log.h"
 
@@ -243,12 +241,17 @@ int cli_main_hash(int argc, char **argv)
 
 /* ---- vkcu probe ---- */
 
+static void print_line(void *opaque, const char *line)
+{
+    fprintf(opaque, "%s\n", line);
+}
+
 int cli_main_probe(int argc, char **argv)
 {
     int ret = cli_parse(CLI_PROBE, argc, argv, cli_apply_no_operands, "probe");
     if (ret >= 0)
         return ret;
-    ret = vkcu_probe(stdout);
+    ret = vkcu_probe(print_line, stdout);
     return ret < 0 ? cli_exit_code(ret) : 0;
 }
 

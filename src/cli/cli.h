@@ -9,7 +9,6 @@
 #ifndef VKCU_CLI_H
 #define VKCU_CLI_H
 
-#include "batch/preset.h"
 #include "core/vkcu.h"
 #include "opts.h"
 
@@ -30,8 +29,9 @@ int cli_run_job(const vkcu_job_params *p, vkcu_job_result *r);
 int cli_open_context(const vkcu_job_params *p, vkcu_context **ctx);
 /* The same with another log callback (its opaque NULL). */
 int cli_open_context_log(const vkcu_job_params *p, vkcu_log_callback log, vkcu_context **ctx);
-/* The job part of p as a public job. */
+/* The job part of p as a public job, and back. */
 void cli_job_from_params(const vkcu_job_params *p, vkcu_job *job);
+void cli_params_from_job(const vkcu_job *job, vkcu_job_params *p);
 /* The CLI's log callback: "vkcu: error: MESSAGE" on standard error. */
 void cli_log(void *opaque, enum vkcu_log_level level, const char *message);
 /* The exit code of a library call's return: vkcu_exit_code, and -EINVAL

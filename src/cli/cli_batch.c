@@ -5,7 +5,6 @@
  * progress line, its dry-run plan, and the option names in the hints of
  * the failures that the library reports by reason.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -15,10 +14,9 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "regress/compare.h"
+#include "util/hash_algo.h"
 #include "util/log.h"
 #include "util/number.h"
-#include "batch/preset.h"
 
 /* ---- vkcu pipelines ---- */
 
@@ -28,7 +26,7 @@ static void print_preset(const vkcu_preset *ps, FILE *out)
             ps->chain[0] ? ps->chain : "(none)");
     if (ps->sink == VKCU_SINK_HASH) {
         fprintf(out, "  output: hash %s, %s\n", vkcu_hash_algo_id(ps->hash_algo),
-                vkcu_hash_format_id(ps->hash_format));
+                vkcu_hash_format_name(ps->hash_format));
     } else {
         fprintf(out, "  output: encode with %s", ps->encoder[0] ? ps->encoder : "the container's default encoder");
         if (ps->crf >= 0)
@@ -55,76 +53,42 @@ static void list_operators(FILE *out)
         vkcu_operator_describe(name, out);
 }
 
-typedef struct listed {
-    char name[128];
-    char path[4096 + 256];
-} listed;
+typedef struct listing {
+    int show_paths, bad;
+} listing;
 
-static int cmp_listed(const void *a, const void *b)
+/* Each preset, loaded to print its description (a broken one is named). */
+static int list_one(void *opaque, const char *name, const char *path)
 {
-    return strcmp(((const listed *)a)->name, ((const listed *)b)->name);
+    listing *l = opaque;
+    vkcu_preset ps;
+    char err[1024];
+    (void)name;
+    if (vkcu_preset_load(path, &ps, err, sizeof(err)) < 0) {
+        fprintf(stderr, "vkcu: error: %s\n", err);
+        l->bad++;
+        return 0;
+    }
+    if (l->show_paths)
+        printf("%-18s %s\n%-18s   %s\n", ps.name, ps.description, "", ps.path);
+    else
+        printf("%-18s %s\n", ps.name, ps.description);
+    return 0;
 }
 
 static int list_pipelines(int show_paths)
 {
-    char dirs[8][4096];
-    int nd = vkcu_preset_dirs(dirs, 8);
-    if (nd == 0) {
-        fprintf(stderr, "vkcu: error: no pipelines folder found (install vkcu, or set VKCU_PIPELINES to a folder "
-                        "of .pipe files)\n");
+    listing l = { .show_paths = show_paths };
+    char err[1024];
+    int ret = vkcu_presets_list(list_one, &l, err, sizeof(err));
+    if (ret == VKCU_ERR_INPUT) {
+        fprintf(stderr, "vkcu: error: %s\n", err);
         return VKCU_EXIT_INPUT;
     }
-    listed *v = NULL;
-    int n = 0, cap = 0, bad = 0;
-    for (int d = 0; d < nd; d++) {
-        DIR *dir = opendir(dirs[d]);
-        if (!dir)
-            continue;
-        struct dirent *e;
-        while ((e = readdir(dir))) {
-            size_t len = strlen(e->d_name), el = strlen(VKCU_PRESET_EXT);
-            if (e->d_name[0] == '.' || len <= el || strcmp(e->d_name + len - el, VKCU_PRESET_EXT))
-                continue;
-            char name[128];
-            snprintf(name, sizeof(name), "%.*s", (int)(len - el), e->d_name);
-            int seen = 0;
-            for (int i = 0; i < n; i++)
-                seen |= !strcmp(v[i].name, name); /* an earlier folder shadows it */
-            if (seen)
-                continue;
-            if (n == cap) {
-                cap = cap ? cap * 2 : 32;
-                listed *nv = realloc(v, (size_t)cap * sizeof(*v));
-                if (!nv) {
-                    closedir(dir);
-                    free(v);
-                    return VKCU_EXIT_FAIL;
-                }
-                v = nv;
-            }
-            snprintf(v[n].name, sizeof(v[n].name), "%s", name);
-            snprintf(v[n].path, sizeof(v[n].path), "%.4000s/%.255s", dirs[d], e->d_name);
-            n++;
-        }
-        closedir(dir);
-    }
-    qsort(v, (size_t)n, sizeof(*v), cmp_listed);
-    for (int i = 0; i < n; i++) {
-        vkcu_preset ps;
-        char err[1024];
-        if (vkcu_preset_load(v[i].path, &ps, err, sizeof(err)) < 0) {
-            fprintf(stderr, "vkcu: error: %s\n", err);
-            bad++;
-            continue;
-        }
-        if (show_paths)
-            printf("%-18s %s\n%-18s   %s\n", ps.name, ps.description, "", ps.path);
-        else
-            printf("%-18s %s\n", ps.name, ps.description);
-    }
-    free(v);
+    if (ret < 0)
+        return VKCU_EXIT_FAIL;
     list_operators(stdout);
-    return bad ? VKCU_EXIT_USAGE : 0;
+    return l.bad ? VKCU_EXIT_USAGE : 0;
 }
 
 typedef struct pipelines_args {

@@ -11,9 +11,6 @@
 #include <libavutil/avutil.h>
 
 #include "cli.h"
-#include "core/stage.h"
-#include "gpu/probe.h"
-#include "regress/vmaf.h"
 
 static void print_lib(const char *name, unsigned v)
 {

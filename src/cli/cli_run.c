@@ -109,6 +109,37 @@ void cli_job_from_params(const vkcu_job_params *p, vkcu_job *job_)
     *job_ = job;
 }
 
+void cli_params_from_job(const vkcu_job *job, vkcu_job_params *p)
+{
+    p->input = job->input;
+    p->video_stream = job->video_stream;
+    p->chain = job->chain;
+    p->sink = job->sink;
+    p->output = job->output;
+    p->output_format = job->output_format;
+    p->encoder = job->encoder;
+    p->crf = job->crf;
+    p->bitrate = job->bitrate;
+    p->preset = job->preset;
+    p->gop = job->gop;
+    p->encoder_opts = job->encoder_opts;
+    p->faststart = job->faststart;
+    p->overwrite = job->overwrite;
+    p->keep_partial = job->keep_partial;
+    p->hash_out = job->hash_out;
+    p->hash_out_name = job->hash_out_name;
+    p->hash_algo = job->hash_algo;
+    p->hash_format = job->hash_format;
+    p->start_time = job->start_time;
+    p->duration = job->duration;
+    p->start_frame = job->start_frame;
+    p->frame_count = job->frame_count;
+    p->max_frames = job->max_frames;
+    p->strict = job->strict;
+    p->require_gpu_decode = job->require_gpu_decode;
+    p->decode_only = job->decode_only;
+}
+
 int cli_run_job(const vkcu_job_params *p, vkcu_job_result *r)
 {
     vkcu_job job;

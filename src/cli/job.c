@@ -12,7 +12,6 @@
 
 #include "cli.h"
 #include "util/log.h"
-#include "batch/preset.h"
 #include "core/stage.h"
 
 /* The preset of this process's command line. Job params point into it,
@@ -35,7 +34,10 @@ static int pipeline_option(vkcu_job_params *p, enum cli_verb_id verb, const char
     if (cli_preset.sink == VKCU_SINK_HASH && verb == CLI_TRANSCODE)
         return cli_usage_error("--pipeline %s writes frame hashes, not video: use 'vkcu hash INPUT --pipeline %s' "
                                "or 'vkcu batch IN_DIR OUT_DIR --pipeline %s'", arg, arg, arg);
-    vkcu_preset_apply(&cli_preset, p);
+    vkcu_job job;
+    cli_job_from_params(p, &job);
+    vkcu_preset_apply(&cli_preset, &job);
+    cli_params_from_job(&job, p);
     cli_preset_loaded = 1;
     return 0;
 }

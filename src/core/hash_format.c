@@ -18,6 +18,11 @@ const char *vkcu_hash_format_id(enum vkcu_hash_format f)
                                                                                               : "framemd5";
 }
 
+const char *vkcu_hash_format_name(enum vkcu_hash_format f)
+{
+    return vkcu_hash_format_id(f);
+}
+
 const char *vkcu_hash_format_extension(enum vkcu_hash_format f)
 {
     return (unsigned)f < sizeof(hash_formats) / sizeof(hash_formats[0]) && hash_formats[f].ext

@@ -105,7 +105,7 @@ int vkcu_probe_gpu_decodes(const vkcu_probe_info *info, int codec_id)
     }
 }
 
-int vkcu_probe(FILE *out)
+int vkcu_probe_write(FILE *out)
 {
     uint8_t vk_uuid[MAX_DEV][16], cu_uuid[MAX_DEV][16];
     char vk_name[MAX_DEV][256];

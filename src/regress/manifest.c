@@ -643,7 +643,7 @@ static int case_job(const vkcu_manifest *m, const vkcu_manifest_case *c, const v
         free(where);
         if (ret < 0)
             return ret;
-        vkcu_preset_apply(preset, job);
+        vkcu_preset_apply_params(preset, job);
         if (!(preset->sink == VKCU_SINK_HASH && !c->algo_set))
             job->hash_algo = c->algo;
     }

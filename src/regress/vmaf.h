@@ -19,8 +19,7 @@
 
 /* 1 when libvmaf is built in, else 0. */
 int vkcu_vmaf_available(void);
-/* One line for `vkcu --version`: the libvmaf version and model, or why not. */
-void vkcu_vmaf_describe(char *buf, size_t n);
+/* vkcu_vmaf_describe() is public (vkcu/regress.h). */
 /* The error for a build without libvmaf: `what` (an option or manifest key)
  * needs libvmaf, and how to build vkcu with it. */
 void vkcu_vmaf_missing(const char *what, char *err, size_t errlen);

@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     vkcu_chain_free(&chain);
     vkcu_job_params p;
     vkcu_job_params_default(&p);
-    vkcu_preset_apply(&ps, &p);
+    vkcu_preset_apply_params(&ps, &p);
     const char *ext = vkcu_preset_extension(&ps);
     FUZZ_CHECK(ext && ext[0] == '.', "extension '%s'", ext ? ext : "(null)");
     return 0;
