@@ -50,6 +50,33 @@ export VKCU_PIPELINES=${VKCU_PIPELINES:-$root/pipelines}
 
 div() { awk -v a="$1" -v b="$2" 'BEGIN {print (b > 0 ? a / b : 0)}'; }
 median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
+# batch_steady DIR STREAMS FRAMES ARGS...: `vkcu batch DIR/in DIR/out --backend
+# gpu ARGS -q`, $reps times whole and $reps times with --frames 30. Prints
+# "whole steady": whole is the batch summary's fps (set-up included), steady
+# STREAMS x (FRAMES - 30) / (median wall of the full batch - median wall of
+# the short one), so that set-up cancels.
+batch_steady() {
+  local dir=$1 streams=$2 n=$3 whole=() full=() short=() f w
+  shift 3
+  batch_once() { # ARGS... -> "summary-fps wall-seconds"
+    rm -rf "$dir/out" "$dir/rep.jsonl"
+    local t0 t1
+    t0=$(date +%s.%N)
+    timeout -s KILL 600 "$VKCU" batch "$dir/in" "$dir/out" --backend gpu "$@" -q --report "$dir/rep.jsonl" \
+      > /dev/null 2>&1 || { echo "0 0"; return; }
+    t1=$(date +%s.%N)
+    echo "$(tail -1 "$dir/rep.jsonl" | sed -n 's/.*"fps": \([0-9.]*\).*/\1/p') $(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')"
+  }
+  for _ in $(seq "$reps"); do
+    read -r f w <<< "$(batch_once "$@")"
+    whole+=("$f") full+=("$w")
+    read -r f w <<< "$(batch_once "$@" --frames 30)"
+    short+=("$w")
+  done
+  awk -v s="$streams" -v n="$n" -v wf="$(printf '%s\n' "${whole[@]}" | median)" \
+    -v a="$(printf '%s\n' "${full[@]}" | median)" -v b="$(printf '%s\n' "${short[@]}" | median)" \
+    'BEGIN {print wf, (a > b ? s * (n - 30) / (a - b) : 0)}'
+}
 vkcu_fps() { # field clip args... -> median of the --stats field (fps or fps_steady)
   local field=$1; shift
   for _ in $(seq "$reps"); do
@@ -191,29 +218,10 @@ parallel_fps() { # n frames-each, command... -> aggregate fps of n copies at onc
   mkdir -p "$bdir/in"
   for i in 1 2 3 4 5 6 7; do ln -s "$clip" "$bdir/in/s$i.mp4"; done
   printf 'description batch bench: xxh64 per frame\noutput hash\nhash xxh64\ncontainer framemd5\n' > "$bdir/xxh64.pipe"
-  batch_run() { # pipeline [args] -> "summary-fps wall-seconds"
-    rm -rf "$bdir/out" "$bdir/rep.jsonl"
-    local t0 t1
-    t0=$(date +%s.%N)
-    timeout -s KILL 600 "$VKCU" batch "$bdir/in" "$bdir/out" --jobs 7 --backend gpu --pipeline "$@" -q \
-      --report "$bdir/rep.jsonl" > /dev/null 2>&1 || { echo "0 0"; return; }
-    t1=$(date +%s.%N)
-    echo "$(tail -1 "$bdir/rep.jsonl" | sed -n 's/.*"fps": \([0-9.]*\).*/\1/p') $(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')"
-  }
   dec=$(for _ in $(seq "$reps"); do "$TESTBIN/bench_multistream" "$clip" 7 copy 2>&1 |
           sed -n 's/.*aggregate_fps=\([0-9.]*\).*/\1/p'; done | median)
   for h in md5:regression-hash xxh64:$bdir/xxh64.pipe blake3:regression-blake3; do
-    whole=() full=() short=()
-    for _ in $(seq "$reps"); do
-      read -r f w <<< "$(batch_run "${h#*:}")"
-      whole+=("$f") full+=("$w")
-      read -r f w <<< "$(batch_run "${h#*:}" --frames 30)"
-      short+=("$w")
-    done
-    wf=$(printf '%s\n' "${whole[@]}" | median)
-    tf=$(printf '%s\n' "${full[@]}" | median)
-    ts=$(printf '%s\n' "${short[@]}" | median)
-    st=$(awk -v n="$frames" -v a="$tf" -v b="$ts" 'BEGIN {print (a > b ? 7 * (n - 30) / (a - b) : 0)}')
+    read -r wf st <<< "$(batch_steady "$bdir" 7 "$frames" --jobs 7 --pipeline "${h#*:}")"
     printf '| %s | %.1f | %.1f | %.1f | %.3f |\n' "${h%%:*}" "$wf" "$st" "${dec:-0}" "$(div "$st" "${dec:-0}")"
   done
   rm -rf "$bdir"
@@ -237,28 +245,9 @@ parallel_fps() { # n frames-each, command... -> aggregate fps of n copies at onc
   tdir=$(mktemp -d)
   mkdir -p "$tdir/in"
   for i in $(seq -w 1 14); do ln -s "$clip" "$tdir/in/s$i.mp4"; done
-  tg_run() { # devices [args] -> "summary-fps wall-seconds"
-    rm -rf "$tdir/out" "$tdir/rep.jsonl"
-    local t0 t1 d=$1; shift
-    t0=$(date +%s.%N)
-    timeout -s KILL 600 "$VKCU" batch "$tdir/in" "$tdir/out" --jobs 14 --devices "$d" --backend gpu \
-      --pipeline regression-blake3 "$@" -q --report "$tdir/rep.jsonl" > /dev/null 2>&1 || { echo "0 0"; return; }
-    t1=$(date +%s.%N)
-    echo "$(tail -1 "$tdir/rep.jsonl" | sed -n 's/.*"fps": \([0-9.]*\).*/\1/p') $(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')"
-  }
   declare -A tg_steady
   for d in 0 all; do
-    whole=() full=() short=()
-    for _ in $(seq "$reps"); do
-      read -r f w <<< "$(tg_run "$d")"
-      whole+=("$f") full+=("$w")
-      read -r f w <<< "$(tg_run "$d" --frames 30)"
-      short+=("$w")
-    done
-    wf=$(printf '%s\n' "${whole[@]}" | median)
-    tf=$(printf '%s\n' "${full[@]}" | median)
-    ts=$(printf '%s\n' "${short[@]}" | median)
-    tg_steady[$d]=$(awk -v n="$frames" -v a="$tf" -v b="$ts" 'BEGIN {print (a > b ? 14 * (n - 30) / (a - b) : 0)}')
+    read -r wf tg_steady[$d] <<< "$(batch_steady "$tdir" 14 "$frames" --jobs 14 --devices "$d" --pipeline regression-blake3)"
     printf '| %s | %.1f | %.1f |\n' "$d" "$wf" "${tg_steady[$d]}"
   done
   printf '\nall / one GPU (steady): %.2f\n' "$(div "${tg_steady[all]}" "${tg_steady[0]}")"
