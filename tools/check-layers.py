@@ -7,6 +7,8 @@ Layers, bottom to top (each may include only itself and what is below it):
 - kernels/ is device code and the shared per-pixel math: it includes nothing
   from src/ (nor the public headers: it is below the library);
 - nothing outside src/cli/ includes src/cli/;
+- src/cli/ is a client of the public API: it includes only include/vkcu,
+  util/ and its own files, never the library's internals;
 - every quoted include resolves to a file of the tree, and the include graph
   of those files has no cycle.
 Usage: check-layers.py [ROOT]; prints each violation, exit 1 if any.
@@ -17,6 +19,7 @@ import sys
 
 ORDER = ['include', 'kernels', 'util', 'ops', 'gpu', 'core', 'batch', 'regress', 'cli']
 SRC_EXT = ('.c', '.h', '.cu', '.cuh')
+CLI_MAY = ('include', 'util', 'cli')
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 
 
@@ -73,6 +76,9 @@ def main():
                 bad.append('%s: kernels/ includes %s (kernels/ includes nothing from src/)' % (rel, target))
             elif to == 'cli' and me != 'cli':
                 bad.append('%s: includes %s (nothing outside src/cli/ includes src/cli/)' % (rel, target))
+            elif me == 'cli' and to not in CLI_MAY:
+                bad.append('%s: includes %s (src/cli/ is a client of the public API: include/vkcu, util/ '
+                           'and its own files only)' % (rel, target))
             elif ORDER.index(to) > ORDER.index(me):
                 bad.append('%s (%s) reaches up to %s (%s)' % (rel, me, target, to))
     # cycles, file by file

@@ -125,7 +125,7 @@ typedef struct vkcu_batch_settings {
     const char *out_dir;           /* the output folder, created when missing (not in a dry run); required,
                                     * and not in_dir itself */
     /* The job of every file: sink VKCU_SINK_ENCODE (default) or VKCU_SINK_HASH.
-     * input, output, hash_out, hash_out_name and overwrite are set per file. */
+     * input, output, hash_out, hash_out_name, hash_path and overwrite are set per file. */
     vkcu_job job;
     const char *extension;         /* of the outputs, with the dot, at most 16 characters after it and no
                                     * '/'; default ".mkv" */

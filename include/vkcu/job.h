@@ -213,6 +213,9 @@ typedef struct vkcu_job {
     /* VKCU_SINK_HASH */
     FILE *hash_out;             /* where hash lines go; default stdout */
     const char *hash_out_name;  /* what messages call hash_out (its file name); NULL: not named */
+    const char *hash_path;      /* a file for the hash lines instead of hash_out: written under a temporary name
+                                 * and renamed when the job succeeds, so that it is never left partial; an existing
+                                 * file is replaced only with overwrite, an input never; NULL (default): hash_out */
     enum vkcu_hash_algo hash_algo;
     enum vkcu_hash_format hash_format;
     /* VKCU_SINK_CALLBACK: both on the job's thread (chain.h) */

@@ -3,18 +3,16 @@
  * vkcu command line: `vkcu [options] INPUT -o OUTPUT` and the verbs.
  * Parses arguments and calls the library; nothing else lives here.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
-#include "core/stage.h"
-#include "regress/compare.h"
+#include "util/hash_algo.h"
 #include "util/log.h"
 
-static void print_stats(const vkcu_job_params *p, const vkcu_job_result *r, FILE *out)
+static void print_stats(const cli_job *p, const vkcu_job_result *r, FILE *out)
 {
     fprintf(out, "stats: path=%s frames_in=%lld frames_out=%lld corrupt=%lld time=%.3fs fps=%.1f fps_steady=%.1f\n",
             vkcu_path_name(r->path), (long long)r->frames_in, (long long)r->frames_out, (long long)r->frames_corrupt,
@@ -35,7 +33,7 @@ static void print_stats(const vkcu_job_params *p, const vkcu_job_result *r, FILE
                 (long long)r->imports, (long long)r->dtod_copies, (long long)r->htod_bytes, (long long)r->dtoh_bytes,
                 (long long)r->vk_readbacks);
     }
-    if (p->sink == VKCU_SINK_ENCODE && r->frames_out > 0) {
+    if (p->j.sink == VKCU_SINK_ENCODE && r->frames_out > 0) {
         double n = (double)r->frames_out;
         fprintf(out, "stats: encoder thread ms/frame: encode=%.3f mux=%.3f idle=%.3f\n", r->enc_ms_encode / n,
                 r->enc_ms_mux / n, r->enc_ms_idle / n);
@@ -43,9 +41,9 @@ static void print_stats(const vkcu_job_params *p, const vkcu_job_result *r, FILE
 }
 
 /* logged: the library has sent the error to the log callback already. */
-static int report(const vkcu_job_params *p, const vkcu_job_result *r, int ret, int logged)
+static int report(const cli_job *p, const vkcu_job_result *r, int ret, int logged)
 {
-    vkcu_progress_break_line();
+    cli_progress_break_line();
     if (p->stats)
         print_stats(p, r, stderr);
     if (ret == VKCU_ERR_PIPE_CLOSED)
@@ -61,7 +59,7 @@ static int report(const vkcu_job_params *p, const vkcu_job_result *r, int ret, i
 /* ---- vkcu [options] INPUT -o OUTPUT ---- */
 
 typedef struct transcode_args {
-    vkcu_job_params p;
+    cli_job p;
     const char *input;
     int no_overwrite;
 } transcode_args;
@@ -108,15 +106,15 @@ static int transcode_apply(void *ctx, const cli_option *o, const char *arg, cons
     switch (o->id) {
     case OPT_VERSION: return cli_print_version(vkcu_version()) ? VKCU_EXIT_FAIL : CLI_STOP;
     case OPT_GENERATE: return generate(arg);
-    case OPT_OUTPUT: t->p.output = arg; return 0;
-    case OPT_FORMAT: t->p.output_format = arg; return 0;
-    case OPT_OVERWRITE: t->p.overwrite = 1; return 0;
+    case OPT_OUTPUT: t->p.j.output = arg; return 0;
+    case OPT_FORMAT: t->p.j.output_format = arg; return 0;
+    case OPT_OVERWRITE: t->p.j.overwrite = 1; return 0;
     case OPT_NO_OVERWRITE: t->no_overwrite = 1; return 0;
-    case OPT_KEEP_PARTIAL: t->p.keep_partial = 1; return 0;
-    case OPT_NULL: t->p.sink = VKCU_SINK_NULL; return 0; /* process, write nothing (benchmarks) */
+    case OPT_KEEP_PARTIAL: t->p.j.keep_partial = 1; return 0;
+    case OPT_NULL: t->p.j.sink = VKCU_SINK_NULL; return 0; /* process, write nothing (benchmarks) */
     case OPT_DECODE_ONLY:
-        t->p.sink = VKCU_SINK_NULL;
-        t->p.decode_only = 1;
+        t->p.j.sink = VKCU_SINK_NULL;
+        t->p.j.decode_only = 1;
         return 0;
     default: return cli_job_apply(&t->p, CLI_TRANSCODE, o, arg, v);
     }
@@ -125,25 +123,25 @@ static int transcode_apply(void *ctx, const cli_option *o, const char *arg, cons
 int cli_main_transcode(int argc, char **argv)
 {
     transcode_args t = { .input = NULL };
-    vkcu_job_params_default(&t.p);
-    t.p.sink = VKCU_SINK_ENCODE;
+    cli_job_default(&t.p);
+    t.p.j.sink = VKCU_SINK_ENCODE;
     int ret = cli_parse(CLI_TRANSCODE, argc, argv, transcode_apply, &t);
     if (ret >= 0)
         return ret;
-    vkcu_job_params *p = &t.p;
+    cli_job *p = &t.p;
     if (!t.input)
         return cli_usage_error("no input file");
-    if (!p->output && p->sink != VKCU_SINK_NULL)
+    if (!p->j.output && p->j.sink != VKCU_SINK_NULL)
         return cli_usage_error("no output: add -o OUTPUT");
     if (t.no_overwrite)
-        p->overwrite = 0;
-    p->input = t.input;
+        p->j.overwrite = 0;
+    p->j.input = t.input;
     cli_install_signals();
     vkcu_job_result r;
     ret = cli_run_job(p, &r);
     if (ret >= 0 && vkcu_log_level() >= VKCU_LOG_INFO)
         fprintf(stderr, "vkcu: %s -> %s: %lld frames in %.2f s (%.1f fps), path %s\n", t.input,
-                p->output ? p->output : p->decode_only ? "decoded, nothing written" : "processed, nothing written",
+                p->j.output ? p->j.output : p->j.decode_only ? "decoded, nothing written" : "processed, nothing written",
                 (long long)r.frames_out, r.seconds, r.fps, vkcu_path_name(r.path));
     return report(p, &r, ret, 1);
 }
@@ -151,7 +149,7 @@ int cli_main_transcode(int argc, char **argv)
 /* ---- vkcu hash ---- */
 
 typedef struct hash_args {
-    vkcu_job_params p;
+    cli_job p;
     const char *input, *outpath;
     int overwrite, whole, format_set;
 } hash_args;
@@ -174,11 +172,11 @@ static int hash_apply(void *ctx, const cli_option *o, const char *arg, const cli
     case OPT_OVERWRITE: h->overwrite = 1; return 0;
     case OPT_WHOLE: h->whole = 1; return 0;
     case OPT_ALGO:
-        if (vkcu_hash_algo_parse(arg, &h->p.hash_algo) < 0) /* the table's choices are VKCU_HASH_ALGOS */
+        if (vkcu_hash_algo_parse(arg, &h->p.j.hash_algo) < 0) /* the table's choices are VKCU_HASH_ALGOS */
             return cli_usage_error("--algo: '%s' is not " VKCU_HASH_ALGOS, arg);
         return 0;
     case OPT_HASH_FORMAT:
-        h->p.hash_format = formats[v->i];
+        h->p.j.hash_format = formats[v->i];
         h->format_set = 1;
         return 0;
     default: return cli_job_apply(&h->p, CLI_HASH, o, arg, v);
@@ -188,9 +186,9 @@ static int hash_apply(void *ctx, const cli_option *o, const char *arg, const cli
 int cli_main_hash(int argc, char **argv)
 {
     hash_args h = { .input = NULL };
-    vkcu_job_params_default(&h.p);
-    vkcu_job_params *p = &h.p;
-    p->sink = VKCU_SINK_HASH;
+    cli_job_default(&h.p);
+    cli_job *p = &h.p;
+    p->j.sink = VKCU_SINK_HASH;
     p->progress = 0;
     int ret = cli_parse(CLI_HASH, argc, argv, hash_apply, &h);
     if (ret >= 0)
@@ -201,42 +199,16 @@ int cli_main_hash(int argc, char **argv)
     if (h.whole && h.format_set)
         return cli_usage_error("hash: --whole prints one line; it takes no --format");
     if (h.whole)
-        p->hash_format = VKCU_HASH_FORMAT_WHOLE;
+        p->j.hash_format = VKCU_HASH_FORMAT_WHOLE;
     if (outpath && !strcmp(outpath, "-"))
         outpath = NULL; /* standard output, as without -o */
-    p->input = input;
-    char tmp[4200] = "", err[512];
-    FILE *f = NULL;
-    cli_install_signals(); /* before the temporary exists */
-    if (outpath) {
-        const char *inputs[] = { input, NULL };
-        if (vkcu_outfile_begin(outpath, h.overwrite, inputs, tmp, sizeof(tmp), err, sizeof(err)) < 0) {
-            fprintf(stderr, "vkcu: error: %s\n", err);
-            return VKCU_EXIT_OUTPUT;
-        }
-        f = fopen(tmp, "w");
-        if (!f) {
-            fprintf(stderr, "vkcu: error: %s: cannot create: %s\n", outpath, strerror(errno));
-            vkcu_outfile_abort(tmp);
-            return VKCU_EXIT_OUTPUT;
-        }
-        p->hash_out = f;
-        p->hash_out_name = outpath;
-    }
+    p->j.input = input;
+    p->j.hash_path = outpath; /* the library writes it under a temporary name and renames it */
+    p->j.overwrite = h.overwrite;
+    cli_install_signals();
     vkcu_job_result r;
     ret = cli_run_job(p, &r);
-    int logged = ret < 0;
-    if (f) {
-        if (fclose(f) != 0 && ret >= 0) {
-            snprintf(r.error, sizeof(r.error), "%s: write error", outpath);
-            ret = VKCU_ERR_OUTPUT;
-        }
-        if (ret >= 0)
-            ret = vkcu_outfile_commit(tmp, outpath, r.error, sizeof(r.error));
-        else
-            vkcu_outfile_abort(tmp);
-    }
-    return report(p, &r, ret, logged);
+    return report(p, &r, ret, 1);
 }
 
 /* ---- vkcu probe ---- */

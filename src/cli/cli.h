@@ -9,13 +9,25 @@
 #ifndef VKCU_CLI_H
 #define VKCU_CLI_H
 
-#include "core/vkcu.h"
+#include <vkcu/vkcu.h>
+
 #include "opts.h"
+
+/* A command line's job: the context's settings and the job as the public
+ * API takes them, and what only the CLI does with them. */
+typedef struct cli_job {
+    vkcu_settings s; /* the callbacks and the log level are set by cli_open_context */
+    vkcu_job j;
+    int progress;    /* 1: the progress line, when stderr is a terminal */
+    int stats;       /* 1: per-stage statistics at the end */
+} cli_job;
+/* The library's defaults, progress on. */
+void cli_job_default(cli_job *p);
 
 /* job.c: stores a processing or encoder option (the ids between
  * OPT_ENCODER and OPT_LOG_LEVEL) into p; --pipeline loads its preset here.
  * Same return values as a cli_apply_fn. */
-int cli_job_apply(vkcu_job_params *p, enum cli_verb_id verb, const cli_option *o, const char *arg,
+int cli_job_apply(cli_job *p, enum cli_verb_id verb, const cli_option *o, const char *arg,
                   const cli_value *v);
 /* The --pipeline preset of this command line (kept for the process's
  * life), or NULL. */
@@ -24,19 +36,21 @@ const vkcu_preset *cli_job_preset(void);
 /* run.c, the CLI as a client of the public API: runs one job through a
  * context made from p's settings with the CLI's log, progress and watchdog
  * callbacks (a failure's message has gone to standard error already). */
-int cli_run_job(const vkcu_job_params *p, vkcu_job_result *r);
+int cli_run_job(const cli_job *p, vkcu_job_result *r);
 /* A context with the settings part of p and the CLI's callbacks. */
-int cli_open_context(const vkcu_job_params *p, vkcu_context **ctx);
+int cli_open_context(const cli_job *p, vkcu_context **ctx);
 /* The same with another log callback (its opaque NULL). */
-int cli_open_context_log(const vkcu_job_params *p, vkcu_log_callback log, vkcu_context **ctx);
-/* The job part of p as a public job, and back. */
-void cli_job_from_params(const vkcu_job_params *p, vkcu_job *job);
-void cli_params_from_job(const vkcu_job *job, vkcu_job_params *p);
+int cli_open_context_log(const cli_job *p, vkcu_log_callback log, vkcu_context **ctx);
 /* The CLI's log callback: "vkcu: error: MESSAGE" on standard error. */
 void cli_log(void *opaque, enum vkcu_log_level level, const char *message);
 /* The exit code of a library call's return: vkcu_exit_code, and -EINVAL
  * (an argument the library refused) as a usage error. */
 int cli_exit_code(int ret);
+/* progress.c: draws one report as the terminal line on stderr. */
+void cli_progress_draw(const vkcu_progress_info *info);
+/* Ends a progress line left open (a job failed mid-way) so that the error
+ * that follows starts on its own line. */
+void cli_progress_break_line(void);
 /* Installs SIGINT/SIGTERM handlers that request a clean stop. */
 void cli_install_signals(void);
 

@@ -330,7 +330,7 @@ static int parse_shard(const char *v, int *index, int *count)
 
 typedef struct batch_args {
     vkcu_batch_settings bs;        /* all but the job, which job.c fills into `job` */
-    vkcu_job_params job;
+    cli_job job;
     int progress;
     const char *dirs[2];
     const char **include, **exclude;
@@ -469,8 +469,8 @@ int cli_main_batch(int argc, char **argv)
 {
     batch_args a = { .dirs = { NULL, NULL } };
     vkcu_batch_default_settings(&a.bs);
-    vkcu_job_params_default(&a.job);
-    a.job.sink = VKCU_SINK_ENCODE;
+    cli_job_default(&a.job);
+    a.job.j.sink = VKCU_SINK_ENCODE;
     const char **dirs = a.dirs;
     const char **include = a.include = calloc((size_t)argc, sizeof(char *));
     const char **exclude = a.exclude = calloc((size_t)argc, sizeof(char *));
@@ -483,7 +483,7 @@ int cli_main_batch(int argc, char **argv)
         goto done;
     ret = VKCU_EXIT_USAGE;
     vkcu_batch_settings bs = a.bs;
-    vkcu_job_params *p = &a.job;
+    cli_job *p = &a.job;
     const char *devices = a.devices, *shard = a.shard, *container = a.container;
     long shard_count = a.shard_count;
     if (!dirs[1]) {
@@ -502,7 +502,7 @@ int cli_main_batch(int argc, char **argv)
     const vkcu_preset *preset = cli_job_preset();
     if (preset) {
         bs.pipeline = preset->name;
-        p->sink = preset->sink;
+        p->j.sink = preset->sink;
         bs.extension = vkcu_preset_extension(preset);
     }
     if (container) {
@@ -536,12 +536,12 @@ int cli_main_batch(int argc, char **argv)
             cli_usage_error("%s", err);
             goto done;
         }
-        if (p->backend == VKCU_BACKEND_CPU) {
+        if (p->s.backend == VKCU_BACKEND_CPU) {
             n = 0; /* the CPU backend has no devices to spread over */
         } else {
             /* Validate the ordinals against this machine. */
             int avail = vkcu_cuda_device_count();
-            if (avail == 0 && p->backend == VKCU_BACKEND_AUTO) {
+            if (avail == 0 && p->s.backend == VKCU_BACKEND_AUTO) {
                 LOGV("--devices %s: no CUDA device here; backend auto runs on the CPU", devices);
                 n = 0;
             } else {
@@ -556,7 +556,7 @@ int cli_main_batch(int argc, char **argv)
         bs.nb_devices = n;
     }
 
-    cli_job_from_params(p, &bs.job);
+    bs.job = p->j;
     bs.file_callback = batch_file_done;
     bs.file_opaque = &bs;
     if (progress)

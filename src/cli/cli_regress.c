@@ -17,7 +17,7 @@
 /* ---- vkcu compare ---- */
 
 typedef struct compare_args {
-    vkcu_job_params job;
+    cli_job job;
     vkcu_compare_job cj;
     const char *inputs[2];
     const char *chain_a, *chain_b;
@@ -57,7 +57,7 @@ static int compare_apply(void *ctx, const cli_option *o, const char *arg, const 
 int cli_main_compare(int argc, char **argv)
 {
     compare_args c = { .nb_inputs = 0 };
-    vkcu_job_params_default(&c.job);
+    cli_job_default(&c.job);
     vkcu_default_compare_job(&c.cj);
     int ret = cli_parse(CLI_COMPARE, argc, argv, compare_apply, &c);
     if (ret >= 0)
@@ -67,15 +67,15 @@ int cli_main_compare(int argc, char **argv)
     vkcu_compare_job *cj = &c.cj;
     cj->a = c.inputs[0];
     cj->b = c.inputs[1];
-    cj->chain = c.job.chain; /* one side's chain runs after it */
+    cj->chain = c.job.j.chain; /* one side's chain runs after it */
     cj->chain_a = c.chain_a;
     cj->chain_b = c.chain_b;
-    cj->start_time = c.job.start_time;
-    cj->duration = c.job.duration;
-    cj->start_frame = c.job.start_frame;
-    cj->frame_count = c.job.frame_count;
-    cj->max_frames = c.job.max_frames;
-    cj->strict = c.job.strict;
+    cj->start_time = c.job.j.start_time;
+    cj->duration = c.job.j.duration;
+    cj->start_frame = c.job.j.start_frame;
+    cj->frame_count = c.job.j.frame_count;
+    cj->max_frames = c.job.j.max_frames;
+    cj->strict = c.job.j.strict;
     cj->report = stdout;
     cli_install_signals();
     vkcu_context *ctx = NULL;
@@ -97,7 +97,7 @@ int cli_main_compare(int argc, char **argv)
 #define VERIFY_MAX 64
 
 typedef struct verify_args {
-    vkcu_job_params base;
+    cli_job base;
     vkcu_verify_job vj;
     const char *manifests[VERIFY_MAX];
     const char *cases[VERIFY_MAX];
@@ -140,7 +140,7 @@ int cli_main_verify(int argc, char **argv)
 {
     verify_args a;
     memset(&a, 0, sizeof(a));
-    vkcu_job_params_default(&a.base);
+    cli_job_default(&a.base);
     vkcu_default_verify_job(&a.vj);
     int ret = cli_parse(CLI_VERIFY, argc, argv, verify_apply, &a);
     if (ret >= 0)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The options every job verb shares (processing and encoder options, the
- * --pipeline preset) stored into vkcu_job_params, and the signal set-up
+ * --pipeline preset) stored into a cli_job, and the signal set-up
  * every verb that runs jobs installs. The verbs' own apply functions hand
  * these ids here.
  */
@@ -12,7 +12,6 @@
 
 #include "cli.h"
 #include "util/log.h"
-#include "core/stage.h"
 
 /* The preset of this process's command line. Job params point into it,
  * so it lives as long as the process. */
@@ -24,7 +23,7 @@ const vkcu_preset *cli_job_preset(void)
     return cli_preset_loaded ? &cli_preset : NULL;
 }
 
-static int pipeline_option(vkcu_job_params *p, enum cli_verb_id verb, const char *arg)
+static int pipeline_option(cli_job *p, enum cli_verb_id verb, const char *arg)
 {
     char err[1024];
     if (vkcu_preset_load(arg, &cli_preset, err, sizeof(err)) < 0) {
@@ -34,48 +33,45 @@ static int pipeline_option(vkcu_job_params *p, enum cli_verb_id verb, const char
     if (cli_preset.sink == VKCU_SINK_HASH && verb == CLI_TRANSCODE)
         return cli_usage_error("--pipeline %s writes frame hashes, not video: use 'vkcu hash INPUT --pipeline %s' "
                                "or 'vkcu batch IN_DIR OUT_DIR --pipeline %s'", arg, arg, arg);
-    vkcu_job job;
-    cli_job_from_params(p, &job);
-    vkcu_preset_apply(&cli_preset, &job);
-    cli_params_from_job(&job, p);
+    vkcu_preset_apply(&cli_preset, &p->j);
     cli_preset_loaded = 1;
     return 0;
 }
 
-int cli_job_apply(vkcu_job_params *p, enum cli_verb_id verb, const cli_option *o, const char *arg,
+int cli_job_apply(cli_job *p, enum cli_verb_id verb, const cli_option *o, const char *arg,
                   const cli_value *v)
 {
     static const enum vkcu_backend backends[] = { VKCU_BACKEND_CPU, VKCU_BACKEND_GPU, VKCU_BACKEND_AUTO };
     switch (o->id) {
-    case OPT_BACKEND: p->backend = backends[v->i]; break;
-    case OPT_DEVICE: p->device = (int)v->i; break;
-    case OPT_CHAIN: p->chain = arg; break;
+    case OPT_BACKEND: p->s.backend = backends[v->i]; break;
+    case OPT_DEVICE: p->s.device = (int)v->i; break;
+    case OPT_CHAIN: p->j.chain = arg; break;
     case OPT_PIPELINE: return pipeline_option(p, verb, arg); /* options after it override it */
-    case OPT_START: p->start_time = v->seconds; p->start_frame = v->frame; break;
-    case OPT_DURATION: p->duration = v->seconds; p->frame_count = v->frame; break;
-    case OPT_FRAMES: p->max_frames = (int)v->i; break;
-    case OPT_VIDEO_STREAM: p->video_stream = (int)v->i; break;
-    case OPT_STRICT: p->strict = 1; break;
-    case OPT_RING_SIZE: p->ring_size = (int)v->i; break;
-    case OPT_HANDOFF: p->timeline_handoff = v->i == 1; break;
-    case OPT_DOWNLOAD: p->download = v->i == 1 ? VKCU_DOWNLOAD_VULKAN : VKCU_DOWNLOAD_CUDA; break;
-    case OPT_DECODE_THREADS: p->decode_threads = (int)v->i; break;
-    case OPT_STALL_TIMEOUT: p->stall_timeout_ms = (int)v->i * 1000; break;
-    case OPT_REQUIRE_GPU_DECODE: p->require_gpu_decode = 1; break;
+    case OPT_START: p->j.start_time = v->seconds; p->j.start_frame = v->frame; break;
+    case OPT_DURATION: p->j.duration = v->seconds; p->j.frame_count = v->frame; break;
+    case OPT_FRAMES: p->j.max_frames = (int)v->i; break;
+    case OPT_VIDEO_STREAM: p->j.video_stream = (int)v->i; break;
+    case OPT_STRICT: p->j.strict = 1; break;
+    case OPT_RING_SIZE: p->s.ring_size = (int)v->i; break;
+    case OPT_HANDOFF: p->s.timeline_handoff = v->i == 1; break;
+    case OPT_DOWNLOAD: p->s.vulkan_download = v->i == 1; break;
+    case OPT_DECODE_THREADS: p->s.decode_threads = (int)v->i; break;
+    case OPT_STALL_TIMEOUT: p->s.stall_timeout_ms = (int)v->i * 1000; break;
+    case OPT_REQUIRE_GPU_DECODE: p->j.require_gpu_decode = 1; break;
     case OPT_STATS: p->stats = 1; break;
     case OPT_QUIET:
         p->progress = 0;
         vkcu_set_log_level(VKCU_LOG_ERROR);
         break;
     case OPT_LOG_LEVEL: vkcu_set_log_level((enum vkcu_log_level)v->i); break; /* the choices in enum order */
-    case OPT_ENCODER: p->encoder = arg; break;
-    case OPT_CRF: p->crf = (int)v->i; break;
-    case OPT_BITRATE: p->bitrate = v->i; break;
-    case OPT_PRESET: p->preset = arg; break;
-    case OPT_GOP: p->gop = (int)v->i; break;
-    case OPT_ENCODER_OPT: p->encoder_opts = arg; break;
-    case OPT_FASTSTART: p->faststart = 1; break;
-    case OPT_ENCODE_WORKERS: p->encode_workers = (int)v->i; break;
+    case OPT_ENCODER: p->j.encoder = arg; break;
+    case OPT_CRF: p->j.crf = (int)v->i; break;
+    case OPT_BITRATE: p->j.bitrate = v->i; break;
+    case OPT_PRESET: p->j.preset = arg; break;
+    case OPT_GOP: p->j.gop = (int)v->i; break;
+    case OPT_ENCODER_OPT: p->j.encoder_opts = arg; break;
+    case OPT_FASTSTART: p->j.faststart = 1; break;
+    case OPT_ENCODE_WORKERS: p->s.encode_workers = (int)v->i; break;
     default: {
         /* the table gives a verb an option its apply function forgot */
         char name[64];

@@ -13,8 +13,8 @@
 #include <strings.h>
 
 #include "opts.h"
+#include "util/error.h"
 #include "util/number.h"
-#include "core/vkcu.h"
 
 /* Times are at most this many seconds (about 31 years): far past any
  * input, and small enough that seconds * 1e6 stays an exact int64. */

@@ -12,9 +12,7 @@
  * (a verb whose apply lacks the case fails there with "internal error").
  */
 #include "opts.h"
-#include "core/stage.h"
-#include "regress/compare.h"
-#include "core/vkcu.h"
+#include "util/hash_algo.h"
 #include "util/number.h"
 
 /* ring_size's range and default are the library's (core/vkcu.h). */

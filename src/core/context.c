@@ -13,6 +13,7 @@
  * threads inherit it (vkcu_thread_create).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,8 +178,8 @@ int vkcu_check_job(const vkcu_job *job, char *err, size_t errlen)
             return vkcu_invalid(err, errlen, "%s: the encode sink needs an output", job->input);
         break;
     case VKCU_SINK_HASH:
-        if (!job->hash_out)
-            return vkcu_invalid(err, errlen, "%s: the hash sink needs a stream for the hashes", job->input);
+        if (!job->hash_out && !job->hash_path)
+            return vkcu_invalid(err, errlen, "%s: the hash sink needs a stream or a file for the hashes", job->input);
         break;
     case VKCU_SINK_CALLBACK:
         if (!job->on_frame)
@@ -187,6 +188,9 @@ int vkcu_check_job(const vkcu_job *job, char *err, size_t errlen)
     case VKCU_SINK_NULL:
         break;
     }
+    if (job->hash_path && (job->sink != VKCU_SINK_HASH || !*job->hash_path))
+        return vkcu_invalid(err, errlen, "%s: a hash file is given, but %s", job->input,
+                            *job->hash_path ? "the sink is not the hash sink" : "its name is empty");
     if (job->decode_only && job->sink != VKCU_SINK_NULL)
         return vkcu_invalid(err, errlen, "%s: decode-only jobs write nothing: their sink must be the null sink", job->input);
     if (job->chain && *job->chain) {
@@ -256,6 +260,35 @@ void vkcu_context_describe(const vkcu_context *c, const vkcu_job *job, vkcu_job_
     p->cb_opaque = job->callback_opaque;
 }
 
+/* A hash list to a file: the one rule of outfile.c (a temporary, renamed
+ * when the job succeeds; removed when it fails or is interrupted). */
+static int run_to_hash_file(vkcu_job_params *p, const char *path, vkcu_job_result *r)
+{
+    char tmp[PATH_MAX + 128];
+    const char *inputs[] = { p->input, NULL };
+    int ret = vkcu_outfile_begin(path, p->overwrite, inputs, tmp, sizeof(tmp), r->error, sizeof(r->error));
+    if (ret < 0)
+        return ret;
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        snprintf(r->error, sizeof(r->error), "%.400s: cannot create: %s", path, strerror(errno));
+        vkcu_outfile_abort(tmp);
+        return VKCU_ERR_OUTPUT;
+    }
+    p->hash_out = f;
+    p->hash_out_name = path;
+    ret = vkcu_job_run(p, r);
+    if (fclose(f) != 0 && ret >= 0) {
+        snprintf(r->error, sizeof(r->error), "%.400s: write error", path);
+        ret = VKCU_ERR_OUTPUT;
+    }
+    if (ret >= 0)
+        ret = vkcu_outfile_commit(tmp, path, r->error, sizeof(r->error));
+    else
+        vkcu_outfile_abort(tmp);
+    return ret;
+}
+
 int vkcu_run(vkcu_context *ctx, const vkcu_job *job, vkcu_job_result *result)
 {
     if (!result)
@@ -268,7 +301,7 @@ int vkcu_run(vkcu_context *ctx, const vkcu_job *job, vkcu_job_result *result)
     if (ret >= 0) {
         vkcu_job_params p;
         vkcu_context_describe(ctx, job, &p);
-        ret = vkcu_job_run(&p, result);
+        ret = job->hash_path ? run_to_hash_file(&p, job->hash_path, result) : vkcu_job_run(&p, result);
         /* The job's one error line, where the caller's messages go. */
         if (ret < 0 && ret != VKCU_ERR_PIPE_CLOSED)
             LOGE("%s", result->error[0] ? result->error : "job failed");

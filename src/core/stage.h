@@ -141,31 +141,14 @@ void vkcu_outfile_clean_beside(const char *path);
 int vkcu_outfile_claim(const char *path, int *fd, long *holder, char *err, size_t errlen);
 void vkcu_outfile_release(const char *path, int fd);
 
-/* ---- hash-list formats (hash_format.c) ----
- * The one table of the per-frame formats a user can name (hash --format,
- * the preset key hash-format), with the extension a preset's output takes:
- * (enum, name, extension), in the order help and messages list them.
- * (--whole's one line is an option of its own, not a named format.) */
-#define VKCU_HASH_FORMATS_NAMED(FIRST, MID, LAST)                                                          \
-    FIRST(VKCU_HASH_FORMAT_FRAMEMD5, "framemd5", ".framemd5")                                            \
-    MID(VKCU_HASH_FORMAT_FRAMECRC, "framecrc", ".framecrc") LAST(VKCU_HASH_FORMAT_JSON, "json", ".jsonl")
-/* "framemd5, framecrc or json" and "framemd5|framecrc|json" (the wrappers: util/hash_algo.h). */
-#define VKCU_HASH_FORMATS VKCU_HASH_FORMATS_NAMED(VKCU_NAMES_ID_, VKCU_NAMES_COMMA_ID_, VKCU_NAMES_OR_ID_)
-#define VKCU_HASH_FORMATS_PIPE VKCU_HASH_FORMATS_NAMED(VKCU_NAMES_ID_, VKCU_NAMES_PIPE_ID_, VKCU_NAMES_PIPE_ID_)
-/* "framemd5", ...; "framemd5" for a format without a name (--whole). */
-const char *vkcu_hash_format_id(enum vkcu_hash_format f);
-/* ".framemd5", ".jsonl", ...: a hash-list file's extension. */
-const char *vkcu_hash_format_extension(enum vkcu_hash_format f);
-/* A name from the table (exact case): 0 or -1. */
-int vkcu_hash_format_parse(const char *name, enum vkcu_hash_format *f);
+/* Hash-list format names: util/hash_algo.h. */
 
 /* ---- progress (progress.c) ---- */
-/* A job's progress reports, at most 4 a second: to the job's progress
- * callback, or (no callback) as the terminal line: frames (of the expected
- * total), fps, speed (x realtime, from the frame rate) and ETA. */
+/* A job's progress reports, at most 4 a second, to the job's progress
+ * callback (none: nothing is reported). */
 typedef struct vkcu_progress {
     int enabled;
-    vkcu_progress_callback callback; /* set before vkcu_progress_init; NULL: the terminal line */
+    vkcu_progress_callback callback; /* set before vkcu_progress_init; NULL: no reports */
     void *opaque;
     double start, last;
     int64_t total;
@@ -176,11 +159,5 @@ typedef struct vkcu_progress {
 } vkcu_progress;
 void vkcu_progress_init(vkcu_progress *p, int enabled, int64_t total, const char *label);
 void vkcu_progress_update(vkcu_progress *p, int64_t frames, int final);
-/* Draws one report as the terminal line on stderr (a progress callback may
- * call it: the CLI's does). */
-void vkcu_progress_draw(const vkcu_progress_info *info);
-/* Ends a progress line left open (a job failed mid-way) so that the error
- * that follows starts on its own line. */
-void vkcu_progress_break_line(void);
 
 #endif

@@ -39,4 +39,24 @@ const char *vkcu_hash_algo_id(enum vkcu_hash_algo a);
 #define VKCU_HASH_ALGOS_LIST VKCU_HASH_NAMED(VKCU_NAMES_ID_, VKCU_NAMES_COMMA_ID_, VKCU_NAMES_COMMA_ID_)
 #define VKCU_HASH_ALGOS_PIPE VKCU_HASH_NAMED(VKCU_NAMES_ID_, VKCU_NAMES_PIPE_ID_, VKCU_NAMES_PIPE_ID_)
 
+/*
+ * The one table of the hash-list formats (hash_format.c): the per-frame
+ * formats a user can name (hash --format, the preset key hash-format), with
+ * the extension a preset's output takes: (enum, name, extension), in the
+ * order help and messages list them. (--whole's one line is an option of
+ * its own, not a named format.)
+ */
+#define VKCU_HASH_FORMATS_NAMED(FIRST, MID, LAST)                                                          \
+    FIRST(VKCU_HASH_FORMAT_FRAMEMD5, "framemd5", ".framemd5")                                            \
+    MID(VKCU_HASH_FORMAT_FRAMECRC, "framecrc", ".framecrc") LAST(VKCU_HASH_FORMAT_JSON, "json", ".jsonl")
+/* "framemd5, framecrc or json" and "framemd5|framecrc|json". */
+#define VKCU_HASH_FORMATS VKCU_HASH_FORMATS_NAMED(VKCU_NAMES_ID_, VKCU_NAMES_COMMA_ID_, VKCU_NAMES_OR_ID_)
+#define VKCU_HASH_FORMATS_PIPE VKCU_HASH_FORMATS_NAMED(VKCU_NAMES_ID_, VKCU_NAMES_PIPE_ID_, VKCU_NAMES_PIPE_ID_)
+/* "framemd5", ...; "framemd5" for a format without a name (--whole). */
+const char *vkcu_hash_format_id(enum vkcu_hash_format f);
+/* ".framemd5", ".jsonl", ...: a hash-list file's extension. */
+const char *vkcu_hash_format_extension(enum vkcu_hash_format f);
+/* A name from the table (exact case): 0 or -1. */
+int vkcu_hash_format_parse(const char *name, enum vkcu_hash_format *f);
+
 #endif

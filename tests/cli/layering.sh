@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The source tree's layering rules (tools/check-layers.py): kernels/ includes
-# nothing from src/, nothing outside src/cli/ includes src/cli/, no layer
+# nothing from src/, nothing outside src/cli/ includes src/cli/, src/cli/
+# includes only the public headers, util/ and itself, no layer
 # reaches up, no include cycle. Each rule is also broken on purpose in a copy
 # of the tree, so that the checker is seen to catch it.
 source "$(dirname "$0")/lib.sh"
@@ -35,6 +36,10 @@ try_broken() { # name file line pattern
 try_broken "kernels including src/" kernels/frame.h '#include "util/log.h"' 'kernels/frame.h: kernels/ includes'
 try_broken "a layer reaching up" src/util/number.c '#include "core/stage.h"' 'src/util/number.c (util) reaches up'
 try_broken "src/cli/ included from below" src/regress/compare.c '#include "cli/cli.h"' 'nothing outside src/cli/'
+try_broken "src/cli/ reaching past the public API" src/cli/cli_batch.c '#include "core/stage.h"' \
+  'src/cli/cli_batch.c: includes src/core/stage.h (src/cli/ is a client of the public API'
+try_broken "src/cli/ reaching past the public API (a header)" src/cli/cli.h '#include "batch/preset.h"' \
+  'src/cli/cli.h: includes src/batch/preset.h'
 # a cycle: number.h -> log.h (added here) -> number.h (added by try_broken)
 cp "$ROOT/src/util/number.h" "$TMP/tree/src/util/number.h"; echo '#include "log.h"' >> "$TMP/tree/src/util/number.h"
 try_broken "an include cycle" src/util/log.h '#include "number.h"' 'include cycle: src/util/'

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Hash-list format names (stage.h): the vocabulary of hash --format and the
+/* Hash-list format names (hash_algo.h): the vocabulary of hash --format and the
  * preset key hash-format, and the extensions presets give their lists. */
 #include <stddef.h>
 #include <string.h>
 
-#include "stage.h"
+#include "hash_algo.h"
 
 #define ROW(e, id, ext) [e] = { id, ext },
 static const struct {
