@@ -71,14 +71,25 @@ CFLAGS  ?= -O2 -g
 # (docs/install.md, Building: why not two).
 CFLAGS  += -fPIC -std=c11 -D_GNU_SOURCE -pthread $(WARN) $(VISIBILITY) -Iinclude -Isrc -I. -I$(VK_HEADERS) -I$(CUDA)/include $(FF_CFLAGS) $(JSON_CFLAGS)
 # CUDA_ARCHS: the GPUs the kernels are built for, as machine code (SASS), and
-# PTX of the last one so that GPUs newer than the list compile it at first
-# start; highest last. Each entry costs compile time (docs/install.md).
-CUDA_ARCHS ?= 90
-CUDA_PTX   := $(lastword $(CUDA_ARCHS))
-NV_GENCODE := $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
-              -gencode arch=compute_$(CUDA_PTX),code=compute_$(CUDA_PTX)
+# PTX of the highest so that GPUs newer than the list compile it at first
+# start. The default is every x86-64 GPU architecture of CUDA 13.0's
+# `nvcc --list-gpu-code`, fixed here so that a build does not change with the
+# toolkit: T4/RTX 20 (75), A100 (80), RTX 30 (86), L4/L40/RTX 40 (89),
+# H100/H200 (90), B200 (100), B300 (103), RTX 50/RTX PRO (120). Left out:
+# 87, 110 and 121, the aarch64 boards (Jetson Orin, Thor, DGX Spark), and 88,
+# an Ampere variant that 86's code serves (machine code runs on later minors
+# of its major). `make CUDA_ARCHS=90` narrows it; each entry costs compile
+# time (docs/install.md; tests/cli/cuda-archs.sh checks the list against nvcc).
+CUDA_ARCHS ?= 75 80 86 89 90 100 103 120
+CUDA_ARCHS_N := $(shell printf '%s\n' $(CUDA_ARCHS) | sort -nu)
+NV_GENCODE := $(foreach a,$(CUDA_ARCHS_N),-gencode arch=compute_$(a),code=sm_$(a)) \
+              -gencode arch=compute_$(lastword $(CUDA_ARCHS_N)),code=compute_$(lastword $(CUDA_ARCHS_N))
+# nvcc compiles a source's architectures one after the other unless told to
+# run them in parallel (--threads; 0: one per CPU): kernels/convert.cu alone
+# is most of a build, so on two cores this halves a cold build's wall time.
+NVCC_THREADS ?= 0
 NVFLAGS ?= -O3
-NVFLAGS += -std=c++17 -Werror all-warnings -Xcompiler -Wall,-Wextra,-fPIC,$(VISIBILITY) -Iinclude -Isrc -I. -I$(VK_HEADERS) $(FF_CFLAGS) \
+NVFLAGS += --threads $(NVCC_THREADS) -std=c++17 -Werror all-warnings -Xcompiler -Wall,-Wextra,-fPIC,$(VISIBILITY) -Iinclude -Isrc -I. -I$(VK_HEADERS) $(FF_CFLAGS) \
            $(NV_GENCODE)
 LDLIBS  = $(FF_LIBS) $(JSON_LIBS) $(VMAF_LIBS) -L$(CUDA)/lib64 -lcudart_static -lzimg -lstdc++ -ldl -lrt -lm -pthread
 # libvkcu.so: Debian's libjansson.a is not position-independent, so the shared
@@ -196,6 +207,14 @@ $(BUILD)/vkcu: $(BUILD)/vmaf.mk
 FORCE:
 
 ifeq ($(filter clean deps uninstall print-%,$(MAKECMDGOALS)),)
+# A wrong CUDA_ARCHS stops here, in one line, rather than in every nvcc run.
+NV_CODES := $(patsubst sm_%,%,$(shell $(NVCC) --list-gpu-code 2>/dev/null))
+ifeq ($(strip $(CUDA_ARCHS)),)
+$(error CUDA_ARCHS is empty: name the GPU architectures to build for, e.g. CUDA_ARCHS=90 (docs/install.md))
+endif
+ifneq ($(and $(NV_CODES),$(filter-out $(NV_CODES),$(CUDA_ARCHS))),)
+$(error CUDA_ARCHS: $(filter-out $(NV_CODES),$(CUDA_ARCHS)): not a GPU architecture that $(NVCC) builds for (it knows $(NV_CODES)); see docs/install.md)
+endif
 $(eval $(call flags_record,$(BUILD)/obj/.cflags,$(CC) $(CFLAGS),.o,.cu.o))
 $(eval $(call flags_record,$(CU_BUILD)/obj/.nvflags,$(NVCC) $(NVFLAGS),.cu.o))
 endif
@@ -266,7 +285,7 @@ uninstall:
 print-version:
 	@echo $(VKCU_VERSION)
 print-cuda-archs:
-	@echo $(CUDA_ARCHS)
+	@echo $(CUDA_ARCHS_N)
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/vkcu $(BUILD)/libvkcu.a $(BUILD)/libvkcu.so* $(BUILD)/vkcu.pc $(BUILD)/tests $(BUILD)/man $(BUILD)/completion

@@ -1,34 +1,33 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The kernels are built for every GPU of CUDA_ARCHS (Makefile), with PTX of
-# the last one for newer GPUs: without an architecture's code a user's GPU answers "no kernel
+# The kernels are built for every GPU of CUDA_ARCHS (Makefile; by default all
+# the x86-64 architectures CUDA 13 builds for), with PTX of the highest for
+# newer GPUs: without its architecture's code a user's GPU answers "no kernel
 # image is available". Read with tools/cuda-archs.py (cuobjdump's listing).
 . "$(dirname "$0")/lib.sh"
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${VKCU_BUILD:-$root/build}
-# The flags nvcc was given, as the objects recorded them (Makefile,
-# flags_record); sanitizer builds share build/'s CUDA objects.
-rec=$build/obj/.nvflags
-[ -f "$rec" ] || rec=$root/build/obj/.nvflags
-if [ ! -f "$rec" ]; then
-  fail "cuda-archs: no obj/.nvflags in $build or build/ (run make)"
-  exit 0
-fi
-elf=$(grep -o 'code=sm_[0-9]*' "$rec" | sed 's/code=/elf /' | sort -t_ -k2 -n -u | tr '\n' ' ')
-ptx=$(grep -o 'code=compute_[0-9]*' "$rec" | sed 's/code=compute_/ptx sm_/' | sort -u)
-expected="$elf$ptx"
+nvcc=${NVCC:-${CUDA:-/usr/local/cuda}/bin/nvcc}
+# The architectures in effect: CUDA_ARCHS from the environment (`make test
+# CUDA_ARCHS=90` passes it down), else the Makefile's default.
+archs=$(make -s -C "$root" --no-print-directory print-cuda-archs)
+highest=${archs##* }
+want="$(for a in $archs; do printf 'elf sm_%s ' "$a"; done)ptx sm_$highest"
 n_cu=$(cd "$root" && ls kernels/*.cu src/*.cu src/*/*.cu 2>/dev/null | wc -l)
 
-for f in "$build/vkcu" "$build/libvkcu.so"; do
+# Each CUDA source, in each product, carries machine code for every
+# architecture and PTX of the highest: a source built apart with other flags
+# would show here.
+for f in "$build/vkcu" "$build/libvkcu.so" "$build/libvkcu.a"; do
   name=${f##*/}
   if [ ! -f "$f" ]; then fail "cuda-archs: $f not built"; continue; fi
   python3 "$root/tools/cuda-archs.py" --each "$f" > "$TMP/each" 2> "$TMP/err"
   n=$(wc -l < "$TMP/each")
-  bad=$(grep -vxF "$expected" "$TMP/each" | head -1)
+  bad=$(grep -vxF "$want" "$TMP/each" | head -1)
   if [ "$n" = "$n_cu" ] && [ -z "$bad" ]; then
-    pass "cuda-archs: $name: all $n CUDA sources carry $expected"
+    pass "cuda-archs: $name: all $n CUDA sources carry $want"
   else
-    fail "cuda-archs: $name: $n containers for $n_cu CUDA sources; expected '$expected' in each, got '${bad:-$(head -1 "$TMP/each")}' $(cat "$TMP/err")"
+    fail "cuda-archs: $name: $n containers for $n_cu CUDA sources; expected '$want' in each, got '${bad:-$(head -1 "$TMP/each")}' $(cat "$TMP/err")"
   fi
 done
 
@@ -44,3 +43,61 @@ if [ -n "$obj" ]; then
   fi
 fi
 
+if [ ! -x "$nvcc" ]; then
+  skip "cuda-archs: no nvcc at $nvcc to check CUDA_ARCHS against"
+  exit 0
+fi
+
+# The default is fixed in the Makefile (a build does not change with the
+# toolkit) and equals what this nvcc builds for, less the aarch64 boards (87
+# Jetson Orin, 110 Jetson Thor, 121 DGX Spark) and 88, an Ampere variant
+# that sm_86 code serves (Makefile, CUDA_ARCHS).
+# A toolkit with a new architecture fails here until the default names it.
+default=$(env -u CUDA_ARCHS make -s -C "$root" --no-print-directory print-cuda-archs)
+x86=$("$nvcc" --list-gpu-code | sed -n 's/^sm_//p' | grep -vxE '87|88|110|121' | sort -n | tr '\n' ' ')
+release=$("$nvcc" --version | grep -o 'release [0-9.]*')
+if [ "$default " = "$x86" ]; then
+  pass "cuda-archs: the default CUDA_ARCHS ($default) is every x86-64 architecture nvcc $release builds for"
+else
+  fail "cuda-archs: the default CUDA_ARCHS ($default) differs from nvcc $release's x86-64 architectures ($x86): update CUDA_ARCHS in the Makefile"
+fi
+
+# Narrowing: the nvcc command make would run (-n, in a scratch build folder
+# so that build/ keeps its objects) carries exactly the architectures asked
+# for, whatever their order, and PTX of the highest.
+mkdir -p "$TMP/b" && cp "$root/build/deps.mk" "$TMP/b/" 2>/dev/null || cp "$build/deps.mk" "$TMP/b/"
+gencode() { # CUDA_ARCHS value (unset: the default) -> the -gencode flags, one per line
+  local v=()
+  [ "$1" = "-" ] || v=("CUDA_ARCHS=$1")
+  env -u CUDA_ARCHS make -n -C "$root" --no-print-directory BUILD="$TMP/b" CU_BUILD="$TMP/b" "${v[@]}" \
+    "$TMP/b/obj/kernels/croppad.cu.o" 2> "$TMP/make.err" | grep -o 'arch=compute_[0-9]*,code=[a-z]*_[0-9]*' | sort
+}
+narrow() { # name CUDA_ARCHS expected-flags
+  local got
+  got=$(gencode "$2" | tr '\n' ' ')
+  if [ "$got" = "$3" ]; then
+    pass "cuda-archs: $1: nvcc gets $got"
+  else
+    fail "cuda-archs: $1: nvcc gets '$got', expected '$3' $(head -1 "$TMP/make.err")"
+  fi
+}
+narrow "CUDA_ARCHS=90" 90 "arch=compute_90,code=compute_90 arch=compute_90,code=sm_90 "
+narrow "CUDA_ARCHS='120 86' (any order; PTX of the highest)" "120 86" \
+  "arch=compute_120,code=compute_120 arch=compute_120,code=sm_120 arch=compute_86,code=sm_86 "
+all=$(for a in $default; do printf 'arch=compute_%s,code=sm_%s\n' "$a" "$a"; done; printf 'arch=compute_%s,code=compute_%s\n' "${default##* }" "${default##* }")
+narrow "the default" - "$(printf '%s\n' "$all" | sort | tr '\n' ' ')"
+
+# A wrong value stops make with one line that names it, before any nvcc run.
+bad() { # name CUDA_ARCHS pattern
+  env -u CUDA_ARCHS make -n -C "$root" --no-print-directory BUILD="$TMP/b" CU_BUILD="$TMP/b" "CUDA_ARCHS=$2" \
+    "$TMP/b/obj/kernels/croppad.cu.o" > "$TMP/bad.out" 2> "$TMP/bad.err"
+  local rc=$?
+  if [ "$rc" = 2 ] && [ "$(wc -l < "$TMP/bad.err")" = 1 ] && grep -qE -- "$3" "$TMP/bad.err" && ! grep -q nvcc "$TMP/bad.out"; then
+    pass "cuda-archs: $1 refused: $(cat "$TMP/bad.err")"
+  else
+    fail "cuda-archs: $1: make exit $rc, expected 2 with one line /$3/: $(head -2 "$TMP/bad.err" | tr '\n' ' ')"
+  fi
+}
+bad "CUDA_ARCHS='90 sm_80'" "90 sm_80" '^Makefile:[0-9]+: \*\*\* CUDA_ARCHS: sm_80: not a GPU architecture .* \(it knows 75 .*90.*\)'
+bad "CUDA_ARCHS=91" 91 'CUDA_ARCHS: 91: not a GPU architecture'
+bad "an empty CUDA_ARCHS" "" 'CUDA_ARCHS is empty: .*CUDA_ARCHS=90'
