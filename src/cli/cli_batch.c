@@ -331,7 +331,6 @@ static int parse_shard(const char *v, int *index, int *count)
 typedef struct batch_args {
     vkcu_batch_settings bs;        /* all but the job, which job.c fills into `job` */
     cli_job job;
-    int progress;
     const char *dirs[2];
     const char **include, **exclude;
     const char *devices, *shard, *container;

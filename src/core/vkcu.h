@@ -80,12 +80,11 @@ typedef struct vkcu_job_params {
     vkcu_frame_callback on_picture;
     void *cb_opaque;
     /* reporting */
-    int progress;                /* 1: progress reports (to progress_cb when set, else the terminal line) */
+    int progress;                /* 1: progress reports to progress_cb (none without one) */
     vkcu_progress_callback progress_cb;
     void *progress_opaque;
     vkcu_watchdog_callback watchdog_cb; /* a stalled GPU decoder (vkcu/job.h); NULL: logged only */
     void *watchdog_opaque;
-    int stats;                   /* 1: the CLI prints per-stage statistics at the end */
 } vkcu_job_params;
 
 void vkcu_job_params_default(vkcu_job_params *p);

@@ -620,7 +620,6 @@ static int case_job(const vkcu_manifest *m, const vkcu_manifest_case *c, const v
     else
         vkcu_job_params_default(job);
     job->progress = 0;
-    job->stats = 0;
     job->start_time = job->duration = -1;
     job->start_frame = job->frame_count = -1;
     *backend = p->backend_override >= 0 ? p->backend_override : c->backend;
