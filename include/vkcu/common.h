@@ -79,12 +79,45 @@ enum vkcu_log_level {
  *                configured threshold are delivered.
  * @param message one line without a trailing newline, valid only during the
  *                call. It names files, frames and settings by what they
- *                are, never by a command-line option.
+ *                are (a setting by its field name, unless a
+ *                vkcu_setting_name_callback says otherwise), never by a
+ *                command-line option. Lines that FFmpeg logs while it works
+ *                for a job (demuxing, decoding, encoding on the job's own
+ *                threads) come here too, starting "ffmpeg: ": FFmpeg's
+ *                fatal errors at VKCU_LOG_ERROR, its errors at
+ *                VKCU_LOG_VERBOSE, its warnings, info and verbose lines at
+ *                VKCU_LOG_DEBUG (its debug lines are dropped). FFmpeg's
+ *                own threshold (av_log_set_level) applies first.
  * @note Called from any thread the library runs a job on, possibly from
  *       several at once: the callback must be thread-safe. It must not call
  *       back into the context that logged.
  */
 typedef void (*vkcu_log_callback)(void *opaque, enum vkcu_log_level level, const char *message);
+
+/**
+ * Names a setting in a program's own vocabulary.
+ *
+ * Where the library's text (log messages, result->error, compare verdicts,
+ * the lines and reports verify writes) tells what to change, it names the
+ * field of a public struct: "ring_size", or "backend=gpu", "overwrite=1"
+ * when it names a value too. A program that offers these settings
+ * under other names (command-line options, configuration keys) sets this
+ * callback, and its names are printed instead.
+ *
+ * @param opaque  the settings' log_opaque.
+ * @param setting a field name of vkcu_settings, vkcu_job, vkcu_compare_job
+ *                or vkcu_verify_job ("overwrite", "start_time" ...).
+ * @param value   the value the text names with it ("gpu", "1" for a flag
+ *                turned on, "index" ...), or NULL when it names none.
+ * @param buf     where the name may be written, NUL-terminated.
+ * @param size    buf's size in bytes.
+ * @return the name to print (buf, or a string that outlives the context),
+ *         or NULL to have the library's own name printed.
+ * @note Called on the threads that log, like the log callback, while the
+ *       text is made: it must be thread-safe and must not call the library.
+ */
+typedef const char *(*vkcu_setting_name_callback)(void *opaque, const char *setting, const char *value,
+                                                  char *buf, size_t size);
 
 /**
  * Asks every running job of the process to stop at its next frame; each

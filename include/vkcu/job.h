@@ -143,6 +143,7 @@ typedef struct vkcu_settings {
     vkcu_log_callback log_callback; /* NULL: messages to standard error, "vkcu: " first */
     void *log_opaque;
     enum vkcu_log_level log_level;  /* threshold; default VKCU_LOG_INFO */
+    vkcu_setting_name_callback setting_name_callback; /* NULL: text names settings by their field names (common.h) */
     enum vkcu_backend backend;      /* default VKCU_BACKEND_AUTO */
     int device;                     /* CUDA device ordinal, 0..63 (the Vulkan device is matched by UUID); default 0 */
     int ring_size;                  /* interop slots (GPU frames in flight), VKCU_RING_SIZE_MIN..MAX; default VKCU_RING_SIZE_DEFAULT */
@@ -178,6 +179,11 @@ VKCU_API void vkcu_default_settings(vkcu_settings *s);
  *         which one and the allowed range); -ENOMEM.
  * @note Opens no device: the first GPU job opens and shares them. Thread-safe
  *       for distinct ctx pointers.
+ * @note The first context with a log_callback installs FFmpeg's process-wide
+ *       av_log callback (once), to send FFmpeg's lines about a job to its
+ *       context's callback (common.h); threads that run no job keep
+ *       FFmpeg's printing to standard error. A program that sets its own
+ *       av_log callback afterwards keeps it, and FFmpeg's lines go there.
  */
 VKCU_API int vkcu_open(vkcu_context **ctx, const vkcu_settings *s);
 

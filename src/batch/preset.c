@@ -21,6 +21,7 @@
 
 #include "core/stage.h"
 #include "util/file.h"
+#include "util/log.h"
 #include "util/number.h"
 #include "ops/op.h"
 #include "preset.h"
@@ -215,7 +216,8 @@ static int parse_encoder_opt(parse_state *s, int line, int col, const char *v, v
     int at = find_file_key(v);
     if (at >= 0)
         return perr(s, line, col + at, "encoder-opt: '%.*s' makes the encoder write or read a file, which a preset "
-                    "may not do (give it with --encoder-opt on the command line)", (int)strcspn(v + at, "=:"), v + at);
+                    "may not do (give it with %s instead)", (int)strcspn(v + at, "=:"), v + at,
+                    VKCU_SETTING("encoder_opts"));
     size_t used = strlen(ps->encoder_opts);
     if (used + strlen(v) + 2 > sizeof(ps->encoder_opts))
         return perr(s, line, col, "encoder-opt: options longer than %zu characters", sizeof(ps->encoder_opts) - 1);
@@ -594,7 +596,7 @@ int vkcu_preset_load(const char *arg, vkcu_preset *ps, char *err, size_t errlen)
     size_t alen = strlen(arg);
     size_t elen = strlen(VKCU_PRESET_EXT);
     if (!*arg) {
-        snprintf(err, errlen, "--pipeline: empty name (`vkcu pipelines` lists the presets)");
+        snprintf(err, errlen, "pipeline: empty name (`vkcu pipelines` lists the presets)");
         return VKCU_ERR_USAGE;
     }
     if (strchr(arg, '/') || (alen > elen && !strcmp(arg + alen - elen, VKCU_PRESET_EXT))) {
@@ -609,10 +611,10 @@ int vkcu_preset_load(const char *arg, vkcu_preset *ps, char *err, size_t errlen)
         }
         if (!found) {
             if (nd == 0)
-                snprintf(err, errlen, "--pipeline: no preset '%s': no pipelines folder found (install vkcu, "
+                snprintf(err, errlen, "pipeline: no preset '%s': no pipelines folder found (install vkcu, "
                          "or set VKCU_PIPELINES to a folder of .pipe files)", arg);
             else
-                snprintf(err, errlen, "--pipeline: no preset '%s' (`vkcu pipelines` lists them; a file path "
+                snprintf(err, errlen, "pipeline: no preset '%s' (`vkcu pipelines` lists them; a file path "
                          "needs a '/' or the .pipe extension)", arg);
             return VKCU_ERR_USAGE;
         }

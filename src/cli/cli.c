@@ -237,6 +237,8 @@ static const verb_main verb_mains[CLI_NB_VERBS] = {
 int main(int argc, char **argv)
 {
     vkcu_set_log_level(VKCU_LOG_INFO);
+    /* Library text made outside a context (probe, presets) names options too. */
+    vkcu_set_setting_namer(cli_setting_name, NULL);
     if (argc < 2) {
         cli_print_help(CLI_TRANSCODE, stderr);
         return VKCU_EXIT_USAGE;

@@ -2,8 +2,8 @@
 /*
  * The CLI as a client of the public API (include/vkcu/): its log,
  * progress and watchdog callbacks, and one job run through a context.
- * Where a message needs a command-line option's name, it is added here,
- * never in the library.
+ * The library's text names settings ("overwrite=1"); cli_setting_name
+ * (opts.c) prints each as its option ("-y") from the one option table.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -67,6 +67,7 @@ int cli_open_context_log(const cli_job *p, vkcu_log_callback log, vkcu_context *
     vkcu_settings s = p->s;
     s.log_callback = log;
     s.log_opaque = NULL;
+    s.setting_name_callback = cli_setting_name; /* the library names settings; the table knows their options */
     s.log_level = (enum vkcu_log_level)vkcu_log_level();
     if (p->progress && isatty(STDERR_FILENO))
         s.progress_callback = cli_progress;

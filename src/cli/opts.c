@@ -106,6 +106,40 @@ const char *cli_option_spelling(const cli_option *o, char *buf, size_t size)
     return buf;
 }
 
+static int sets(const cli_option *o, const char *setting)
+{
+    size_t n = strlen(setting);
+    for (const char *w = o->setting; w && *w; w += strcspn(w, " "), w += *w == ' ')
+        if (!strncmp(w, setting, n) && (w[n] == ' ' || !w[n]))
+            return 1;
+    return 0;
+}
+
+const char *cli_setting_name(void *opaque, const char *setting, const char *value, char *buf, size_t size)
+{
+    (void)opaque;
+    /* The row of the verb being run, else any row (-y is -y everywhere). */
+    const cli_option *found = NULL;
+    for (int i = 0; i < cli_nb_options; i++) {
+        const cli_option *o = &cli_options[i];
+        if (!sets(o, setting) || o->flags & CLI_HIDDEN)
+            continue;
+        if (!found || (o->verbs & CLI_V(current_verb) && !(found->verbs & CLI_V(current_verb))))
+            found = o;
+    }
+    if (!found)
+        return NULL;
+    char spelling[64];
+    cli_option_spelling(found, spelling, sizeof(spelling));
+    /* A time option's second setting is its frame form, typed NNNf. */
+    int frames = found->type == CLI_ARG_TIME && strncmp(found->setting, setting, strlen(setting)) != 0;
+    if (value && found->type != CLI_ARG_NONE)
+        snprintf(buf, size, "%s %s%s", spelling, value, frames ? "f" : "");
+    else
+        snprintf(buf, size, "%s", spelling);
+    return buf;
+}
+
 enum cli_verb_id cli_verb_by_name(const char *name)
 {
     for (int v = 1; v < CLI_NB_VERBS; v++)

@@ -87,6 +87,10 @@ typedef struct cli_option {
     unsigned verbs;      /* CLI_V() bits */
     enum cli_group group;
     unsigned flags;
+    /* The public settings this option sets, space-separated ("start_time
+     * start_frame"): the field names library messages use, which the CLI
+     * prints as this option (cli_setting_name). NULL: none named. */
+    const char *setting;
 } cli_option;
 
 typedef struct cli_verb_doc {
@@ -132,6 +136,10 @@ const char *cli_nearest_verb(const char *name);
 
 /* Prints "vkcu: error: ..." and returns VKCU_EXIT_USAGE (2). */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A vkcu_setting_name_callback: the option that sets `setting`, as the
+ * table spells it, with `value` after it unless the option is a flag
+ * ("--backend gpu", "-y"); NULL for a setting no option sets. */
+const char *cli_setting_name(void *opaque, const char *setting, const char *value, char *buf, size_t size);
 /* "--name" or "-n" for messages, as the table spells it. */
 const char *cli_option_spelling(const cli_option *o, char *buf, size_t size);
 /* The entry of `verb` whose long name is `name` (no dashes); NULL if none. */

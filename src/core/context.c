@@ -78,25 +78,27 @@ int vkcu_invalid(char *err, size_t errlen, const char *fmt, ...)
     return AVERROR(EINVAL);
 }
 
-/* Refuses an integer field outside [lo, hi], naming it as a user would. */
-#define RANGE(what, value, lo, hi)                                                              \
+/* Refuses an integer field outside [lo, hi], naming the field (or the
+ * program's name for it: VKCU_SETTING). */
+#define RANGE(field, value, lo, hi)                                                             \
     do {                                                                                        \
         if ((long long)(value) < (long long)(lo) || (long long)(value) > (long long)(hi))       \
-            return vkcu_invalid(err, errlen, "%s %lld is out of range [%lld, %lld]", what,           \
-                           (long long)(value), (long long)(lo), (long long)(hi));               \
+            return vkcu_invalid(err, errlen, "%s %lld is out of range [%lld, %lld]",             \
+                                VKCU_SETTING(field), (long long)(value), (long long)(lo),       \
+                                (long long)(hi));                                               \
     } while (0)
 
 static int check_settings(const vkcu_settings *s, char *err, size_t errlen)
 {
-    RANGE("log level", s->log_level, VKCU_LOG_QUIET, VKCU_LOG_DEBUG);
+    RANGE("log_level", s->log_level, VKCU_LOG_QUIET, VKCU_LOG_DEBUG);
     RANGE("backend", s->backend, VKCU_BACKEND_AUTO, VKCU_BACKEND_GPU);
-    RANGE("device ordinal", s->device, 0, 63);
-    RANGE("ring size", s->ring_size, VKCU_RING_SIZE_MIN, VKCU_RING_SIZE_MAX);
-    RANGE("stall timeout (ms)", s->stall_timeout_ms, 0, 3600000);
-    RANGE("timeline handoff flag", s->timeline_handoff, 0, 1);
-    RANGE("Vulkan download flag", s->vulkan_download, 0, 1);
-    RANGE("decode thread count", s->decode_threads, 0, 256);
-    RANGE("encode worker count", s->encode_workers, 0, 64);
+    RANGE("device", s->device, 0, 63);
+    RANGE("ring_size", s->ring_size, VKCU_RING_SIZE_MIN, VKCU_RING_SIZE_MAX);
+    RANGE("stall_timeout_ms", s->stall_timeout_ms, 0, 3600000);
+    RANGE("timeline_handoff", s->timeline_handoff, 0, 1);
+    RANGE("vulkan_download", s->vulkan_download, 0, 1);
+    RANGE("decode_threads", s->decode_threads, 0, 256);
+    RANGE("encode_workers", s->encode_workers, 0, 64);
     return 0;
 }
 
@@ -109,7 +111,8 @@ int vkcu_open(vkcu_context **ctx, const vkcu_settings *s)
         return vkcu_invalid(NULL, 0, "no settings given");
     /* Refusals of the settings go where the settings say messages go. */
     vkcu_log_target target = { s->log_callback, s->log_opaque,
-                               s->log_level < VKCU_LOG_QUIET ? VKCU_LOG_QUIET : (int)s->log_level };
+                               s->log_level < VKCU_LOG_QUIET ? VKCU_LOG_QUIET : (int)s->log_level,
+                               s->setting_name_callback };
     const vkcu_log_target *prev = vkcu_log_target_swap(&target);
     int ret = check_settings(s, NULL, 0);
     vkcu_log_target_swap(prev);
@@ -120,6 +123,8 @@ int vkcu_open(vkcu_context **ctx, const vkcu_settings *s)
         return AVERROR(ENOMEM);
     c->settings = *s;
     c->log = target;
+    if (s->log_callback)
+        vkcu_log_route_ffmpeg();
     *ctx = c;
     return 0;
 }
@@ -137,17 +142,23 @@ int vkcu_check_trim(double start_time, double duration, int64_t start_frame, int
 {
     /* -1 means "not set"; any other negative is a mistake. */
     if (start_time != -1 && !(start_time >= 0 && start_time <= 1e9))
-        return vkcu_invalid(err, errlen, "start time %g s is out of range [0, 1e9] (-1: not set)", start_time);
+        return vkcu_invalid(err, errlen, "%s %g s is out of range [0, 1e9] (-1: not set)", VKCU_SETTING("start_time"),
+                            start_time);
     if (duration != -1 && !(duration >= 0 && duration <= 1e9))
-        return vkcu_invalid(err, errlen, "duration %g s is out of range [0, 1e9] (-1: not set)", duration);
+        return vkcu_invalid(err, errlen, "%s %g s is out of range [0, 1e9] (-1: not set)", VKCU_SETTING("duration"),
+                            duration);
     if (start_frame < -1)
-        return vkcu_invalid(err, errlen, "start frame %lld is out of range (-1: not set, else >= 0)", (long long)start_frame);
+        return vkcu_invalid(err, errlen, "%s %lld is out of range (-1: not set, else >= 0)", VKCU_SETTING("start_frame"),
+                            (long long)start_frame);
     if (frame_count < -1)
-        return vkcu_invalid(err, errlen, "frame count %lld is out of range (-1: not set, else >= 0)", (long long)frame_count);
+        return vkcu_invalid(err, errlen, "%s %lld is out of range (-1: not set, else >= 0)", VKCU_SETTING("frame_count"),
+                            (long long)frame_count);
     if (start_time != -1 && start_frame != -1)
-        return vkcu_invalid(err, errlen, "a start time and a start frame are both set; give one");
+        return vkcu_invalid(err, errlen, "%s and %s are both set; give one", VKCU_SETTING("start_time"),
+                            VKCU_SETTING("start_frame"));
     if (duration != -1 && frame_count != -1)
-        return vkcu_invalid(err, errlen, "a duration and a frame count are both set; give one");
+        return vkcu_invalid(err, errlen, "%s and %s are both set; give one", VKCU_SETTING("duration"),
+                            VKCU_SETTING("frame_count"));
     return 0;
 }
 
@@ -155,20 +166,20 @@ int vkcu_check_job(const vkcu_job *job, char *err, size_t errlen)
 {
     if (!job->input || !*job->input)
         return vkcu_invalid(err, errlen, "no input given");
-    RANGE("video stream index", job->video_stream, -1, 1023);
+    RANGE("video_stream", job->video_stream, -1, 1023);
     RANGE("sink", job->sink, VKCU_SINK_ENCODE, VKCU_SINK_CALLBACK);
     RANGE("crf", job->crf, -1, 63);
-    RANGE("bitrate (bits/s)", job->bitrate, 0, (int64_t)1e12);
-    RANGE("GOP length", job->gop, 0, 100000);
-    RANGE("hash algorithm", job->hash_algo, VKCU_HASH_MD5, VKCU_HASH_BLAKE3);
-    RANGE("hash format", job->hash_format, VKCU_HASH_FORMAT_FRAMEMD5, VKCU_HASH_FORMAT_WHOLE);
-    RANGE("frame limit", job->max_frames, 0, 0x7fffffff);
-    RANGE("faststart flag", job->faststart, 0, 1);
-    RANGE("overwrite flag", job->overwrite, 0, 1);
-    RANGE("keep-partial flag", job->keep_partial, 0, 1);
-    RANGE("strict flag", job->strict, 0, 1);
-    RANGE("GPU-decode requirement flag", job->require_gpu_decode, 0, 1);
-    RANGE("decode-only flag", job->decode_only, 0, 1);
+    RANGE("bitrate", job->bitrate, 0, (int64_t)1e12);
+    RANGE("gop", job->gop, 0, 100000);
+    RANGE("hash_algo", job->hash_algo, VKCU_HASH_MD5, VKCU_HASH_BLAKE3);
+    RANGE("hash_format", job->hash_format, VKCU_HASH_FORMAT_FRAMEMD5, VKCU_HASH_FORMAT_WHOLE);
+    RANGE("max_frames", job->max_frames, 0, 0x7fffffff);
+    RANGE("faststart", job->faststart, 0, 1);
+    RANGE("overwrite", job->overwrite, 0, 1);
+    RANGE("keep_partial", job->keep_partial, 0, 1);
+    RANGE("strict", job->strict, 0, 1);
+    RANGE("require_gpu_decode", job->require_gpu_decode, 0, 1);
+    RANGE("decode_only", job->decode_only, 0, 1);
     int ret = vkcu_check_trim(job->start_time, job->duration, job->start_frame, job->frame_count, err, errlen);
     if (ret < 0)
         return ret;

@@ -130,7 +130,8 @@ int vkcu_decoder_send(vkcu_decoder *dec, const AVPacket *pkt, int strict, char *
                      (long long)pkt->pos, (long long)pkt->pts);
             return VKCU_ERR_INPUT;
         }
-        LOGW("%s: corrupt packet at byte %lld skipped (use --strict to stop)", dec->path, (long long)pkt->pos);
+        LOGW("%s: corrupt packet at byte %lld skipped (use %s to stop)", dec->path, (long long)pkt->pos,
+             VKCU_SETTING_IS("strict", "1"));
         return 0;
     }
     if (ret == AVERROR_EOF || ret == AVERROR(EAGAIN))

@@ -195,8 +195,10 @@ static int demux_open(const char *path, AVIOContext *pb, int video_stream, vkcu_
         goto fail;
     }
     if (video_stream >= nb_video) {
-        snprintf(err, errlen, "%s: --video-stream %d: the input has %d video stream%s (numbered from 0)", path,
-                 video_stream, nb_video, nb_video == 1 ? "" : "s");
+        char n[16];
+        snprintf(n, sizeof(n), "%d", video_stream);
+        snprintf(err, errlen, "%s: %s: the input has %d video stream%s (numbered from 0)", path,
+                 VKCU_SETTING_IS("video_stream", n), nb_video, nb_video == 1 ? "" : "s");
         ret = VKCU_ERR_USAGE;
         goto fail;
     }
@@ -239,8 +241,9 @@ static int demux_open(const char *path, AVIOContext *pb, int video_stream, vkcu_
                         avcodec_get_name(st->codecpar->codec_id), st->codecpar->width, st->codecpar->height);
     }
     if (dropped[0])
-        LOGW("%s: using video stream %d (%s %dx%d); other video stream(s) dropped: %s (pick one with --video-stream N)",
-             path, chosen, avcodec_get_name(par->codec_id), par->width, par->height, dropped);
+        LOGW("%s: using video stream %d (%s %dx%d); other video stream(s) dropped: %s (pick one with %s)",
+             path, chosen, avcodec_get_name(par->codec_id), par->width, par->height, dropped,
+             VKCU_SETTING_IS("video_stream", "N"));
     d->frame_rate = av_guess_frame_rate(d->fmt, d->video, NULL);
     if (d->video->nb_frames > 0)
         d->frames_estimate = d->video->nb_frames;

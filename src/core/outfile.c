@@ -178,15 +178,16 @@ int vkcu_outfile_check(const char *path, int overwrite, const char *const *input
         }
         if (is_an_input(&st, inputs, &which)) {
             if (!strcmp(which, path))
-                snprintf(err, errlen, "%s: is an input of this job; vkcu never writes over an input, even with -y "
-                         "(choose another output name)", path);
+                snprintf(err, errlen, "%s: is an input of this job; vkcu never writes over an input, even with %s "
+                         "(choose another output name)", path, VKCU_SETTING_IS("overwrite", "1"));
             else
                 snprintf(err, errlen, "%s: is the same file as %s, an input of this job; vkcu never writes over an "
-                         "input, even with -y (choose another output name)", path, which);
+                         "input, even with %s (choose another output name)", path, which,
+                         VKCU_SETTING_IS("overwrite", "1"));
             return VKCU_ERR_OUTPUT;
         }
         if (!overwrite) {
-            snprintf(err, errlen, "%s: already exists (use -y to overwrite)", path);
+            snprintf(err, errlen, "%s: already exists (use %s to overwrite)", path, VKCU_SETTING_IS("overwrite", "1"));
             return VKCU_ERR_OUTPUT;
         }
     } else if (errno != ENOENT) {
@@ -445,7 +446,7 @@ int vkcu_outfile_commit(const char *tmp, const char *path, char *err, size_t err
     } else if (rename_noreplace(tmp, path) < 0) {
         if (errno == EEXIST)
             snprintf(err, errlen, "%s: already exists: another process wrote it while this job ran; nothing was "
-                     "replaced (use -y to overwrite)", path);
+                     "replaced (use %s to overwrite)", path, VKCU_SETTING_IS("overwrite", "1"));
         else
             snprintf(err, errlen, "%s: cannot move the finished output into place: %s", path, strerror(errno));
         ret = VKCU_ERR_OUTPUT;

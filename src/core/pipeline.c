@@ -208,8 +208,8 @@ static int first_frame(job *j, const AVFrame *f)
     vkcu_video_format sink_fmt = j->out_fmt;
     if (j->gpu) {
         if (f->format != AV_PIX_FMT_VULKAN && p->require_gpu_decode) {
-            snprintf(j->err, j->errlen, "%s: the Vulkan decoder gave a software frame (%s); refused by "
-                     "--require-gpu-decode", p->input, av_get_pix_fmt_name(sw));
+            snprintf(j->err, j->errlen, "%s: the Vulkan decoder gave a software frame (%s); refused by %s", p->input,
+                     av_get_pix_fmt_name(sw), VKCU_SETTING_IS("require_gpu_decode", "1"));
             return VKCU_ERR_DEVICE;
         }
         if (f->format != AV_PIX_FMT_VULKAN) {
@@ -321,7 +321,8 @@ static int handle_frame(job *j, AVFrame *f)
             av_frame_unref(f);
             return VKCU_ERR_INPUT;
         }
-        LOGW("%s: frame %lld: corrupt picture, skipped (use --strict to stop)", j->p->input, (long long)j->frames_seen);
+        LOGW("%s: frame %lld: corrupt picture, skipped (use %s to stop)", j->p->input, (long long)j->frames_seen,
+             VKCU_SETTING_IS("strict", "1"));
         j->frames_seen++;
         av_frame_unref(f);
         return 0;
@@ -382,7 +383,7 @@ static int decode_packet(job *j, const AVPacket *pkt, AVFrame *frame)
         if (r < 0) {
             if (r == AVERROR_INVALIDDATA && !j->p->strict) {
                 j->r->frames_corrupt++;
-                LOGW("%s: undecodable frame skipped (use --strict to stop)", j->p->input);
+                LOGW("%s: undecodable frame skipped (use %s to stop)", j->p->input, VKCU_SETTING_IS("strict", "1"));
                 continue;
             }
             char buf[128];
@@ -427,7 +428,7 @@ static int open_backend(job *j)
         ret = vkcu_gpu_open(&gc, &j->gpu, why, sizeof(why));
         if (ret < 0) {
             if (p->backend == VKCU_BACKEND_GPU) {
-                snprintf(j->err, j->errlen, "%s: --backend gpu: %s", p->input, why);
+                snprintf(j->err, j->errlen, "%s: %s: %s", p->input, VKCU_SETTING_IS("backend", "gpu"), why);
                 return VKCU_ERR_DEVICE;
             }
             LOGV("no GPU backend (%s); using the CPU reference", why);
@@ -449,9 +450,10 @@ static int open_backend(job *j)
         j->r->path = VKCU_PATH_CPU;
     }
     if (p->require_gpu_decode) {
-        snprintf(j->err, j->errlen, "%s: the GPU does not decode this stream (%s); refused by --require-gpu-decode "
+        snprintf(j->err, j->errlen, "%s: the GPU does not decode this stream (%s); refused by %s "
                  "(drop it to allow the software decoder)", p->input,
-                 j->gpu ? (why[0] ? why : "the Vulkan decoder did not open") : "no GPU backend");
+                 j->gpu ? (why[0] ? why : "the Vulkan decoder did not open") : "no GPU backend",
+                 VKCU_SETTING_IS("require_gpu_decode", "1"));
         return VKCU_ERR_DEVICE;
     }
     /* Hashes and comparisons must repeat exactly: FFmpeg's threaded decoders
@@ -557,8 +559,10 @@ static int setup_trim(job *j)
     if (p->start_time < 0 && p->start_frame <= 0 && p->duration < 0 && p->frame_count < 0)
         return 0;
     if (p->start_time > 0 && d->fmt->duration > 0 && p->start_time * 1e6 >= d->fmt->duration) {
-        snprintf(j->err, j->errlen, "%s: --start %.3f is past the end (the input lasts %.3f s)", p->input,
-                 p->start_time, d->fmt->duration / 1e6);
+        char at[32];
+        snprintf(at, sizeof(at), "%.3f", p->start_time);
+        snprintf(j->err, j->errlen, "%s: %s is past the end (the input lasts %.3f s)", p->input,
+                 VKCU_SETTING_IS("start_time", at), d->fmt->duration / 1e6);
         return VKCU_ERR_USAGE;
     }
     if (p->start_frame > 0 && seekable && !(d->fmt->iformat->flags & AVFMT_NOTIMESTAMPS)) {
@@ -569,8 +573,10 @@ static int setup_trim(job *j)
         int64_t *pts = NULL, n = 0;
         ret = scan_video_packets(j, limit, &pts, &n, &max_delay);
         if (ret >= 0 && n <= p->start_frame) {
-            snprintf(j->err, j->errlen, "%s: --start %lldf is past the end (the input has %lld frames)", p->input,
-                     (long long)p->start_frame, (long long)n);
+            char at[32];
+            snprintf(at, sizeof(at), "%lld", (long long)p->start_frame);
+            snprintf(j->err, j->errlen, "%s: %s is past the end (the input has %lld frames)", p->input,
+                     VKCU_SETTING_IS("start_frame", at), (long long)n);
             av_free(pts);
             return VKCU_ERR_USAGE;
         }
@@ -796,8 +802,11 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
     if (!j->sink_ready && (p->start_time >= 0 || p->start_frame > 0 || p->duration >= 0 || p->frame_count >= 0) &&
         j->frames_seen > r->frames_corrupt) {
         /* Frames were decoded, the trim window just holds none of them. */
-        snprintf(j->err, j->errlen, "%s: the --start/--duration range holds no frame (%lld decoded around it); "
-                 "give a longer --duration or an earlier --start", p->input, (long long)(j->frames_seen - r->frames_corrupt));
+        const char *start = VKCU_SETTING(p->start_frame >= 0 ? "start_frame" : "start_time");
+        const char *length = VKCU_SETTING(p->frame_count >= 0 ? "frame_count" : "duration");
+        snprintf(j->err, j->errlen, "%s: the %s/%s range holds no frame (%lld decoded around it); "
+                 "give a longer %s or an earlier %s", p->input, start, length,
+                 (long long)(j->frames_seen - r->frames_corrupt), length, start);
         ret = VKCU_ERR_USAGE;
         goto fail;
     }
@@ -842,8 +851,10 @@ fail:
     if (ret == AVERROR(ETIMEDOUT) && p->deadline > 0)
         snprintf(j->err, j->errlen, "%s: stopped at its time limit after %" PRId64 " frames", p->input, r->frames_out);
     if (ret == VKCU_ERR_INTERRUPT)
-        snprintf(j->err, j->errlen, "%s: interrupted; partial output %s", p->input,
-                 p->keep_partial && p->sink == VKCU_SINK_ENCODE ? "kept (--keep-partial)" : "removed");
+        snprintf(j->err, j->errlen, "%s: interrupted; partial output %s%s%s", p->input,
+                 p->keep_partial && p->sink == VKCU_SINK_ENCODE ? "kept (" : "removed",
+                 p->keep_partial && p->sink == VKCU_SINK_ENCODE ? VKCU_SETTING_IS("keep_partial", "1") : "",
+                 p->keep_partial && p->sink == VKCU_SINK_ENCODE ? ")" : "");
     if (j->gpu) {
         vkcu_gpu_counters c;
         vkcu_gpu_stats(j->gpu, &c);

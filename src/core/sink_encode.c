@@ -211,7 +211,7 @@ static int configure_encoder(vkcu_sink *s, const AVCodec *codec, const vkcu_vide
         enc->bit_rate = p->bitrate;
     if (p->crf >= 0 && av_opt_set_int(enc->priv_data, "crf", p->crf, 0) < 0 &&
         av_opt_set_int(enc->priv_data, "qp", p->crf, 0) < 0)
-        LOGW("%s: encoder %s has no --crf (or qp) setting; ignored", path, codec->name);
+        LOGW("%s: encoder %s has no crf (or qp) option; %s ignored", path, codec->name, VKCU_SETTING("crf"));
     if (p->preset && *p->preset && av_opt_set(enc->priv_data, "preset", p->preset, 0) < 0) {
         snprintf(s->err, s->errlen, "%s: encoder %s has no preset '%s'", path, codec->name, p->preset);
         ret = VKCU_ERR_USAGE;
@@ -225,7 +225,8 @@ static int configure_encoder(vkcu_sink *s, const AVCodec *codec, const vkcu_vide
     if (p->encoder_opts && *p->encoder_opts) {
         AVDictionary *opts = NULL;
         if (av_dict_parse_string(&opts, p->encoder_opts, "=", ":", 0) < 0) {
-            snprintf(s->err, s->errlen, "--encoder-opt: cannot parse '%s' (expected key=value:key=value)", p->encoder_opts);
+            snprintf(s->err, s->errlen, "%s: cannot parse '%s' (expected key=value:key=value)",
+                     VKCU_SETTING("encoder_opts"), p->encoder_opts);
             av_dict_free(&opts);
             ret = VKCU_ERR_USAGE;
             goto fail;
@@ -233,7 +234,8 @@ static int configure_encoder(vkcu_sink *s, const AVCodec *codec, const vkcu_vide
         const AVDictionaryEntry *t = NULL;
         while ((t = av_dict_iterate(opts, t))) {
             if (av_opt_set(enc, t->key, t->value, AV_OPT_SEARCH_CHILDREN) < 0) {
-                snprintf(s->err, s->errlen, "--encoder-opt: %s has no option %s=%s", codec->name, t->key, t->value);
+                snprintf(s->err, s->errlen, "%s: %s has no option %s=%s", VKCU_SETTING("encoder_opts"), codec->name,
+                         t->key, t->value);
                 av_dict_free(&opts);
                 ret = VKCU_ERR_USAGE;
                 goto fail;
@@ -271,12 +273,13 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
                   : !strcmp(p->output_format, "mkv") ? "matroska"
                                                      : p->output_format;
         if (!av_guess_format(fmtname, NULL, NULL)) {
-            snprintf(s->err, s->errlen, "-f %s: no such container in this build (nut, yuv4mpegpipe, matroska, mp4, ...)",
-                     p->output_format);
+            snprintf(s->err, s->errlen, "%s: no such container in this build (nut, yuv4mpegpipe, matroska, mp4, ...)",
+                     VKCU_SETTING_IS("output_format", p->output_format));
             return VKCU_ERR_USAGE;
         }
     } else if (e->to_stdout) {
-        snprintf(s->err, s->errlen, "-o -: name the container of standard output with -f (nut, y4m, matroska, ...)");
+        snprintf(s->err, s->errlen, "%s: name the container of standard output with %s (nut, y4m, matroska, ...)",
+                 VKCU_SETTING_IS("output", "-"), VKCU_SETTING("output_format"));
         return VKCU_ERR_USAGE;
     }
     const AVOutputFormat *ofmt = av_guess_format(fmtname, path, NULL);
@@ -291,8 +294,8 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
         char why[512];
         int cuda = s->result->path == VKCU_PATH_CPU ? -1 : p->device;
         if (vkcu_vkencode_device(encname, cuda, &e->vk_device, why, sizeof(why)) < 0) {
-            snprintf(s->err, s->errlen, "%s: --encoder %s: %s; use --encoder %s or auto", path, encname, why,
-                     !strcmp(encname, "hevc_vulkan") ? "libx265" : "libx264");
+            snprintf(s->err, s->errlen, "%s: %s: %s; use %s or auto", path, VKCU_SETTING_IS("encoder", encname), why,
+                     VKCU_SETTING_IS("encoder", !strcmp(encname, "hevc_vulkan") ? "libx265" : "libx264"));
             return VKCU_ERR_DEVICE;
         }
     }
@@ -308,8 +311,8 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
         return VKCU_ERR_USAGE;
     }
     if (avformat_query_codec(ofmt, codec->id, FF_COMPLIANCE_NORMAL) == 0) {
-        snprintf(s->err, s->errlen, "%s: %s cannot hold %s video (pick another extension or --encoder)", path,
-                 ofmt->name, avcodec_get_name(codec->id));
+        snprintf(s->err, s->errlen, "%s: %s cannot hold %s video (pick another extension or %s)", path,
+                 ofmt->name, avcodec_get_name(codec->id), VKCU_SETTING("encoder"));
         return VKCU_ERR_USAGE;
     }
     /* The encoder's time base is 1/frame rate, and frames are repeated or
@@ -328,7 +331,7 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
         char why[512];
         ret = vkcu_vkencode_setup(e->enc, e->vk_device, fmt->pix_fmt, why, sizeof(why));
         if (ret < 0) {
-            snprintf(s->err, s->errlen, "%s: --encoder %s: %s", path, encname, why);
+            snprintf(s->err, s->errlen, "%s: %s: %s", path, VKCU_SETTING_IS("encoder", encname), why);
             goto fail_out;
         }
         e->hw_frame = av_frame_alloc();
@@ -345,17 +348,20 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
         int subw = pd ? 1 << pd->log2_chroma_w : 1, subh = pd ? 1 << pd->log2_chroma_h : 1;
         if (fmt->width > 8192 || fmt->height > 8192) {
             snprintf(s->err, s->errlen, "%s: encoder %s cannot take %dx%d frames (over its size limit); "
-                     "use --encoder ffv1 or a smaller input", path, codec->name, fmt->width, fmt->height);
+                     "use %s or a smaller input", path, codec->name, fmt->width, fmt->height,
+                     VKCU_SETTING_IS("encoder", "ffv1"));
             ret = VKCU_ERR_INPUT;
         } else if (fmt->width % subw || fmt->height % subh) {
             /* x264/x265 refuse subsampled pictures of odd size with a generic error */
             snprintf(s->err, s->errlen, "%s: encoder %s cannot take %dx%d %s frames (not a multiple of the chroma "
-                     "subsampling, %dx%d); use -2 for a side in scale, or --encoder ffv1", path, codec->name,
-                     fmt->width, fmt->height, av_get_pix_fmt_name(e->enc->pix_fmt), subw, subh);
+                     "subsampling, %dx%d); use -2 for a side in scale, or %s", path, codec->name,
+                     fmt->width, fmt->height, av_get_pix_fmt_name(e->enc->pix_fmt), subw, subh,
+                     VKCU_SETTING_IS("encoder", "ffv1"));
             ret = VKCU_ERR_USAGE;
         } else {
-            snprintf(s->err, s->errlen, "%s: cannot open encoder %s: %s (check --crf/--preset/--encoder-opt)", path,
-                     codec->name, vkcu_err_str(ret, buf, sizeof(buf)));
+            snprintf(s->err, s->errlen, "%s: cannot open encoder %s: %s (check %s/%s/%s)", path,
+                     codec->name, vkcu_err_str(ret, buf, sizeof(buf)), VKCU_SETTING("crf"), VKCU_SETTING("preset"),
+                     VKCU_SETTING("encoder_opts"));
             ret = VKCU_ERR_USAGE;
         }
         goto fail_out;
@@ -369,11 +375,11 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
     if (p->faststart && ((!strstr(ofmt->name, "mp4") && !strstr(ofmt->name, "mov") && strcmp(ofmt->name, "ipod")) ||
                          e->to_stdout)) {
         if (e->to_stdout)
-            snprintf(s->err, s->errlen, "--faststart: the index is moved by re-reading the file; not possible on "
-                     "standard output (write a file)");
+            snprintf(s->err, s->errlen, "%s: the index is moved by re-reading the file; not possible on "
+                     "standard output (write a file)", VKCU_SETTING("faststart"));
         else
-            snprintf(s->err, s->errlen, "--faststart: only MP4/MOV outputs have an index to move (this output is %s)",
-                     ofmt->name);
+            snprintf(s->err, s->errlen, "%s: only MP4/MOV outputs have an index to move (this output is %s)",
+                     VKCU_SETTING("faststart"), ofmt->name);
         ret = VKCU_ERR_USAGE;
         goto fail_out;
     }
@@ -514,7 +520,7 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
     }
     pthread_mutex_init(&e->lock, NULL);
     pthread_cond_init(&e->cond, NULL);
-    if (pthread_create(&e->thread, NULL, encode_thread_main, s) != 0) {
+    if (vkcu_thread_create(&e->thread, encode_thread_main, s) != 0) {
         pthread_mutex_destroy(&e->lock);
         pthread_cond_destroy(&e->cond);
         snprintf(s->err, s->errlen, "%s: cannot start the encoder thread", path);
@@ -851,7 +857,8 @@ static int setup_workers(vkcu_sink *s, const AVCodec *codec, const vkcu_video_fo
         return 0;
     if (codec->id != AV_CODEC_ID_FFV1 || (e->enc->flags & (AV_CODEC_FLAG_PASS1 | AV_CODEC_FLAG_PASS2))) {
         if (want > 1)
-            LOGW("%s: --encode-workers applies to FFV1 (one pass) only; %s uses its own threads", p->output, codec->name);
+            LOGW("%s: %s applies to FFV1 (one pass) only; %s uses its own threads", p->output,
+                 VKCU_SETTING("encode_workers"), codec->name);
         return 0;
     }
     if (want <= 0) {
@@ -864,8 +871,9 @@ static int setup_workers(vkcu_sink *s, const AVCodec *codec, const vkcu_video_fo
     int n = FFMIN(FFMIN(want, MAX_GOP_WORKERS), (int)(frames / gop));
     if (n < 2) {
         if (p->encode_workers > 1)
-            LOGW("%s: --encode-workers %d: GOPs of %d frames of %dx%d do not fit the queue (%d frames, 1 GiB); "
-                 "one encoder", p->output, p->encode_workers, gop, fmt->width, fmt->height, GOP_QUEUE_FRAMES);
+            LOGW("%s: %s %d: GOPs of %d frames of %dx%d do not fit the queue (%d frames, 1 GiB); "
+                 "one encoder", p->output, VKCU_SETTING("encode_workers"), p->encode_workers, gop, fmt->width,
+                 fmt->height, GOP_QUEUE_FRAMES);
         return 0;
     }
     if (!(e->gw = av_calloc(n, sizeof(*e->gw))))
@@ -903,7 +911,7 @@ static int start_workers(vkcu_sink *s)
 {
     encode_sink *e = s->priv;
     for (int i = 0; i < e->nb_gw; i++) {
-        if (pthread_create(&e->gw[i].thread, NULL, gop_worker_main, &e->gw[i]) != 0) {
+        if (vkcu_thread_create(&e->gw[i].thread, gop_worker_main, &e->gw[i]) != 0) {
             snprintf(s->err, s->errlen, "%s: cannot start an encoder thread", s->params->output);
             return AVERROR(EAGAIN);
         }
@@ -1054,7 +1062,7 @@ static int encode_close(vkcu_sink *s, int ok)
         else if (s->params->keep_partial && strcmp(e->tmp, s->params->output)) {
             char err[512];
             if (vkcu_outfile_commit(e->tmp, s->params->output, err, sizeof(err)) >= 0)
-                LOGW("%s: partial output kept (--keep-partial)", s->params->output);
+                LOGW("%s: partial output kept (%s)", s->params->output, VKCU_SETTING_IS("keep_partial", "1"));
         } else
             vkcu_outfile_abort(e->tmp);
         e->tmp[0] = 0;

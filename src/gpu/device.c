@@ -189,7 +189,11 @@ static void *cuda_probe_main(void *arg)
     if (ce != cudaSuccess || n == 0)
         snprintf(c->err, sizeof(c->err), "no CUDA device (%s)", ce != cudaSuccess ? cudaGetErrorString(ce) : "none found");
     else if (c->device < 0 || c->device >= n)
-        snprintf(c->err, sizeof(c->err), "--device %d: there are %d CUDA device(s) (0..%d)", c->device, n, n - 1);
+        {
+        char ordinal[16];
+        snprintf(ordinal, sizeof(ordinal), "%d", c->device);
+        snprintf(c->err, sizeof(c->err), "%s: there are %d CUDA device(s) (0..%d)", VKCU_SETTING_IS("device", ordinal), n, n - 1);
+    }
     else if ((ce = cudaGetDeviceProperties(&prop, c->device)) != cudaSuccess)
         snprintf(c->err, sizeof(c->err), "CUDA device %d: %s", c->device, cudaGetErrorString(ce));
     if (c->err[0]) {

@@ -172,7 +172,7 @@ int vkcu_gpu_handoff_start(vkcu_gpu *g, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return AVERROR(ENOMEM);
     }
-    if (pthread_create(&g->worker, NULL, handoff_main, g)) {
+    if (vkcu_thread_create(&g->worker, handoff_main, g)) {
         snprintf(err, errlen, "cannot start the handoff thread");
         return AVERROR(EAGAIN);
     }

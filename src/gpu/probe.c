@@ -181,11 +181,15 @@ int vkcu_probe_write(FILE *out)
     for (int c = 0; c < ncu; c++)
         for (int v = 0; v < nvk; v++)
             if (!memcmp(cu_uuid[c], vk_uuid[v], 16)) {
-                fprintf(out, "  CUDA %d = Vulkan %d (%s): GPU backend usable with --device %d\n", c, v, vk_name[v], c);
+                char ordinal[16];
+                snprintf(ordinal, sizeof(ordinal), "%d", c);
+                fprintf(out, "  CUDA %d = Vulkan %d (%s): GPU backend usable with %s\n", c, v, vk_name[v],
+                        VKCU_SETTING_IS("device", ordinal));
                 pairs++;
             }
     if (!pairs)
-        fprintf(out, "  none: the GPU backend is unavailable; --backend auto uses the CPU reference\n");
+        fprintf(out, "  none: the GPU backend is unavailable; %s uses the CPU reference\n",
+                VKCU_SETTING_IS("backend", "auto"));
     fprintf(out, "Decode paths: Vulkan Video where a device lists the codec above; otherwise software decode%s\n",
             pairs ? " + one upload into the CUDA interop ring" : " on the CPU backend");
     return pairs ? 0 : VKCU_ERR_DEVICE;

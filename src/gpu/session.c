@@ -71,7 +71,11 @@ int vkcu_gpu_open(const vkcu_gpu_config *p, vkcu_gpu **out, char *err, size_t er
         return VKCU_ERR_DEVICE;
     }
     if (p->device < 0 || p->device >= n) {
-        snprintf(err, errlen, "--device %d: there are %d CUDA device(s) (0..%d)", p->device, n, n - 1);
+        {
+        char ordinal[16];
+        snprintf(ordinal, sizeof(ordinal), "%d", p->device);
+        snprintf(err, errlen, "%s: there are %d CUDA device(s) (0..%d)", VKCU_SETTING_IS("device", ordinal), n, n - 1);
+    }
         return VKCU_ERR_DEVICE;
     }
     g = av_mallocz(sizeof(*g));

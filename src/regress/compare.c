@@ -725,7 +725,7 @@ static int source_open(const vkcu_job_params *p, const char *path, frame_source 
     s->path = path;
     s->err = err;
     s->errlen = errlen;
-    if (pthread_create(&s->thread, NULL, source_main, s)) {
+    if (vkcu_thread_create(&s->thread, source_main, s)) {
         snprintf(err, errlen, "%s: cannot start a decoding thread", path);
         source_close(&s);
         return AVERROR(EAGAIN);
@@ -1101,7 +1101,7 @@ static FILE *line_out(run *x, int always)
     if (x->lines++ < MAX_LINES)
         return o;
     if (x->lines == MAX_LINES + 1)
-        fprintf(o, "... (more differences not listed; --per-frame lists every frame)\n");
+        fprintf(o, "... (more differences not listed; %s lists every frame)\n", VKCU_SETTING_IS("per_frame", "1"));
     return NULL;
 }
 
@@ -1571,7 +1571,8 @@ static int vmaf_settle(run *x)
     char err[400];
     int ret = vkcu_vmaf_finish(x->vmaf, &scores, &n, &mean, err, sizeof(err));
     if (ret >= 0 && n != x->nb_pending) {
-        snprintf(err, sizeof(err), "--vmaf: libvmaf scored %" PRId64 " of %" PRId64 " pairs", n, x->nb_pending);
+        snprintf(err, sizeof(err), "%s: libvmaf scored %" PRId64 " of %" PRId64 " pairs", VKCU_SETTING("vmaf"), n,
+                 x->nb_pending);
         ret = AVERROR_BUG;
     }
     if (ret < 0) {
@@ -1795,8 +1796,8 @@ static int rate_differs(run *x)
     fmt_fps(ta, sizeof(ta), ra);
     fmt_fps(tb, sizeof(tb), rb);
     snprintf(x->r->verdict, sizeof(x->r->verdict),
-             "MISMATCH: frame rate differs: A %s fps, B %s fps (convert one to the other's rate, or --align index)", ta,
-             tb);
+             "MISMATCH: frame rate differs: A %s fps, B %s fps (convert one to the other's rate, or %s)", ta,
+             tb, VKCU_SETTING_IS("align", "index"));
     return 1;
 }
 
@@ -1858,11 +1859,12 @@ static void summarize(run *x)
     else {
         int n = 0;
         if (p->max_diff >= 0)
-            n += snprintf(limits + n, sizeof(limits) - n, "--max-diff %d", p->max_diff);
+            n += snprintf(limits + n, sizeof(limits) - n, "%s %d", VKCU_SETTING("max_diff"), p->max_diff);
         if (!isnan(p->min_psnr))
-            n += snprintf(limits + n, sizeof(limits) - n, "%s--min-psnr %g", n ? ", " : "", p->min_psnr);
+            n += snprintf(limits + n, sizeof(limits) - n, "%s%s %g", n ? ", " : "", VKCU_SETTING("min_psnr"),
+                          p->min_psnr);
         if (!isnan(p->min_vmaf))
-            snprintf(limits + n, sizeof(limits) - n, "%s--min-vmaf %g", n ? ", " : "", p->min_vmaf);
+            snprintf(limits + n, sizeof(limits) - n, "%s%s %g", n ? ", " : "", VKCU_SETTING("min_vmaf"), p->min_vmaf);
     }
     int count_bad = r->only_a || r->only_b;
     /* The mean, as VMAF is quoted; a NAN mean (nothing scored) fails too. */
@@ -1884,10 +1886,11 @@ static void summarize(run *x)
         snprintf(r->verdict, sizeof(r->verdict), "MISMATCH: %" PRId64 " of %" PRId64 " frames %s (%s); first: %s",
                  r->over_limit, r->paired, x->exact ? "differ" : "outside the limits", limits, x->first_problem);
     else if (vmaf_low && isnan(r->vmaf_mean))
-        snprintf(r->verdict, sizeof(r->verdict), "MISMATCH: no frame was scored for --min-vmaf %g", p->min_vmaf);
+        snprintf(r->verdict, sizeof(r->verdict), "MISMATCH: no frame was scored for %s %g", VKCU_SETTING("min_vmaf"),
+                 p->min_vmaf);
     else if (vmaf_low)
-        snprintf(r->verdict, sizeof(r->verdict), "MISMATCH: VMAF mean %.2f is below --min-vmaf %g (lowest: frame %" PRId64
-                 ", %.2f)", r->vmaf_mean, p->min_vmaf, r->vmaf_min_index, r->vmaf_min);
+        snprintf(r->verdict, sizeof(r->verdict), "MISMATCH: VMAF mean %.2f is below %s %g (lowest: frame %" PRId64
+                 ", %.2f)", r->vmaf_mean, VKCU_SETTING("min_vmaf"), p->min_vmaf, r->vmaf_min_index, r->vmaf_min);
     else
         snprintf(r->verdict, sizeof(r->verdict), "MISMATCH: %" PRId64 " timestamp(s) differ; first: %s", r->ts_mismatch,
                  x->first_problem);
@@ -1910,7 +1913,7 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
     int ret = 0;
     int want_vmaf = p->vmaf || !isnan(p->min_vmaf);
     if (want_vmaf && !vkcu_vmaf_available()) {
-        vkcu_vmaf_missing(p->vmaf ? "--vmaf" : "--min-vmaf", r->error, sizeof(r->error));
+        vkcu_vmaf_missing(VKCU_SETTING(p->vmaf ? "vmaf" : "min_vmaf"), r->error, sizeof(r->error));
         return VKCU_ERR_USAGE; /* before anything is read or written */
     }
     if (p->diff_image && (ret = vkcu_outfile_check(p->diff_image, p->overwrite, inputs, r->error, sizeof(r->error))) < 0)
@@ -1935,8 +1938,9 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
         goto done;
     }
     if (x->a.is_list && x->b.is_list && x->a.list.algo != x->b.list.algo) {
-        snprintf(r->error, sizeof(r->error), "%s uses %s and %s uses %s: hash both with the same --algo", p->a,
-                 vkcu_hash_algo_name(x->a.list.algo), p->b, vkcu_hash_algo_name(x->b.list.algo));
+        snprintf(r->error, sizeof(r->error), "%s uses %s and %s uses %s: hash both with the same %s", p->a,
+                 vkcu_hash_algo_name(x->a.list.algo), p->b, vkcu_hash_algo_name(x->b.list.algo),
+                 VKCU_SETTING("hash_algo"));
         ret = VKCU_ERR_INPUT;
         goto done;
     }
@@ -1944,8 +1948,9 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
     if ((x->a.is_list || x->b.is_list) &&
         (trim->start_time >= 0 || trim->start_frame >= 0 || trim->duration >= 0 || trim->frame_count >= 0)) {
         /* A list cannot be trimmed here, and a trimmed side starts at zero: nothing would pair. */
-        snprintf(r->error, sizeof(r->error), "%s is a hash list: --start/--duration trim media inputs only (hash the "
-                 "media with the same --start/--duration instead)", x->a.is_list ? p->a : p->b);
+        const char *start = VKCU_SETTING("start_time"), *length = VKCU_SETTING("duration");
+        snprintf(r->error, sizeof(r->error), "%s is a hash list: %s/%s trim media inputs only (hash the "
+                 "media with the same %s/%s instead)", x->a.is_list ? p->a : p->b, start, length, start, length);
         ret = VKCU_ERR_USAGE;
         goto done;
     }
@@ -1953,7 +1958,7 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
         goto done;
     if (want_vmaf) {
         if (x->a.is_list || x->b.is_list) {
-            snprintf(r->error, sizeof(r->error), "--vmaf needs pictures, and %s is a hash list",
+            snprintf(r->error, sizeof(r->error), "%s needs pictures, and %s is a hash list", VKCU_SETTING("vmaf"),
                      x->a.is_list ? p->a : p->b);
             ret = VKCU_ERR_USAGE;
             goto done;

@@ -756,7 +756,8 @@ static int run_hash_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_ver
     }
     if (sidecar && !p->allow_outside && !inside_folder(m, sidecar, perr, sizeof(perr))) {
         snprintf(cr->message, sizeof(cr->message), "hashes '%s' %s: it must stay inside the manifest's folder %s "
-                 "(write it relative to the manifest, or pass --allow-outside)", c->hashes, perr, m->dir);
+                 "(write it relative to the manifest, or use %s)", c->hashes, perr, m->dir,
+                 VKCU_SETTING_IS("allow_outside", "1"));
         cr->status = CASE_FAIL;
         goto done;
     }
@@ -797,8 +798,8 @@ static int run_hash_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_ver
     if (sidecar) {
         struct stat st;
         if (stat(sidecar, &st) < 0 && !p->update) {
-            snprintf(cr->message, sizeof(cr->message), "no expected hashes: %s does not exist (record them with "
-                     "vkcu verify --update %s)", sidecar, m->path);
+            snprintf(cr->message, sizeof(cr->message), "no expected hashes: %s does not exist (record them: rerun "
+                     "%s with %s)", sidecar, m->path, VKCU_SETTING_IS("update", "1"));
             cr->status = CASE_FAIL;
             goto done;
         }
@@ -857,12 +858,12 @@ static int run_hash_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_ver
     } else if (!p->update) {
         if (!have_want)
             snprintf(cr->message, sizeof(cr->message),
-                     "no expected hashes (record them with vkcu verify --update %s)", m->path);
+                     "no expected hashes (record them: rerun %s with %s)", m->path, VKCU_SETTING_IS("update", "1"));
         else {
             char what[700];
             describe_diff(&d, got.nb, want.nb, what, sizeof(what));
-            snprintf(cr->message, sizeof(cr->message), "%s (%s; if intended: vkcu verify --update %s)", what, ran,
-                     m->path);
+            snprintf(cr->message, sizeof(cr->message), "%s (%s; if intended: rerun %s with %s)", what, ran,
+                     m->path, VKCU_SETTING_IS("update", "1"));
         }
         cr->status = CASE_FAIL;
     } else {
@@ -1165,7 +1166,7 @@ static int write_summary(const char *path, int overwrite, const char *const *inp
     if (skipped)
         fprintf(f, ", %d skipped", skipped);
     if (not_run)
-        fprintf(f, ", %d not run (--fail-fast)", not_run);
+        fprintf(f, ", %d not run (%s)", not_run, VKCU_SETTING_IS("fail_fast", "1"));
     fprintf(f, " (%.1f s of case time)\n\n", secs);
     static const char *tags[] = { "PASS", "FAIL", "SKIP", "UPDATED" };
     if (failed) {
@@ -1219,7 +1220,7 @@ static int write_html(const char *path, int overwrite, const char *const *inputs
     if (skipped)
         n += snprintf(title + n, sizeof(title) - n, ", %d skipped", skipped);
     if (not_run)
-        snprintf(title + n, sizeof(title) - n, ", %d not run (--fail-fast)", not_run);
+        snprintf(title + n, sizeof(title) - n, ", %d not run (%s)", not_run, VKCU_SETTING_IS("fail_fast", "1"));
     double secs = 0;
     for (int i = 0; i < nb_res; i++)
         secs += res[i].seconds;
@@ -1327,7 +1328,7 @@ int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *
                 nb_res++;
             }
     if (!nb_res) {
-        snprintf(err, errlen, "no case matched --case in %s%s", paths[0], nb > 1 ? " ..." : "");
+        snprintf(err, errlen, "no case matched %s in %s%s", VKCU_SETTING("cases"), paths[0], nb > 1 ? " ..." : "");
         ret = VKCU_ERR_USAGE;
         goto done;
     }
@@ -1340,7 +1341,7 @@ int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *
     pthread_cond_init(&pool.done, NULL);
     if (jobs > 1)
         for (; nb_threads < jobs && nb_threads < nb_res; nb_threads++)
-            if (pthread_create(&threads[nb_threads], NULL, verify_worker, &pool))
+            if (vkcu_thread_create(&threads[nb_threads], verify_worker, &pool))
                 break;
     int shown = 0;
     for (int i = 0; i < nb_res; i++) {
@@ -1397,7 +1398,7 @@ int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *
         if (skipped)
             fprintf(o, ", %d skipped", skipped);
         if (not_run)
-            fprintf(o, ", %d not run (--fail-fast)", not_run);
+            fprintf(o, ", %d not run (%s)", not_run, VKCU_SETTING_IS("fail_fast", "1"));
         fputc('\n', o);
     }
     if (p->junit && (ret = write_junit(p->junit, p->overwrite, (const char *const *)inputs, ms, nb, res, shown, err,

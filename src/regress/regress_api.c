@@ -15,6 +15,7 @@
 #include "compare.h"
 #include "core/context.h"
 #include "manifest.h"
+#include "util/log.h"
 
 void vkcu_default_compare_job(vkcu_compare_job *job)
 {
@@ -40,15 +41,18 @@ static int check_compare(const vkcu_compare_job *job, char *err, size_t errlen)
     if (!job->a || !*job->a || !job->b || !*job->b)
         return vkcu_invalid(err, errlen, "a comparison needs two inputs, A and B");
     if (job->max_diff < -1 || job->max_diff > 65535)
-        return vkcu_invalid(err, errlen, "maximum difference %d is out of range [0, 65535] (-1: not set)", job->max_diff);
+        return vkcu_invalid(err, errlen, "%s %d is out of range [0, 65535] (-1: not set)", VKCU_SETTING("max_diff"),
+                            job->max_diff);
     if (!(job->min_psnr < 0 || job->min_psnr <= 1000))
-        return vkcu_invalid(err, errlen, "minimum PSNR %g dB is out of range [0, 1000] (negative: not set)", job->min_psnr);
+        return vkcu_invalid(err, errlen, "%s %g dB is out of range [0, 1000] (negative: not set)",
+                            VKCU_SETTING("min_psnr"), job->min_psnr);
     if (!(job->min_vmaf < 0 || job->min_vmaf <= 100))
-        return vkcu_invalid(err, errlen, "minimum VMAF %g is out of range [0, 100] (negative: not set)", job->min_vmaf);
+        return vkcu_invalid(err, errlen, "%s %g is out of range [0, 100] (negative: not set)", VKCU_SETTING("min_vmaf"),
+                            job->min_vmaf);
     if (job->align < VKCU_ALIGN_START || job->align > VKCU_ALIGN_INDEX)
-        return vkcu_invalid(err, errlen, "alignment %d is not start, pts or index", (int)job->align);
+        return vkcu_invalid(err, errlen, "%s %d is not start, pts or index", VKCU_SETTING("align"), (int)job->align);
     if (job->max_frames < 0)
-        return vkcu_invalid(err, errlen, "frame limit %d is negative", job->max_frames);
+        return vkcu_invalid(err, errlen, "%s %d is negative", VKCU_SETTING("max_frames"), job->max_frames);
     for (int k = 0; k < 3; k++) {
         const char *c = k == 0 ? job->chain : k == 1 ? job->chain_a : job->chain_b;
         char why[512];
@@ -144,9 +148,9 @@ int vkcu_verify(vkcu_context *ctx, const vkcu_verify_job *job)
     if (!job->manifests || job->nb_manifests < 1 || job->nb_manifests > 64)
         ret = vkcu_invalid(NULL, 0, "%d manifests given: 1 to 64 are needed", job->manifests ? job->nb_manifests : 0);
     else if (job->jobs < 1 || job->jobs > 64)
-        ret = vkcu_invalid(NULL, 0, "%d cases at once is out of range [1, 64]", job->jobs);
+        ret = vkcu_invalid(NULL, 0, "%s %d is out of range [1, 64] (cases at once)", VKCU_SETTING("jobs"), job->jobs);
     else if (!(job->timeout >= 0 && job->timeout <= 1e6))
-        ret = vkcu_invalid(NULL, 0, "case time limit %g s is out of range [0, 1e6]", job->timeout);
+        ret = vkcu_invalid(NULL, 0, "%s %g s is out of range [0, 1e6]", VKCU_SETTING("timeout"), job->timeout);
     else if (job->nb_cases < 0 || (job->nb_cases && !job->cases))
         ret = vkcu_invalid(NULL, 0, "%d case names given without a list", job->nb_cases);
     else if (!job->out)

@@ -284,7 +284,7 @@ static int hash_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb)
     h->nb_workers = cpus < 2 ? 1 : cpus > 16 ? 16 : (int)cpus;
     h->depth = 2 * h->nb_workers < HASH_RING ? 2 * h->nb_workers : HASH_RING;
     for (int i = 0; i < h->nb_workers; i++)
-        if (pthread_create(&h->workers[i], NULL, hash_worker, h)) {
+        if (vkcu_thread_create(&h->workers[i], hash_worker, h)) {
             h->nb_workers = i;
             break;
         }
@@ -334,7 +334,7 @@ static int hash_emit(void *opaque, AVFrame *frame)
     if (s->params->hash_format == VKCU_HASH_FORMAT_WHOLE) {
         int size;
         if (vkcu_frame_digest_get(frame)) {
-            snprintf(s->err, s->errlen, "internal: a frame hashed on the GPU for --whole");
+            snprintf(s->err, s->errlen, "internal: a frame hashed on the GPU for a whole-stream hash");
             return AVERROR_BUG;
         }
         if (h->whole)

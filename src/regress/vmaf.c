@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/vkcu.h"
+#include "util/log.h"
 #include "vmaf.h"
 
 void vkcu_vmaf_missing(const char *what, char *err, size_t errlen)
@@ -30,20 +31,21 @@ int vkcu_vmaf_available(void)
 
 void vkcu_vmaf_describe(char *buf, size_t n)
 {
-    snprintf(buf, n, "not built in (compare --vmaf and min-vmaf need libvmaf: docs/regression.md, VMAF)");
+    snprintf(buf, n, "not built in (compare's %s and the manifest key min-vmaf need libvmaf: docs/regression.md, "
+             "VMAF)", VKCU_SETTING("vmaf"));
 }
 
 int vkcu_vmaf_open(vkcu_vmaf **v, char *err, size_t errlen)
 {
     *v = NULL;
-    vkcu_vmaf_missing("--vmaf", err, errlen);
+    vkcu_vmaf_missing(VKCU_SETTING("vmaf"), err, errlen);
     return VKCU_ERR_USAGE;
 }
 
 int vkcu_vmaf_add(vkcu_vmaf *v, const AVFrame *ref, const AVFrame *dist, char *err, size_t errlen)
 {
     (void)v, (void)ref, (void)dist;
-    vkcu_vmaf_missing("--vmaf", err, errlen);
+    vkcu_vmaf_missing(VKCU_SETTING("vmaf"), err, errlen);
     return VKCU_ERR_USAGE;
 }
 
@@ -52,7 +54,7 @@ int vkcu_vmaf_finish(vkcu_vmaf *v, double **scores, int64_t *n, double *mean, ch
     (void)v, (void)mean;
     *scores = NULL;
     *n = 0;
-    vkcu_vmaf_missing("--vmaf", err, errlen);
+    vkcu_vmaf_missing(VKCU_SETTING("vmaf"), err, errlen);
     return VKCU_ERR_USAGE;
 }
 
@@ -99,18 +101,18 @@ int vkcu_vmaf_open(vkcu_vmaf **out, char *err, size_t errlen)
     VmafConfiguration cfg = { .log_level = VMAF_LOG_LEVEL_NONE, .n_threads = 0, .n_subsample = 1 };
     VmafModelConfig mcfg = { .name = "vmaf", .flags = VMAF_MODEL_FLAGS_DEFAULT };
     if (vmaf_init(&v->ctx, cfg) < 0) {
-        snprintf(err, errlen, "--vmaf: libvmaf %s cannot start", vmaf_version());
+        snprintf(err, errlen, "%s: libvmaf %s cannot start", VKCU_SETTING("vmaf"), vmaf_version());
         free(v);
         return AVERROR(ENOMEM);
     }
     if (vmaf_model_load(&v->model, &mcfg, VKCU_VMAF_MODEL) < 0) {
-        snprintf(err, errlen, "--vmaf: libvmaf %s has no built-in model %s (build it with -Dbuilt_in_models=true)",
-                 vmaf_version(), VKCU_VMAF_MODEL);
+        snprintf(err, errlen, "%s: libvmaf %s has no built-in model %s (build it with the meson option "
+                 "built_in_models=true)", VKCU_SETTING("vmaf"), vmaf_version(), VKCU_VMAF_MODEL);
         vkcu_vmaf_close(&v);
         return VKCU_ERR_USAGE;
     }
     if (vmaf_use_features_from_model(v->ctx, v->model) < 0) {
-        snprintf(err, errlen, "--vmaf: libvmaf %s cannot set up the features of %s", vmaf_version(), VKCU_VMAF_MODEL);
+        snprintf(err, errlen, "%s: libvmaf %s cannot set up the features of %s", VKCU_SETTING("vmaf"), vmaf_version(), VKCU_VMAF_MODEL);
         vkcu_vmaf_close(&v);
         return AVERROR(EINVAL);
     }
@@ -193,7 +195,7 @@ int vkcu_vmaf_add(vkcu_vmaf *v, const AVFrame *ref, const AVFrame *dist, char *e
         v->h = ref->height;
         v->in_fmt = ref->format;
         if (pick_layout(ref->format, &v->fmt, &v->vfmt, &v->bpc, &direct) < 0) {
-            snprintf(err, errlen, "--vmaf: libvmaf cannot score %s frames", av_get_pix_fmt_name(ref->format));
+            snprintf(err, errlen, "%s: libvmaf cannot score %s frames", VKCU_SETTING("vmaf"), av_get_pix_fmt_name(ref->format));
             return VKCU_ERR_USAGE;
         }
         if (direct)
@@ -201,14 +203,14 @@ int vkcu_vmaf_add(vkcu_vmaf *v, const AVFrame *ref, const AVFrame *dist, char *e
     }
     if (ref->width != v->w || ref->height != v->h || ref->format != v->in_fmt || dist->width != v->w ||
         dist->height != v->h || dist->format != v->in_fmt) {
-        snprintf(err, errlen, "--vmaf: pair %" PRId64 " is %dx%d %s; earlier pairs were %dx%d %s, and libvmaf scores one "
-                 "picture format per run", v->n, ref->width, ref->height, av_get_pix_fmt_name(ref->format), v->w, v->h,
+        snprintf(err, errlen, "%s: pair %" PRId64 " is %dx%d %s; earlier pairs were %dx%d %s, and libvmaf scores one "
+                 "picture format per run", VKCU_SETTING("vmaf"), v->n, ref->width, ref->height, av_get_pix_fmt_name(ref->format), v->w, v->h,
                  av_get_pix_fmt_name(v->in_fmt));
         return VKCU_ERR_INPUT;
     }
     const AVFrame *r = convert(v, 0, ref), *d = r ? convert(v, 1, dist) : NULL;
     if (!r || !d) {
-        snprintf(err, errlen, "--vmaf: cannot convert %s frames to %s for libvmaf", av_get_pix_fmt_name(v->in_fmt),
+        snprintf(err, errlen, "%s: cannot convert %s frames to %s for libvmaf", VKCU_SETTING("vmaf"), av_get_pix_fmt_name(v->in_fmt),
                  av_get_pix_fmt_name(v->fmt));
         return AVERROR(ENOMEM);
     }
@@ -221,7 +223,7 @@ int vkcu_vmaf_add(vkcu_vmaf *v, const AVFrame *ref, const AVFrame *dist, char *e
     }
     /* libvmaf owns both pictures from here on. */
     if (vmaf_read_pictures(v->ctx, &pr, &pd, (unsigned)v->n) < 0) {
-        snprintf(err, errlen, "--vmaf: libvmaf failed on pair %" PRId64 " (%dx%d %s)", v->n, v->w, v->h,
+        snprintf(err, errlen, "%s: libvmaf failed on pair %" PRId64 " (%dx%d %s)", VKCU_SETTING("vmaf"), v->n, v->w, v->h,
                  av_get_pix_fmt_name(v->fmt));
         return AVERROR(EINVAL);
     }
@@ -237,7 +239,7 @@ int vkcu_vmaf_finish(vkcu_vmaf *v, double **scores, int64_t *n, double *mean, ch
     if (!v->n)
         return 0;
     if (vmaf_read_pictures(v->ctx, NULL, NULL, 0) < 0) {
-        snprintf(err, errlen, "--vmaf: libvmaf failed at the end of the stream");
+        snprintf(err, errlen, "%s: libvmaf failed at the end of the stream", VKCU_SETTING("vmaf"));
         return AVERROR(EINVAL);
     }
     double *s = malloc((size_t)v->n * sizeof(*s));
@@ -245,12 +247,12 @@ int vkcu_vmaf_finish(vkcu_vmaf *v, double **scores, int64_t *n, double *mean, ch
         return AVERROR(ENOMEM);
     for (int64_t i = 0; i < v->n; i++)
         if (vmaf_score_at_index(v->ctx, v->model, &s[i], (unsigned)i) < 0) {
-            snprintf(err, errlen, "--vmaf: libvmaf gave no score for pair %" PRId64, i);
+            snprintf(err, errlen, "%s: libvmaf gave no score for pair %" PRId64, VKCU_SETTING("vmaf"), i);
             free(s);
             return AVERROR(EINVAL);
         }
     if (vmaf_score_pooled(v->ctx, v->model, VMAF_POOL_METHOD_MEAN, mean, 0, (unsigned)(v->n - 1)) < 0) {
-        snprintf(err, errlen, "--vmaf: libvmaf gave no pooled score");
+        snprintf(err, errlen, "%s: libvmaf gave no pooled score", VKCU_SETTING("vmaf"));
         free(s);
         return AVERROR(EINVAL);
     }

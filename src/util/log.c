@@ -12,6 +12,8 @@
 #include "log.h"
 
 static int log_level = VKCU_LOG_INFO;
+static vkcu_setting_name_callback default_namer;
+static void *default_namer_opaque;
 static volatile sig_atomic_t stop_flag;
 /* Per thread, so that jobs of different contexts log to their own callbacks. */
 static _Thread_local const vkcu_log_target *thread_target;
@@ -49,6 +51,68 @@ int vkcu_thread_create(pthread_t *thread, void *(*start)(void *), void *arg)
     return ret;
 }
 
+/* FFmpeg's lines on a thread of a job whose context has a log callback go
+ * to that callback; every other thread keeps FFmpeg's own printing. The
+ * levels keep what the CLI has always shown at each of its levels (see
+ * vkcu_set_log_level): fatal at error, errors at verbose, the rest up to
+ * FFmpeg's verbose at debug. FFmpeg sends a line in pieces: they are
+ * gathered per thread until the newline. */
+static _Thread_local char av_line[1024];
+static _Thread_local size_t av_len;
+static _Thread_local int av_print_prefix = 1;
+
+static int av_level_to_vkcu(int av_level)
+{
+    if (av_level <= AV_LOG_FATAL)
+        return VKCU_LOG_ERROR;
+    if (av_level <= AV_LOG_ERROR)
+        return VKCU_LOG_VERBOSE;
+    if (av_level <= AV_LOG_VERBOSE)
+        return VKCU_LOG_DEBUG;
+    return VKCU_LOG_DEBUG + 1; /* FFmpeg's debug and trace: below any vkcu threshold */
+}
+
+static void av_log_to_target(void *avcl, int level, const char *fmt, va_list vl)
+{
+    const vkcu_log_target *t = thread_target;
+    if (!t || !t->callback) {
+        av_log_default_callback(avcl, level, fmt, vl);
+        return;
+    }
+    int av_level = level >= 0 ? level & 0xff : level; /* the high bits carry a colour */
+    if (av_level > av_log_get_level())
+        return;
+    int vkcu_level = av_level_to_vkcu(av_level);
+    char piece[sizeof(av_line)];
+    av_log_format_line2(avcl, level, fmt, vl, piece, sizeof(piece), &av_print_prefix);
+    size_t n = strlen(piece), room = sizeof(av_line) - 1 - av_len;
+    memcpy(av_line + av_len, piece, n < room ? n : room);
+    av_len += n < room ? n : room;
+    av_line[av_len] = 0;
+    if (!av_len || (av_line[av_len - 1] != '\n' && av_len < sizeof(av_line) - 1))
+        return;
+    while (av_len && (av_line[av_len - 1] == '\n' || av_line[av_len - 1] == '\r'))
+        av_line[--av_len] = 0;
+    if (av_len && vkcu_level <= t->level) {
+        char line[sizeof(av_line) + 16];
+        snprintf(line, sizeof(line), "ffmpeg: %s", av_line);
+        t->callback(t->opaque, (enum vkcu_log_level)vkcu_level, line);
+    }
+    av_len = 0;
+    av_line[0] = 0;
+}
+
+static void install_av_log(void)
+{
+    av_log_set_callback(av_log_to_target);
+}
+
+void vkcu_log_route_ffmpeg(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, install_av_log);
+}
+
 void vkcu_set_log_level(enum vkcu_log_level level)
 {
     static const int av_levels[] = { AV_LOG_QUIET, AV_LOG_FATAL, AV_LOG_FATAL, AV_LOG_FATAL, AV_LOG_ERROR, AV_LOG_VERBOSE };
@@ -74,6 +138,26 @@ void vkcu_log(int level, const char *fmt, ...)
     const char *tag = level == VKCU_LOG_ERROR ? "error: " : level == VKCU_LOG_WARNING ? "warning: " : "";
     /* One write per line so concurrent jobs do not interleave within a line. */
     fprintf(stderr, "vkcu: %s%s\n", tag, line);
+}
+
+void vkcu_set_setting_namer(vkcu_setting_name_callback namer, void *opaque)
+{
+    default_namer = namer;
+    default_namer_opaque = opaque;
+}
+
+const char *vkcu_setting_text(const char *setting, const char *value, char *buf, size_t size)
+{
+    const vkcu_log_target *t = thread_target;
+    vkcu_setting_name_callback namer = t && t->setting_name ? t->setting_name : default_namer;
+    void *opaque = t && t->setting_name ? t->opaque : default_namer_opaque;
+    if (namer) {
+        const char *name = namer(opaque, setting, value, buf, size);
+        if (name)
+            return name;
+    }
+    snprintf(buf, size, "%s%s%s", setting, value ? "=" : "", value ? value : "");
+    return buf;
 }
 
 const char *vkcu_err_str(int err, char *buf, size_t size)

@@ -28,12 +28,33 @@ typedef struct vkcu_log_target {
     vkcu_log_callback callback; /* NULL: standard error, "vkcu: " first */
     void *opaque;
     int level;
+    vkcu_setting_name_callback setting_name; /* NULL: settings are named as the public structs' fields */
 } vkcu_log_target;
 /* Sets the calling thread's target (NULL: none); returns the previous one,
  * for the caller to restore. The target must outlive its use. */
 const vkcu_log_target *vkcu_log_target_swap(const vkcu_log_target *target);
 /* pthread_create whose thread logs to the creating thread's target. */
 int vkcu_thread_create(pthread_t *thread, void *(*start)(void *), void *arg);
+
+/* How a message names a public setting (a field of vkcu_settings, vkcu_job,
+ * vkcu_compare_job or vkcu_verify_job): "ring_size", or "overwrite=1",
+ * "align=index" with a value; or the program's own name for it ("-y") from
+ * the calling thread's target's setting_name callback (else the process
+ * default below). Library text never spells a command-line option: it calls
+ * this, through VKCU_SETTING / VKCU_SETTING_IS, when the text is made (the
+ * buffer lives as long as the enclosing block). */
+const char *vkcu_setting_text(const char *setting, const char *value, char *buf, size_t size);
+#define VKCU_SETTING(name) vkcu_setting_text(name, NULL, (char[80]){ 0 }, 80)
+#define VKCU_SETTING_IS(name, value) vkcu_setting_text(name, value, (char[80]){ 0 }, 80)
+/* The setting namer of threads without a target's (the CLI's own calls made
+ * outside a context: probe, presets). NULL: field names. Set it before
+ * starting threads. */
+void vkcu_set_setting_namer(vkcu_setting_name_callback namer, void *opaque);
+
+/* Installs, once per process, the av_log callback that sends FFmpeg's lines
+ * on a thread with a log target that has a callback to that callback
+ * ("ffmpeg: " first); threads without one print as FFmpeg does. */
+void vkcu_log_route_ffmpeg(void);
 
 /* Maps a negative error to a process exit code. */
 int vkcu_exit_code(int err);

@@ -76,7 +76,7 @@ reference = ../altered.mkv
 min-psnr = 25
 EOF
 v "$TMP/m/t.manifest"
-[ "$(rc)" = 6 ] && grep -q '^FAIL inline: no expected hashes (record them with vkcu verify --update' "$TMP/out" &&
+[ "$(rc)" = 6 ] && grep -q '^FAIL inline: no expected hashes (record them: rerun .* with --update)' "$TMP/out" &&
   grep -q '^FAIL sidecar: no expected hashes: .*t.sidecar.framemd5 does not exist' "$TMP/out" &&
   grep -q '^PASS metric: PASS: 1 of 50 frames differ, within --min-psnr 25' "$TMP/out" && [ "$(last)" = "1 passed, 2 failed" ] &&
   pass "verify: cases without expectations fail and say how to record them" ||
@@ -109,7 +109,7 @@ open(sys.argv[1], 'w').write('\n'.join(lines))
 EOF
 v "$TMP/m/t.manifest" --junit "$TMP/m/t.xml" -y
 [ "$(rc)" = 6 ] && grep -q '^FAIL sidecar: 1 of 50 frames differ; first: frame 17 (pts 17): hash ' "$TMP/out" &&
-  grep -q 'if intended: vkcu verify --update' "$TMP/out" && [ "$(last)" = "2 passed, 1 failed" ] && xml_ok "$TMP/m/t.xml" 3 1 &&
+  grep -q 'if intended: rerun .* with --update)' "$TMP/out" && [ "$(last)" = "2 passed, 1 failed" ] && xml_ok "$TMP/m/t.xml" 3 1 &&
   grep -q '<failure message="1 of 50 frames differ; first: frame 17' "$TMP/m/t.xml" &&
   pass "verify: a changed frame fails naming frame 17 (exit 6, JUnit failure)" ||
   fail "verify: changed frame: exit $(rc): $(grep ^FAIL "$TMP/out" | tr '\n' ' ')"

@@ -93,12 +93,12 @@ static void threads_big(vkcu_settings *s) { s->decode_threads = 257; }
 
 static void test_settings(void)
 {
-    bad_setting("ring size 2", ring_small, "ring size 2 is out of range [3, 16]");
-    bad_setting("ring size 17", ring_big, "ring size 17 is out of range [3, 16]");
-    bad_setting("device -1", device_neg, "device ordinal -1");
-    bad_setting("stall timeout -1", stall_neg, "stall timeout");
+    bad_setting("ring size 2", ring_small, "ring_size 2 is out of range [3, 16]");
+    bad_setting("ring size 17", ring_big, "ring_size 17 is out of range [3, 16]");
+    bad_setting("device -1", device_neg, "device -1");
+    bad_setting("stall timeout -1", stall_neg, "stall_timeout_ms -1");
     bad_setting("backend 7", backend_bad, "backend 7");
-    bad_setting("decode threads 257", threads_big, "decode thread count 257");
+    bad_setting("decode threads 257", threads_big, "decode_threads 257");
 
     CHECK(vkcu_open(NULL, NULL) == -EINVAL, "vkcu_open(NULL) accepted");
     vkcu_settings s;
@@ -148,7 +148,7 @@ static void test_job_validation(vkcu_context *ctx, log_capture *c)
     j.input = CLIP;
     j.sink = VKCU_SINK_NULL;
     j.start_time = -2;
-    bad_job(ctx, c, "start time -2", &j, "start time -2");
+    bad_job(ctx, c, "start time -2", &j, "start_time -2");
     j.start_time = 1;
     j.start_frame = 3;
     bad_job(ctx, c, "start time and frame", &j, "both set");

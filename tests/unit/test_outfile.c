@@ -80,7 +80,7 @@ static void checks(const char *mode)
     snprintf(link_b, sizeof(link_b), "%s/%s-hard.txt", dir, mode);
 
     CHECK(publish(a, 0, NULL, "one", err, sizeof(err)) == 0 && holds(a, "one"), "%s: publish a new file: %s", mode, err);
-    CHECK(publish(a, 0, NULL, "two", err, sizeof(err)) == VKCU_ERR_OUTPUT && strstr(err, "already exists (use -y") &&
+    CHECK(publish(a, 0, NULL, "two", err, sizeof(err)) == VKCU_ERR_OUTPUT && strstr(err, "already exists (use overwrite=1") &&
           holds(a, "one"), "%s: an existing file is refused without overwrite: %s", mode, err);
 
     /* A file that appears while the job runs is not replaced. */
