@@ -21,16 +21,7 @@
 
 #define CLIP "media/conformance/64x64-I-P-B-P-high.h264"
 
-static int failures;
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            failures++;                                                    \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);         \
-            printf(__VA_ARGS__);                                           \
-            printf("\n");                                                  \
-        }                                                                  \
-    } while (0)
+#include "test_util.h"
 
 /* What the log callback saw. */
 typedef struct log_capture {
@@ -365,9 +356,9 @@ int main(void)
     test_settings();
     test_jobs();
     test_chains();
-    if (failures)
-        printf("%d failure(s)\n", failures);
+    if (tu_failures)
+        printf("%d failure(s)\n", tu_failures);
     else
         printf("public API: version, validation, callbacks and CPU jobs as documented\n");
-    return failures ? 1 : 0;
+    return tu_failures ? 1 : 0;
 }

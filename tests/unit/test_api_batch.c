@@ -22,16 +22,7 @@
 #define GOOD "crop-h264.mkv"
 #define BAD "not-video.mp4"
 
-static int failures;
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            failures++;                                                    \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);         \
-            printf(__VA_ARGS__);                                           \
-            printf("\n");                                                  \
-        }                                                                  \
-    } while (0)
+#include "test_util.h"
 
 typedef struct log_capture {
     int errors;
@@ -381,9 +372,9 @@ int main(void)
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     if (system(cmd) != 0)
         printf("note: could not remove %s\n", dir);
-    if (failures)
-        printf("%d failure(s)\n", failures);
+    if (tu_failures)
+        printf("%d failure(s)\n", tu_failures);
     else
         printf("batch API: defaults, validation, a 2-file batch with a bad file, dry run, rerun and resume\n");
-    return failures ? 1 : 0;
+    return tu_failures ? 1 : 0;
 }

@@ -18,16 +18,7 @@
 
 #define CLIP "media/conformance/64x64-I-P-B-P-high.h264"
 
-static int failures;
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            failures++;                                                    \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);         \
-            printf(__VA_ARGS__);                                           \
-            printf("\n");                                                  \
-        }                                                                  \
-    } while (0)
+#include "test_util.h"
 
 static void quiet_log(void *opaque, enum vkcu_log_level level, const char *message)
 {
@@ -174,9 +165,9 @@ int main(void)
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     if (system(cmd) != 0)
         printf("note: could not remove %s\n", dir);
-    if (failures)
-        printf("%d failure(s)\n", failures);
+    if (tu_failures)
+        printf("%d failure(s)\n", tu_failures);
     else
         printf("hash file: same bytes as a stream, exists/overwrite/input rules, nothing left by a failure\n");
-    return failures ? 1 : 0;
+    return tu_failures ? 1 : 0;
 }

@@ -21,16 +21,7 @@
 #define TRIM "media/gen/trim.mp4"       /* 200 frames */
 #define CORRUPT "media/gen/corrupt.h264" /* one damaged picture */
 
-static int failures;
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            failures++;                                                    \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);         \
-            printf(__VA_ARGS__);                                           \
-            printf("\n");                                                  \
-        }                                                                  \
-    } while (0)
+#include "test_util.h"
 
 #define MAX_LINES 256
 typedef struct log_capture {
@@ -251,9 +242,9 @@ int main(void)
     test_trim_past_end();
     test_ffmpeg_lines(dir);
     rmdir(dir);
-    if (failures)
-        printf("%d failure(s)\n", failures);
+    if (tu_failures)
+        printf("%d failure(s)\n", tu_failures);
     else
         printf("public API messages: settings named by field, none by option; FFmpeg's lines to the callback\n");
-    return failures ? 1 : 0;
+    return tu_failures ? 1 : 0;
 }

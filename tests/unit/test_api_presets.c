@@ -16,16 +16,7 @@
 
 #include <vkcu/vkcu.h>
 
-static int failures;
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            failures++;                                                    \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);         \
-            printf(__VA_ARGS__);                                           \
-            printf("\n");                                                  \
-        }                                                                  \
-    } while (0)
+#include "test_util.h"
 
 static int write_text(const char *dir, const char *name, const char *text)
 {
@@ -194,9 +185,9 @@ int main(void)
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     if (system(cmd) != 0)
         printf("note: could not remove %s\n", dir);
-    if (failures)
-        printf("%d failure(s)\n", failures);
+    if (tu_failures)
+        printf("%d failure(s)\n", tu_failures);
     else
         printf("preset and probe API: listing, loading, applying, the probe report and summary\n");
-    return failures ? 1 : 0;
+    return tu_failures ? 1 : 0;
 }
