@@ -54,7 +54,7 @@ if ! "$VKCU" --version | grep -q '^VMAF: libvmaf '; then
   else
     fail "vmaf: verify min-vmaf without libvmaf: exit $rc; stderr: $(head -2 "$TMP/err" | tr '\n' ' '); stdout: $(head -2 "$TMP/out" | tr '\n' ' ')"
   fi
-  skip "vmaf: scores against the vmaf tool: libvmaf not built in: Debian 13 has no libvmaf package; see docs/regression.md (VMAF) to build vkcu with it"
+  skip "vmaf: scores against the vmaf tool: libvmaf not built in: Debian 12 has no libvmaf package; see docs/regression.md (VMAF) to build vkcu with it"
   exit 0
 fi
 
