@@ -94,17 +94,6 @@ static int copy_file(const char *from, const char *to)
     return ok ? 0 : -1;
 }
 
-static long read_file(const char *path, char *buf, size_t size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return -1;
-    size_t n = fread(buf, 1, size - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    return (long)n;
-}
-
 static int exists(const char *path)
 {
     struct stat st;
@@ -214,7 +203,7 @@ static long single_hashes(vkcu_context *ctx, const char *input, const char *path
     int ret = vkcu_run(ctx, &j, &r);
     fclose(f);
     CHECK(ret == 0, "single job on %s: %d %s", input, ret, r.error);
-    return ret == 0 ? read_file(path, buf, size) : -1;
+    return ret == 0 ? tu_read_text(path, buf, size) : -1;
 }
 
 static void test_batch(vkcu_context *ctx, log_capture *c, const char *dir)
@@ -282,7 +271,7 @@ static void test_batch(vkcu_context *ctx, log_capture *c, const char *dir)
           (long long)r.frames);
 
     char got[65536], want[65536];
-    long n = read_file(good_out, got, sizeof(got));
+    long n = tu_read_text(good_out, got, sizeof(got));
     long m = single_hashes(ctx, good_in, single, want, sizeof(want));
     CHECK(n > 0 && n == m && !memcmp(got, want, (size_t)n), "batch hashes (%ld bytes) differ from a single job's (%ld)",
           n, m);
@@ -293,7 +282,7 @@ static void test_batch(vkcu_context *ctx, log_capture *c, const char *dir)
     CHECK(lines == r.frames, "%ld hash lines, %lld frames", lines, (long long)r.frames);
 
     char rep[16384];
-    CHECK(read_file(report, rep, sizeof(rep)) > 0 && strstr(rep, "\"file\": \"" GOOD "\"") &&
+    CHECK(tu_read_text(report, rep, sizeof(rep)) > 0 && strstr(rep, "\"file\": \"" GOOD "\"") &&
           strstr(rep, "\"file\": \"" BAD "\"") && strstr(rep, "\"status\": \"done\"") &&
           strstr(rep, "\"status\": \"failed\"") && strstr(rep, "\"summary\": true"), "report: %.400s", rep);
 
@@ -312,7 +301,7 @@ static void test_batch(vkcu_context *ctx, log_capture *c, const char *dir)
           strstr(sn.message[g], "already exists") && !strstr(sn.message[g], "--"),
           "rerun, good file: status %d reason %d '%s'", (int)sn.status[g], (int)sn.reason[g], sn.message[g]);
     CHECK(c->errors == errors, "rerun: %d errors logged though the callback reported them", c->errors - errors);
-    CHECK(read_file(good_out, got, sizeof(got)) == m && !memcmp(got, want, (size_t)m), "rerun changed %s", good_out);
+    CHECK(tu_read_text(good_out, got, sizeof(got)) == m && !memcmp(got, want, (size_t)m), "rerun changed %s", good_out);
 
     /* With resume: the good file is up to date, the bad one fails again. */
     memset(&sn, 0, sizeof(sn));
@@ -368,10 +357,7 @@ int main(void)
     }
     vkcu_close(&ctx);
 
-    char cmd[800];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        printf("note: could not remove %s\n", dir);
+    tu_remove_tree(dir);
     if (tu_failures)
         printf("%d failure(s)\n", tu_failures);
     else

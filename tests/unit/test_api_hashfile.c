@@ -27,17 +27,6 @@ static void quiet_log(void *opaque, enum vkcu_log_level level, const char *messa
     (void)message;
 }
 
-static long read_file(const char *path, char *buf, size_t size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return -1;
-    size_t n = fread(buf, 1, size - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    return (long)n;
-}
-
 static int entries(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -97,11 +86,11 @@ int main(void)
     fclose(ref);
     CHECK(ret == 0 && r.frames_out > 0, "stream job: %d %s", ret, r.error);
     static char want[1 << 16], got[1 << 16];
-    long wn = read_file(ref_path, want, sizeof(want));
+    long wn = tu_read_text(ref_path, want, sizeof(want));
     remove(ref_path);
 
     ret = run(ctx, CLIP, path, NULL, 0, &r);
-    long gn = read_file(path, got, sizeof(got));
+    long gn = tu_read_text(path, got, sizeof(got));
     CHECK(ret == 0 && wn > 0 && gn == wn && !memcmp(got, want, (size_t)wn), "hash file: %d, %ld bytes, want %ld (%s)",
           ret, gn, wn, r.error);
     CHECK(entries(dir) == 1, "%d entries in %s after a finished job (a temporary left?)", entries(dir), dir);
@@ -113,9 +102,9 @@ int main(void)
     ret = run(ctx, CLIP, path, NULL, 0, &r);
     CHECK(ret == VKCU_ERR_OUTPUT && strstr(r.error, "clip.framemd5") && r.frames_out == 0,
           "existing file: %d '%s' %lld frames", ret, r.error, (long long)r.frames_out);
-    CHECK(read_file(path, got, sizeof(got)) == 5 && !strcmp(got, "mine\n"), "existing file changed: '%.40s'", got);
+    CHECK(tu_read_text(path, got, sizeof(got)) == 5 && !strcmp(got, "mine\n"), "existing file changed: '%.40s'", got);
     ret = run(ctx, CLIP, path, NULL, 1, &r);
-    gn = read_file(path, got, sizeof(got));
+    gn = tu_read_text(path, got, sizeof(got));
     CHECK(ret == 0 && gn == wn && !memcmp(got, want, (size_t)wn), "overwrite: %d, %ld bytes", ret, gn);
 
     /* never over the input, even with overwrite */
@@ -161,10 +150,7 @@ int main(void)
     CHECK(ret == -EINVAL && strstr(r.error, "empty"), "empty hash file name: %d '%s'", ret, r.error);
 
     vkcu_close(&ctx);
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        printf("note: could not remove %s\n", dir);
+    tu_remove_tree(dir);
     if (tu_failures)
         printf("%d failure(s)\n", tu_failures);
     else

@@ -181,10 +181,7 @@ int main(void)
     }
     test_presets(dir);
     test_probe();
-    char cmd[200];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        printf("note: could not remove %s\n", dir);
+    tu_remove_tree(dir);
     if (tu_failures)
         printf("%d failure(s)\n", tu_failures);
     else

@@ -349,10 +349,7 @@ int main(int argc, char **argv)
             }
             fflush(stdout);
         }
-    char cmd[600];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "test_denoise_quality: could not remove %s\n", tmpdir);
+    tu_remove_tree(tmpdir);
     for (int k = 0; k < nclips; k++)
         for (int i = 0; i < clips[k].n; i++)
             av_frame_free(&clips[k].frame[i]);

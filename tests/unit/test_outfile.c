@@ -153,10 +153,7 @@ int main(void)
     int fallback = refuse_renameat2() == 0;
     if (fallback)
         checks("link");
-    char cmd[PATH_MAX + 16];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    tu_remove_tree(dir);
     if (tu_failures) {
         fprintf(stderr, "%d check(s) failed\n", tu_failures);
         return 1;

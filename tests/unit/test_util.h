@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <libavutil/frame.h>
 #include <libavutil/pixdesc.h>
 
@@ -87,6 +88,28 @@ static inline void tu_set(AVFrame *f, int c, int x, int y, int v)
     } else {
         p[0] = (uint8_t)v;
     }
+}
+
+/* Reads at most size - 1 bytes of path into buf, NUL-terminated; the
+ * count, or -1 when it cannot be opened. */
+static inline long tu_read_text(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, size - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return (long)n;
+}
+
+/* Removes a test's scratch folder and everything in it (rm -rf); says so
+ * on stderr when it cannot. */
+static inline void tu_remove_tree(const char *dir)
+{
+    char cmd[4200];
+    if (snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir) >= (int)sizeof(cmd) || system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
 }
 
 /* CHECK(cond, fmt, ...): prints FAIL with the place and counts it in tu_failures. */
