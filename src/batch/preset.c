@@ -590,27 +590,35 @@ int vkcu_preset_dirs(char (*dirs)[4096], int max)
     return n;
 }
 
+int vkcu_preset_locate(const char *arg, char *path, size_t len)
+{
+    size_t alen = strlen(arg);
+    size_t elen = strlen(VKCU_PRESET_EXT);
+    if (strchr(arg, '/') || (alen > elen && !strcmp(arg + alen - elen, VKCU_PRESET_EXT))) {
+        snprintf(path, len, "%s", arg);
+        return 1;
+    }
+    char dirs[8][4096];
+    int nd = vkcu_preset_dirs(dirs, 8);
+    for (int i = 0; i < nd; i++) {
+        snprintf(path, len, "%.4000s/%.200s%s", dirs[i], arg, VKCU_PRESET_EXT);
+        if (access(path, F_OK) == 0)
+            return 1;
+    }
+    return nd ? 0 : -1;
+}
+
 int vkcu_preset_load(const char *arg, vkcu_preset *ps, char *err, size_t errlen)
 {
     char path[4096 + 256];
-    size_t alen = strlen(arg);
-    size_t elen = strlen(VKCU_PRESET_EXT);
     if (!*arg) {
         snprintf(err, errlen, "pipeline: empty name (`vkcu pipelines` lists the presets)");
         return VKCU_ERR_USAGE;
     }
-    if (strchr(arg, '/') || (alen > elen && !strcmp(arg + alen - elen, VKCU_PRESET_EXT))) {
-        snprintf(path, sizeof(path), "%s", arg);
-    } else {
-        char dirs[8][4096];
-        int nd = vkcu_preset_dirs(dirs, 8);
-        int found = 0;
-        for (int i = 0; i < nd && !found; i++) {
-            snprintf(path, sizeof(path), "%.4000s/%.200s%s", dirs[i], arg, VKCU_PRESET_EXT);
-            found = access(path, F_OK) == 0;
-        }
-        if (!found) {
-            if (nd == 0)
+    {
+        int found = vkcu_preset_locate(arg, path, sizeof(path));
+        if (found <= 0) {
+            if (found < 0)
                 snprintf(err, errlen, "pipeline: no preset '%s': no pipelines folder found (install vkcu, "
                          "or set VKCU_PIPELINES to a folder of .pipe files)", arg);
             else
@@ -641,6 +649,7 @@ void vkcu_preset_apply_params(const vkcu_preset *ps, vkcu_job_params *p)
     p->faststart = ps->faststart;
     p->hash_algo = ps->hash_algo;
     p->hash_format = ps->hash_format;
+    p->pipeline_file = ps->path;
 }
 
 const char *vkcu_preset_extension(const vkcu_preset *ps)

@@ -701,7 +701,7 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
     j->tb = j->demux->video->time_base;
     if (p->sink == VKCU_SINK_ENCODE && p->output && strcmp(p->output, "-")) {
         /* Refused now rather than after the decoder and GPU are set up. */
-        const char *inputs[] = { p->input, NULL };
+        const char *inputs[] = { p->input, p->pipeline_file, NULL };
         if ((ret = vkcu_outfile_check(p->output, p->overwrite, inputs, j->err, j->errlen)) < 0)
             goto fail;
     }

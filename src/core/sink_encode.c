@@ -385,7 +385,7 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
     }
     /* Only now, with every option checked, does the output appear. */
     if (!e->to_stdout) {
-        const char *inputs[] = { p->input, NULL };
+        const char *inputs[] = { p->input, p->pipeline_file, NULL };
         ret = vkcu_outfile_begin(path, p->overwrite, inputs, e->tmp, sizeof(e->tmp), s->err, s->errlen);
         if (ret < 0)
             goto fail_out;
@@ -1057,7 +1057,11 @@ static int encode_close(vkcu_sink *s, int ok)
     av_freep(&e->last_dts);
     e->header_written = 0;
     if (e->tmp[0]) {
-        if (ok && ret >= 0)
+        if (ok && ret >= 0 && s->params->before_publish &&
+            (ret = s->params->before_publish(s->params->publish_opaque, e->tmp, s->params->output, s->err,
+                                             s->errlen)) < 0)
+            vkcu_outfile_abort(e->tmp);
+        else if (ok && ret >= 0)
             ret = vkcu_outfile_commit(e->tmp, s->params->output, s->err, s->errlen);
         else if (s->params->keep_partial && strcmp(e->tmp, s->params->output)) {
             char err[512];

@@ -932,7 +932,7 @@ static int write_png(const char *path, int overwrite, const char *const *inputs,
         ret = VKCU_ERR_OUTPUT;
         goto fail;
     }
-    FILE *f = fopen(tmp, "wb");
+    FILE *f = vkcu_outfile_fopen(tmp, "wb");
     int ok = f && fwrite(png, 1, size, f) == (size_t)size;
     if (f && fclose(f) != 0)
         ok = 0;
@@ -1031,7 +1031,7 @@ static int draw_difference(const vkcu_compare_params *p, const AVFrame *a, const
     snprintf(label, sizeof(label), "x%d", maxd ? (255 + maxd - 1) / maxd : 1);
     lw = (int)strlen(label) * 4 * scale;
     put_text(rgb->data[0], rgb->linesize[0], w, total_h, (w - lw) / 2, ty, scale, label);
-    const char *inputs[] = { p->a, p->b, NULL };
+    const char *inputs[] = { p->a, p->b, p->job->pipeline_file, NULL };
     ret = write_png(p->diff_image, p->overwrite, inputs, rgb, err, errlen);
 done:
     av_frame_free(&rgb);
@@ -1186,7 +1186,7 @@ static int rows_open(run *x)
 {
     const vkcu_compare_params *p = x->p;
     const char *files[2] = { p->csv, p->json };
-    const char *inputs[] = { p->a, p->b, NULL };
+    const char *inputs[] = { p->a, p->b, p->job->pipeline_file, NULL };
     for (int k = 0; k < 2; k++) {
         if (!files[k])
             continue;
@@ -1203,7 +1203,7 @@ static int rows_open(run *x)
         if (vkcu_outfile_begin(p->csv, p->overwrite, inputs, x->csv_tmp, sizeof(x->csv_tmp), x->r->error,
                                sizeof(x->r->error)) < 0)
             return VKCU_ERR_OUTPUT;
-        x->csv = fopen(x->csv_tmp, "w");
+        x->csv = vkcu_outfile_fopen(x->csv_tmp, "w");
         if (!x->csv) {
             snprintf(x->r->error, sizeof(x->r->error), "%s: cannot write: %s", p->csv, strerror(errno));
             vkcu_outfile_abort(x->csv_tmp);
@@ -1320,11 +1320,11 @@ static int rows_finish(run *x)
             json_decref(root);
             return AVERROR(ENOMEM);
         }
-        const char *inputs[] = { p->a, p->b, NULL };
+        const char *inputs[] = { p->a, p->b, p->job->pipeline_file, NULL };
         int ret = vkcu_outfile_begin(p->json, p->overwrite, inputs, tmp, sizeof(tmp), r->error, sizeof(r->error));
         if (ret >= 0) {
             char *text = vkcu_json_text(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
-            FILE *f = text ? fopen(tmp, "w") : NULL;
+            FILE *f = text ? vkcu_outfile_fopen(tmp, "w") : NULL;
             int bad = !f || fputs(text, f) == EOF || fputc('\n', f) == EOF;
             if (f && fclose(f) != 0)
                 bad = 1;
@@ -1445,11 +1445,11 @@ static int write_report(run *x)
 {
     const vkcu_compare_params *p = x->p;
     vkcu_compare_result *r = x->r;
-    const char *inputs[] = { p->a, p->b, NULL };
+    const char *inputs[] = { p->a, p->b, p->job->pipeline_file, NULL };
     char tmp[4200], buf[128];
     if (vkcu_outfile_begin(p->report_html, p->overwrite, inputs, tmp, sizeof(tmp), r->error, sizeof(r->error)) < 0)
         return VKCU_ERR_OUTPUT;
-    FILE *f = fopen(tmp, "w");
+    FILE *f = vkcu_outfile_fopen(tmp, "w");
     int ret = f ? vkcu_html_compare_page(f, p, r, x->plot) : AVERROR(errno);
     int bad = !f || ferror(f);
     if (f && fclose(f) != 0)
@@ -1909,14 +1909,16 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
     x->exact = p->max_diff < 0 && isnan(p->min_psnr) && isnan(p->min_vmaf);
     r->vmaf_mean = r->vmaf_min = NAN;
     r->vmaf_min_index = -1;
-    const char *inputs[] = { p->a, p->b, NULL };
+    const char *inputs[] = { p->a, p->b, p->job->pipeline_file, NULL };
     int ret = 0;
     int want_vmaf = p->vmaf || !isnan(p->min_vmaf);
     if (want_vmaf && !vkcu_vmaf_available()) {
         vkcu_vmaf_missing(VKCU_SETTING(p->vmaf ? "vmaf" : "min_vmaf"), r->error, sizeof(r->error));
         return VKCU_ERR_USAGE; /* before anything is read or written */
     }
-    if (p->diff_image && (ret = vkcu_outfile_check(p->diff_image, p->overwrite, inputs, r->error, sizeof(r->error))) < 0)
+    if (p->diff_image && ((ret = vkcu_outfile_not_terminal(p->diff_image, VKCU_SETTING("diff_image"), r->error,
+                                                           sizeof(r->error))) < 0 ||
+                          (ret = vkcu_outfile_check(p->diff_image, p->overwrite, inputs, r->error, sizeof(r->error))) < 0))
         return ret; /* before decoding anything */
     if (p->report_html &&
         (ret = vkcu_outfile_check(p->report_html, p->overwrite, inputs, r->error, sizeof(r->error))) < 0)

@@ -14,7 +14,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <libavutil/avstring.h>
 #include <libavutil/mathematics.h>
 
@@ -52,6 +54,8 @@ void vkcu_manifest_free(vkcu_manifest **pm)
     free(m->cases);
     free(m->path);
     free(m->dir);
+    if (m->dirfd >= 0)
+        close(m->dirfd);
     free(m);
     *pm = NULL;
 }
@@ -229,6 +233,7 @@ int vkcu_manifest_load(const char *path, vkcu_manifest **out, char *err, size_t 
     *out = NULL;
     if (!m || !(m->path = strdup(path)))
         goto nomem;
+    m->dirfd = -1;
     {
         const char *slash = strrchr(path, '/');
         m->dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
@@ -237,6 +242,9 @@ int vkcu_manifest_load(const char *path, vkcu_manifest **out, char *err, size_t 
     }
     if ((ret = load_lines(m, err, errlen)) < 0)
         goto fail;
+    /* Resolved once: what --update writes below it stays below it, whatever
+     * links change while the cases run. */
+    m->dirfd = open(m->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     for (int i = 0; i < m->nb_lines; i++) {
         char buf[4096];
         lineno = i + 1;
@@ -656,7 +664,7 @@ static int write_text_file(const char *path, const char *text, size_t len, int o
     int ret = vkcu_outfile_begin(path, overwrite, inputs, tmp, sizeof(tmp), err, errlen);
     if (ret < 0)
         return VKCU_ERR_OUTPUT;
-    FILE *f = fopen(tmp, "w");
+    FILE *f = vkcu_outfile_fopen(tmp, "w");
     int ok = f && fwrite(text, 1, len, f) == len;
     if (f && fclose(f) != 0)
         ok = 0;
@@ -666,6 +674,21 @@ static int write_text_file(const char *path, const char *text, size_t len, int o
         return VKCU_ERR_OUTPUT;
     }
     ret = vkcu_outfile_commit(tmp, path, err, errlen);
+    return ret < 0 ? VKCU_ERR_OUTPUT : 0;
+}
+
+/* A file below the manifest's folder (path from vkcu_manifest_path, checked
+ * by inside_folder), written relative to the folder held open since the
+ * manifest was loaded; elsewhere (allow_outside) by its path. */
+static int write_confined(const vkcu_manifest *m, int confined, const char *path, const char *text, size_t len,
+                          const char *const *inputs, char *err, size_t errlen)
+{
+    size_t dn = strlen(m->dir);
+    const char *rel = !strchr(path, '/') && !strcmp(m->dir, ".") ? path
+                      : !strncmp(path, m->dir, dn) && path[dn] == '/' ? path + dn + 1 : NULL;
+    if (!confined || m->dirfd < 0 || !rel)
+        return write_text_file(path, text, len, 1, inputs, err, errlen);
+    int ret = vkcu_outfile_write_at(m->dirfd, rel, path, text, len, 1, inputs, err, errlen);
     return ret < 0 ? VKCU_ERR_OUTPUT : 0;
 }
 
@@ -729,7 +752,7 @@ static int save_manifest(vkcu_manifest *m, char *err, size_t errlen)
     for (int i = 0; i < m->nb_lines; i++)
         p += sprintf(p, "%s\n", m->lines[i]);
     /* --update rewrites the manifest itself: the one input it may replace. */
-    int ret = write_text_file(m->path, text, len, 1, NULL, err, errlen);
+    int ret = write_confined(m, 1, m->path, text, len, NULL, err, errlen);
     free(text);
     return ret;
 }
@@ -873,8 +896,9 @@ static int run_hash_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_ver
         else
             describe_diff(&d, got.nb, want.nb, what, sizeof(what));
         if (sidecar) {
-            const char *inputs[] = { input, m->path, NULL };
-            ret = write_text_file(sidecar, out, outlen, 1, inputs, err, errlen); /* --update: replacing is the point */
+            const char *inputs[] = { input, m->path, job->pipeline_file, NULL };
+            /* --update: replacing is the point */
+            ret = write_confined(m, !p->allow_outside, sidecar, out, outlen, inputs, err, errlen);
         } else {
             ret = update_inline(m, c, out);
             *dirty = 1;
@@ -999,13 +1023,14 @@ static void xml_escaped(FILE *f, const char *s)
     }
 }
 
-/* Every file a verify run reads (manifests, case inputs and references),
- * NULL-terminated, for the rule that no output replaces an input. */
+/* Every file a verify run reads (manifests, case inputs, references,
+ * expected hashes files and presets), NULL-terminated, for the rule that
+ * no output replaces an input. */
 static char **verify_inputs(vkcu_manifest **ms, int nb)
 {
     int n = 0;
     for (int k = 0; k < nb; k++)
-        n += 1 + 2 * ms[k]->nb_cases;
+        n += 1 + 4 * ms[k]->nb_cases;
     char **v = calloc((size_t)n + 1, sizeof(*v));
     if (!v)
         return NULL;
@@ -1019,6 +1044,18 @@ static char **verify_inputs(vkcu_manifest **ms, int nb)
                 n++;
             if (c->reference && (v[n] = vkcu_manifest_path(ms[k], c->reference, perr, sizeof(perr))))
                 n++;
+            if (c->hashes && (v[n] = vkcu_manifest_path(ms[k], c->hashes, perr, sizeof(perr))))
+                n++;
+            if (c->pipeline) {
+                /* as case_job finds it: a file relative to the manifest, or a name in the presets folders */
+                size_t len = strlen(c->pipeline);
+                char where[4096 + 256];
+                if (strchr(c->pipeline, '/') || (len > 5 && !strcmp(c->pipeline + len - 5, VKCU_PRESET_EXT)))
+                    v[n] = vkcu_manifest_path(ms[k], c->pipeline, perr, sizeof(perr));
+                else if (vkcu_preset_locate(c->pipeline, where, sizeof(where)) > 0)
+                    v[n] = strdup(where);
+                n += v[n] != NULL;
+            }
         }
     }
     return v;
