@@ -200,6 +200,12 @@ static int is_an_input(const struct stat *st, const char *const *inputs, const c
     return 0;
 }
 
+int vkcu_outfile_is_input(const char *path, const char *const *inputs, const char **which)
+{
+    struct stat st;
+    return strcmp(path, "-") && stat(path, &st) == 0 && is_an_input(&st, inputs, which);
+}
+
 int vkcu_outfile_check(const char *path, int overwrite, const char *const *inputs, char *err, size_t errlen)
 {
     struct stat st;

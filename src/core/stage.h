@@ -118,6 +118,8 @@ int vkcu_hash_on_gpu(const vkcu_job_params *p, enum AVPixelFormat host_fmt);
  * symbolic link is refused without overwrite.
  * Errors are VKCU_ERR_OUTPUT with a one-line message in err. */
 int vkcu_outfile_check(const char *path, int overwrite, const char *const *inputs, char *err, size_t errlen);
+/* 1 when path exists and is one of inputs (*which: the input's name). */
+int vkcu_outfile_is_input(const char *path, const char *const *inputs, const char **which);
 /* A short temporary name beside `path` (created, empty) to write to;
  * also removes dead processes' leftovers in that folder. */
 int vkcu_outfile_begin(const char *path, int overwrite, const char *const *inputs, char *tmp, size_t tmplen,
