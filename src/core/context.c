@@ -283,8 +283,13 @@ static int run_to_hash_file(vkcu_job_params *p, const char *path, vkcu_job_resul
         return ret;
     FILE *f = vkcu_outfile_fopen(tmp, "w");
     if (!f) {
-        snprintf(r->error, sizeof(r->error), "%.400s: cannot create: %s", path, strerror(errno));
+        int e = errno;
         vkcu_outfile_abort(tmp);
+        if (e == EINTR && vkcu_stop_requested()) { /* a FIFO nobody opened for reading */
+            snprintf(r->error, sizeof(r->error), "%.400s: interrupted before it was opened", path);
+            return VKCU_ERR_INTERRUPT;
+        }
+        snprintf(r->error, sizeof(r->error), "%.400s: cannot create: %s", path, strerror(e));
         return VKCU_ERR_OUTPUT;
     }
     p->hash_out = f;

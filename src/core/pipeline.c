@@ -846,8 +846,12 @@ fail:
         char buf[128];
         snprintf(j->err, j->errlen, "%s: %s", p->input, vkcu_err_str(ret, buf, sizeof(buf)));
     }
+    /* A write or an open cut short by a stop signal (an output FIFO that
+     * nobody reads) is the stop, not a failure of the output. */
+    if (ret == VKCU_ERR_OUTPUT && vkcu_stop_requested())
+        ret = VKCU_ERR_INTERRUPT;
     if (ret == VKCU_ERR_OUTPUT && p->sink == VKCU_SINK_HASH && p->hash_out_name)
-        snprintf(j->err, j->errlen, "%s: cannot write the hashes (disk full?)", p->hash_out_name);
+        snprintf(j->err, j->errlen, "%s: cannot write the hashes (disk full, or over the file size limit?)", p->hash_out_name);
     if (ret == AVERROR(ETIMEDOUT) && p->deadline > 0)
         snprintf(j->err, j->errlen, "%s: stopped at its time limit after %" PRId64 " frames", p->input, r->frames_out);
     if (ret == VKCU_ERR_INTERRUPT)

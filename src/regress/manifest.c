@@ -225,8 +225,51 @@ static int check_case(vkcu_manifest *m, vkcu_manifest_case *c, char *err, size_t
     return 0;
 }
 
+/* Case names seen so far, for the duplicate check: an open-addressing
+ * table of case indices, so that a manifest of N cases loads in O(N). */
+typedef struct name_table {
+    int *slot; /* case index + 1; 0: free */
+    size_t size; /* a power of two, at least twice the cases */
+} name_table;
+
+static size_t name_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return (size_t)h;
+}
+
+/* The index of the case named `name`, or -1 after adding `index` for it. */
+static int name_find_or_add(name_table *t, const vkcu_manifest *m, const char *name, int index)
+{
+    if ((size_t)index * 2 + 2 > t->size) {
+        size_t size = t->size ? t->size * 2 : 64;
+        int *slot = calloc(size, sizeof(*slot));
+        if (!slot)
+            return -2;
+        for (size_t i = 0; i < t->size; i++)
+            if (t->slot[i]) {
+                size_t k = name_hash(m->cases[t->slot[i] - 1].name) & (size - 1);
+                while (slot[k])
+                    k = (k + 1) & (size - 1);
+                slot[k] = t->slot[i];
+            }
+        free(t->slot);
+        t->slot = slot;
+        t->size = size;
+    }
+    size_t k = name_hash(name) & (t->size - 1);
+    for (; t->slot[k]; k = (k + 1) & (t->size - 1))
+        if (!strcmp(m->cases[t->slot[k] - 1].name, name))
+            return t->slot[k] - 1;
+    t->slot[k] = index + 1;
+    return -1;
+}
+
 int vkcu_manifest_load(const char *path, vkcu_manifest **out, char *err, size_t errlen)
 {
+    name_table names = { NULL, 0 };
     vkcu_manifest *m = calloc(1, sizeof(*m));
     int ret = 0, lineno = 0, seen_version = 0, cap = 0;
     vkcu_manifest_case *c = NULL;
@@ -286,13 +329,6 @@ int vkcu_manifest_load(const char *path, vkcu_manifest **out, char *err, size_t 
                 ret = VKCU_ERR_INPUT;
                 goto fail;
             }
-            for (int k = 0; k < m->nb_cases; k++)
-                if (!strcmp(m->cases[k].name, nm)) {
-                    snprintf(err, errlen, "%s:%d: case '%s' already defined on line %d", path, lineno, nm,
-                             m->cases[k].line);
-                    ret = VKCU_ERR_INPUT;
-                    goto fail;
-                }
             if (c && (ret = check_case(m, c, err, errlen)) < 0)
                 goto fail;
             if (m->nb_cases == cap) {
@@ -313,6 +349,15 @@ int vkcu_manifest_load(const char *path, vkcu_manifest **out, char *err, size_t 
             c->backend = VKCU_BACKEND_AUTO;
             if (!(c->name = strdup(nm)))
                 goto nomem;
+            int same = name_find_or_add(&names, m, nm, m->nb_cases - 1);
+            if (same == -2)
+                goto nomem;
+            if (same >= 0) {
+                snprintf(err, errlen, "%s:%d: case '%s' already defined on line %d", path, lineno, nm,
+                         m->cases[same].line);
+                ret = VKCU_ERR_INPUT;
+                goto fail;
+            }
             continue;
         }
         if (!c) {
@@ -357,11 +402,13 @@ int vkcu_manifest_load(const char *path, vkcu_manifest **out, char *err, size_t 
         goto fail;
     }
     *out = m;
+    free(names.slot);
     return 0;
 nomem:
     ret = AVERROR(ENOMEM);
     snprintf(err, errlen, "%s: out of memory", path);
 fail:
+    free(names.slot);
     vkcu_manifest_free(&m);
     return ret;
 }
@@ -978,8 +1025,9 @@ static int run_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_verify_p
     cr->m = m;
     double t0 = vkcu_now();
     char jerr[1024] = "";
-    vkcu_preset *preset = calloc(1, sizeof(*preset));
-    if (!preset)
+    /* Only a case with a pipeline needs one (a few KB: not for every case of a big suite). */
+    vkcu_preset *preset = c->pipeline ? calloc(1, sizeof(*preset)) : NULL;
+    if (c->pipeline && !preset)
         return AVERROR(ENOMEM);
     int ret = case_job(m, c, p, &job, preset, &backend, jerr, sizeof(jerr));
     double limit = c->timeout > 0 ? c->timeout : p->timeout;
@@ -1023,6 +1071,70 @@ static void xml_escaped(FILE *f, const char *s)
     }
 }
 
+typedef struct file_id {
+    dev_t dev;
+    ino_t ino;
+    char *path;
+} file_id;
+
+static int cmp_file_id(const void *a, const void *b)
+{
+    const file_id *x = a, *y = b;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/* The paths of v (n of them, malloc'ed) that exist, one per file: a big
+ * suite names one clip in thousands of cases, and every output is checked
+ * against each input by device and inode. A file that does not exist yet
+ * cannot be written over. Frees what it drops; NULL-terminated. */
+static int cmp_str(const void *a, const void *b)
+{
+    const char *x = *(char *const *)a, *y = *(char *const *)b;
+    return x && y ? strcmp(x, y) : (x != NULL) - (y != NULL);
+}
+
+static char **distinct_files(char **v, int n)
+{
+    file_id *ids = malloc((size_t)(n ? n : 1) * sizeof(*ids));
+    int k = 0;
+    /* the same name once, before any stat */
+    qsort(v, (size_t)n, sizeof(*v), cmp_str);
+    for (int i = 1; i < n; i++)
+        if (v[i] && v[i - 1] && !strcmp(v[i], v[i - 1])) {
+            free(v[i - 1]);
+            v[i - 1] = NULL;
+        }
+    if (!ids) {
+        for (int i = 0; i < n; i++)
+            free(v[i]);
+        free(v);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        if (v[i] && stat(v[i], &st) == 0)
+            ids[k++] = (file_id){ st.st_dev, st.st_ino, v[i] };
+        else
+            free(v[i]);
+    }
+    qsort(ids, (size_t)k, sizeof(*ids), cmp_file_id);
+    int m = 0;
+    for (int i = 0; i < k; i++) {
+        if (m && !cmp_file_id(&ids[m - 1], &ids[i])) {
+            free(ids[i].path);
+            continue;
+        }
+        ids[m++] = ids[i];
+    }
+    for (int i = 0; i < m; i++)
+        v[i] = ids[i].path;
+    v[m] = NULL;
+    free(ids);
+    return v;
+}
+
 /* Every file a verify run reads (manifests, case inputs, references,
  * expected hashes files and presets), NULL-terminated, for the rule that
  * no output replaces an input. */
@@ -1058,7 +1170,7 @@ static char **verify_inputs(vkcu_manifest **ms, int nb)
             }
         }
     }
-    return v;
+    return distinct_files(v, n);
 }
 
 static void free_inputs(char **v)
@@ -1144,8 +1256,20 @@ typedef struct verify_task {
     vkcu_manifest_case *c;
     case_result *cr;
     int ret, state; /* 0 waiting, 1 running, 2 done */
-    char err[1024];
+    char *err;      /* why ret < 0 (malloc'ed), or NULL: per case only when it failed, for big suites */
 } verify_task;
+
+/* run_case, keeping the message of a failure in t->err. */
+static int run_task(verify_task *t, const vkcu_verify_params *p, int *dirty)
+{
+    char err[1024] = "";
+    int ret = run_case(t->m, t->c, p, t->cr, dirty, err, sizeof(err));
+    if (ret >= 0 && *dirty)
+        ret = save_manifest(t->m, err, sizeof(err));
+    if (ret < 0 && !(t->err = strdup(err)))
+        ret = AVERROR(ENOMEM);
+    return ret;
+}
 
 typedef struct verify_pool {
     verify_task *t;
@@ -1164,7 +1288,7 @@ static void *verify_worker(void *arg)
         t->state = 1;
         pthread_mutex_unlock(&vp->lock);
         int dirty = 0; /* --update runs one case at a time: nothing to rewrite here */
-        t->ret = run_case(t->m, t->c, vp->p, t->cr, &dirty, t->err, sizeof(t->err));
+        t->ret = run_task(t, vp->p, &dirty);
         pthread_mutex_lock(&vp->lock);
         t->state = 2;
         pthread_cond_broadcast(&vp->done);
@@ -1381,6 +1505,7 @@ int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *
             if (vkcu_thread_create(&threads[nb_threads], verify_worker, &pool))
                 break;
     int shown = 0;
+    double last_flush = 0;
     for (int i = 0; i < nb_res; i++) {
         verify_task *t = &tasks[i];
         if (nb_threads) {
@@ -1390,13 +1515,11 @@ int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *
             pthread_mutex_unlock(&pool.lock);
         } else {
             int dirty = 0;
-            t->ret = run_case(t->m, t->c, p, t->cr, &dirty, t->err, sizeof(t->err));
-            if (t->ret >= 0 && dirty)
-                t->ret = save_manifest(t->m, t->err, sizeof(t->err));
+            t->ret = run_task(t, p, &dirty);
         }
         if (t->ret < 0) {
             ret = t->ret;
-            snprintf(err, errlen, "%s", t->err);
+            snprintf(err, errlen, "%s", t->err ? t->err : "out of memory");
             pthread_mutex_lock(&pool.lock);
             pool.stop = 1;
             pthread_mutex_unlock(&pool.lock);
@@ -1406,7 +1529,13 @@ int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *
         static const char *tags[] = { "PASS", "FAIL", "SKIP", "UPDATED" };
         if (o) {
             fprintf(o, "%s %s: %s\n", tags[cr->status], t->c->name, cr->message);
-            fflush(o);
+            /* Lines show as cases end (a CI log), but a suite of 200k quick
+             * cases is not 200k writes: at most ten flushes a second. */
+            double now = vkcu_now();
+            if (now - last_flush >= 0.1) {
+                fflush(o);
+                last_flush = now;
+            }
         }
         shown++;
         passed += cr->status == CASE_PASS;
@@ -1469,6 +1598,8 @@ done:
         free(res[i].marks);
     }
     free(res);
+    for (int i = 0; tasks && i < total; i++)
+        free(tasks[i].err);
     free(tasks);
     return ret;
 }
