@@ -240,14 +240,25 @@ static size_t name_hash(const char *s)
     return (size_t)h;
 }
 
-/* The index of the case named `name`, or -1 after adding `index` for it. */
-static int name_find_or_add(name_table *t, const vkcu_manifest *m, const char *name, int index)
+/* The index of the case named `name`, or -1. */
+static int name_find(const name_table *t, const vkcu_manifest *m, const char *name)
+{
+    if (!t->size)
+        return -1;
+    for (size_t k = name_hash(name) & (t->size - 1); t->slot[k]; k = (k + 1) & (t->size - 1))
+        if (!strcmp(m->cases[t->slot[k] - 1].name, name))
+            return t->slot[k] - 1;
+    return -1;
+}
+
+/* Adds case `index` (its name set); <0 out of memory. */
+static int name_add(name_table *t, const vkcu_manifest *m, int index)
 {
     if ((size_t)index * 2 + 2 > t->size) {
         size_t size = t->size ? t->size * 2 : 64;
         int *slot = calloc(size, sizeof(*slot));
         if (!slot)
-            return -2;
+            return -1;
         for (size_t i = 0; i < t->size; i++)
             if (t->slot[i]) {
                 size_t k = name_hash(m->cases[t->slot[i] - 1].name) & (size - 1);
@@ -259,12 +270,11 @@ static int name_find_or_add(name_table *t, const vkcu_manifest *m, const char *n
         t->slot = slot;
         t->size = size;
     }
-    size_t k = name_hash(name) & (t->size - 1);
-    for (; t->slot[k]; k = (k + 1) & (t->size - 1))
-        if (!strcmp(m->cases[t->slot[k] - 1].name, name))
-            return t->slot[k] - 1;
+    size_t k = name_hash(m->cases[index].name) & (t->size - 1);
+    while (t->slot[k])
+        k = (k + 1) & (t->size - 1);
     t->slot[k] = index + 1;
-    return -1;
+    return 0;
 }
 
 int vkcu_manifest_load(const char *path, vkcu_manifest **out, char *err, size_t errlen)
@@ -329,6 +339,13 @@ int vkcu_manifest_load(const char *path, vkcu_manifest **out, char *err, size_t 
                 ret = VKCU_ERR_INPUT;
                 goto fail;
             }
+            int same = name_find(&names, m, nm);
+            if (same >= 0) {
+                snprintf(err, errlen, "%s:%d: case '%s' already defined on line %d", path, lineno, nm,
+                         m->cases[same].line);
+                ret = VKCU_ERR_INPUT;
+                goto fail;
+            }
             if (c && (ret = check_case(m, c, err, errlen)) < 0)
                 goto fail;
             if (m->nb_cases == cap) {
@@ -349,15 +366,8 @@ int vkcu_manifest_load(const char *path, vkcu_manifest **out, char *err, size_t 
             c->backend = VKCU_BACKEND_AUTO;
             if (!(c->name = strdup(nm)))
                 goto nomem;
-            int same = name_find_or_add(&names, m, nm, m->nb_cases - 1);
-            if (same == -2)
+            if (name_add(&names, m, m->nb_cases - 1) < 0)
                 goto nomem;
-            if (same >= 0) {
-                snprintf(err, errlen, "%s:%d: case '%s' already defined on line %d", path, lineno, nm,
-                         m->cases[same].line);
-                ret = VKCU_ERR_INPUT;
-                goto fail;
-            }
             continue;
         }
         if (!c) {
