@@ -267,8 +267,8 @@ static int demux_open(const char *path, AVIOContext *pb, int video_stream, vkcu_
         if (d->fmt->pb && !(d->fmt->pb->seekable & AVIO_SEEKABLE_NORMAL) && strstr(d->fmt->iformat->name, "mov"))
             /* The index (moov) after the media data: a pipe cannot go back to the data. */
             snprintf(err, errlen, "%s: this MP4/MOV has its index (moov) at the end, which a pipe cannot reach "
-                     "before the data: read the file from disk, or move its index first (%s, or ffmpeg "
-                     "-movflags +faststart)", path, VKCU_SETTING_IS("faststart", "1"));
+                     "before the data: read the file from disk, or move its index to the front first (a transcode "
+                     "with %s, or ffmpeg's faststart)", path, VKCU_SETTING_IS("faststart", "1"));
         else
             snprintf(err, errlen, "%s: video stream %d (%s) has no decodable picture (truncated or corrupt)", path,
                      chosen, avcodec_get_name(par->codec_id));

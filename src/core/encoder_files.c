@@ -245,7 +245,7 @@ static enum family params_family(const char *key, int *is_params)
     char name[64];
     normalize(key, strlen(key), name, sizeof(name));
     size_t n = strlen(name);
-    *is_params = !strcmp(name, "x264opts") || (n > 7 && !strcmp(name + n - 7, "-params"));
+    *is_params = !strcmp(name, "x264opts") || (n > 7 && name[n - 7] == '-' && !strcmp(name + n - 6, "params"));
     return strstr(name, "x264") ? FAMILY_X264 : strstr(name, "x265") ? FAMILY_X265 : FAMILY_OTHER;
 }
 
