@@ -1063,8 +1063,7 @@ fail:
         /* Published only whole, summary included: a report that could not
          * be written (a full disk), or a batch that stopped before its
          * summary, leaves the earlier report (if any) as it was. */
-        int bad = fflush(b->report) != 0 || ferror(b->report);
-        bad |= fclose(b->report) != 0;
+        int bad = vkcu_outfile_fclose(b->report, b->report_tmp) != 0;
         char why[1024];
         if (!bad && b->summary_written) {
             if (vkcu_outfile_commit(b->report_tmp, p->report_path, why, sizeof(why)) < 0) {

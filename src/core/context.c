@@ -295,7 +295,7 @@ static int run_to_hash_file(vkcu_job_params *p, const char *path, vkcu_job_resul
     p->hash_out = f;
     p->hash_out_name = path;
     ret = vkcu_job_run(p, r);
-    if (fclose(f) != 0 && ret >= 0) {
+    if (vkcu_outfile_fclose(f, tmp) != 0 && ret >= 0) {
         snprintf(r->error, sizeof(r->error), "%.400s: write error", path);
         ret = VKCU_ERR_OUTPUT;
     }

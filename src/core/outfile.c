@@ -50,6 +50,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "util/file.h"
 #include "util/log.h"
 #include "stage.h"
 #include "util/xxhash64.h"
@@ -159,6 +160,21 @@ FILE *vkcu_outfile_fopen(const char *tmp, const char *mode)
     if (!f && fd >= 0)
         close(fd);
     return f;
+}
+
+int vkcu_outfile_fclose(FILE *f, const char *tmp)
+{
+    errno = 0;
+    int bad = fflush(f) != 0 || ferror(f);
+    int e = errno, gone = bad && is_stdout(tmp) && vkcu_stream_reader_gone(f);
+    if (fclose(f) != 0 && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    if (!bad || gone)
+        return 0;
+    errno = e ? e : EIO;
+    return -1;
 }
 
 int vkcu_outfile_not_terminal(const char *path, const char *what, char *err, size_t errlen)

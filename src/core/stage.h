@@ -136,6 +136,10 @@ int vkcu_outfile_reserve_as(const char *tmp, const char *path, int overwrite, co
 /* fopen() of what vkcu_outfile_begin returned; "-": a new stream on a
  * duplicate of standard output. NULL with errno on failure. */
 FILE *vkcu_outfile_fopen(const char *tmp, const char *mode);
+/* fclose() of a vkcu_outfile_fopen stream: 0, or -1 with errno when what
+ * was written did not all arrive. On standard output a reader that went
+ * away (| head) is no error: it has what it wanted. */
+int vkcu_outfile_fclose(FILE *f, const char *tmp);
 /* VKCU_ERR_USAGE (err names `what`) when path is "-" and standard output
  * is a terminal: for binary outputs (PNG). Else 0. */
 int vkcu_outfile_not_terminal(const char *path, const char *what, char *err, size_t errlen);

@@ -999,9 +999,9 @@ static int write_png(const char *path, int overwrite, const char *const *inputs,
         goto fail;
     }
     FILE *f = vkcu_outfile_fopen(tmp, "wb");
-    int ok = f && fwrite(png, 1, size, f) == (size_t)size;
-    if (f && fclose(f) != 0)
-        ok = 0;
+    if (f)
+        fwrite(png, 1, size, f); /* a short write leaves the stream's error flag for the close */
+    int ok = f && vkcu_outfile_fclose(f, tmp) == 0;
     if (!ok) {
         snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
         ret = VKCU_ERR_OUTPUT;
@@ -1363,8 +1363,7 @@ static int rows_finish(run *x)
     const vkcu_compare_params *p = x->p;
     vkcu_compare_result *r = x->r;
     if (x->csv) {
-        int bad = ferror(x->csv);
-        bad |= fclose(x->csv) != 0;
+        int bad = vkcu_outfile_fclose(x->csv, x->csv_tmp) != 0;
         x->csv = NULL;
         if (bad) {
             snprintf(r->error, sizeof(r->error), "%s: cannot write: %s", p->csv, strerror(errno));
@@ -1391,9 +1390,11 @@ static int rows_finish(run *x)
         if (ret >= 0) {
             char *text = vkcu_json_text(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
             FILE *f = text ? vkcu_outfile_fopen(tmp, "w") : NULL;
-            int bad = !f || fputs(text, f) == EOF || fputc('\n', f) == EOF;
-            if (f && fclose(f) != 0)
-                bad = 1;
+            if (f) {
+                fputs(text, f);
+                fputc('\n', f);
+            }
+            int bad = !f || vkcu_outfile_fclose(f, tmp) != 0;
             free(text);
             if (bad) {
                 snprintf(r->error, sizeof(r->error), "%s: cannot write: %s", p->json, strerror(errno));
@@ -1517,9 +1518,7 @@ static int write_report(run *x)
         return VKCU_ERR_OUTPUT;
     FILE *f = vkcu_outfile_fopen(tmp, "w");
     int ret = f ? vkcu_html_compare_page(f, p, r, x->plot) : AVERROR(errno);
-    int bad = !f || ferror(f);
-    if (f && fclose(f) != 0)
-        bad = 1;
+    int bad = !f || vkcu_outfile_fclose(f, tmp) != 0;
     if (ret < 0 || bad) {
         snprintf(r->error, sizeof(r->error), "%s: cannot write: %s", p->report_html,
                  ret < 0 ? vkcu_err_str(ret, buf, sizeof(buf)) : strerror(errno));

@@ -722,9 +722,9 @@ static int write_text_file(const char *path, const char *text, size_t len, int o
     if (ret < 0)
         return VKCU_ERR_OUTPUT;
     FILE *f = vkcu_outfile_fopen(tmp, "w");
-    int ok = f && fwrite(text, 1, len, f) == len;
-    if (f && fclose(f) != 0)
-        ok = 0;
+    if (f)
+        fwrite(text, 1, len, f); /* a short write leaves the stream's error flag for the close */
+    int ok = f && vkcu_outfile_fclose(f, tmp) == 0;
     if (!ok) {
         snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
         vkcu_outfile_abort(tmp);

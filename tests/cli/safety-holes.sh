@@ -277,6 +277,15 @@ done
 rc=${PIPESTATUS[0]}
 [ "$rc" = 0 ] && [ ! -s err ] && pass "22.10 hash --format json | head -1: a quiet exit 0" ||
   fail "22.10 hash json | head: exit $rc, $(cat err)"
+"$V" compare --backend cpu "$m/long.mp4" "$m/long.mp4" --csv - 2> /dev/null | head -1 > /dev/null
+rc=${PIPESTATUS[0]}
+mkdir -p many
+for i in $(seq 1 30); do ln "$in" many/f$i.mp4 2> /dev/null || cp "$in" many/f$i.mp4; done
+"$V" batch many manyo --backend cpu --frames 2 --pipeline regression-hash -q --report - 2> err | head -1 > /dev/null
+rc2=${PIPESTATUS[0]}
+[ "$rc" = 0 ] && [ "$rc2" = 0 ] && grep -q '^batch: 30 done' err && [ ! -e ./-.csv ] &&
+  pass "22.10 compare --csv - | head and batch --report - | head: a quiet exit 0, the batch finished" ||
+  fail "22.10 | head: compare exit $rc, batch exit $rc2, $(tail -1 err)"
 
 # ---- 22.11: an output that is a dangling symbolic link ----
 ln -s nowhere/x.mkv dangling.mkv
