@@ -119,7 +119,8 @@ static int y4m_size_invalid(const char *path, char *err, size_t errlen)
         return 0;
     char w[24] = "(none)", h[24] = "(none)";
     long long wv = -1, hv = -1;
-    for (char *t = strtok(line + 10, " \n"); t; t = strtok(NULL, " \n")) {
+    char *save = NULL;
+    for (char *t = strtok_r(line + 10, " \n", &save); t; t = strtok_r(NULL, " \n", &save)) {
         char *end;
         if (*t == 'W' || *t == 'H') {
             long long v = strtoll(t + 1, &end, 10);
