@@ -239,6 +239,8 @@ typedef struct vkcu_job {
     int strict;                 /* 1: a corrupt frame fails the job; 0 (default): skipped with a warning */
     int require_gpu_decode;     /* 1: a software decode (CPU backend or GPU fallback) fails with VKCU_ERR_DEVICE */
     int decode_only;            /* 1: decode and drop frames (no chain, no sink): decoder throughput */
+    const char *pipeline_file;  /* the preset file the settings came from (vkcu_preset_apply sets it): read by
+                                 * the job like its input, so never written over, even with overwrite; NULL: none */
 } vkcu_job;
 
 /**

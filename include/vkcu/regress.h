@@ -110,6 +110,8 @@ typedef struct vkcu_compare_job {
     const char *csv, *json;        /* per-frame rows; NULL: none */
     const char *report_html;       /* one self-contained HTML page; NULL: none */
     int overwrite;                 /* 1: the files above may replace existing ones (never a or b) */
+    const char *pipeline_file;     /* the preset file the settings came from: never written over, like a and b;
+                                    * NULL: none */
 } vkcu_compare_job;
 
 /**

@@ -17,6 +17,7 @@
 #include <malloc.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -55,6 +56,8 @@ typedef struct batch_run {
     batch_file *files; /* this shard's files */
     int nb_files;
     FILE *report;
+    char report_tmp[PATH_MAX + 64]; /* the report is written here and renamed when the batch ends */
+    int summary_written;
     char shard_text[32];
     pthread_mutex_t lock;
     pthread_cond_t changed;
@@ -298,6 +301,7 @@ static void report_summary(batch_run *b, int ret)
     vkcu_json_set_fixed(j, "fps", r->seconds > 0 ? r->frames / r->seconds : 0.0, 2);
     json_object_set_new(j, "exit_code", json_integer(vkcu_exit_code(ret)));
     report_line(b, j);
+    b->summary_written = 1;
 }
 
 /* ---- progress ---- */
@@ -367,11 +371,11 @@ static void job_error(vkcu_job_result *jr, const char *fmt, ...)
 static int run_hash_job(vkcu_job_params *jp, const char *out, vkcu_job_result *jr)
 {
     char tmp[PATH_MAX + 64];
-    const char *inputs[] = { jp->input, NULL };
+    const char *inputs[] = { jp->input, jp->pipeline_file, NULL };
     int ret = vkcu_outfile_begin(out, jp->overwrite, inputs, tmp, sizeof(tmp), jr->error, sizeof(jr->error));
     if (ret < 0)
         return ret;
-    FILE *f = fopen(tmp, "w");
+    FILE *f = vkcu_outfile_fopen(tmp, "w");
     if (!f) {
         job_error(jr, "%s: cannot create: %s", out, strerror(errno));
         vkcu_outfile_abort(tmp);
@@ -383,6 +387,8 @@ static int run_hash_job(vkcu_job_params *jp, const char *out, vkcu_job_result *j
         job_error(jr, "%s: write error (disk full?)", out);
         ret = VKCU_ERR_OUTPUT;
     }
+    if (ret >= 0 && jp->before_publish)
+        ret = jp->before_publish(jp->publish_opaque, tmp, out, jr->error, sizeof(jr->error));
     if (ret >= 0)
         ret = vkcu_outfile_commit(tmp, out, jr->error, sizeof(jr->error));
     else
@@ -429,21 +435,27 @@ static void record_name(const char *out, char *name, size_t len)
              (unsigned long long)vkcu_xxh64_digest(&h));
 }
 
-static void record_head(const char *out, char *buf, size_t len)
+/* made: the file whose size and time it records (the finished temporary,
+ * which the move into place keeps as they are), else out itself. */
+static void record_head(const char *out, const char *made, char *buf, size_t len)
 {
     struct stat st;
     const char *slash = strrchr(out, '/');
-    if (stat(out, &st) < 0)
+    if (stat(made ? made : out, &st) < 0)
         memset(&st, 0, sizeof(st));
     snprintf(buf, len, "vkcu settings 1\noutput=%s\noutput-size=%lld\noutput-mtime=%lld\n", slash ? slash + 1 : out,
              (long long)st.st_size, (long long)st.st_mtime);
 }
 
-static int write_record(const char *out, const char *settings, char *err, size_t errlen)
+/* Written and synced before the output is moved into place (made: its
+ * finished temporary), so that a crash between the two leaves a record
+ * without its output (redone by --resume), never an output without its
+ * record (refused by --resume). */
+static int write_record(const char *out, const char *made, const char *settings, char *err, size_t errlen)
 {
     char name[PATH_MAX + 64], tmp[PATH_MAX + 64], head[PATH_MAX + 128];
     record_name(out, name, sizeof(name));
-    record_head(out, head, sizeof(head));
+    record_head(out, made, head, sizeof(head));
     int ret = vkcu_outfile_begin(name, 1, NULL, tmp, sizeof(tmp), err, errlen);
     if (ret < 0)
         return ret;
@@ -473,7 +485,7 @@ static int record_matches(const char *out, const char *settings, char *why, size
     size_t n = fread(text, 1, sizeof(text) - 1, f);
     fclose(f);
     text[n] = 0;
-    record_head(out, head, sizeof(head));
+    record_head(out, NULL, head, sizeof(head));
     size_t hl = strlen(head);
     if (strncmp(text, head, hl)) {
         text_cut(why, whylen, "it changed after vkcu made it, or its record %s belongs to another file", name);
@@ -499,6 +511,26 @@ static int record_matches(const char *out, const char *settings, char *why, size
         b = eb + 1;
     }
     snprintf(why, whylen, "it was made with other settings");
+    return 0;
+}
+
+typedef struct publish_record {
+    const char *settings;
+    int written;
+} publish_record;
+
+/* The job's hook just before its output is moved into place. */
+static int publish_hook(void *opaque, const char *tmp, const char *path, char *err, size_t errlen)
+{
+    publish_record *pr = opaque;
+    int ret = write_record(path, tmp, pr->settings, err, errlen);
+    if (ret < 0)
+        return ret;
+    pr->written = 1;
+    /* For tests only (docs/batch.md, "Resume"): a crash at the worst
+     * moment, with the record on disk and the output not yet in place. */
+    if (getenv("VKCU_TEST_KILL_BEFORE_PUBLISH"))
+        raise(SIGKILL);
     return 0;
 }
 
@@ -590,13 +622,20 @@ static void process_file(batch_run *b, int k, int slot)
         if (why[0])
             log_line(VKCU_LOG_INFO, "batch: %s: redone: %s", out, why);
         ran = 1;
+        publish_record pr = { settings, 0 };
+        jp.before_publish = publish_hook;
+        jp.publish_opaque = &pr;
         ret = jp.sink == VKCU_SINK_HASH ? run_hash_job(&jp, out, &jr) : vkcu_job_run(&jp, &jr);
         if (ret < 0 && !jr.error[0]) {
             char buf[128];
             job_error(&jr, "%s: %s", in, vkcu_err_str(ret, buf, sizeof(buf)));
         }
-        if (ret >= 0)
-            ret = write_record(out, settings, jr.error, sizeof(jr.error));
+        if (ret < 0 && pr.written) {
+            /* the output did not take its place: the record describes nothing */
+            char name[PATH_MAX + 64];
+            record_name(out, name, sizeof(name));
+            unlink(name);
+        }
     }
     st = ret >= 0 ? VKCU_BATCH_DONE : ret == VKCU_ERR_INTERRUPT ? VKCU_BATCH_INTERRUPTED : VKCU_BATCH_FAILED;
     if (st == VKCU_BATCH_DONE)
@@ -779,6 +818,103 @@ static int check_batch(const vkcu_batch_settings *p, char *err, size_t errlen)
     return vkcu_check_job(&job, err, errlen);
 }
 
+/* Whether `path` is a report of vkcu batch: --resume rewrites its own
+ * report without overwrite, never another file. */
+static int is_batch_report(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    char line[8192];
+    int yes = 0;
+    if (fgets(line, sizeof(line), f)) {
+        json_t *j = json_loads(line, JSON_DECODE_ANY, NULL);
+        yes = json_is_object(j) && json_is_string(json_object_get(j, "shard")) &&
+              (json_object_get(j, "file") || json_object_get(j, "summary"));
+        json_decref(j);
+    }
+    fclose(f);
+    return yes;
+}
+
+/* The report's folder and name, resolved (the file need not exist). */
+static int resolve_beside(const char *path, char *out, size_t len)
+{
+    char dir[PATH_MAX], real[PATH_MAX];
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    snprintf(dir, sizeof(dir), "%.*s", slash ? (slash == path ? 1 : (int)(slash - path)) : 1, slash ? path : ".");
+    if (!realpath(dir, real))
+        return -1;
+    return (size_t)snprintf(out, len, "%s%s%s", real, strcmp(real, "/") ? "/" : "", base) < len ? 0 : -1;
+}
+
+/* rel (under root) when `path` lies below the folder `root`, else NULL. */
+static const char *below(const char *path, const char *root)
+{
+    size_t n = strlen(root);
+    return !strncmp(path, root, n) && path[n] == '/' ? path + n + 1 : NULL;
+}
+
+/* The report, under a temporary name until the batch ends. Refused: an
+ * existing file without overwrite (with resume, an earlier report of vkcu
+ * batch is rewritten), an input, and a new file inside the input folder
+ * that the next run would take for an input. */
+static int report_open(batch_run *b, const char *report_hit, char *err, size_t errlen)
+{
+    const vkcu_batch_settings *p = b->p;
+    char why[1024], where[PATH_MAX], in_real[PATH_MAX];
+    struct stat st;
+    const char *inputs[] = { report_hit[0] ? report_hit : NULL, p->job.pipeline_file, NULL };
+    int exists = strcmp(p->report_path, "-") && stat(p->report_path, &st) == 0;
+    int overwrite = p->overwrite || (p->resume && exists && S_ISREG(st.st_mode) && is_batch_report(p->report_path));
+    if (vkcu_outfile_check(p->report_path, overwrite, inputs, why, sizeof(why)) < 0) {
+        text_cut(err, errlen, "cannot write the report: %s", why);
+        return VKCU_ERR_OUTPUT;
+    }
+    const char *rel;
+    if (strcmp(p->report_path, "-") && resolve_beside(p->report_path, where, sizeof(where)) == 0 &&
+        realpath(p->in_dir, in_real) && (rel = below(where, in_real))) {
+        /* Taken by the next run as walk() would take it: not hidden, in reach, matching the patterns. */
+        const char *name = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
+        int hidden = rel[0] == '.' || strstr(rel, "/.");
+        if (!hidden && (p->recursive || !strchr(rel, '/')) && !match_any(p->exclude, p->nb_exclude, rel, name) &&
+            (!p->nb_include || match_any(p->include, p->nb_include, rel, name))) {
+            text_cut(err, errlen, "cannot write the report: %s: is inside the input folder %s, where the next run "
+                     "would take it for an input (write it outside, or exclude it)", p->report_path, p->in_dir);
+            return VKCU_ERR_OUTPUT;
+        }
+    }
+    if (vkcu_outfile_begin(p->report_path, overwrite, inputs, b->report_tmp, sizeof(b->report_tmp), why,
+                           sizeof(why)) < 0) {
+        text_cut(err, errlen, "cannot write the report: %s", why);
+        return VKCU_ERR_OUTPUT;
+    }
+    if (!(b->report = vkcu_outfile_fopen(b->report_tmp, "w"))) {
+        text_cut(err, errlen, "cannot write the report: %s: %s", p->report_path, strerror(errno));
+        vkcu_outfile_abort(b->report_tmp);
+        return VKCU_ERR_OUTPUT;
+    }
+    return 0;
+}
+
+/* Refuses a report that is one of the batch's outputs. */
+static int report_not_an_output(batch_run *b, const file_list *all, char *err, size_t errlen)
+{
+    const vkcu_batch_settings *p = b->p;
+    char where[PATH_MAX], out_real[PATH_MAX];
+    const char *rel;
+    if (!strcmp(p->report_path, "-") || resolve_beside(p->report_path, where, sizeof(where)) < 0 ||
+        !realpath(p->out_dir, out_real) || !(rel = below(where, out_real)))
+        return 0;
+    for (int i = 0; i < all->n; i++)
+        if (!strcmp(all->v[i].out_rel, rel)) {
+            text_cut(err, errlen, "cannot write the report: %s: is also the output of %s/%s (name the report "
+                     "outside the outputs)", p->report_path, p->in_dir, all->v[i].rel);
+            return VKCU_ERR_OUTPUT;
+        }
+    return 0;
+}
+
 /* Under the context's log target. A failure before any file ran leaves its
  * reason in r->error (logged by the caller). */
 static int batch_run_files(vkcu_context *ctx, const vkcu_batch_settings *p, vkcu_batch_result *r)
@@ -834,16 +970,8 @@ static int batch_run_files(vkcu_context *ctx, const vkcu_batch_settings *p, vkcu
 
     if ((ret = walk(p, "", skip, 1, &report_inode, report_hit, &all, err, errlen)) < 0)
         goto fail;
-    if (p->report_path && !p->dry_run) {
-        char why[1024];
-        const char *inputs[] = { report_hit[0] ? report_hit : NULL, NULL };
-        b->report = vkcu_outfile_create(p->report_path, p->overwrite, inputs, why, sizeof(why));
-        if (!b->report) {
-            text_cut(err, errlen, "cannot write the report: %s", why);
-            ret = VKCU_ERR_OUTPUT;
-            goto fail;
-        }
-    }
+    if (p->report_path && !p->dry_run && (ret = report_open(b, report_hit, err, errlen)) < 0)
+        goto fail;
     if (all.n == 0) {
         text_cut(err, errlen, "%s: no input files (hidden files are skipped%s%s)", p->in_dir,
                  p->recursive ? "" : "; subfolders are taken only by a recursive batch",
@@ -853,6 +981,8 @@ static int batch_run_files(vkcu_context *ctx, const vkcu_batch_settings *p, vkcu
     }
     qsort(all.v, (size_t)all.n, sizeof(all.v[0]), cmp_rel);
     if ((ret = map_outputs(&all, p->extension)) < 0)
+        goto fail;
+    if (b->report && (ret = report_not_an_output(b, &all, err, errlen)) < 0)
         goto fail;
     /* This shard's files: every count-th of the sorted list. */
     b->files = malloc((size_t)all.n * sizeof(*b->files));
@@ -917,7 +1047,9 @@ static int batch_run_files(vkcu_context *ctx, const vkcu_batch_settings *p, vkcu
         pthread_join(threads[w], NULL);
     r->seconds = vkcu_now() - b->start;
     r->not_started = r->total - r->done - r->skipped - r->failed - r->interrupted;
-    if (r->not_started > 0 && !b->worst_error)
+    /* Files not started mean the run was stopped: an interrupted run exits as
+     * one, whatever failed before the stop. */
+    if (r->not_started > 0 || (r->interrupted > 0 && vkcu_stop_requested()))
         b->worst_error = VKCU_ERR_INTERRUPT;
     if (p->progress_callback) {
         pthread_mutex_lock(&b->lock);
@@ -928,23 +1060,32 @@ static int batch_run_files(vkcu_context *ctx, const vkcu_batch_settings *p, vkcu
     report_summary(b, ret);
 fail:
     if (b->report) {
-        /* A report that could not be written whole is removed rather than
-         * left cut mid-line (if it is still the file this run created). */
-        struct stat mine, now;
-        int have = fstat(fileno(b->report), &mine) == 0 && S_ISREG(mine.st_mode);
-        int bad = fflush(b->report) != 0 || ferror(b->report) || (have && fsync(fileno(b->report)) < 0);
-        bad |= fclose(b->report) != 0;
-        if (bad) {
-            if (have && stat(p->report_path, &now) == 0 && now.st_dev == mine.st_dev && now.st_ino == mine.st_ino)
-                unlink(p->report_path);
-            char line[512];
-            snprintf(line, sizeof(line), "%s: cannot write the report (disk full?); the incomplete report was removed",
-                     p->report_path);
-            if (ret >= 0) {
-                text_cut(err, errlen, "%s", line);
-                ret = VKCU_ERR_OUTPUT;
-            } else {
-                vkcu_log(VKCU_LOG_ERROR, "%s", line);
+        /* Published only whole, summary included: a report that could not
+         * be written (a full disk), or a batch that stopped before its
+         * summary, leaves the earlier report (if any) as it was. */
+        int bad = vkcu_outfile_fclose(b->report, b->report_tmp) != 0;
+        char why[1024];
+        if (!bad && b->summary_written) {
+            if (vkcu_outfile_commit(b->report_tmp, p->report_path, why, sizeof(why)) < 0) {
+                if (ret >= 0) {
+                    text_cut(err, errlen, "cannot write the report: %s", why);
+                    ret = VKCU_ERR_OUTPUT;
+                } else {
+                    vkcu_log(VKCU_LOG_ERROR, "cannot write the report: %s", why);
+                }
+            }
+        } else {
+            vkcu_outfile_abort(b->report_tmp);
+            if (bad) {
+                char line[512];
+                snprintf(line, sizeof(line), "%s: cannot write the report (disk full?); nothing was written in its "
+                         "place", p->report_path);
+                if (ret >= 0) {
+                    text_cut(err, errlen, "%s", line);
+                    ret = VKCU_ERR_OUTPUT;
+                } else {
+                    vkcu_log(VKCU_LOG_ERROR, "%s", line);
+                }
             }
         }
     }

@@ -3,12 +3,14 @@
  * vkcu command line: `vkcu [options] INPUT -o OUTPUT` and the verbs.
  * Parses arguments and calls the library; nothing else lives here.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "util/file.h"
 #include "util/hash_algo.h"
 #include "util/log.h"
 
@@ -227,6 +229,25 @@ int cli_main_probe(int argc, char **argv)
     return ret < 0 ? cli_exit_code(ret) : 0;
 }
 
+/* One rule for every verb's standard output, checked once at the end (the
+ * library and the verbs write their lines through stdout's buffer): a
+ * reader that went away (`| head`) ends the command quietly, keeping its
+ * exit code; any other write error (a full disk, /dev/full) is exit 4. */
+static int finish_stdout(int ret)
+{
+    errno = 0;
+    int bad = fflush(stdout) != 0 || ferror(stdout);
+    int e = errno, gone = bad && vkcu_stream_reader_gone(stdout);
+    if (fclose(stdout) != 0 && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    if (!bad || gone)
+        return ret;
+    fprintf(stderr, "vkcu: error: cannot write to standard output: %s\n", e ? strerror(e) : "write error (disk full?)");
+    return ret == 0 || ret == VKCU_EXIT_MISMATCH ? VKCU_EXIT_OUTPUT : ret;
+}
+
 typedef int (*verb_main)(int argc, char **argv);
 static const verb_main verb_mains[CLI_NB_VERBS] = {
     [CLI_TRANSCODE] = cli_main_transcode, [CLI_PROBE] = cli_main_probe,   [CLI_FORMATS] = cli_main_formats,
@@ -245,10 +266,10 @@ int main(int argc, char **argv)
     }
     enum cli_verb_id verb = cli_verb_by_name(argv[1]);
     if (verb != CLI_NB_VERBS)
-        return verb_mains[verb](argc - 1, argv + 1);
+        return finish_stdout(verb_mains[verb](argc - 1, argv + 1));
     /* "vkcu hsah x": not a file, but nearly a verb */
     const char *near = argv[1][0] != '-' && access(argv[1], F_OK) != 0 ? cli_nearest_verb(argv[1]) : NULL;
     if (near)
         return cli_usage_error("'%s' is neither a file nor a verb: did you mean 'vkcu %s'?", argv[1], near);
-    return cli_main_transcode(argc, argv);
+    return finish_stdout(cli_main_transcode(argc, argv));
 }

@@ -76,7 +76,13 @@ int cli_main_compare(int argc, char **argv)
     cj->frame_count = c.job.j.frame_count;
     cj->max_frames = c.job.j.max_frames;
     cj->strict = c.job.j.strict;
+    cj->pipeline_file = c.job.j.pipeline_file;
+    /* A file written to standard output ("-") keeps it to itself. */
     cj->report = stdout;
+    const char *files[] = { cj->csv, cj->json, cj->report_html, cj->diff_image };
+    for (int k = 0; k < 4; k++)
+        if (files[k] && !strcmp(files[k], "-"))
+            cj->report = stderr;
     cli_install_signals();
     vkcu_context *ctx = NULL;
     vkcu_compare_result r;
@@ -154,6 +160,10 @@ int cli_main_verify(int argc, char **argv)
     vj->cases = a.cases;
     vj->nb_cases = a.nb_cases;
     vj->out = stdout;
+    const char *files[] = { vj->junit, vj->summary, vj->html };
+    for (int k = 0; k < 3; k++)
+        if (files[k] && !strcmp(files[k], "-"))
+            vj->out = stderr; /* that file has standard output to itself */
     cli_install_signals();
     vkcu_context *ctx = NULL;
     ret = cli_open_context(&a.base, &ctx);

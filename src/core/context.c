@@ -266,6 +266,7 @@ void vkcu_context_describe(const vkcu_context *c, const vkcu_job *job, vkcu_job_
     p->max_frames = job->max_frames;
     p->require_gpu_decode = job->require_gpu_decode;
     p->decode_only = job->decode_only;
+    p->pipeline_file = job->pipeline_file;
     p->on_open = job->on_open;
     p->on_picture = job->on_frame;
     p->cb_opaque = job->callback_opaque;
@@ -276,20 +277,25 @@ void vkcu_context_describe(const vkcu_context *c, const vkcu_job *job, vkcu_job_
 static int run_to_hash_file(vkcu_job_params *p, const char *path, vkcu_job_result *r)
 {
     char tmp[PATH_MAX + 128];
-    const char *inputs[] = { p->input, NULL };
+    const char *inputs[] = { p->input, p->pipeline_file, NULL };
     int ret = vkcu_outfile_begin(path, p->overwrite, inputs, tmp, sizeof(tmp), r->error, sizeof(r->error));
     if (ret < 0)
         return ret;
-    FILE *f = fopen(tmp, "w");
+    FILE *f = vkcu_outfile_fopen(tmp, "w");
     if (!f) {
-        snprintf(r->error, sizeof(r->error), "%.400s: cannot create: %s", path, strerror(errno));
+        int e = errno;
         vkcu_outfile_abort(tmp);
+        if (e == EINTR && vkcu_stop_requested()) { /* a FIFO nobody opened for reading */
+            snprintf(r->error, sizeof(r->error), "%.400s: interrupted before it was opened", path);
+            return VKCU_ERR_INTERRUPT;
+        }
+        snprintf(r->error, sizeof(r->error), "%.400s: cannot create: %s", path, strerror(e));
         return VKCU_ERR_OUTPUT;
     }
     p->hash_out = f;
     p->hash_out_name = path;
     ret = vkcu_job_run(p, r);
-    if (fclose(f) != 0 && ret >= 0) {
+    if (vkcu_outfile_fclose(f, tmp) != 0 && ret >= 0) {
         snprintf(r->error, sizeof(r->error), "%.400s: write error", path);
         ret = VKCU_ERR_OUTPUT;
     }

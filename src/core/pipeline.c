@@ -710,7 +710,7 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
     j->tb = j->demux->video->time_base;
     if (p->sink == VKCU_SINK_ENCODE && p->output && strcmp(p->output, "-")) {
         /* Refused now rather than after the decoder and GPU are set up. */
-        const char *inputs[] = { p->input, NULL };
+        const char *inputs[] = { p->input, p->pipeline_file, NULL };
         if ((ret = vkcu_outfile_check(p->output, p->overwrite, inputs, j->err, j->errlen)) < 0)
             goto fail;
     }
@@ -855,8 +855,12 @@ fail:
         char buf[128];
         snprintf(j->err, j->errlen, "%s: %s", p->input, vkcu_err_str(ret, buf, sizeof(buf)));
     }
+    /* A write or an open cut short by a stop signal (an output FIFO that
+     * nobody reads) is the stop, not a failure of the output. */
+    if (ret == VKCU_ERR_OUTPUT && vkcu_stop_requested())
+        ret = VKCU_ERR_INTERRUPT;
     if (ret == VKCU_ERR_OUTPUT && p->sink == VKCU_SINK_HASH && p->hash_out_name)
-        snprintf(j->err, j->errlen, "%s: cannot write the hashes (disk full?)", p->hash_out_name);
+        snprintf(j->err, j->errlen, "%s: cannot write the hashes (disk full, or over the file size limit?)", p->hash_out_name);
     if (ret == AVERROR(ETIMEDOUT) && p->deadline > 0)
         snprintf(j->err, j->errlen, "%s: stopped at its time limit after %" PRId64 " frames", p->input, r->frames_out);
     if (ret == VKCU_ERR_INTERRUPT)

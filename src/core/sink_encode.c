@@ -19,6 +19,7 @@
 #include <libavutil/pixdesc.h>
 
 #include "util/log.h"
+#include "encoder_files.h"
 #include "stage.h"
 #include "timing.h"
 #include "gpu/vkencode.h"
@@ -70,6 +71,7 @@ typedef struct encode_sink {
     int to_stdout;          /* -o -: the output is standard output */
     int64_t *last_dts;      /* per output stream: the last dts muxed (encoder thread) */
     char tmp[4200];
+    vkcu_encoder_files files; /* what the encoder options make the encoder write, under the output rule */
     int header_written;
     int64_t frames;         /* frames handed to the encoder (encoder thread) */
     /* The encoder thread owns enc and oc between open and close: it encodes
@@ -173,6 +175,9 @@ static int configure_encoder(vkcu_sink *s, const AVCodec *codec, const vkcu_vide
     const vkcu_job_params *p = s->params;
     const vkcu_demux *d = s->demux;
     const char *path = p->output;
+    /* the options with the encoder's own files renamed to their temporaries */
+    const char *user_opts = ((encode_sink *)s->priv)->files.opts ? ((encode_sink *)s->priv)->files.opts
+                                                                  : p->encoder_opts;
     int ret = 0;
     AVCodecContext *enc = avcodec_alloc_context3(codec);
     if (!enc)
@@ -221,10 +226,10 @@ static int configure_encoder(vkcu_sink *s, const AVCodec *codec, const vkcu_vide
      * default is 1, which leaves x264/x265 on one frame thread).
      * --encoder-opt threads=N still overrides. */
     enc->thread_count = 0;
-    quiet_encoder_logs(enc, codec, p->encoder_opts);
-    if (p->encoder_opts && *p->encoder_opts) {
+    quiet_encoder_logs(enc, codec, user_opts);
+    if (user_opts && *user_opts) {
         AVDictionary *opts = NULL;
-        if (av_dict_parse_string(&opts, p->encoder_opts, "=", ":", 0) < 0) {
+        if (av_dict_parse_string(&opts, user_opts, "=", ":", 0) < 0) {
             snprintf(s->err, s->errlen, "%s: cannot parse '%s' (expected key=value:key=value)",
                      VKCU_SETTING("encoder_opts"), p->encoder_opts);
             av_dict_free(&opts);
@@ -324,6 +329,13 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
     vkcu_frame_sync_init(&e->sync, vkcu_fps_mode_for(ofmt, d->fmt->nb_streams), fmt->frame_rate, tb, rates);
     tb = e->sync.tb_out;
 
+    {
+        const char *inputs[] = { p->input, p->pipeline_file, NULL };
+        ret = vkcu_encoder_files_begin(&e->files, p->encoder_opts, codec->name, path, p->overwrite, inputs, s->err,
+                                       s->errlen);
+        if (ret < 0)
+            goto fail_out;
+    }
     ret = configure_encoder(s, codec, fmt, tb, !!(ofmt->flags & AVFMT_GLOBALHEADER), &e->enc);
     if (ret < 0)
         goto fail_out;
@@ -385,7 +397,7 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
     }
     /* Only now, with every option checked, does the output appear. */
     if (!e->to_stdout) {
-        const char *inputs[] = { p->input, NULL };
+        const char *inputs[] = { p->input, p->pipeline_file, NULL };
         ret = vkcu_outfile_begin(path, p->overwrite, inputs, e->tmp, sizeof(e->tmp), s->err, s->errlen);
         if (ret < 0)
             goto fail_out;
@@ -1056,8 +1068,14 @@ static int encode_close(vkcu_sink *s, int ok)
     av_freep(&e->stream_map);
     av_freep(&e->last_dts);
     e->header_written = 0;
+    int published = 0;
     if (e->tmp[0]) {
-        if (ok && ret >= 0)
+        published = ok && ret >= 0;
+        if (ok && ret >= 0 && s->params->before_publish &&
+            (ret = s->params->before_publish(s->params->publish_opaque, e->tmp, s->params->output, s->err,
+                                             s->errlen)) < 0)
+            vkcu_outfile_abort(e->tmp);
+        else if (ok && ret >= 0)
             ret = vkcu_outfile_commit(e->tmp, s->params->output, s->err, s->errlen);
         else if (s->params->keep_partial && strcmp(e->tmp, s->params->output)) {
             char err[512];
@@ -1066,7 +1084,14 @@ static int encode_close(vkcu_sink *s, int ok)
         } else
             vkcu_outfile_abort(e->tmp);
         e->tmp[0] = 0;
+    } else {
+        published = ok && ret >= 0; /* standard output */
     }
+    /* The encoder's own files (closed with the encoder above) follow the output. */
+    if (published && ret >= 0)
+        ret = vkcu_encoder_files_commit(&e->files, s->err, s->errlen);
+    else
+        vkcu_encoder_files_abort(&e->files);
     if (ret >= 0)
         return 0;
     return ret;

@@ -72,6 +72,12 @@ typedef struct vkcu_job_params {
     int require_gpu_decode;      /* 1: a software decode (CPU path or GPU fallback) is an error (VKCU_ERR_DEVICE) */
     double deadline;             /* >0: vkcu_now() after which the job stops and fails (verify's timeout) */
     int decode_only;             /* 1: decode and drop frames (benchmarks: no handoff, no operators) */
+    const char *pipeline_file;   /* the preset the settings came from: an input of the job, never written over */
+    /* Called with the finished temporary of the encoded output just before
+     * it is moved into place (the batch writes its resume record there);
+     * <0 fails the job with err set. NULL: none. */
+    int (*before_publish)(void *opaque, const char *tmp, const char *path, char *err, size_t errlen);
+    void *publish_opaque;
     /* VKCU_SINK_CALLBACK: see vkcu_open_callback/vkcu_frame_callback (vkcu/chain.h).
      * The library's own users (compare) take FFmpeg's frame (on_frame); the
      * public API's take a vkcu_picture (on_picture). */

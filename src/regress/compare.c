@@ -114,10 +114,64 @@ static int json_int_member(const json_t *o, const char *key, int64_t *v)
 
 static int parse_rational(const char *s, AVRational *q)
 {
-    int num, den;
-    if (sscanf(s, "%d/%d", &num, &den) != 2 || num <= 0 || den <= 0)
+    char *end;
+    errno = 0;
+    long long num = strtoll(s, &end, 10), den;
+    if (errno || end == s || *end != '/' || num <= 0 || num > INT_MAX)
         return -1;
-    *q = (AVRational){ num, den };
+    s = end + 1;
+    den = strtoll(s, &end, 10);
+    if (errno || end == s || den <= 0 || den > INT_MAX)
+        return -1;
+    *q = (AVRational){ (int)num, (int)den };
+    return 0;
+}
+
+/* One number of a frame line and the separator after it: 0, -1 when it is
+ * no number, -2 when it is outside [lo, hi] (sscanf would have clipped or
+ * wrapped it silently). */
+static int frame_field(const char **p, long long lo, long long hi, long long *v)
+{
+    const char *s = *p;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    if (!((*s >= '0' && *s <= '9') || ((*s == '-' || *s == '+') && s[1] >= '0' && s[1] <= '9')))
+        return -1;
+    char *end;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (errno == ERANGE || x < lo || x > hi)
+        return -2;
+    s = end;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    if (*s != ',')
+        return -1;
+    *v = x;
+    *p = s + 1;
+    return 0;
+}
+
+/* "stream, dts, pts, duration, size, hash" as framemd5 writes it. */
+static int frame_line(const char *s, int *stream, long long *dts, long long *pts, long long *dur, int *size,
+                      char *hash, size_t hashlen)
+{
+    long long v[5];
+    static const long long lo[5] = { INT_MIN, LLONG_MIN, LLONG_MIN, LLONG_MIN, INT_MIN };
+    static const long long hi[5] = { INT_MAX, LLONG_MAX, LLONG_MAX, LLONG_MAX, INT_MAX };
+    for (int i = 0; i < 5; i++) {
+        int r = frame_field(&s, lo[i], hi[i], &v[i]);
+        if (r < 0)
+            return r;
+    }
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strcspn(s, " \t");
+    if (!n || n >= hashlen)
+        return -1;
+    memcpy(hash, s, n);
+    hash[n] = 0;
+    *stream = (int)v[0], *dts = v[1], *pts = v[2], *dur = v[3], *size = (int)v[4];
     return 0;
 }
 
@@ -197,8 +251,13 @@ static int parse_line(vkcu_hash_list *l, char *line, const char *name, int linen
         int stream;
         long long dts, pts, dur;
         char hash[80];
-        if (sscanf(line, "%d , %lld , %lld , %lld , %d , %79s", &stream, &dts, &pts, &dur, &e.size, hash) != 6 ||
-            !valid_hex(hash))
+        int r = frame_line(line, &stream, &dts, &pts, &dur, &e.size, hash, sizeof(hash));
+        if (r == -2 && *known) {
+            snprintf(err, errlen, "%s:%d: a number out of range (stream and size are 32-bit, dts, pts and duration "
+                     "64-bit integers): %.60s", name, lineno, line);
+            return VKCU_ERR_INPUT;
+        }
+        if (r < 0 || !valid_hex(hash))
             goto bad;
         if (stream != 0)
             return 0; /* framemd5 of a file with audio: only the first stream is video here */
@@ -249,6 +308,13 @@ int vkcu_hash_list_parse(const char *text, size_t len, const char *name, vkcu_ha
         memcpy(line, text + pos, end - pos);
         line[end - pos] = 0;
         lineno++;
+        if (memchr(line, 0, end - pos)) {
+            /* C strings end there: the rest of the line would go unseen. */
+            snprintf(err, errlen, "%s:%d: %s NUL byte", name, lineno,
+                     known ? "a frame hash line with a" : "not a hash list: a");
+            ret = VKCU_ERR_INPUT;
+            break;
+        }
         ret = parse_line(l, line, name, lineno, &known, err, errlen);
         pos = end + 1;
     }
@@ -932,10 +998,10 @@ static int write_png(const char *path, int overwrite, const char *const *inputs,
         ret = VKCU_ERR_OUTPUT;
         goto fail;
     }
-    FILE *f = fopen(tmp, "wb");
-    int ok = f && fwrite(png, 1, size, f) == (size_t)size;
-    if (f && fclose(f) != 0)
-        ok = 0;
+    FILE *f = vkcu_outfile_fopen(tmp, "wb");
+    if (f)
+        fwrite(png, 1, size, f); /* a short write leaves the stream's error flag for the close */
+    int ok = f && vkcu_outfile_fclose(f, tmp) == 0;
     if (!ok) {
         snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
         ret = VKCU_ERR_OUTPUT;
@@ -1031,7 +1097,7 @@ static int draw_difference(const vkcu_compare_params *p, const AVFrame *a, const
     snprintf(label, sizeof(label), "x%d", maxd ? (255 + maxd - 1) / maxd : 1);
     lw = (int)strlen(label) * 4 * scale;
     put_text(rgb->data[0], rgb->linesize[0], w, total_h, (w - lw) / 2, ty, scale, label);
-    const char *inputs[] = { p->a, p->b, NULL };
+    const char *inputs[] = { p->a, p->b, p->job->pipeline_file, NULL };
     ret = write_png(p->diff_image, p->overwrite, inputs, rgb, err, errlen);
 done:
     av_frame_free(&rgb);
@@ -1186,7 +1252,7 @@ static int rows_open(run *x)
 {
     const vkcu_compare_params *p = x->p;
     const char *files[2] = { p->csv, p->json };
-    const char *inputs[] = { p->a, p->b, NULL };
+    const char *inputs[] = { p->a, p->b, p->job->pipeline_file, NULL };
     for (int k = 0; k < 2; k++) {
         if (!files[k])
             continue;
@@ -1203,7 +1269,7 @@ static int rows_open(run *x)
         if (vkcu_outfile_begin(p->csv, p->overwrite, inputs, x->csv_tmp, sizeof(x->csv_tmp), x->r->error,
                                sizeof(x->r->error)) < 0)
             return VKCU_ERR_OUTPUT;
-        x->csv = fopen(x->csv_tmp, "w");
+        x->csv = vkcu_outfile_fopen(x->csv_tmp, "w");
         if (!x->csv) {
             snprintf(x->r->error, sizeof(x->r->error), "%s: cannot write: %s", p->csv, strerror(errno));
             vkcu_outfile_abort(x->csv_tmp);
@@ -1297,8 +1363,7 @@ static int rows_finish(run *x)
     const vkcu_compare_params *p = x->p;
     vkcu_compare_result *r = x->r;
     if (x->csv) {
-        int bad = ferror(x->csv);
-        bad |= fclose(x->csv) != 0;
+        int bad = vkcu_outfile_fclose(x->csv, x->csv_tmp) != 0;
         x->csv = NULL;
         if (bad) {
             snprintf(r->error, sizeof(r->error), "%s: cannot write: %s", p->csv, strerror(errno));
@@ -1320,14 +1385,16 @@ static int rows_finish(run *x)
             json_decref(root);
             return AVERROR(ENOMEM);
         }
-        const char *inputs[] = { p->a, p->b, NULL };
+        const char *inputs[] = { p->a, p->b, p->job->pipeline_file, NULL };
         int ret = vkcu_outfile_begin(p->json, p->overwrite, inputs, tmp, sizeof(tmp), r->error, sizeof(r->error));
         if (ret >= 0) {
             char *text = vkcu_json_text(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
-            FILE *f = text ? fopen(tmp, "w") : NULL;
-            int bad = !f || fputs(text, f) == EOF || fputc('\n', f) == EOF;
-            if (f && fclose(f) != 0)
-                bad = 1;
+            FILE *f = text ? vkcu_outfile_fopen(tmp, "w") : NULL;
+            if (f) {
+                fputs(text, f);
+                fputc('\n', f);
+            }
+            int bad = !f || vkcu_outfile_fclose(f, tmp) != 0;
             free(text);
             if (bad) {
                 snprintf(r->error, sizeof(r->error), "%s: cannot write: %s", p->json, strerror(errno));
@@ -1445,15 +1512,13 @@ static int write_report(run *x)
 {
     const vkcu_compare_params *p = x->p;
     vkcu_compare_result *r = x->r;
-    const char *inputs[] = { p->a, p->b, NULL };
+    const char *inputs[] = { p->a, p->b, p->job->pipeline_file, NULL };
     char tmp[4200], buf[128];
     if (vkcu_outfile_begin(p->report_html, p->overwrite, inputs, tmp, sizeof(tmp), r->error, sizeof(r->error)) < 0)
         return VKCU_ERR_OUTPUT;
-    FILE *f = fopen(tmp, "w");
+    FILE *f = vkcu_outfile_fopen(tmp, "w");
     int ret = f ? vkcu_html_compare_page(f, p, r, x->plot) : AVERROR(errno);
-    int bad = !f || ferror(f);
-    if (f && fclose(f) != 0)
-        bad = 1;
+    int bad = !f || vkcu_outfile_fclose(f, tmp) != 0;
     if (ret < 0 || bad) {
         snprintf(r->error, sizeof(r->error), "%s: cannot write: %s", p->report_html,
                  ret < 0 ? vkcu_err_str(ret, buf, sizeof(buf)) : strerror(errno));
@@ -1756,9 +1821,11 @@ static void set_alignment(run *x)
         x->al.ts_tolerance = 0;
         return;
     }
-    /* Two media files: microseconds; frames pair within half a frame
-     * interval, and timestamps closer than 1 ms (Matroska's precision) agree. */
-    x->al.tb = (AVRational){ 1, 1000000 };
+    /* Two media files: frames pair within half a frame interval, and
+     * timestamps closer than 1 ms (Matroska's precision) agree. Keys count
+     * microseconds, or finer units where half a frame interval would be
+     * fewer than 500 of them (a y4m at F1000000:1): rounding to a coarse
+     * unit must not leave frames unpaired. */
     double fps = 0;
     if (a->src->frame_rate.num > 0)
         fps = av_q2d(a->src->frame_rate);
@@ -1766,8 +1833,14 @@ static void set_alignment(run *x)
         fps = fmax(fps, av_q2d(b->src->frame_rate));
     if (fps <= 0)
         fps = 25;
-    x->al.window = (int64_t)(0.5e6 / fps) - 1;
-    x->al.ts_tolerance = 1000;
+    int64_t units = 1000000;
+    while (units <= INT_MAX / 10 && 0.5 * (double)units / fps < 500)
+        units *= 10;
+    x->al.tb = (AVRational){ 1, (int)units };
+    x->al.window = (int64_t)(0.5 * (double)units / fps) - 1;
+    if (x->al.window < 0)
+        x->al.window = 0;
+    x->al.ts_tolerance = FFMIN(units / 1000, x->al.window);
 }
 
 static void fmt_fps(char *buf, size_t n, AVRational q)
@@ -1909,14 +1982,16 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
     x->exact = p->max_diff < 0 && isnan(p->min_psnr) && isnan(p->min_vmaf);
     r->vmaf_mean = r->vmaf_min = NAN;
     r->vmaf_min_index = -1;
-    const char *inputs[] = { p->a, p->b, NULL };
+    const char *inputs[] = { p->a, p->b, p->job->pipeline_file, NULL };
     int ret = 0;
     int want_vmaf = p->vmaf || !isnan(p->min_vmaf);
     if (want_vmaf && !vkcu_vmaf_available()) {
         vkcu_vmaf_missing(VKCU_SETTING(p->vmaf ? "vmaf" : "min_vmaf"), r->error, sizeof(r->error));
         return VKCU_ERR_USAGE; /* before anything is read or written */
     }
-    if (p->diff_image && (ret = vkcu_outfile_check(p->diff_image, p->overwrite, inputs, r->error, sizeof(r->error))) < 0)
+    if (p->diff_image && ((ret = vkcu_outfile_not_terminal(p->diff_image, VKCU_SETTING("diff_image"), r->error,
+                                                           sizeof(r->error))) < 0 ||
+                          (ret = vkcu_outfile_check(p->diff_image, p->overwrite, inputs, r->error, sizeof(r->error))) < 0))
         return ret; /* before decoding anything */
     if (p->report_html &&
         (ret = vkcu_outfile_check(p->report_html, p->overwrite, inputs, r->error, sizeof(r->error))) < 0)

@@ -45,6 +45,7 @@ typedef struct vkcu_manifest_case {
 typedef struct vkcu_manifest {
     char *path;
     char *dir;                  /* folder relative paths start from */
+    int dirfd;                  /* that folder, held open (O_PATH) from the load on: --update writes below it */
     char **lines;               /* the text, one entry per line, for --update rewrites */
     int nb_lines;
     vkcu_manifest_case *cases;

@@ -106,6 +106,7 @@ int vkcu_compare(vkcu_context *ctx, const vkcu_compare_job *job, vkcu_compare_re
         p->frame_count = job->frame_count;
         p->max_frames = job->max_frames;
         p->strict = job->strict;
+        p->pipeline_file = job->pipeline_file;
         if ((ret = side_chain(job->chain, k ? job->chain_b : job->chain_a, &owned[k], &p->chain)) < 0)
             goto end;
     }

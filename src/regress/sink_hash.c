@@ -24,6 +24,7 @@
 #include <libavutil/pixdesc.h>
 
 #include "util/blake3.h"
+#include "util/file.h"
 #include "compare.h"
 #include "util/json.h"
 #include "util/log.h"
@@ -215,6 +216,8 @@ static int write_line(vkcu_sink *s, hash_item *it)
         json_t *j = json_pack("{sIsIsIsiss}", "frame", (json_int_t)h->frames, "pts", (json_int_t)pts, "duration",
                               (json_int_t)dur, "size", it->size, "hash", it->hex);
         if (vkcu_json_write_line(o, j, 1) < 0) {
+            if (ferror(o) && vkcu_stream_reader_gone(o))
+                return VKCU_ERR_PIPE_CLOSED; /* as for the other formats below */
             snprintf(s->err, s->errlen, "cannot write hashes: output error");
             return VKCU_ERR_OUTPUT;
         }
@@ -223,7 +226,7 @@ static int write_line(vkcu_sink *s, hash_item *it)
     } else
         fprintf(o, "0, %10" PRId64 ", %10" PRId64 ", %8" PRId64 ", %8d, %s\n", pts, pts, dur, it->size, it->hex);
     h->frames++;
-    if (ferror(o) && errno == EPIPE)
+    if (ferror(o) && vkcu_stream_reader_gone(o))
         return VKCU_ERR_PIPE_CLOSED; /* a reader such as `head` has what it wanted */
     if (ferror(o)) {
         snprintf(s->err, s->errlen, "cannot write hashes: output error");
@@ -308,6 +311,8 @@ static int hash_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb)
             j = NULL;
         }
         if (vkcu_json_write_line(o, j, 1) < 0) {
+            if (ferror(o) && vkcu_stream_reader_gone(o))
+                return VKCU_ERR_PIPE_CLOSED;
             snprintf(s->err, s->errlen, "cannot write hashes: output error");
             return VKCU_ERR_OUTPUT;
         }
@@ -437,7 +442,7 @@ static int hash_close(vkcu_sink *s, int ok)
     vkcu_queue_free(&h->work, NULL);
     pthread_cond_destroy(&h->done);
     if (ret >= 0 && fflush(s->params->hash_out))
-        ret = errno == EPIPE ? VKCU_ERR_PIPE_CLOSED : VKCU_ERR_OUTPUT;
+        ret = vkcu_stream_reader_gone(s->params->hash_out) ? VKCU_ERR_PIPE_CLOSED : VKCU_ERR_OUTPUT;
     return ret;
 }
 
