@@ -50,7 +50,8 @@ const cli_option cli_options[] = {
     { OPT_OVERWRITE, NULL, 'y', CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
       "replace an existing output (never an input; default: refuse)", T, CLI_G_OUTPUT, 0, "overwrite" },
     { OPT_NO_OVERWRITE, NULL, 'n', CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
-      "never replace an existing output, even after -y", T, CLI_G_OUTPUT, 0, NULL },
+      "never replace an existing output (the default; refused together with -y, as ffmpeg does)", T, CLI_G_OUTPUT, 0,
+      NULL },
     { OPT_KEEP_PARTIAL, "keep-partial", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
       "keep what was written when the job fails or is interrupted", T, CLI_G_OUTPUT, 0, "keep_partial" },
     { OPT_NULL, "null", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL, "process but write nothing (benchmarks)", T,
@@ -146,8 +147,9 @@ const cli_option cli_options[] = {
       "pass when every frame's PSNR (all planes) is at least DB", C, CLI_G_VERB, 0, "min_psnr" },
     { OPT_DIFF_IMAGE, "diff-image", 0, CLI_ARG_FILE, "FILE.png", 0, 0, NULL, NULL,
       "draw the worst frame's difference, amplified, with a scale", C, CLI_G_VERB, 0, "diff_image" },
-    { OPT_PER_FRAME, "per-frame", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
-      "one line per frame (default: differing frames only)", C, CLI_G_VERB, 0, "per_frame" },
+    { OPT_PER_FRAME, "per-frame", 'v', CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
+      "one line per frame (default: the summary, with a line for each frame outside the limits; -q: the verdict "
+      "alone)", C, CLI_G_VERB, 0, "per_frame" },
     { OPT_ALIGN, "align", 0, CLI_ARG_CHOICE, "start|pts|index", 0, 0, "start, pts or index", "start",
       "how frames pair: start takes each input's first frame as time zero; pts pairs equal timestamps as "
       "'vkcu hash' prints them; index pairs frame n with frame n", C, CLI_G_VERB, 0, "align" },
@@ -160,7 +162,9 @@ const cli_option cli_options[] = {
       "scale=W:H:flags=bicubic+accurate_rnd+bitexact)", C, CLI_G_VERB, 0, "scale" },
     { OPT_CSV, "csv", 0, CLI_ARG_FILE, "FILE", 0, 0, NULL, NULL,
       "one row per paired frame (pts, PSNR, SSIM, max diff, VMAF) as CSV", C, CLI_G_VERB, 0, "csv" },
-    { OPT_JSON, "json", 0, CLI_ARG_FILE, "FILE", 0, 0, NULL, NULL, "the same rows as JSON lines", C, CLI_G_VERB, 0, "json" },
+    { OPT_JSON, "json", 0, CLI_ARG_FILE, "FILE", 0, 0, NULL, NULL,
+      "the same rows as one JSON document: {\"a\", \"b\", \"align\", \"result\", \"frames\": [a row per pair]}", C,
+      CLI_G_VERB, 0, "json" },
     { OPT_VMAF, "vmaf", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
       "score every pair with libvmaf's default model (vmaf_v0.6.1), A the reference; per-frame lines then print "
       "at the end", C, CLI_G_VERB, 0, "vmaf" },
@@ -236,7 +240,7 @@ const int cli_nb_options = (int)(sizeof(cli_options) / sizeof(cli_options[0]));
 const cli_verb_doc cli_verb_docs[CLI_NB_VERBS] = {
     [CLI_TRANSCODE] = {
         "vkcu", "GPU video post-processing (Vulkan Video decode -> CUDA)",
-        "vkcu [options] INPUT -o OUTPUT\nvkcu VERB [options] ...   (vkcu VERB --help for each)",
+        "vkcu [options] INPUT -o OUTPUT\nvkcu VERB [options] ...   (vkcu VERB --help for each)\nvkcu help [VERB]",
         "Decodes INPUT (Vulkan Video on the GPU when it can, else in software), runs the operator chain "
         "(CUDA on the GPU backend, the same results on the CPU backend) and encodes the frames into OUTPUT. "
         "Nothing replaces an existing file without -y; an interrupted or failed job leaves no partial file.",
