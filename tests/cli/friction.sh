@@ -135,3 +135,23 @@ read -r rc n msg < "$TMP/tty"
 "$V" --backend cpu -q "$in" --frames 3 -o - -f nut | cat > "$TMP/pipe.nut"
 [ "$(probe_val "$TMP/pipe.nut" v:0 stream=codec_name)" = rawvideo ] && pass "19: -o - -f nut into a pipe still works" ||
   fail "19: -o - into a pipe: $(stat -c %s "$TMP/pipe.nut") bytes"
+
+# ---- 18: chains written ffmpeg-style; a misspelt operator ----
+"$V" hash --backend cpu "$in" --frames 3 --chain scale=320:180 > "$TMP/pos" 2> "$TMP/err"; rc=$?
+"$V" hash --backend cpu "$in" --frames 3 --chain scale=w=320:h=180 > "$TMP/named" 2>> "$TMP/err"
+[ $rc = 0 ] && [ "$(frames "$TMP/pos" | wc -l)" = 3 ] && cmp -s "$TMP/pos" "$TMP/named" &&
+  pass "18: scale=320:180 takes the keys in order (= scale=w=320:h=180)" || fail "18: scale=320:180: exit $rc: $(head -1 "$TMP/err")"
+"$V" hash --backend cpu "$in" --frames 3 --chain scale=320:180:bicubic > "$TMP/pos" 2> "$TMP/err"
+"$V" hash --backend cpu "$in" --frames 3 --chain scale=w=320:h=180:filter=bicubic > "$TMP/named" 2>> "$TMP/err"
+[ -s "$TMP/pos" ] && cmp -s "$TMP/pos" "$TMP/named" && pass "18: a third value is the third key (filter)" ||
+  fail "18: scale=320:180:bicubic: $(head -1 "$TMP/err")"
+expect "18: a value after key=value names the keys' order" 2 \
+  "column 13: expected key=value after 'scale=': a value without its key comes only before the first key=value \\(keys in order: w, h," -- \
+  "$V" hash --backend cpu "$in" --chain scale=w=320:180
+expect "18: one value too many" 2 "scale takes 4 values in order \\(w, h, filter, sar\\): one too many" -- \
+  "$V" hash --backend cpu "$in" --chain scale=320:180:bicubic:square:1
+expect "18: a key set twice" 2 "scale: w is given twice" -- "$V" hash --backend cpu "$in" --chain scale=320:w=640
+expect "18: a misspelt operator: did you mean" 2 "column 1: unknown operator 'scal': did you mean 'scale'\\?" -- \
+  "$V" hash --backend cpu "$in" --chain scal=320:180
+expect "18: an operator after a comma too" 2 "column 6: unknown operator 'denose': did you mean 'denoise'\\?" -- \
+  "$V" hash --backend cpu "$in" --chain copy,denose=tnr
