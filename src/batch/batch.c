@@ -772,8 +772,10 @@ static int check_batch(const vkcu_batch_settings *p, char *err, size_t errlen)
                             "one output per file)");
     /* The per-file fields get stand-ins: the rest of the job is checked as vkcu_run would. */
     vkcu_job job = p->job;
+    char outputs[PATH_MAX + 32];
+    snprintf(outputs, sizeof(outputs), "%s/*%s", p->out_dir, p->extension); /* the container and encoder of every file */
     job.input = p->in_dir;
-    job.output = p->out_dir;
+    job.output = outputs;
     job.hash_out = stdout;
     job.overwrite = p->overwrite;
     return vkcu_check_job(&job, err, errlen);

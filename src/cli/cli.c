@@ -97,6 +97,10 @@ static int transcode_apply(void *ctx, const cli_option *o, const char *arg, cons
 {
     transcode_args *t = ctx;
     if (!o) {
+        /* "vkcu in.mp4 out.mkv": an output written as ffmpeg's last operand */
+        if (t->input && access(arg, F_OK) != 0 && vkcu_container_of(arg))
+            return cli_usage_error("'%s' does not exist, and it is not an input: did you mean: vkcu %s -o %s", arg,
+                                   t->input, arg);
         if (t->input)
             return cli_usage_error("more than one input ('%s' and '%s'); use 'vkcu batch' for many files", t->input,
                                    arg);

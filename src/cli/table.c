@@ -61,14 +61,16 @@ const cli_option cli_options[] = {
 
     /* encoder (transcode, batch) */
     { OPT_ENCODER, "encoder", 0, CLI_ARG_TEXT, "NAME", 0, 0, NULL, "auto",
-      "auto (by the output's extension), libx264, libx265, libsvtav1, ffv1, rawvideo, or h264_vulkan/hevc_vulkan "
-      "(GPUs with a Vulkan video encode queue; exit 5 if none)", ENCODE_VERBS, CLI_G_ENCODE, 0, "encoder" },
+      "auto (by the output's extension), or any video encoder 'vkcu formats' lists: libx264, libx265, libsvtav1, "
+      "libvpx-vp9, libaom-av1, ffv1, prores_ks, rawvideo, ..., h264_vulkan/hevc_vulkan (GPUs with a Vulkan video "
+      "encode queue; exit 5 if none)", ENCODE_VERBS, CLI_G_ENCODE, 0, "encoder" },
     { OPT_CRF, "crf", 0, CLI_ARG_INT, "N", 0, VKCU_CRF_MAX, NULL, NULL, "constant quality (the encoder's default if not given)",
       ENCODE_VERBS, CLI_G_ENCODE, 0, "crf" },
     { OPT_BITRATE, "bitrate", 0, CLI_ARG_BITRATE, "B", 0, 0, NULL, NULL,
       "target bitrate in bit/s, with k, M or G (e.g. 4M, 800k)", ENCODE_VERBS, CLI_G_ENCODE, 0, "bitrate" },
     { OPT_PRESET, "preset", 0, CLI_ARG_TEXT, "P", 0, 0, NULL, NULL,
-      "the encoder's speed preset (libx264: ultrafast ... veryslow)", ENCODE_VERBS, CLI_G_ENCODE, 0, "preset" },
+      "the encoder's speed preset (libx264, libx265: ultrafast ... placebo; checked against the encoder's list)",
+      ENCODE_VERBS, CLI_G_ENCODE, 0, "preset" },
     { OPT_GOP, "gop", 0, CLI_ARG_INT, "N", 0, VKCU_GOP_MAX, NULL, "0",
       "frames between key frames; 0: the encoder's default", ENCODE_VERBS, CLI_G_ENCODE, 0, "gop" },
     { OPT_ENCODER_OPT, "encoder-opt", 0, CLI_ARG_TEXT, "K=V[:K=V]", 0, 0, NULL, NULL,
@@ -259,10 +261,12 @@ const cli_verb_doc cli_verb_docs[CLI_NB_VERBS] = {
         NULL,
     },
     [CLI_FORMATS] = {
-        "formats", "list the codecs and containers this build reads; which decode on the GPU here",
+        "formats", "list the codecs and containers this build reads and writes; which run on the GPU",
         "vkcu formats",
         "Lists the video codecs this build decodes, marking those that decode on this machine's GPU (Vulkan "
-        "Video), and the containers it reads.",
+        "Video), and the containers it reads; then the encoders it has, each video encoder with its pixel "
+        "formats and whether it runs on the GPU, and the containers it writes with the encoder --encoder auto "
+        "picks for each.",
         NULL,
         "  0 success   2 bad usage",
         NULL,

@@ -22,6 +22,7 @@
 #include <libavutil/error.h>
 
 #include "context.h"
+#include "encoders.h"
 #include "util/log.h"
 #include "stage.h"
 #include "vkcu.h"
@@ -202,6 +203,9 @@ int vkcu_check_job(const vkcu_job *job, char *err, size_t errlen)
     if (job->hash_path && (job->sink != VKCU_SINK_HASH || !*job->hash_path))
         return vkcu_invalid(err, errlen, "%s: a hash file is given, but %s", job->input,
                             *job->hash_path ? "the sink is not the hash sink" : "its name is empty");
+    char enc_why[512];
+    if (vkcu_encode_check(job, enc_why, sizeof(enc_why)) < 0) /* the encoder, its container, its preset: before any input */
+        return vkcu_invalid(err, errlen, "%s", enc_why);
     if (job->decode_only && job->sink != VKCU_SINK_NULL)
         return vkcu_invalid(err, errlen, "%s: decode-only jobs write nothing: their sink must be the null sink", job->input);
     if (job->chain && *job->chain) {

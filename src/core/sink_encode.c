@@ -19,6 +19,7 @@
 #include <libavutil/pixdesc.h>
 
 #include "util/log.h"
+#include "encoders.h"
 #include "stage.h"
 #include "timing.h"
 #include "gpu/vkencode.h"
@@ -91,26 +92,6 @@ typedef struct encode_sink {
     double t_encode, t_mux, t_idle; /* encoder thread time, seconds (--stats) */
     char thread_err[512];
 } encode_sink;
-
-static const char *default_encoder(const AVOutputFormat *ofmt, const char *path, int named)
-{
-    const char *ext = strrchr(path, '.');
-    char first[16] = "";
-    if ((!ext || named) && ofmt->extensions) { /* -f FORMAT, standard output: the container's usual extension */
-        snprintf(first, sizeof(first), "%.*s", (int)strcspn(ofmt->extensions, ","), ofmt->extensions);
-        ext = NULL;
-    }
-    ext = ext ? ext + 1 : first;
-    if (!av_strcasecmp(ext, "y4m"))
-        return "wrapped_avframe";
-    if (!av_strcasecmp(ext, "nut") || !av_strcasecmp(ext, "yuv") || !av_strcasecmp(ext, "raw"))
-        return "rawvideo";
-    if (!av_strcasecmp(ext, "ivf") || !av_strcasecmp(ext, "webm") || !av_strcasecmp(ext, "obu"))
-        return "libsvtav1";
-    if (!av_strcasecmp(ext, "hevc") || !av_strcasecmp(ext, "h265") || !av_strcasecmp(ext, "265"))
-        return "libx265";
-    return "libx264";
-}
 
 static int pix_fmt_supported(const AVCodec *codec, enum AVPixelFormat fmt)
 {
@@ -212,6 +193,13 @@ static int configure_encoder(vkcu_sink *s, const AVCodec *codec, const vkcu_vide
     if (p->crf >= 0 && av_opt_set_int(enc->priv_data, "crf", p->crf, 0) < 0 &&
         av_opt_set_int(enc->priv_data, "qp", p->crf, 0) < 0)
         LOGW("%s: encoder %s has no crf (or qp) option; %s ignored", path, codec->name, VKCU_SETTING("crf"));
+    /* Named presets and tunes against the encoder's list, before its library sees (and prints about) them. */
+    char why[700];
+    if (p->preset && *p->preset && vkcu_encoder_check_choice(codec, "preset", p->preset, why, sizeof(why)) < 0) {
+        snprintf(s->err, s->errlen, "%s: %s", path, why);
+        ret = VKCU_ERR_USAGE;
+        goto fail;
+    }
     if (p->preset && *p->preset && av_opt_set(enc->priv_data, "preset", p->preset, 0) < 0) {
         snprintf(s->err, s->errlen, "%s: encoder %s has no preset '%s'", path, codec->name, p->preset);
         ret = VKCU_ERR_USAGE;
@@ -233,6 +221,13 @@ static int configure_encoder(vkcu_sink *s, const AVCodec *codec, const vkcu_vide
         }
         const AVDictionaryEntry *t = NULL;
         while ((t = av_dict_iterate(opts, t))) {
+            if ((!strcmp(t->key, "preset") || !strcmp(t->key, "tune")) &&
+                vkcu_encoder_check_choice(codec, t->key, t->value, why, sizeof(why)) < 0) {
+                snprintf(s->err, s->errlen, "%s: %s", VKCU_SETTING("encoder_opts"), why);
+                av_dict_free(&opts);
+                ret = VKCU_ERR_USAGE;
+                goto fail;
+            }
             if (av_opt_set(enc, t->key, t->value, AV_OPT_SEARCH_CHILDREN) < 0) {
                 snprintf(s->err, s->errlen, "%s: %s has no option %s=%s", VKCU_SETTING("encoder_opts"), codec->name,
                          t->key, t->value);
@@ -287,7 +282,7 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
         snprintf(s->err, s->errlen, "%s: unknown output format (use an extension such as .mkv, .mp4, .nut, .y4m)", path);
         return VKCU_ERR_USAGE;
     }
-    const char *encname = p->encoder && *p->encoder && strcmp(p->encoder, "auto") ? p->encoder : default_encoder(ofmt, path, !!p->output_format);
+    const char *encname = p->encoder && *p->encoder && strcmp(p->encoder, "auto") ? p->encoder : vkcu_default_encoder(ofmt, path, !!p->output_format);
     if (vkcu_vkencode_is_vulkan(encname)) {
         /* Before anything is created: no encode queue, no output. The GPU
          * backend encodes on its own GPU; the CPU path on any that can. */
@@ -301,8 +296,10 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
     }
     const AVCodec *codec = avcodec_find_encoder_by_name(encname);
     if (!codec || codec->type != AVMEDIA_TYPE_VIDEO) {
-        snprintf(s->err, s->errlen, "%s: %s '%s' is not available in this build (try libx264, libx265, libsvtav1, ffv1, "
-                 "rawvideo)", path, codec ? "not a video encoder:" : "encoder", encname);
+        char names[400];
+        vkcu_video_encoder_names(NULL, names, sizeof(names));
+        snprintf(s->err, s->errlen, "%s: %s '%s' is not available in this build (its video encoders: %s)", path,
+                 codec ? "not a video encoder:" : "encoder", encname, names);
         return VKCU_ERR_USAGE;
     }
     if (!e->vk_device && !pix_fmt_supported(codec, fmt->pix_fmt)) {
@@ -310,9 +307,11 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
                  path, codec->name, av_get_pix_fmt_name(fmt->pix_fmt));
         return VKCU_ERR_USAGE;
     }
-    if (avformat_query_codec(ofmt, codec->id, FF_COMPLIANCE_NORMAL) == 0) {
-        snprintf(s->err, s->errlen, "%s: %s cannot hold %s video (pick another extension or %s)", path,
-                 ofmt->name, avcodec_get_name(codec->id), VKCU_SETTING("encoder"));
+    if (vkcu_muxer_takes(ofmt, codec->id) == 0) {
+        char takes[300];
+        vkcu_muxer_encoders(ofmt, takes, sizeof(takes));
+        snprintf(s->err, s->errlen, "%s: %s cannot hold %s video (pick another extension or %s%s%s)", path,
+                 ofmt->name, avcodec_get_name(codec->id), VKCU_SETTING("encoder"), takes[0] ? ": it takes " : "", takes);
         return VKCU_ERR_USAGE;
     }
     /* The encoder's time base is 1/frame rate, and frames are repeated or

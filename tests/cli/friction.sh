@@ -155,3 +155,103 @@ expect "18: a misspelt operator: did you mean" 2 "column 1: unknown operator 'sc
   "$V" hash --backend cpu "$in" --chain scal=320:180
 expect "18: an operator after a comma too" 2 "column 6: unknown operator 'denose': did you mean 'denoise'\\?" -- \
   "$V" hash --backend cpu "$in" --chain copy,denose=tnr
+
+# ---- 9: vkcu formats lists the encoders and muxers --version counts ----
+"$V" formats > "$TMP/formats" 2> "$TMP/err"
+"$V" --version > "$TMP/version" 2>> "$TMP/err"
+claim=$(grep -o '[0-9]* encoders, [0-9]* demuxers, [0-9]* muxers' "$TMP/version" | sed 's/ [0-9]* demuxers,//')
+nv=$(sed -n 's/^\([0-9]*\) video encoders, .*/\1/p' "$TMP/formats")
+na=$(sed -n 's/^Audio encoders: //p' "$TMP/formats" | tr ',' '\n' | grep -c .)
+ns=$(sed -n 's/^Subtitle encoders: //p' "$TMP/formats" | tr ',' '\n' | grep -c .)
+nm=$(sed -n 's/^\([0-9]*\) muxers$/\1/p' "$TMP/formats")
+[ -n "$nv" ] && [ "$claim" = "$((nv + na + ns)) encoders, $nm muxers" ] &&
+  pass "9: vkcu formats lists the $claim that --version counts" || fail "9: --version says '$claim'; formats lists $nv+$na+$ns encoders, $nm muxers"
+sed -n '/^Video encoders/,/video encoders, /p' "$TMP/formats" > "$TMP/enc"
+awk 'f && /^                        /{print; next} {f=0} /^       libx264 +h264 /{f=1; print}' "$TMP/enc" | tr -s ' \n' ' ' |
+  grep -q 'pixel formats: yuv420p .*yuv420p10le' &&
+  pass "9: libx264 listed with its pixel formats, on the CPU" || fail "9: libx264 line: $(grep -A1 libx264 "$TMP/enc" | tr '\n' ' ')"
+gpu=$(grep -E '^  GPU ' "$TMP/enc" | awk '{print $2}' | tr '\n' ' ')
+case " $gpu " in *" h264_vulkan "*) case " $gpu " in *" hevc_vulkan "*) pass "9: the Vulkan encoders are marked GPU ($gpu)" ;; *) fail "9: GPU encoders: '$gpu'" ;; esac ;; *) fail "9: GPU encoders: '$gpu'" ;; esac
+[ -n "$gpu" ] && ! grep -E '^  GPU ' "$TMP/enc" | grep -vq '\[vulkan\]$' &&
+  pass "9: each GPU encoder names the device FFmpeg runs it on" || fail "9: GPU encoders and their devices: $(grep -E '^  GPU ' "$TMP/enc")"
+grep -qE '^  matroska +mkv +libx264 +Matroska$' "$TMP/formats" && grep -qE '^  yuv4mpegpipe +y4m +wrapped_avframe ' "$TMP/formats" &&
+  pass "9: muxers listed with their extensions and the auto encoder" || fail "9: muxers: $(grep -E 'matroska|yuv4mpeg' "$TMP/formats" | tr '\n' ' ')"
+
+# ---- 10: completion from the tables the parser uses ----
+"$V" --generate completion > "$TMP/completion"
+# complete_line LINE: completes LINE (the cursor at its end), its words split as bash splits them (at '=', ':')
+complete_line() {
+  python3 - "$TMP/completion" "$1" <<'PYEOF'
+import re, subprocess, sys
+comp, line = sys.argv[1], sys.argv[2]
+words = []
+for w in line.split(' '):
+    words += [p for p in re.split(r'([=:])', w) if p] if w else ['']
+script = 'source "$1"; shift; COMP_LINE=$1; COMP_POINT=${#1}; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _vkcu; printf "%s\\n" "${COMPREPLY[@]}"'
+out = subprocess.run(['bash', '-c', script, '_', comp, line] + words, capture_output=True, text=True).stdout
+print(' '.join(sorted(w for w in out.split('\n') if w)))
+PYEOF
+}
+cline() { # name expected line
+  local got; got=$(complete_line "$3")
+  [ "$got" = "$2" ] && pass "10: completion: $1" || fail "10: completion: $1: '$got', expected '$2'"
+}
+cline "--encoder offers this build's encoders" "libvpx libvpx-vp9" "vkcu in.mp4 --encoder libvp"
+cline "--encoder auto" "auto" "vkcu in.mp4 --encoder au"
+cline "-f offers containers" "matroska" "vkcu in.mp4 -o - -f mat"
+cline "--preset offers the encoder's presets" "slow slower" "vkcu in.mp4 --encoder libx265 --preset sl"
+cline "an operator's keys after scale=" "filter= h= sar= w=" "vkcu in.mp4 --chain scale="
+cline "a key after ':'" "h=" "vkcu in.mp4 --chain scale=w=320:h"
+cline "no key in a value" "" "vkcu in.mp4 --chain scale=w="
+cline "keys after a comma" "h= w= x= y=" "vkcu in.mp4 --chain scale=w=320,crop=w=64:"
+cline "--chain=... too" "search= sigma= spatial= strength=" "vkcu hash in.mp4 --chain=denoise=s"
+cline "operators after a comma (bash replaces '64,sc')" "64,scale" "vkcu in.mp4 --chain crop=w=64,sc"
+cline "help's verbs" "batch" "vkcu help ba"
+bad_keys=
+for op in $("$V" pipelines | sed -n '/^Operators/,$p' | sed -n 's/^  \([a-z]*\) .*/\1/p' | sort -u); do
+  want=$("$V" pipelines "$op" | sed -n 's/^  *\([a-z_]*\) (.*/\1=/p' | sort | tr '\n' ' ' | sed 's/ $//')
+  [ -n "$want" ] || continue
+  got=$(complete_line "vkcu in.mp4 --chain $op=")
+  [ "$got" = "$want" ] || bad_keys="$bad_keys [$op: '$got', 'vkcu pipelines $op' lists '$want']"
+done
+[ -z "$bad_keys" ] && pass "10: completion: every operator's keys are those 'vkcu pipelines NAME' lists" ||
+  fail "10: completion: operator keys:$bad_keys"
+mkdir -p "$TMP/home/bin" && ln -s "$V" "$TMP/home/bin/vkcu"
+got=$(HOME=$TMP/home complete_line "~/bin/vkcu --pipeline web")
+[ "$got" = "web-720p web-h264" ] && pass "10: --pipeline completes presets for ~/bin/vkcu" || fail "10: --pipeline for ~/bin/vkcu: '$got'"
+
+# ---- 11: a container that cannot hold the encoder is a usage error ----
+expect "11: -o o.y4m --encoder libx264: exit 2 with the encoders y4m takes" 2 \
+  "o.y4m: yuv4mpegpipe cannot hold h264 video \\(libx264\\); it takes rawvideo, wrapped_avframe" -- \
+  "$V" --backend cpu "$in" -o "$TMP/o.y4m" --encoder libx264
+expect "11: -o o.webm --encoder libx264" 2 "webm cannot hold h264 video \\(libx264\\); it takes .*libsvtav1" -- \
+  "$V" --backend cpu "$in" -o "$TMP/o.webm" --encoder libx264
+[ ! -e "$TMP/o.y4m" ] && [ ! -e "$TMP/o.webm" ] && pass "11: nothing written" || fail "11: an output was written"
+expect "11: a misspelt encoder names this build's" 2 "--encoder libvpx-vp8: no such encoder in this build: did you mean --encoder libvpx-vp9\\? \\(this build's video encoders: .*libx264" -- \
+  "$V" --backend cpu "$in" -o "$TMP/o.mkv" --encoder libvpx-vp8
+mkdir -p "$TMP/bin"
+cp "$in" "$TMP/bin/a.mp4"
+expect "11: batch checks it once, before any file" 2 "bout/\\*.y4m: yuv4mpegpipe cannot hold h264 video" -- \
+  "$V" batch --backend cpu "$TMP/bin" "$TMP/bout" --container y4m --encoder libx264
+[ ! -e "$TMP/bout" ] && pass "11: batch created nothing" || fail "11: batch made $TMP/bout"
+
+# ---- 12: encoder presets and tunes against the encoder's list ----
+expect "12: --preset superfast2: did you mean superfast (exit 2)" 2 \
+  "^vkcu: error: --preset superfast2: encoder libx264 has no preset 'superfast2': did you mean 'superfast'\\? \\(its presets: ultrafast, superfast," -- \
+  "$V" --backend cpu "$in" -o "$TMP/p.mkv" --preset superfast2
+grep -q 'x264 \[error\]' "$TMP/.stderr" && fail "12: x264's own error got through" || pass "12: x264's own error does not get through"
+[ "$(wc -l < "$TMP/.stderr")" = 1 ] && pass "12: one line" || fail "12: $(wc -l < "$TMP/.stderr") lines: $(cat "$TMP/.stderr")"
+expect "12: a tune in --encoder-opt" 2 "--encoder-opt: encoder libx265 has no tune 'grian': did you mean 'grain'\\?" -- \
+  "$V" --backend cpu "$in" -o "$TMP/p.mkv" --encoder libx265 --encoder-opt tune=grian
+expect "12: x264 tunes joined with ',' are each checked" 0 "" -- \
+  "$V" --backend cpu -q "$in" --frames 3 -o "$TMP/p.mkv" --preset veryfast --encoder-opt tune=film,fastdecode
+printf 'description x\nencoder libx264\npreset superfst\n' > "$TMP/p.pipe"
+expect "12: a preset file's preset too" 2 "p.pipe:3:8: preset: encoder libx264 has no preset 'superfst': did you mean 'superfast'\\?" -- \
+  "$V" pipelines "$TMP/p.pipe"
+
+# ---- 17: a second operand that does not exist and names a container ----
+(cd "$TMP" && "$V" "$in" out.mkv) > /dev/null 2> "$TMP/err"; rc=$?
+[ $rc = 2 ] && grep -q "'out.mkv' does not exist, and it is not an input: did you mean: vkcu $in -o out.mkv" "$TMP/err" &&
+  [ ! -e "$TMP/out.mkv" ] && pass "17: vkcu IN out.mkv: did you mean: vkcu IN -o out.mkv" || fail "17: exit $rc: $(cat "$TMP/err")"
+cp "$in" "$TMP/two.mp4"
+expect "17: two inputs that exist are still two inputs" 2 "more than one input .* use 'vkcu batch'" -- "$V" "$in" "$TMP/two.mp4"
