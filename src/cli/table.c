@@ -217,8 +217,12 @@ const cli_option cli_options[] = {
       "replace existing outputs (default: such a file fails)", B, CLI_G_VERB, 0, "overwrite" },
     { OPT_REPORT, "report", 0, CLI_ARG_FILE, "FILE", 0, 0, NULL, NULL, "JSON lines: one per file, then a summary line",
       B, CLI_G_VERB, 0, NULL },
-    { OPT_DRY_RUN, "dry-run", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL, "print what would be done; write nothing", B,
-      CLI_G_VERB, 0, NULL },
+    { OPT_DRY_RUN, "dry-run", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
+      "print what would be done; write nothing (the exit code is the one the run would have for the planned "
+      "failures)", B, CLI_G_VERB, 0, NULL },
+    { OPT_ALL_FILES, "all-files", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
+      "take every file (default: media files only, by extension or by their bytes; the others are skipped, "
+      "'not media')", B, CLI_G_VERB, 0, "all_files" },
     { OPT_DEVICES, "devices", 0, CLI_ARG_TEXT, "all|0,1,...", 0, 0, NULL, NULL,
       "stream slot w runs on CUDA device w % count (GPU backend)", B, CLI_G_VERB, 0, NULL },
     { OPT_SHARD, "shard", 0, CLI_ARG_TEXT, "i/N", 0, 0, NULL, NULL,
@@ -312,11 +316,12 @@ const cli_verb_doc cli_verb_docs[CLI_NB_VERBS] = {
     [CLI_BATCH] = {
         "batch", "process a folder: presets, concurrent streams, resume, report, shards",
         "vkcu batch IN_DIR OUT_DIR [options]",
-        "Processes every file of IN_DIR into OUT_DIR (same relative path, the extension the pipeline implies, "
-        "else .mkv), several streams at once. A failing file never stops the others; outputs appear only when "
-        "complete.",
-        "Progress (files, frames, fps, ETA) shows on a terminal; -q hides it. The summary line 'batch: N done, "
-        "N skipped, N failed' ends every run.",
+        "Processes every media file of IN_DIR into OUT_DIR (same relative path, the extension the pipeline "
+        "implies, else .mkv), several streams at once: a video container's extension, or bytes FFmpeg recognizes "
+        "as a container holding video; other files are skipped as 'not media' (--all-files takes them). A failing "
+        "file never stops the others; outputs appear only when complete.",
+        "Progress (files, frames of done and running files, fps, ETA) shows on a terminal; -q hides it. The "
+        "summary line 'batch: N done, N skipped, N failed' ends every run.",
         "  0 no file failed; else the most serious failure's: 130 > 5 > 4 > 2 > 3 > 1",
         "SLURM_ARRAY_TASK_ID\twith SLURM_ARRAY_TASK_COUNT: this task's shard, without --shard\n"
         "JOB_COMPLETION_INDEX\twith --shard-count or VKCU_SHARD_COUNT: this Kubernetes indexed Job's shard\n"

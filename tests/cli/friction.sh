@@ -255,3 +255,92 @@ expect "12: a preset file's preset too" 2 "p.pipe:3:8: preset: encoder libx264 h
   [ ! -e "$TMP/out.mkv" ] && pass "17: vkcu IN out.mkv: did you mean: vkcu IN -o out.mkv" || fail "17: exit $rc: $(cat "$TMP/err")"
 cp "$in" "$TMP/two.mp4"
 expect "17: two inputs that exist are still two inputs" 2 "more than one input .* use 'vkcu batch'" -- "$V" "$in" "$TMP/two.mp4"
+
+# ---- 1: a batch takes media files; a dry run exits as the run would ----
+b=$TMP/b1; mkdir -p "$b/in"
+cp "$in" "$b/in/clip.mp4"
+printf '1\n00:00:01,000 --> 00:00:02,000\nHello\n' > "$b/in/clip.srt" # a sidecar: same stem as clip.mp4
+echo "shot on day two" > "$b/in/notes.txt"
+cp "$VKCU_CONFORMANCE/bear.h265" "$b/in/bear.bits" # an HEVC stream under no media extension: its bytes say media
+"$V" batch --backend cpu "$b/in" "$b/dry" --dry-run > "$b/plan" 2> "$b/err"; rc=$?
+[ $rc = 0 ] && [ "$(awk '/^process/ {print $2}' "$b/plan" | tr '\n' ' ')" = "bear.bits clip.mp4 " ] &&
+  grep -q '^skip  *notes.txt .*# not media (--all-files takes it)$' "$b/plan" &&
+  grep -q '^skip  *clip.srt .*# not media: srt, no video stream' "$b/plan" && [ ! -e "$b/dry" ] &&
+  pass "1: the dry run takes the media files (by extension and by their bytes) and skips the others" ||
+  fail "1: dry run: exit $rc: $(tr '\n' ';' < "$b/plan") $(tail -1 "$b/err")"
+"$V" batch --backend cpu "$b/in" "$b/out" --report "$b/r.jsonl" > /dev/null 2> "$b/err"; rc=$?
+[ $rc = 0 ] && grep -q '^batch: 2 done, 2 skipped, 0 failed' "$b/err" && grep -q '^vkcu: batch: notes.txt: skipped (not media)$' "$b/err" &&
+  [ -s "$b/out/clip.mkv" ] && [ -s "$b/out/bear.mkv" ] && [ ! -e "$b/out/notes.mkv" ] &&
+  python3 -c 'import json, sys
+rows = {r["file"]: r for r in map(json.loads, open(sys.argv[1])) if "file" in r}
+assert rows["notes.txt"]["status"] == "skipped" and rows["notes.txt"]["reason"] == "not media" and rows["notes.txt"]["output"] is None, rows["notes.txt"]
+assert rows["clip.srt"]["status"] == "skipped" and rows["clip.mp4"]["status"] == "done"' "$b/r.jsonl" 2> "$b/py" &&
+  pass "1: the run: notes.txt and clip.srt skipped (not media), not failures; exit 0" ||
+  fail "1: run: exit $rc: $(grep -E '^(vkcu: )?batch' "$b/err" | tr '\n' ' ') $(tail -1 "$b/py")"
+"$V" batch --backend cpu "$b/in" "$b/all" --all-files --dry-run > "$b/plan" 2> "$b/err"; rc_dry=$?
+"$V" batch --backend cpu "$b/in" "$b/all" --all-files > /dev/null 2> "$b/err2"; rc_run=$?
+[ $rc_dry = 2 ] && [ $rc_run = 2 ] && grep -q '^process  *notes.txt' "$b/plan" && grep -q '^fail  *clip.srt .*same output as another input: clip.mp4' "$b/plan" &&
+  grep -q '^batch: dry run: .*1 would fail' "$b/err" &&
+  pass "1: --all-files takes every file; its dry run exits 2, as its run does (clip.srt and clip.mp4 share an output)" ||
+  fail "1: --all-files: dry run exit $rc_dry, run exit $rc_run: $(tr '\n' ';' < "$b/plan")"
+"$V" batch --backend cpu "$b/in" "$b/out" --dry-run > /dev/null 2>&1; rc_dry=$?
+"$V" batch --backend cpu "$b/in" "$b/out" > /dev/null 2>&1; rc_run=$?
+[ $rc_dry = 4 ] && [ $rc_run = 4 ] && pass "1: outputs that exist: the dry run exits 4, as the run does" ||
+  fail "1: existing outputs: dry run exit $rc_dry, run exit $rc_run"
+
+# ---- 3: the batch's progress counts the frames of running files ----
+# One file, fed through a FIFO: half of it, then (once the progress line
+# shows frames of the running file) the rest.
+b=$TMP/b3; mkdir -p "$b/in"
+ff -i "$MEDIA/long.mp4" -an -c copy "$b/long.nut" && mkfifo "$b/in/long.nut" || fail "3: could not make the FIFO input"
+python3 - "$V" "$b" > "$b/result" 2>&1 <<'PYEOF'
+import os, pty, re, subprocess, sys, threading, time
+vkcu, d = sys.argv[1], sys.argv[2]
+data = open(d + '/long.nut', 'rb').read()
+master, slave = pty.openpty()
+p = subprocess.Popen([vkcu, 'batch', '--backend', 'cpu', '--pipeline', 'regression-hash', d + '/in', d + '/out'],
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave)
+os.close(slave)
+fd, deadline = -1, time.time() + 60
+while fd < 0 and time.time() < deadline and p.poll() is None:  # opens once vkcu reads it
+    try:
+        fd = os.open(d + '/in/long.nut', os.O_WRONLY | os.O_NONBLOCK)
+    except OSError:
+        time.sleep(0.05)
+if fd < 0:
+    p.kill()
+    sys.exit(print(p.wait(), 'none: vkcu never opened its input'))
+os.set_blocking(fd, True)
+fifo = os.fdopen(fd, 'wb')
+fifo.write(data[:len(data) // 2])
+fifo.flush()
+text, seen, deadline = b'', None, time.time() + 120
+while seen is None and time.time() < deadline:
+    try:
+        chunk = os.read(master, 4096)
+    except OSError:
+        break
+    if not chunk:
+        break
+    text += chunk
+    for m in re.finditer(rb'batch: 0/1 files \(1 running, 0 failed\), (\d+) frames, ([0-9.]+) fps', text):
+        if int(m.group(1)) > 0:
+            seen = m.group(0).decode()
+fifo.write(data[len(data) // 2:])  # the rest, so that the job ends either way
+fifo.close()
+def drain():
+    try:
+        while os.read(master, 4096):
+            pass
+    except OSError:
+        pass
+t = threading.Thread(target=drain)
+t.start()
+rc = p.wait()
+t.join()
+print(rc, seen or 'none: %r' % text[-300:])
+PYEOF
+read -r rc line < "$b/result"
+[ "$rc" = 0 ] && case $line in "batch: 0/1 files (1 running, 0 failed), "*) true ;; *) false ;; esac &&
+  [ "$(frames "$b/out/long.framemd5" | wc -l)" = 750 ] &&
+  pass "3: while the only file runs, the progress line counts its frames ($line)" || fail "3: progress: $(cat "$b/result")"
