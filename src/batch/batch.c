@@ -512,6 +512,10 @@ static void settings_text(const vkcu_job_params *p, const char *in, char *buf, s
              p->preset ? p->preset : "", p->gop, p->encoder_opts ? p->encoder_opts : "", p->start_time,
              (long long)p->start_frame, p->duration, (long long)p->frame_count, p->max_frames,
              p->sink == VKCU_SINK_HASH ? (int)p->hash_algo : -1, p->sink == VKCU_SINK_HASH ? (int)p->hash_format : -1);
+    /* Audio settings only when set: records of earlier runs (which had none) still match the default. */
+    size_t n = strlen(buf);
+    if (p->sink == VKCU_SINK_ENCODE && (p->no_audio || (p->audio_encoder && strcmp(p->audio_encoder, "auto"))))
+        snprintf(buf + n, len - n, "audio=%s\n", p->no_audio ? "none" : p->audio_encoder);
 }
 
 /* The record beside an output: ".vkcu-HASH.settings" (short, whatever the

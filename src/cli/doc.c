@@ -418,6 +418,15 @@ static int value_words(const cli_option *o, FILE *out)
         fputs("' ;;\n", out);
         return 1;
     }
+    if (o->id == OPT_AUDIO_ENCODER) {
+        vkcu_encoder_info e;
+        fputs(") words='auto copy", out);
+        for (int i = 0; vkcu_encoder_get(i, &e) == 0; i++)
+            if (!strcmp(e.media, "audio"))
+                fprintf(out, " %s", e.name);
+        fputs("' ;;\n", out);
+        return 1;
+    }
     if (o->id == OPT_FORMAT) {
         vkcu_container_info c;
         fputs(") words='y4m mkv", out); /* the aliases the library takes */

@@ -82,6 +82,13 @@ const cli_option cli_options[] = {
       "FFV1: encode N GOPs at once, output identical to one encoder (default: about one per 4 cores; "
       "1: one encoder)", ENCODE_VERBS, CLI_G_ENCODE, 0, "encode_workers" },
 
+    { OPT_NO_AUDIO, "no-audio", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
+      "no audio in the output (ffmpeg's -an)", ENCODE_VERBS, CLI_G_ENCODE, 0, "no_audio" },
+    { OPT_AUDIO_ENCODER, "audio-encoder", 0, CLI_ARG_TEXT, "NAME", 0, 0, NULL, "auto",
+      "auto: copy the audio where the container holds it, else encode it with one it holds (opus into .webm); "
+      "copy: copy or drop; or an audio encoder 'vkcu formats' lists (aac, opus, ac3, pcm_s16le)", ENCODE_VERBS,
+      CLI_G_ENCODE, 0, "audio_encoder" },
+
     /* processing (job) */
     { OPT_BACKEND, "backend", 0, CLI_ARG_CHOICE, "gpu|cpu|auto", 0, 0, "cpu, gpu or auto", "auto",
       "where frames are processed (auto: the GPU if usable)", RUN_VERBS, CLI_G_PROCESS, 0, "backend" },

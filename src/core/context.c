@@ -181,6 +181,7 @@ int vkcu_check_job(const vkcu_job *job, char *err, size_t errlen)
     RANGE("strict", job->strict, 0, 1);
     RANGE("require_gpu_decode", job->require_gpu_decode, 0, 1);
     RANGE("decode_only", job->decode_only, 0, 1);
+    RANGE("no_audio", job->no_audio, 0, 1);
     int ret = vkcu_check_trim(job->start_time, job->duration, job->start_frame, job->frame_count, err, errlen);
     if (ret < 0)
         return ret;
@@ -256,6 +257,8 @@ void vkcu_context_describe(const vkcu_context *c, const vkcu_job *job, vkcu_job_
     p->gop = job->gop;
     p->encoder_opts = job->encoder_opts;
     p->faststart = job->faststart;
+    p->no_audio = job->no_audio;
+    p->audio_encoder = job->audio_encoder;
     p->overwrite = job->overwrite;
     p->keep_partial = job->keep_partial;
     p->strict = job->strict;

@@ -282,6 +282,34 @@ int vkcu_encode_check(const vkcu_job *job, char *err, size_t errlen)
                  takes[0] ? " (or pick another extension)" : "");
         return VKCU_ERR_USAGE;
     }
+    const char *audio = job->audio_encoder;
+    if (audio && *audio && strcmp(audio, "auto") && strcmp(audio, "copy")) {
+        const AVCodec *ac = avcodec_find_encoder_by_name(audio);
+        if (!ac || ac->type != AVMEDIA_TYPE_AUDIO) {
+            char names[256] = "";
+            const char *words[64];
+            int n = 0;
+            void *it = NULL;
+            for (const AVCodec *c; (c = av_codec_iterate(&it));)
+                if (av_codec_is_encoder(c) && c->type == AVMEDIA_TYPE_AUDIO && n < 64) {
+                    append(names, sizeof(names), c->name);
+                    words[n++] = c->name;
+                }
+            const char *near = vkcu_nearest_word(audio, words, n);
+            char hint[96] = "";
+            if (near)
+                snprintf(hint, sizeof(hint), ": did you mean %s?", VKCU_SETTING_IS("audio_encoder", near));
+            snprintf(err, errlen, "%s: %s%s (this build's audio encoders: %s; or auto, copy)",
+                     VKCU_SETTING_IS("audio_encoder", audio), ac ? "not an audio encoder" : "no such encoder in this build",
+                     hint, names);
+            return VKCU_ERR_USAGE;
+        }
+        if (ofmt && vkcu_muxer_takes(ofmt, ac->id) == 0) {
+            snprintf(err, errlen, "%s: %s cannot hold %s audio (%s)", out, ofmt->name, avcodec_get_name(ac->id),
+                     VKCU_SETTING_IS("audio_encoder", audio));
+            return VKCU_ERR_USAGE;
+        }
+    }
     char why[700];
     if (job->preset && *job->preset && vkcu_encoder_check_choice(codec, "preset", job->preset, why, sizeof(why)) < 0) {
         snprintf(err, errlen, "%s: %s", VKCU_SETTING_IS("preset", job->preset), why);

@@ -26,15 +26,15 @@ const char *vkcu_cuda_absent_text(int ce, char *buf, size_t size)
     if (driver)
         dlclose(driver);
     if (!driver && (ce == cudaErrorInsufficientDriver || ce == cudaErrorNoDevice || ce == cudaSuccess))
-        snprintf(buf, size, "no NVIDIA driver found (libcuda.so.1 is not installed)");
+        snprintf(buf, size, "no CUDA device: no NVIDIA driver found (libcuda.so.1 is not installed)");
     else if (ce == cudaErrorInsufficientDriver) {
         int rt = 0, drv = 0;
         cudaRuntimeGetVersion(&rt);
         cudaDriverGetVersion(&drv);
-        snprintf(buf, size, "the NVIDIA driver supports CUDA %d.%d, older than the CUDA %d.%d vkcu was built with "
-                 "(update the driver)", drv / 1000, drv % 1000 / 10, rt / 1000, rt % 1000 / 10);
+        snprintf(buf, size, "no CUDA device: the NVIDIA driver supports CUDA %d.%d, older than the CUDA %d.%d vkcu "
+                 "was built with (update the driver)", drv / 1000, drv % 1000 / 10, rt / 1000, rt % 1000 / 10);
     } else if (ce == cudaSuccess || ce == cudaErrorNoDevice)
-        snprintf(buf, size, "no NVIDIA GPU found (the driver is installed but sees no device)");
+        snprintf(buf, size, "no CUDA device: no NVIDIA GPU found (the driver is installed but sees no device)");
     else
         snprintf(buf, size, "no CUDA device (%s)", cudaGetErrorString((cudaError_t)ce));
     return buf;

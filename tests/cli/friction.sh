@@ -94,7 +94,7 @@ if python3 -c 'import ctypes; ctypes.CDLL("libcuda.so.1")' 2> /dev/null; then
   skip "15: this machine has an NVIDIA driver (libcuda.so.1): the no-driver message cannot be seen here"
 else
   expect "15: --backend gpu without a driver says so and suggests --backend cpu" 5 \
-    "h264-aac.mp4: --backend gpu: no NVIDIA driver found \\(libcuda.so.1 is not installed\\); --backend cpu processes it" -- \
+    "h264-aac.mp4: --backend gpu: no CUDA device: no NVIDIA driver found \\(libcuda.so.1 is not installed\\); --backend cpu processes it" -- \
     "$V" --backend gpu "$in" -o "$TMP/gpu.mkv"
   grep -q insufficient "$TMP/.stderr" && fail "15: still says 'insufficient': $(cat "$TMP/.stderr")" ||
     pass "15: no 'driver version is insufficient'"
@@ -344,3 +344,41 @@ read -r rc line < "$b/result"
 [ "$rc" = 0 ] && case $line in "batch: 0/1 files (1 running, 0 failed), "*) true ;; *) false ;; esac &&
   [ "$(frames "$b/out/long.framemd5" | wc -l)" = 750 ] &&
   pass "3: while the only file runs, the progress line counts its frames ($line)" || fail "3: progress: $(cat "$b/result")"
+
+# ---- 20: audio into containers that cannot hold it; --no-audio ----
+samples() { # the audio samples of a file, decoded to 48 kHz mono
+  "$FFMPEG" -v error -nostdin -y -i "$1" -map 0:a -c:a pcm_s16le -ac 1 -ar 48000 -f wav "$TMP/s.wav" &&
+    python3 -c 'import wave, sys; print(wave.open(sys.argv[1]).getnframes())' "$TMP/s.wav"
+}
+"$V" --backend cpu "$in" -o "$TMP/a.webm" 2> "$TMP/err"; rc=$?
+codecs=$("$FFPROBE" -v error -show_entries stream=codec_name -of csv=p=0 "$TMP/a.webm" 2> /dev/null | tr '\n' ' ')
+want=$(samples "$in"); got=$(samples "$TMP/a.webm")
+if [ $rc = 0 ] && [ "$codecs" = "av1 opus " ] && [ -n "$got" ] && [ $((got * 100 / want)) -ge 99 ] && [ $((got * 100 / want)) -le 101 ] &&
+  grep -q "h264-aac.mp4: stream 1 (audio aac) cannot go into webm: encoded with opus (--audio-encoder chooses another, --no-audio drops it)" "$TMP/err" &&
+  ! grep -q warning "$TMP/err"; then
+  pass "20: .webm: the AAC audio is encoded with Opus, said so ($got of $want samples)"
+else
+  fail "20: .webm: exit $rc, streams '$codecs', $got of $want samples: $(cat "$TMP/err")"
+fi
+expect "20: .y4m holds no audio: dropped with a warning that names --no-audio" 0 \
+  "warning: .*h264-aac.mp4: stream 1 \\(audio aac\\) cannot go into yuv4mpegpipe, and no audio encoder of this build can; dropped \\(--no-audio drops audio without this warning\\)" -- \
+  "$V" --backend cpu "$in" -o "$TMP/a.y4m"
+"$V" --backend cpu "$in" -o "$TMP/b.y4m" --no-audio 2> "$TMP/err"; rc=$?
+[ $rc = 0 ] && ! grep -q warning "$TMP/err" && pass "20: --no-audio: no warning for y4m" || fail "20: y4m --no-audio: exit $rc: $(cat "$TMP/err")"
+"$V" --backend cpu -q "$in" -o "$TMP/na.mkv" --no-audio; rc=$?
+[ $rc = 0 ] && [ "$("$FFPROBE" -v error -show_entries stream=codec_type -of csv=p=0 "$TMP/na.mkv" | tr '\n' ' ')" = "video " ] &&
+  pass "20: --no-audio: the output has no audio stream" || fail "20: --no-audio: exit $rc: $("$FFPROBE" -v error -show_entries stream=codec_type -of csv=p=0 "$TMP/na.mkv" | tr '\n' ' ')"
+expect "20: ffmpeg's -an is answered with --no-audio" 2 "unknown option '-an': did you mean --no-audio\\? \\(ffmpeg's -an\\)" -- \
+  "$V" --backend cpu "$in" -an -o "$TMP/an.mkv"
+expect "20: ffmpeg's -c:a with --audio-encoder" 2 "unknown option '-c:a': did you mean --audio-encoder NAME\\?" -- \
+  "$V" --backend cpu "$in" -c:a aac -o "$TMP/an.mkv"
+"$V" --backend cpu -q "$in" -o "$TMP/op.mkv" --audio-encoder opus; rc=$?
+[ $rc = 0 ] && [ "$("$FFPROBE" -v error -show_entries stream=codec_name -of csv=p=0 "$TMP/op.mkv" | tr '\n' ' ')" = "h264 opus " ] &&
+  pass "20: --audio-encoder opus encodes where copying would do" || fail "20: --audio-encoder opus: exit $rc"
+expect "20: --audio-encoder a container cannot hold: exit 2" 2 "a.webm: webm cannot hold aac audio \\(--audio-encoder aac\\)" -- \
+  "$V" --backend cpu "$in" -o "$TMP/x/a.webm" --audio-encoder aac
+expect "20: a misspelt audio encoder" 2 "--audio-encoder opsu: no such encoder in this build: did you mean --audio-encoder opus\\?" -- \
+  "$V" --backend cpu "$in" -o "$TMP/x.mkv" --audio-encoder opsu
+"$V" --backend cpu -q "$in" -o "$TMP/cp.webm" --audio-encoder copy 2> "$TMP/err"
+[ "$("$FFPROBE" -v error -show_entries stream=codec_name -of csv=p=0 "$TMP/cp.webm" | tr '\n' ' ')" = "av1 " ] &&
+  pass "20: --audio-encoder copy copies or drops, as before" || fail "20: --audio-encoder copy: $(cat "$TMP/err")"
