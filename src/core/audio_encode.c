@@ -153,12 +153,17 @@ int vkcu_audio_enc_open(vkcu_audio_enc **out, const AVStream *ist, const AVCodec
     }
     a->chunk_size = e->frame_size > 0 && !(codec->capabilities & AV_CODEC_CAP_VARIABLE_FRAME_SIZE) ? e->frame_size
                                                                                                  : ANY_FRAME_SIZE;
-    if (!(a->fifo = av_audio_fifo_alloc(e->sample_fmt, e->ch_layout.nb_channels, a->chunk_size * 4)) ||
-        !(a->ost = avformat_new_stream(oc, NULL))) {
-        ret = AVERROR(ENOMEM);
+    /* The stream last, once nothing else can fail: a failure leaves oc as it was. */
+    AVCodecParameters *par = avcodec_parameters_alloc();
+    if (!par || !(a->fifo = av_audio_fifo_alloc(e->sample_fmt, e->ch_layout.nb_channels, a->chunk_size * 4)) ||
+        (ret = avcodec_parameters_from_context(par, e)) < 0 || !(a->ost = avformat_new_stream(oc, NULL))) {
+        avcodec_parameters_free(&par);
+        ret = ret < 0 ? ret : AVERROR(ENOMEM);
         goto fail;
     }
-    if ((ret = avcodec_parameters_from_context(a->ost->codecpar, e)) < 0)
+    ret = avcodec_parameters_copy(a->ost->codecpar, par);
+    avcodec_parameters_free(&par);
+    if (ret < 0)
         goto fail;
     a->ost->time_base = e->time_base;
     a->ost->disposition = ist->disposition;
@@ -168,7 +173,7 @@ int vkcu_audio_enc_open(vkcu_audio_enc **out, const AVStream *ist, const AVCodec
 fail:
     if (!err[0])
         snprintf(err, errlen, "cannot set up the %s encoder: %s", codec->name, vkcu_err_str(ret, buf, sizeof(buf)));
-    vkcu_audio_enc_close(&a); /* a stream already added to oc stays: the caller fails the output */
+    vkcu_audio_enc_close(&a);
     return ret < 0 ? ret : AVERROR(EINVAL);
 }
 
