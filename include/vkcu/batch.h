@@ -159,8 +159,9 @@ typedef struct vkcu_batch_settings {
     vkcu_batch_progress_callback progress_callback; /* NULL: no progress reports */
     void *progress_opaque;
     /* 0 (default): media files only: a video container's extension (mkv, mp4, mov, ts, 264, ...), or bytes
-     * FFmpeg recognizes as a container holding video; the others are skipped (VKCU_BATCH_REASON_NOT_MEDIA),
-     * which is no failure, and claim no output name. 1: every file listed is a job's input. */
+     * FFmpeg recognizes as a container holding video (a still image is none); the others are skipped
+     * (VKCU_BATCH_REASON_NOT_MEDIA), which is no failure, and claim no output name. 1: every file listed is
+     * a job's input. */
     int all_files;
 } vkcu_batch_settings;
 

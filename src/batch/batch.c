@@ -301,6 +301,10 @@ static int media_content(const char *path, const char **probed)
     if (!fmt || score <= AVPROBE_SCORE_RETRY)
         return 0;
     *probed = fmt->name;
+    /* FFmpeg's still-image demuxers (jpeg_pipe, png_pipe, ...): a picture, not a video */
+    size_t len = strlen(fmt->name);
+    if (len > 5 && !strcmp(fmt->name + len - 5, "_pipe"))
+        return 0;
     AVFormatContext *fc = NULL;
     if (avformat_open_input(&fc, path, fmt, NULL) < 0)
         return 1; /* its bytes say media, yet it does not open: its job says why */
@@ -640,10 +644,13 @@ static void slot_progress_report(void *opaque, const vkcu_progress_info *info)
         sp->user_cb(sp->user_opaque, info);
 }
 
-/* "not media", or "not media: srt, no video stream". */
+/* "not media", or "not media: srt, no video stream", "not media: png_pipe, a still image". */
 static void not_media_note(const batch_file *f, char *buf, size_t size)
 {
-    if (f->probed)
+    size_t len = f->probed ? strlen(f->probed) : 0;
+    if (len > 5 && !strcmp(f->probed + len - 5, "_pipe"))
+        snprintf(buf, size, "not media: %s, a still image", f->probed);
+    else if (f->probed)
         snprintf(buf, size, "not media: %s, no video stream", f->probed);
     else
         snprintf(buf, size, "not media");

@@ -262,14 +262,16 @@ cp "$in" "$b/in/clip.mp4"
 printf '1\n00:00:01,000 --> 00:00:02,000\nHello\n' > "$b/in/clip.srt" # a sidecar: same stem as clip.mp4
 echo "shot on day two" > "$b/in/notes.txt"
 cp "$VKCU_CONFORMANCE/bear.h265" "$b/in/bear.bits" # an HEVC stream under no media extension: its bytes say media
+"$FFMPEG" -v error -nostdin -i "$in" -frames:v 1 -c:v png -f image2 "$b/in/cover.png" # a still image
 "$V" batch --backend cpu "$b/in" "$b/dry" --dry-run > "$b/plan" 2> "$b/err"; rc=$?
 [ $rc = 0 ] && [ "$(awk '/^process/ {print $2}' "$b/plan" | tr '\n' ' ')" = "bear.bits clip.mp4 " ] &&
   grep -q '^skip  *notes.txt .*# not media (--all-files takes it)$' "$b/plan" &&
-  grep -q '^skip  *clip.srt .*# not media: srt, no video stream' "$b/plan" && [ ! -e "$b/dry" ] &&
+  grep -q '^skip  *clip.srt .*# not media: srt, no video stream' "$b/plan" &&
+  grep -q '^skip  *cover.png .*# not media: png_pipe, a still image' "$b/plan" && [ ! -e "$b/dry" ] &&
   pass "1: the dry run takes the media files (by extension and by their bytes) and skips the others" ||
   fail "1: dry run: exit $rc: $(tr '\n' ';' < "$b/plan") $(tail -1 "$b/err")"
 "$V" batch --backend cpu "$b/in" "$b/out" --report "$b/r.jsonl" > /dev/null 2> "$b/err"; rc=$?
-[ $rc = 0 ] && grep -q '^batch: 2 done, 2 skipped, 0 failed' "$b/err" && grep -q '^vkcu: batch: notes.txt: skipped (not media)$' "$b/err" &&
+[ $rc = 0 ] && grep -q '^batch: 2 done, 3 skipped, 0 failed' "$b/err" && grep -q '^vkcu: batch: notes.txt: skipped (not media)$' "$b/err" &&
   [ -s "$b/out/clip.mkv" ] && [ -s "$b/out/bear.mkv" ] && [ ! -e "$b/out/notes.mkv" ] &&
   python3 -c 'import json, sys
 rows = {r["file"]: r for r in map(json.loads, open(sys.argv[1])) if "file" in r}
