@@ -241,6 +241,14 @@ typedef struct vkcu_job {
     int decode_only;            /* 1: decode and drop frames (no chain, no sink): decoder throughput */
     const char *pipeline_file;  /* the preset file the settings came from (vkcu_preset_apply sets it): read by
                                  * the job like its input, so never written over, even with overwrite; NULL: none */
+    /* VKCU_SINK_ENCODE: audio. Each audio stream is copied where the container holds its codec; where it
+     * does not, it is encoded with the container's audio codec, or the first of opus, aac, ac3, pcm_s16le
+     * the container holds (Opus into WebM; docs/transcode.md); where none fits (y4m), it is dropped with a
+     * warning. */
+    int no_audio;               /* 1: no audio streams in the output; 0 (default) */
+    const char *audio_encoder;  /* NULL or "auto" (default): as above; "copy": copy, or drop where the container
+                                 * cannot hold it; an FFmpeg audio encoder name ("aac"): every audio stream
+                                 * encoded with it (-EINVAL when the container cannot hold it) */
 } vkcu_job;
 
 /**

@@ -105,7 +105,8 @@ typedef struct vkcu_compare_job {
     enum vkcu_compare_align align;
     int scale;                     /* 1: B is scaled to A's size and format when they differ */
     FILE *report;                  /* per-frame lines and the summary; NULL (default): none */
-    int per_frame;                 /* 1: a line per frame in report; 0: differing frames only (first 20) */
+    int per_frame;                 /* 1: a line per frame in report; 0: frames outside the limits only
+                                    * (the first 20), then the summary */
     const char *diff_image;        /* PNG of the worst frame's difference; NULL: none */
     const char *csv, *json;        /* per-frame rows; NULL: none */
     const char *report_html;       /* one self-contained HTML page; NULL: none */
@@ -132,9 +133,9 @@ typedef struct vkcu_compare_result {
     int64_t first_diff;            /* index in A of the first differing frame; -1: none */
     double first_diff_time;        /* its timestamp, seconds from the stream start */
     int metrics;                   /* 1: pictures were compared (not only hashes) */
-    vkcu_frame_metrics worst;      /* the pair with the largest mean squared error */
+    vkcu_frame_metrics worst;      /* the pair with the largest mean squared error (the lowest PSNR) */
     int64_t worst_index;           /* its index in A; -1: none */
-    int max_diff;                  /* over all paired frames */
+    int max_diff;                  /* over all paired frames (max_diff_index: where it is) */
     int nb_comps;
     char comp_names[5];
     double psnr[4], psnr_avg, psnr_min; /* as FFmpeg's psnr summary: from the mean MSE */
@@ -145,6 +146,7 @@ typedef struct vkcu_compare_result {
     int pass;                      /* 1: within the limits */
     char verdict[512];             /* one line: IDENTICAL / PASS / MISMATCH and why */
     char error[512];               /* when the call failed for another reason than a mismatch */
+    int64_t max_diff_index;        /* the index in A of the first frame with max_diff; -1: no frame differs */
 } vkcu_compare_result;
 
 /**

@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,10 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <libavformat/avformat.h>
+#include <libavutil/avstring.h>
+#include <libavutil/mem.h>
 
 #include <vkcu/batch.h>
 #include "util/json.h"
@@ -42,12 +47,22 @@ typedef struct batch_file {
     char *rel;               /* path relative to in_dir */
     char *out_rel;           /* output path relative to out_dir */
     const char *same_output; /* rel of an earlier file with the same output, or NULL */
+    int not_media;           /* 1: not a media file (skipped unless all_files); it claims no output */
+    const char *probed;      /* not_media: the container its bytes are (a static name), or NULL: none */
 } batch_file;
 
 typedef struct file_list {
     batch_file *v;
     int n, cap;
 } file_list;
+
+/* A worker slot's running file, for the progress reports: frames so far
+ * and the frames its job expects (its own progress reports). */
+typedef struct slot_progress {
+    _Atomic int64_t frames, expected;
+    vkcu_progress_callback user_cb; /* the context's own callback, still called */
+    void *user_opaque;
+} slot_progress;
 
 typedef struct batch_run {
     const vkcu_batch_settings *p;
@@ -67,6 +82,8 @@ typedef struct batch_run {
     int processed;     /* done + failed (for the ETA) */
     double start;
     int worst_error;   /* highest-priority error of a file, 0 when none failed */
+    slot_progress *slots; /* one per worker */
+    int nb_slots;
 } batch_run;
 
 void vkcu_batch_default_settings(vkcu_batch_settings *s)
@@ -222,10 +239,15 @@ static int map_outputs(file_list *l, const char *ext)
     qsort(order, (size_t)l->n, sizeof(int), cmp_out);
     sort_list = NULL;
     pthread_mutex_unlock(&sort_lock);
-    for (int i = 1; i < l->n; i++)
-        if (!strcmp(l->v[order[i]].out_rel, l->v[order[i - 1]].out_rel))
-            l->v[order[i]].same_output = l->v[order[i - 1]].same_output ? l->v[order[i - 1]].same_output
-                                                                      : l->v[order[i - 1]].rel;
+    /* Files that are not media write nothing: notes.txt beside notes.mp4 takes no output from it. */
+    for (int i = 0, prev = -1; i < l->n; i++) {
+        batch_file *f = &l->v[order[i]];
+        if (f->not_media)
+            continue;
+        if (prev >= 0 && !strcmp(f->out_rel, l->v[prev].out_rel))
+            f->same_output = l->v[prev].same_output ? l->v[prev].same_output : l->v[prev].rel;
+        prev = order[i];
+    }
     free(order);
     return 0;
 }
@@ -238,6 +260,63 @@ static void list_free(file_list *l)
     }
     free(l->v);
     memset(l, 0, sizeof(*l));
+}
+
+/* ---- media files ---- */
+
+/* Extensions of video containers and streams: taken without reading them
+ * (a damaged one fails as its job, rather than being skipped). */
+static const char *const media_extensions[] = {
+    "264", "265", "3g2", "3gp", "asf", "av1", "avi", "bit", "dv", "f4v", "flv", "h264", "h265", "hevc", "ivf", "m2t",
+    "m2ts", "m2v", "m4v", "mj2", "mjpeg", "mkv", "mov", "mp4", "mpeg", "mpg", "mts", "mxf", "nut", "obu", "ogv", "qt",
+    "rm", "rmvb", "ts", "vob", "webm", "wmv", "y4m", NULL,
+};
+
+static int media_extension(const char *name)
+{
+    const char *slash = strrchr(name, '/'), *dot = strrchr(slash ? slash + 1 : name, '.');
+    for (int i = 0; dot && media_extensions[i]; i++)
+        if (!av_strcasecmp(dot + 1, media_extensions[i]))
+            return 1;
+    return 0;
+}
+
+/* Whether a file of another extension is media: FFmpeg recognizes its
+ * bytes (their name does not count) as a container that holds a video
+ * stream (not only a cover picture). Pipes, devices and unreadable files
+ * are not opened. *probed: the container's name, when its bytes are one. */
+static int media_content(const char *path, const char **probed)
+{
+    enum { PROBE_BYTES = 1 << 16 };
+    struct stat st;
+    *probed = NULL;
+    if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
+        return 0;
+    uint8_t *buf = av_mallocz(PROBE_BYTES + AVPROBE_PADDING_SIZE);
+    FILE *f = buf ? fopen(path, "rb") : NULL;
+    size_t n = f ? fread(buf, 1, PROBE_BYTES, f) : 0;
+    if (f)
+        fclose(f);
+    AVProbeData pd = { .filename = "", .buf = buf, .buf_size = (int)n };
+    int score = 0;
+    const AVInputFormat *fmt = n ? av_probe_input_format3(&pd, 1, &score) : NULL;
+    av_free(buf);
+    if (!fmt || score <= AVPROBE_SCORE_RETRY)
+        return 0;
+    *probed = fmt->name;
+    /* FFmpeg's still-image demuxers (jpeg_pipe, png_pipe, ...): a picture, not a video */
+    size_t len = strlen(fmt->name);
+    if (len > 5 && !strcmp(fmt->name + len - 5, "_pipe"))
+        return 0;
+    AVFormatContext *fc = NULL;
+    if (avformat_open_input(&fc, path, fmt, NULL) < 0)
+        return 1; /* its bytes say media, yet it does not open: its job says why */
+    int video = !fc->nb_streams && (fc->ctx_flags & AVFMTCTX_NOHEADER); /* streams come with packets */
+    for (unsigned i = 0; i < fc->nb_streams; i++)
+        video |= fc->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_VIDEO &&
+                 !(fc->streams[i]->disposition & AV_DISPOSITION_ATTACHED_PIC);
+    avformat_close_input(&fc);
+    return video;
 }
 
 /* ---- report ---- */
@@ -318,10 +397,34 @@ static void progress_report(batch_run *b, int final)
     info.running = b->running;
     info.failed = r->failed;
     info.frames = r->frames;
+    /* The running files' frames count as they go: a long file would
+     * otherwise show no progress, and a falling rate, until it ends. */
+    int64_t left = 0, expected = 0;
+    int known = 0, unknown = 0;
+    for (int i = 0; i < b->nb_slots; i++) {
+        int64_t f = atomic_load(&b->slots[i].frames), e = atomic_load(&b->slots[i].expected);
+        info.frames_running += f;
+        if (e > 0) {
+            left += e > f ? e - f : 0;
+            expected += e;
+            known++;
+        } else if (f > 0) {
+            unknown++;
+        }
+    }
     info.elapsed = el;
-    info.fps = el > 0 ? r->frames / el : 0.0;
-    /* Files finish at the rate seen so far (all streams together). */
-    info.eta = final ? 0.0 : b->processed > 0 && el > 0 ? el / b->processed * (info.total - info.finished) : -1.0;
+    info.fps = el > 0 ? (r->frames + info.frames_running) / el : 0.0;
+    /* The frames still to come at the rate so far (all streams together):
+     * the running files' remainders, and files to start as large as the
+     * average of those done and running. */
+    int waiting = info.total - info.finished - info.running;
+    double per_file = r->done + known > 0 ? (double)(r->frames + expected) / (r->done + known) : -1;
+    if (final)
+        info.eta = 0.0;
+    else if (per_file > 0 && info.fps > 0)
+        info.eta = (left + (waiting + unknown) * per_file) / info.fps;
+    else
+        info.eta = b->processed > 0 && el > 0 ? el / b->processed * (info.total - info.finished) : -1.0;
     info.final = final;
     b->p->progress_callback(b->p->progress_opaque, &info);
 }
@@ -419,6 +522,10 @@ static void settings_text(const vkcu_job_params *p, const char *in, char *buf, s
              p->preset ? p->preset : "", p->gop, p->encoder_opts ? p->encoder_opts : "", p->start_time,
              (long long)p->start_frame, p->duration, (long long)p->frame_count, p->max_frames,
              p->sink == VKCU_SINK_HASH ? (int)p->hash_algo : -1, p->sink == VKCU_SINK_HASH ? (int)p->hash_format : -1);
+    /* Audio settings only when set: records of earlier runs (which had none) still match the default. */
+    size_t n = strlen(buf);
+    if (p->sink == VKCU_SINK_ENCODE && (p->no_audio || (p->audio_encoder && strcmp(p->audio_encoder, "auto"))))
+        snprintf(buf + n, len - n, "audio=%s\n", p->no_audio ? "none" : p->audio_encoder);
 }
 
 /* The record beside an output: ".vkcu-HASH.settings" (short, whatever the
@@ -558,6 +665,29 @@ static void file_outcome(batch_run *b, const vkcu_batch_file *bf)
         log_line(VKCU_LOG_ERROR, "%s", bf->message);
 }
 
+/* A job's progress report, on its thread: the slot's counts for the
+ * batch's own reports. */
+static void slot_progress_report(void *opaque, const vkcu_progress_info *info)
+{
+    slot_progress *sp = opaque;
+    atomic_store(&sp->frames, info->frames);
+    atomic_store(&sp->expected, info->expected);
+    if (sp->user_cb)
+        sp->user_cb(sp->user_opaque, info);
+}
+
+/* "not media", or "not media: srt, no video stream", "not media: png_pipe, a still image". */
+static void not_media_note(const batch_file *f, char *buf, size_t size)
+{
+    size_t len = f->probed ? strlen(f->probed) : 0;
+    if (len > 5 && !strcmp(f->probed + len - 5, "_pipe"))
+        snprintf(buf, size, "not media: %s, a still image", f->probed);
+    else if (f->probed)
+        snprintf(buf, size, "not media: %s, no video stream", f->probed);
+    else
+        snprintf(buf, size, "not media");
+}
+
 static void process_file(batch_run *b, int k, int slot)
 {
     const vkcu_batch_settings *p = b->p;
@@ -582,9 +712,21 @@ static void process_file(batch_run *b, int k, int slot)
     jp.device = device;
     jp.overwrite = p->overwrite;
     jp.hash_out_name = out;
+    /* The job's progress feeds the batch's (and still the context's callback, if any). */
+    slot_progress *sp = &b->slots[slot];
+    sp->user_cb = jp.progress ? jp.progress_cb : NULL;
+    sp->user_opaque = jp.progress_opaque;
+    jp.progress = 1;
+    jp.progress_cb = slot_progress_report;
+    jp.progress_opaque = sp;
     settings_text(&jp, in, settings, sizeof(settings));
 
-    if (f->same_output) {
+    if (f->not_media) {
+        not_media_note(f, note, sizeof(note));
+        reason = VKCU_BATCH_REASON_NOT_MEDIA;
+        st = VKCU_BATCH_SKIPPED;
+        goto record;
+    } else if (f->same_output) {
         job_error(&jr, "%s: its output %s is also the output of %s (rename one of them, or leave one out "
                   "with an exclude pattern)", in, out, f->same_output);
         reason = VKCU_BATCH_REASON_SAME_OUTPUT;
@@ -646,6 +788,8 @@ record:
     vkcu_batch_result *r = b->r;
     int busy = reason == VKCU_BATCH_REASON_BUSY;
     int on_gpu = jr.path != VKCU_PATH_NONE && jr.path != VKCU_PATH_CPU;
+    atomic_store(&sp->frames, 0); /* counted below when written, else gone */
+    atomic_store(&sp->expected, 0);
     if (st == VKCU_BATCH_DONE) {
         r->done++;
         r->frames += jr.frames_out;
@@ -655,7 +799,10 @@ record:
     } else if (st == VKCU_BATCH_SKIPPED) {
         r->skipped++;
         detail = note;
-        log_line(busy ? VKCU_LOG_INFO : VKCU_LOG_VERBOSE, "batch: %s: skipped: %s", f->rel, note);
+        if (reason == VKCU_BATCH_REASON_NOT_MEDIA)
+            log_line(VKCU_LOG_INFO, "batch: %s: skipped (%s)", f->rel, note);
+        else
+            log_line(busy ? VKCU_LOG_INFO : VKCU_LOG_VERBOSE, "batch: %s: skipped: %s", f->rel, note);
     } else {
         if (st == VKCU_BATCH_INTERRUPTED)
             r->interrupted++;
@@ -670,7 +817,9 @@ record:
     file_outcome(b, &bf);
     if (ret < 0 && (!b->worst_error || error_rank(ret) < error_rank(b->worst_error)))
         b->worst_error = ret;
-    report_file(b, f, in, st == VKCU_BATCH_DONE || (st == VKCU_BATCH_SKIPPED && !busy) ? out : NULL, st,
+    report_file(b, f, in,
+                st == VKCU_BATCH_DONE || (st == VKCU_BATCH_SKIPPED && !busy && reason != VKCU_BATCH_REASON_NOT_MEDIA)
+                    ? out : NULL, st,
                 st == VKCU_BATCH_SKIPPED ? NULL : &jr, ret < 0 ? ret : 0, on_gpu ? device : -1,
                 ret < 0 ? jr.error : NULL, st == VKCU_BATCH_SKIPPED ? note : NULL);
     pthread_mutex_unlock(&b->lock);
@@ -726,7 +875,13 @@ static void dry_run(batch_run *b)
         vkcu_batch_file bf = { .index = k, .file = f->rel, .input = in, .output = out, .status = VKCU_BATCH_PLANNED,
                                .reason = VKCU_BATCH_REASON_NONE, .detail = "", .message = jr.error, .device = -1 };
         int exists = stat(out, &sb) == 0;
-        if (f->same_output) {
+        char note[128];
+        if (f->not_media) {
+            not_media_note(f, note, sizeof(note));
+            bf.status = VKCU_BATCH_SKIPPED;
+            bf.reason = VKCU_BATCH_REASON_NOT_MEDIA;
+            bf.detail = note;
+        } else if (f->same_output) {
             bf.status = VKCU_BATCH_FAILED;
             bf.reason = VKCU_BATCH_REASON_SAME_OUTPUT;
             bf.detail = f->same_output;
@@ -753,6 +908,9 @@ static void dry_run(batch_run *b)
         r->planned += bf.status == VKCU_BATCH_PLANNED;
         r->skipped += bf.status == VKCU_BATCH_SKIPPED;
         r->failed += bf.status == VKCU_BATCH_FAILED;
+        /* The plan's failures decide its return, as the real run's would. */
+        if (bf.error < 0 && (!b->worst_error || error_rank(bf.error) < error_rank(b->worst_error)))
+            b->worst_error = bf.error;
         pthread_mutex_lock(&b->lock);
         file_outcome(b, &bf);
         pthread_mutex_unlock(&b->lock);
@@ -792,6 +950,7 @@ static int check_batch(const vkcu_batch_settings *p, char *err, size_t errlen)
     RANGE("resume flag", p->resume, 0, 1);
     RANGE("overwrite flag", p->overwrite, 0, 1);
     RANGE("dry-run flag", p->dry_run, 0, 1);
+    RANGE("all-files flag", p->all_files, 0, 1);
     RANGE("shard count", p->shard_count, 1, VKCU_BATCH_MAX_SHARDS);
     RANGE("shard index", p->shard_index, 0, p->shard_count - 1);
     int ret = check_globs("include pattern count", p->include, p->nb_include, err, errlen);
@@ -811,8 +970,10 @@ static int check_batch(const vkcu_batch_settings *p, char *err, size_t errlen)
                             "one output per file)");
     /* The per-file fields get stand-ins: the rest of the job is checked as vkcu_run would. */
     vkcu_job job = p->job;
+    char outputs[PATH_MAX + 32];
+    snprintf(outputs, sizeof(outputs), "%s/*%s", p->out_dir, p->extension); /* the container and encoder of every file */
     job.input = p->in_dir;
-    job.output = p->out_dir;
+    job.output = outputs;
     job.hash_out = stdout;
     job.overwrite = p->overwrite;
     return vkcu_check_job(&job, err, errlen);
@@ -970,6 +1131,14 @@ static int batch_run_files(vkcu_context *ctx, const vkcu_batch_settings *p, vkcu
 
     if ((ret = walk(p, "", skip, 1, &report_inode, report_hit, &all, err, errlen)) < 0)
         goto fail;
+    /* Media files only (unless all_files): decided on the whole list, so
+     * every shard maps the same outputs. */
+    for (int k = 0; !p->all_files && k < all.n; k++) {
+        batch_file *f = &all.v[k];
+        char full[PATH_MAX + 1];
+        snprintf(full, sizeof(full), "%s/%s", p->in_dir, f->rel);
+        f->not_media = !media_extension(f->rel) && !media_content(full, &f->probed);
+    }
     if (p->report_path && !p->dry_run && (ret = report_open(b, report_hit, err, errlen)) < 0)
         goto fail;
     if (all.n == 0) {
@@ -997,7 +1166,7 @@ static int batch_run_files(vkcu_context *ctx, const vkcu_batch_settings *p, vkcu
 
     if (p->dry_run) {
         dry_run(b);
-        ret = 0;
+        ret = b->worst_error;
         goto fail;
     }
 
@@ -1006,7 +1175,9 @@ static int batch_run_files(vkcu_context *ctx, const vkcu_batch_settings *p, vkcu
     vkcu_vkdev_expect((unsigned)jobs, 0);
     threads = calloc((size_t)jobs, sizeof(*threads));
     args = calloc((size_t)jobs * 2, sizeof(*args));
-    if (!threads || !args) {
+    b->slots = calloc((size_t)jobs, sizeof(*b->slots));
+    b->nb_slots = b->slots ? jobs : 0;
+    if (!threads || !args || !b->slots) {
         ret = AVERROR(ENOMEM);
         goto fail;
     }
@@ -1091,6 +1262,7 @@ fail:
     }
     free(threads);
     free(args);
+    free(b->slots);
     free(b->files);
     list_free(&all);
     pthread_cond_destroy(&b->changed);

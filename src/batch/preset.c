@@ -20,6 +20,7 @@
 #include <libavutil/opt.h>
 
 #include "core/encoder_files.h"
+#include "core/encoders.h"
 #include "core/stage.h"
 #include "util/file.h"
 #include "util/log.h"
@@ -296,13 +297,12 @@ static int check_whole(parse_state *s, vkcu_preset *ps)
         return 0;
     }
     const AVCodec *codec = avcodec_find_encoder_by_name(ps->encoder);
-    if (codec && ps->extension[0] && strcmp(ps->extension, ".y4m") && strcmp(ps->extension, ".yuv") &&
-        strcmp(ps->extension, ".raw")) {
+    if (codec && ps->extension[0]) {
         char probe[32];
         snprintf(probe, sizeof(probe), "x%s", ps->extension);
-        const AVOutputFormat *ofmt = av_guess_format(NULL, probe, NULL);
-        /* 0: the muxer knows it cannot hold the codec; <0: it does not say. */
-        if (ofmt && avformat_query_codec(ofmt, codec->id, FF_COMPLIANCE_NORMAL) == 0)
+        const AVOutputFormat *ofmt = vkcu_output_muxer(probe, NULL);
+        /* 0: the muxer cannot hold the codec; <0: it does not say. */
+        if (ofmt && vkcu_muxer_takes(ofmt, codec->id) == 0)
             return perr(s, s->line_of[KEY_CONTAINER], s->col_of[KEY_CONTAINER],
                         "container: %s files cannot hold %s (encoder on line %d)", ps->extension + 1, ps->encoder,
                         s->line_of[KEY_ENCODER]);
@@ -315,6 +315,11 @@ static int check_whole(parse_state *s, vkcu_preset *ps)
     int ret = 0;
     if (!enc)
         return perr(s, s->line_of[KEY_ENCODER], s->col_of[KEY_ENCODER], "encoder: cannot set up '%s'", ps->encoder);
+    char why[700];
+    if (ps->encoder_preset[0] && vkcu_encoder_check_choice(codec, "preset", ps->encoder_preset, why, sizeof(why)) < 0) {
+        ret = perr(s, s->line_of[KEY_PRESET], s->col_of[KEY_PRESET], "preset: %s", why);
+        goto done;
+    }
     if (ps->encoder_preset[0] && av_opt_set(enc->priv_data, "preset", ps->encoder_preset, 0) < 0) {
         ret = perr(s, s->line_of[KEY_PRESET], s->col_of[KEY_PRESET], "preset: encoder %s has no preset '%s'",
                    ps->encoder, ps->encoder_preset);
@@ -323,6 +328,11 @@ static int check_whole(parse_state *s, vkcu_preset *ps)
     if (ps->encoder_opts[0] && av_dict_parse_string(&opts, ps->encoder_opts, "=", ":", 0) >= 0) {
         const AVDictionaryEntry *t = NULL;
         while ((t = av_dict_iterate(opts, t))) {
+            if ((!strcmp(t->key, "preset") || !strcmp(t->key, "tune")) &&
+                vkcu_encoder_check_choice(codec, t->key, t->value, why, sizeof(why)) < 0) {
+                ret = perr(s, s->line_of[KEY_ENCODER_OPT], s->col_of[KEY_ENCODER_OPT], "encoder-opt: %s", why);
+                goto done;
+            }
             if (av_opt_set(enc, t->key, t->value, AV_OPT_SEARCH_CHILDREN) < 0) {
                 ret = perr(s, s->line_of[KEY_ENCODER_OPT], s->col_of[KEY_ENCODER_OPT],
                            "encoder-opt: encoder %s has no option %s=%s", ps->encoder, t->key, t->value);

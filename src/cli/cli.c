@@ -99,6 +99,10 @@ static int transcode_apply(void *ctx, const cli_option *o, const char *arg, cons
 {
     transcode_args *t = ctx;
     if (!o) {
+        /* "vkcu in.mp4 out.mkv": an output written as ffmpeg's last operand */
+        if (t->input && access(arg, F_OK) != 0 && vkcu_container_of(arg))
+            return cli_usage_error("'%s' does not exist, and it is not an input: did you mean: vkcu %s -o %s", arg,
+                                   t->input, arg);
         if (t->input)
             return cli_usage_error("more than one input ('%s' and '%s'); use 'vkcu batch' for many files", t->input,
                                    arg);
@@ -135,8 +139,14 @@ int cli_main_transcode(int argc, char **argv)
         return cli_usage_error("no input file");
     if (!p->j.output && p->j.sink != VKCU_SINK_NULL)
         return cli_usage_error("no output: add -o OUTPUT");
-    if (t.no_overwrite)
-        p->j.overwrite = 0;
+    /* As gzip and zstd: compressed video is no text for a terminal. */
+    if (p->j.output && !strcmp(p->j.output, "-") && p->j.sink == VKCU_SINK_ENCODE && isatty(STDOUT_FILENO))
+        return cli_usage_error("-o -: standard output is a terminal, and video is not text: redirect it to a file "
+                               "(> out.nut) or pipe it (| ffplay -)");
+    /* As ffmpeg: the pair is refused, whatever their order. */
+    if (t.no_overwrite && p->j.overwrite)
+        return cli_usage_error("-y and -n contradict each other (-y replaces an existing output, -n never does): "
+                               "give one of them");
     p->j.input = t.input;
     cli_install_signals();
     vkcu_job_result r;
@@ -255,6 +265,24 @@ static const verb_main verb_mains[CLI_NB_VERBS] = {
     [CLI_BATCH] = cli_main_batch,         [CLI_PIPELINES] = cli_main_pipelines,
 };
 
+/* `vkcu help [VERB]`, as git answers it: the same text as --help. */
+static int help_verb(const char *name)
+{
+    if (!name || !strcmp(name, "vkcu")) {
+        cli_print_help(CLI_TRANSCODE, stdout);
+        return 0;
+    }
+    enum cli_verb_id verb = cli_verb_by_name(name);
+    if (verb != CLI_NB_VERBS) {
+        cli_print_help(verb, stdout);
+        return 0;
+    }
+    const char *near = cli_nearest_verb(name);
+    if (near)
+        return cli_usage_error("help: '%s' is not a verb: did you mean 'vkcu help %s'?", name, near);
+    return cli_usage_error("help: '%s' is not a verb ('vkcu help' lists them)", name);
+}
+
 int main(int argc, char **argv)
 {
     vkcu_set_log_level(VKCU_LOG_INFO);
@@ -264,6 +292,8 @@ int main(int argc, char **argv)
         cli_print_help(CLI_TRANSCODE, stderr);
         return VKCU_EXIT_USAGE;
     }
+    if (!strcmp(argv[1], "help") && argc <= 3 && (argc == 2 || argv[2][0] != '-'))
+        return help_verb(argc == 3 ? argv[2] : NULL);
     enum cli_verb_id verb = cli_verb_by_name(argv[1]);
     if (verb != CLI_NB_VERBS)
         return finish_stdout(verb_mains[verb](argc - 1, argv + 1));

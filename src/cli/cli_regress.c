@@ -22,6 +22,7 @@ typedef struct compare_args {
     const char *inputs[2];
     const char *chain_a, *chain_b;
     int nb_inputs;
+    int quiet; /* -q: the verdict alone */
 } compare_args;
 
 static int compare_apply(void *ctx, const cli_option *o, const char *arg, const cli_value *v)
@@ -49,6 +50,9 @@ static int compare_apply(void *ctx, const cli_option *o, const char *arg, const 
     case OPT_SCALE: c->cj.scale = 1; break;
     case OPT_VMAF: c->cj.vmaf = 1; break;
     case OPT_OVERWRITE: c->cj.overwrite = 1; break;
+    case OPT_QUIET:
+        c->quiet = 1;
+        return cli_job_apply(&c->job, CLI_COMPARE, o, arg, v);
     default: return cli_job_apply(&c->job, CLI_COMPARE, o, arg, v);
     }
     return 0;
@@ -78,11 +82,11 @@ int cli_main_compare(int argc, char **argv)
     cj->strict = c.job.j.strict;
     cj->pipeline_file = c.job.j.pipeline_file;
     /* A file written to standard output ("-") keeps it to itself. */
-    cj->report = stdout;
+    cj->report = c.quiet ? NULL : stdout;
     const char *files[] = { cj->csv, cj->json, cj->report_html, cj->diff_image };
     for (int k = 0; k < 4; k++)
         if (files[k] && !strcmp(files[k], "-"))
-            cj->report = stderr;
+            cj->report = c.quiet ? NULL : stderr;
     cli_install_signals();
     vkcu_context *ctx = NULL;
     vkcu_compare_result r;
@@ -93,7 +97,9 @@ int cli_main_compare(int argc, char **argv)
     fflush(stdout);
     if (ret < 0 && ret != VKCU_ERR_MISMATCH)
         return cli_exit_code(ret); /* the library has said why */
-    if (ret == VKCU_ERR_MISMATCH)
+    if (c.quiet)
+        printf("%s\n", r.verdict); /* on standard output, where the report would have ended with it */
+    else if (ret == VKCU_ERR_MISMATCH)
         fprintf(stderr, "vkcu: %s vs %s: %s\n", cj->a, cj->b, r.verdict);
     return ret < 0 ? VKCU_EXIT_MISMATCH : 0;
 }

@@ -74,6 +74,8 @@ int cli_job_apply(cli_job *p, enum cli_verb_id verb, const cli_option *o, const 
     case OPT_ENCODER_OPT: p->j.encoder_opts = arg; break;
     case OPT_FASTSTART: p->j.faststart = 1; break;
     case OPT_ENCODE_WORKERS: p->s.encode_workers = (int)v->i; break;
+    case OPT_NO_AUDIO: p->j.no_audio = 1; break;
+    case OPT_AUDIO_ENCODER: p->j.audio_encoder = arg; break;
     default: {
         /* the table gives a verb an option its apply function forgot */
         char name[64];

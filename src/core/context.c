@@ -22,6 +22,7 @@
 #include <libavutil/error.h>
 
 #include "context.h"
+#include "encoders.h"
 #include "util/log.h"
 #include "stage.h"
 #include "vkcu.h"
@@ -180,6 +181,7 @@ int vkcu_check_job(const vkcu_job *job, char *err, size_t errlen)
     RANGE("strict", job->strict, 0, 1);
     RANGE("require_gpu_decode", job->require_gpu_decode, 0, 1);
     RANGE("decode_only", job->decode_only, 0, 1);
+    RANGE("no_audio", job->no_audio, 0, 1);
     int ret = vkcu_check_trim(job->start_time, job->duration, job->start_frame, job->frame_count, err, errlen);
     if (ret < 0)
         return ret;
@@ -202,6 +204,9 @@ int vkcu_check_job(const vkcu_job *job, char *err, size_t errlen)
     if (job->hash_path && (job->sink != VKCU_SINK_HASH || !*job->hash_path))
         return vkcu_invalid(err, errlen, "%s: a hash file is given, but %s", job->input,
                             *job->hash_path ? "the sink is not the hash sink" : "its name is empty");
+    char enc_why[512];
+    if (vkcu_encode_check(job, enc_why, sizeof(enc_why)) < 0) /* the encoder, its container, its preset: before any input */
+        return vkcu_invalid(err, errlen, "%s", enc_why);
     if (job->decode_only && job->sink != VKCU_SINK_NULL)
         return vkcu_invalid(err, errlen, "%s: decode-only jobs write nothing: their sink must be the null sink", job->input);
     if (job->chain && *job->chain) {
@@ -252,6 +257,8 @@ void vkcu_context_describe(const vkcu_context *c, const vkcu_job *job, vkcu_job_
     p->gop = job->gop;
     p->encoder_opts = job->encoder_opts;
     p->faststart = job->faststart;
+    p->no_audio = job->no_audio;
+    p->audio_encoder = job->audio_encoder;
     p->overwrite = job->overwrite;
     p->keep_partial = job->keep_partial;
     p->strict = job->strict;

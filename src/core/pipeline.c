@@ -437,7 +437,9 @@ static int open_backend(job *j)
         ret = vkcu_gpu_open(&gc, &j->gpu, why, sizeof(why));
         if (ret < 0) {
             if (p->backend == VKCU_BACKEND_GPU) {
-                snprintf(j->err, j->errlen, "%s: %s: %s", p->input, VKCU_SETTING_IS("backend", "gpu"), why);
+                /* A machine without the GPU still runs the job: say how. */
+                snprintf(j->err, j->errlen, "%s: %s: %s; %s processes it without a GPU", p->input,
+                         VKCU_SETTING_IS("backend", "gpu"), why, VKCU_SETTING_IS("backend", "cpu"));
                 return VKCU_ERR_DEVICE;
             }
             LOGV("no GPU backend (%s); using the CPU reference", why);

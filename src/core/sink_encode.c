@@ -20,6 +20,8 @@
 
 #include "util/log.h"
 #include "encoder_files.h"
+#include "audio_encode.h"
+#include "encoders.h"
 #include "stage.h"
 #include "timing.h"
 #include "gpu/vkencode.h"
@@ -64,6 +66,7 @@ typedef struct encode_sink {
     AVStream *vst;
     int *stream_map;        /* input stream -> output stream, -1: dropped */
     int nb_map;
+    vkcu_audio_enc **audio; /* per input stream: its re-encoder (audio the container cannot hold), or NULL */
     AVPacket *pkt;
     AVFrame *hw_frame;      /* Vulkan encode: the uploaded frame */
     AVBufferRef *vk_device; /* Vulkan encode: the GPU's shared device (gpu/device.c) */
@@ -93,26 +96,6 @@ typedef struct encode_sink {
     double t_encode, t_mux, t_idle; /* encoder thread time, seconds (--stats) */
     char thread_err[512];
 } encode_sink;
-
-static const char *default_encoder(const AVOutputFormat *ofmt, const char *path, int named)
-{
-    const char *ext = strrchr(path, '.');
-    char first[16] = "";
-    if ((!ext || named) && ofmt->extensions) { /* -f FORMAT, standard output: the container's usual extension */
-        snprintf(first, sizeof(first), "%.*s", (int)strcspn(ofmt->extensions, ","), ofmt->extensions);
-        ext = NULL;
-    }
-    ext = ext ? ext + 1 : first;
-    if (!av_strcasecmp(ext, "y4m"))
-        return "wrapped_avframe";
-    if (!av_strcasecmp(ext, "nut") || !av_strcasecmp(ext, "yuv") || !av_strcasecmp(ext, "raw"))
-        return "rawvideo";
-    if (!av_strcasecmp(ext, "ivf") || !av_strcasecmp(ext, "webm") || !av_strcasecmp(ext, "obu"))
-        return "libsvtav1";
-    if (!av_strcasecmp(ext, "hevc") || !av_strcasecmp(ext, "h265") || !av_strcasecmp(ext, "265"))
-        return "libx265";
-    return "libx264";
-}
 
 static int pix_fmt_supported(const AVCodec *codec, enum AVPixelFormat fmt)
 {
@@ -217,6 +200,13 @@ static int configure_encoder(vkcu_sink *s, const AVCodec *codec, const vkcu_vide
     if (p->crf >= 0 && av_opt_set_int(enc->priv_data, "crf", p->crf, 0) < 0 &&
         av_opt_set_int(enc->priv_data, "qp", p->crf, 0) < 0)
         LOGW("%s: encoder %s has no crf (or qp) option; %s ignored", path, codec->name, VKCU_SETTING("crf"));
+    /* Named presets and tunes against the encoder's list, before its library sees (and prints about) them. */
+    char why[700];
+    if (p->preset && *p->preset && vkcu_encoder_check_choice(codec, "preset", p->preset, why, sizeof(why)) < 0) {
+        snprintf(s->err, s->errlen, "%s: %s", path, why);
+        ret = VKCU_ERR_USAGE;
+        goto fail;
+    }
     if (p->preset && *p->preset && av_opt_set(enc->priv_data, "preset", p->preset, 0) < 0) {
         snprintf(s->err, s->errlen, "%s: encoder %s has no preset '%s'", path, codec->name, p->preset);
         ret = VKCU_ERR_USAGE;
@@ -238,6 +228,13 @@ static int configure_encoder(vkcu_sink *s, const AVCodec *codec, const vkcu_vide
         }
         const AVDictionaryEntry *t = NULL;
         while ((t = av_dict_iterate(opts, t))) {
+            if ((!strcmp(t->key, "preset") || !strcmp(t->key, "tune")) &&
+                vkcu_encoder_check_choice(codec, t->key, t->value, why, sizeof(why)) < 0) {
+                snprintf(s->err, s->errlen, "%s: %s", VKCU_SETTING("encoder_opts"), why);
+                av_dict_free(&opts);
+                ret = VKCU_ERR_USAGE;
+                goto fail;
+            }
             if (av_opt_set(enc, t->key, t->value, AV_OPT_SEARCH_CHILDREN) < 0) {
                 snprintf(s->err, s->errlen, "%s: %s has no option %s=%s", VKCU_SETTING("encoder_opts"), codec->name,
                          t->key, t->value);
@@ -257,6 +254,46 @@ fail:
     return ret;
 }
 
+
+/* An audio stream the job encodes rather than copies: the one the container
+ * cannot hold (with the container's audio encoder), or every one with a
+ * named audio_encoder. 1: encoded (its output stream mapped); 0: copy or
+ * drop it as other streams; <0: the job fails (a named encoder that cannot
+ * be set up), with s->err set. */
+static int audio_stream(vkcu_sink *s, const AVOutputFormat *ofmt, AVStream *ist, int copy)
+{
+    encode_sink *e = s->priv;
+    const vkcu_job_params *p = s->params;
+    const char *named = p->audio_encoder && *p->audio_encoder && strcmp(p->audio_encoder, "auto") ? p->audio_encoder
+                                                                                                   : NULL;
+    if ((named && !strcmp(named, "copy")) || (copy && !named) || (ofmt->flags & AVFMT_NOTIMESTAMPS))
+        return 0;
+    const AVCodec *codec = named ? avcodec_find_encoder_by_name(named) : vkcu_audio_encoder_for(ofmt);
+    if (!codec)
+        return 0; /* the check refused unknown names: here, no encoder fits the container */
+    char why[512] = "";
+    int ret = vkcu_audio_enc_open(&e->audio[ist->index], ist, codec, e->oc, why, sizeof(why));
+    if (ret < 0) {
+        if (named) {
+            snprintf(s->err, s->errlen, "%s: stream %d (audio %s): %s: %s", p->output, ist->index,
+                     avcodec_get_name(ist->codecpar->codec_id), VKCU_SETTING_IS("audio_encoder", named), why);
+            return VKCU_ERR_USAGE;
+        }
+        LOGW("%s: stream %d (audio %s) cannot go into %s, nor be encoded with %s (%s); dropped", s->demux->path,
+             ist->index, avcodec_get_name(ist->codecpar->codec_id), ofmt->name, codec->name, why);
+        ist->discard = AVDISCARD_ALL;
+        return 1;
+    }
+    e->stream_map[ist->index] = vkcu_audio_enc_stream(e->audio[ist->index]);
+    if (named)
+        LOGV("%s: stream %d (audio %s) encoded with %s", s->demux->path, ist->index,
+             avcodec_get_name(ist->codecpar->codec_id), codec->name);
+    else
+        LOGI("%s: stream %d (audio %s) cannot go into %s: encoded with %s (%s chooses another, %s drops it)",
+             s->demux->path, ist->index, avcodec_get_name(ist->codecpar->codec_id), ofmt->name, codec->name,
+             VKCU_SETTING("audio_encoder"), VKCU_SETTING_IS("no_audio", "1"));
+    return 1;
+}
 
 static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb)
 {
@@ -292,7 +329,7 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
         snprintf(s->err, s->errlen, "%s: unknown output format (use an extension such as .mkv, .mp4, .nut, .y4m)", path);
         return VKCU_ERR_USAGE;
     }
-    const char *encname = p->encoder && *p->encoder && strcmp(p->encoder, "auto") ? p->encoder : default_encoder(ofmt, path, !!p->output_format);
+    const char *encname = p->encoder && *p->encoder && strcmp(p->encoder, "auto") ? p->encoder : vkcu_default_encoder(ofmt, path, !!p->output_format);
     if (vkcu_vkencode_is_vulkan(encname)) {
         /* Before anything is created: no encode queue, no output. The GPU
          * backend encodes on its own GPU; the CPU path on any that can. */
@@ -306,8 +343,10 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
     }
     const AVCodec *codec = avcodec_find_encoder_by_name(encname);
     if (!codec || codec->type != AVMEDIA_TYPE_VIDEO) {
-        snprintf(s->err, s->errlen, "%s: %s '%s' is not available in this build (try libx264, libx265, libsvtav1, ffv1, "
-                 "rawvideo)", path, codec ? "not a video encoder:" : "encoder", encname);
+        char names[400];
+        vkcu_video_encoder_names(NULL, names, sizeof(names));
+        snprintf(s->err, s->errlen, "%s: %s '%s' is not available in this build (its video encoders: %s)", path,
+                 codec ? "not a video encoder:" : "encoder", encname, names);
         return VKCU_ERR_USAGE;
     }
     if (!e->vk_device && !pix_fmt_supported(codec, fmt->pix_fmt)) {
@@ -315,9 +354,11 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
                  path, codec->name, av_get_pix_fmt_name(fmt->pix_fmt));
         return VKCU_ERR_USAGE;
     }
-    if (avformat_query_codec(ofmt, codec->id, FF_COMPLIANCE_NORMAL) == 0) {
-        snprintf(s->err, s->errlen, "%s: %s cannot hold %s video (pick another extension or %s)", path,
-                 ofmt->name, avcodec_get_name(codec->id), VKCU_SETTING("encoder"));
+    if (vkcu_muxer_takes(ofmt, codec->id) == 0) {
+        char takes[300];
+        vkcu_muxer_encoders(ofmt, takes, sizeof(takes));
+        snprintf(s->err, s->errlen, "%s: %s cannot hold %s video (pick another extension or %s%s%s)", path,
+                 ofmt->name, avcodec_get_name(codec->id), VKCU_SETTING("encoder"), takes[0] ? ": it takes " : "", takes);
         return VKCU_ERR_USAGE;
     }
     /* The encoder's time base is 1/frame rate, and frames are repeated or
@@ -415,7 +456,8 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
     /* Streams: video first at the input's position, others copied. */
     e->nb_map = d->fmt->nb_streams;
     e->stream_map = av_calloc(e->nb_map, sizeof(int));
-    if (!e->stream_map) {
+    e->audio = av_calloc(e->nb_map, sizeof(*e->audio));
+    if (!e->stream_map || !e->audio) {
         ret = AVERROR(ENOMEM);
         goto fail_out;
     }
@@ -458,9 +500,27 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
             ist->discard = AVDISCARD_ALL;
             continue;
         }
-        if (ofmt->flags & AVFMT_NOTIMESTAMPS || avformat_query_codec(ofmt, ist->codecpar->codec_id, FF_COMPLIANCE_NORMAL) != 1) {
-            LOGW("%s: stream %d (%s %s) cannot go into %s; dropped", d->path, i, av_get_media_type_string(t),
-                 avcodec_get_name(ist->codecpar->codec_id), ofmt->name);
+        if (t == AVMEDIA_TYPE_AUDIO && p->no_audio) {
+            LOGV("%s: stream %d (audio %s) dropped (%s)", d->path, i, avcodec_get_name(ist->codecpar->codec_id),
+                 VKCU_SETTING_IS("no_audio", "1"));
+            ist->discard = AVDISCARD_ALL;
+            continue;
+        }
+        int copy = !(ofmt->flags & AVFMT_NOTIMESTAMPS) &&
+                   avformat_query_codec(ofmt, ist->codecpar->codec_id, FF_COMPLIANCE_NORMAL) == 1;
+        if (t == AVMEDIA_TYPE_AUDIO && (ret = audio_stream(s, ofmt, ist, copy)) != 0) {
+            if (ret < 0)
+                goto fail_out;
+            continue; /* encoded */
+        }
+        if (!copy) {
+            if (t == AVMEDIA_TYPE_AUDIO)
+                LOGW("%s: stream %d (audio %s) cannot go into %s, and no audio encoder of this build can; dropped "
+                     "(%s drops audio without this warning)", d->path, i, avcodec_get_name(ist->codecpar->codec_id),
+                     ofmt->name, VKCU_SETTING_IS("no_audio", "1"));
+            else
+                LOGW("%s: stream %d (%s %s) cannot go into %s; dropped", d->path, i, av_get_media_type_string(t),
+                     avcodec_get_name(ist->codecpar->codec_id), ofmt->name);
             ist->discard = AVDISCARD_ALL; /* not read: nor does it count for where the output starts */
             continue;
         }
@@ -975,11 +1035,24 @@ static int encode_write(vkcu_sink *s, AVFrame *frame)
     return vkcu_frame_sync_push(&e->sync, frame, encode_emit, s);
 }
 
+/* An encoded audio packet, to the queue (enqueue takes it). */
+static int audio_emit(void *opaque, AVPacket *pkt)
+{
+    return enqueue(opaque, NULL, pkt);
+}
+
 static int encode_packet(vkcu_sink *s, AVPacket *pkt)
 {
     encode_sink *e = s->priv;
     if (pkt->stream_index >= e->nb_map || e->stream_map[pkt->stream_index] < 0)
         return 0;
+    if (e->audio[pkt->stream_index]) {
+        char why[512] = "";
+        int ret = vkcu_audio_enc_send(e->audio[pkt->stream_index], pkt, audio_emit, s, why, sizeof(why));
+        if (ret < 0 && !s->err[0])
+            snprintf(s->err, s->errlen, "%s: %s", s->params->output, why);
+        return ret;
+    }
     AVStream *ist = s->demux->fmt->streams[pkt->stream_index];
     AVPacket *copy = av_packet_clone(pkt);
     if (!copy)
@@ -1000,6 +1073,13 @@ static int encode_close(vkcu_sink *s, int ok)
     if (e->thread_running && finish) {
         /* The last frame repeated, where the frame rate wants it. */
         ret = vkcu_frame_sync_push(&e->sync, NULL, encode_emit, s);
+        /* The audio encoders' last packets. */
+        for (int i = 0; ret >= 0 && e->audio && i < e->nb_map; i++)
+            if (e->audio[i]) {
+                char why[512] = "";
+                if ((ret = vkcu_audio_enc_send(e->audio[i], NULL, audio_emit, s, why, sizeof(why))) < 0 && !s->err[0])
+                    snprintf(s->err, s->errlen, "%s: %s", s->params->output, why);
+            }
         if (ret < 0 && ok)
             finish = 0;
     }
@@ -1065,6 +1145,9 @@ static int encode_close(vkcu_sink *s, int ok)
     av_frame_free(&e->hw_frame);
     av_buffer_unref(&e->vk_device);
     av_packet_free(&e->pkt);
+    for (int i = 0; e->audio && i < e->nb_map; i++)
+        vkcu_audio_enc_close(&e->audio[i]);
+    av_freep(&e->audio);
     av_freep(&e->stream_map);
     av_freep(&e->last_dts);
     e->header_written = 0;

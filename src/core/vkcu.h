@@ -50,6 +50,8 @@ typedef struct vkcu_job_params {
     int gop;                     /* 0: encoder default */
     const char *encoder_opts;    /* "k=v:k=v" passed to the encoder */
     int faststart;               /* 1: MP4/MOV index (moov) moved before the media data, for web playback */
+    int no_audio;                /* 1: audio streams dropped */
+    const char *audio_encoder;   /* NULL/"auto": copy, else the container's audio codec; "copy"; an encoder name */
     int decode_threads;          /* software decoder threads; 0: one per core, or 1 for hash/compare sinks */
     int encode_workers;          /* intra-GOP encoders (FFV1): GOPs encoded at once; 0: auto, 1: one encoder */
     int overwrite;               /* 1: replace an existing output */

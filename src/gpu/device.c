@@ -36,6 +36,7 @@
 #include <libavutil/hwcontext_vulkan.h>
 
 #include "device.h"
+#include "probe.h"
 #include "vkdev.h"
 #include "vkfn.h"
 #include "vkinstance.h"
@@ -183,7 +184,7 @@ static void *cuda_probe_main(void *arg)
     struct cudaDeviceProp prop;
     cudaError_t ce = cudaGetDeviceCount(&n);
     if (ce != cudaSuccess || n == 0)
-        snprintf(c->err, sizeof(c->err), "no CUDA device (%s)", ce != cudaSuccess ? cudaGetErrorString(ce) : "none found");
+        vkcu_cuda_absent_text(ce, c->err, sizeof(c->err));
     else if (c->device < 0 || c->device >= n)
         {
         char ordinal[16];

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <libavutil/mem.h>
 
+#include "probe.h"
 #include "session_priv.h"
 #include "util/log.h"
 
@@ -67,7 +68,7 @@ int vkcu_gpu_open(const vkcu_gpu_config *p, vkcu_gpu **out, char *err, size_t er
     vkcu_vkdev_prepare(p->device);
     cudaError_t ce = cudaGetDeviceCount(&n);
     if (ce != cudaSuccess || n == 0) {
-        snprintf(err, errlen, "no CUDA device (%s)", ce != cudaSuccess ? cudaGetErrorString(ce) : "none found");
+        vkcu_cuda_absent_text(ce, err, errlen);
         return VKCU_ERR_DEVICE;
     }
     if (p->device < 0 || p->device >= n) {

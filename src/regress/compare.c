@@ -1737,7 +1737,10 @@ static int pair_frames(run *x)
                  a->index);
         return ret;
     }
-    r->max_diff = m.max_diff > r->max_diff ? m.max_diff : r->max_diff;
+    if (m.max_diff > r->max_diff) {
+        r->max_diff = m.max_diff;
+        r->max_diff_index = a->index;
+    }
     int differs = m.max_diff > 0;
     int over = x->exact ? differs
                         : (x->p->max_diff >= 0 && m.max_diff > x->p->max_diff) ||
@@ -1768,7 +1771,8 @@ static int pair_frames(run *x)
             note_problem(x, "frame %" PRId64 " (pts %s) is outside the limits: max diff %d, PSNR %.2f dB", a->index, t,
                          m.max_diff, m.psnr_avg);
     }
-    FILE *o = differs ? line_out(x, 0) : (x->p->per_frame ? x->p->report : NULL);
+    /* Frames within the limits are listed only with per_frame: a PASS is its summary. */
+    FILE *o = over ? line_out(x, 0) : x->p->per_frame ? line_out(x, 1) : NULL;
     if (o) {
         fprintf(o, "frame %" PRId64 " (pts %s): %s", a->index, t, !differs ? "identical; " : over ? "DIFFERS: " : "differs (within limits): ");
         print_metrics(o, &m);
@@ -1914,10 +1918,15 @@ static void summarize(run *x)
             if (r->vmaf)
                 fprintf(o, "VMAF mean:%f min:%f (frame %" PRId64 "), libvmaf model %s\n", r->vmaf_mean, r->vmaf_min,
                         r->vmaf_min_index, VKCU_VMAF_MODEL);
+            /* Each figure with its own frame: the largest difference and the
+             * largest MSE (lowest PSNR) need not be in the same one. */
             fprintf(o, "max diff: %d", r->max_diff);
-            if (r->worst_index >= 0)
-                fprintf(o, " (worst frame %" PRId64 ")", r->worst_index);
+            if (r->max_diff_index >= 0)
+                fprintf(o, " (frame %" PRId64 ")", r->max_diff_index);
             fputc('\n', o);
+            if (r->worst_index >= 0)
+                fprintf(o, "worst frame: %" PRId64 " (lowest PSNR: %.2f dB, max diff %d)\n", r->worst_index,
+                        r->worst.psnr_avg, r->worst.max_diff);
         }
     }
     if (o) {
@@ -1975,7 +1984,7 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
 {
     run x_ = { 0 }, *x = &x_;
     memset(r, 0, sizeof(*r));
-    r->first_diff = r->worst_index = -1;
+    r->first_diff = r->worst_index = r->max_diff_index = -1;
     r->psnr_min = INFINITY;
     x->p = p;
     x->r = r;

@@ -345,6 +345,16 @@ static void test_chains(void)
     }
     CHECK(strstr(text, "accuracy:") && strstr(text, "default"), "describe scale: '%.200s'", text);
     CHECK(vkcu_operator_describe("nosuchop", stdout) == -EINVAL, "describe nosuchop");
+    /* keys in the order values without a key take them */
+    const char *k0 = vkcu_operator_key("scale", 0), *k1 = vkcu_operator_key("scale", 1);
+    CHECK(k0 && k1 && !strcmp(k0, "w") && !strcmp(k1, "h"), "scale's first keys: %s, %s", k0 ? k0 : "(null)",
+          k1 ? k1 : "(null)");
+    CHECK(!vkcu_operator_key("copy", 0) && !vkcu_operator_key("nosuchop", 0) && !vkcu_operator_key("scale", -1) &&
+          !vkcu_operator_key(NULL, 0), "no keys for copy, an unknown operator or a negative index");
+    CHECK(vkcu_chain_check("scale=32:24:bicubic", err, sizeof(err)) == 0, "values in key order: %s", err);
+    err[0] = 0;
+    CHECK(vkcu_chain_check("scal=32", err, sizeof(err)) == -EINVAL && strstr(err, "did you mean 'scale'"),
+          "misspelt operator: '%s'", err);
     char buf[128];
     CHECK(vkcu_error_string(-EINVAL, buf, sizeof(buf)) == buf && buf[0], "error string");
     CHECK(strcmp(vkcu_error_string(VKCU_ERR_INPUT, buf, sizeof(buf)), "invalid input") == 0, "VKCU_ERR_INPUT: %s", buf);
