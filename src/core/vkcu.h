@@ -50,7 +50,7 @@ typedef struct vkcu_job_params {
     int gop;                     /* 0: encoder default */
     const char *encoder_opts;    /* "k=v:k=v" passed to the encoder */
     int faststart;               /* 1: MP4/MOV index (moov) moved before the media data, for web playback */
-    int decode_threads;          /* software decoder threads; 0: one per core, or 1 for hash/compare sinks */
+    int decode_threads;          /* software decoder threads; 0: one (damaged streams decode alike on every run) */
     int encode_workers;          /* intra-GOP encoders (FFV1): GOPs encoded at once; 0: auto, 1: one encoder */
     int overwrite;               /* 1: replace an existing output */
     int keep_partial;            /* 1: keep the partial output on failure */
@@ -72,6 +72,9 @@ typedef struct vkcu_job_params {
     int require_gpu_decode;      /* 1: a software decode (CPU path or GPU fallback) is an error (VKCU_ERR_DEVICE) */
     double deadline;             /* >0: vkcu_now() after which the job stops and fails (verify's timeout) */
     int decode_only;             /* 1: decode and drop frames (benchmarks: no handoff, no operators) */
+    enum vkcu_timing timing;     /* hash sink (and callback_timing): which frames, at what size (vkcu/job.h) */
+    int callback_timing;         /* 1: the callback sink gives the frames the hash sink would hash, timed as its
+                                  * lines in 1/frame rate (on_open's time base): compare's media inputs */
     /* VKCU_SINK_CALLBACK: see vkcu_open_callback/vkcu_frame_callback (vkcu/chain.h).
      * The library's own users (compare) take FFmpeg's frame (on_frame); the
      * public API's take a vkcu_picture (on_picture). */
