@@ -413,13 +413,15 @@ static int format_change(job *j, const AVFrame *f)
     if (!change)
         return 0;
     char was[96], is[96], why[256];
-    LOGI("%s: frame %lld: the stream changes format mid-way (%s -> %s); the operators start again", p->input,
-         (long long)j->frames_seen, vkcu_format_describe(&j->in_fmt, was, sizeof(was)),
-         vkcu_format_describe(&now, is, sizeof(is)));
+    const long long at = (long long)j->frames_seen - 1; /* in_window has counted this frame */
+    LOGI("%s: frame %lld: the stream changes format mid-way (%s -> %s)%s", p->input, at,
+         vkcu_format_describe(&j->in_fmt, was, sizeof(was)), vkcu_format_describe(&now, is, sizeof(is)),
+         j->gpu ? "; the GPU rings and the operators start again"
+         : j->chain.nb_ops ? "; the operators start again" : "");
     j->r->format_changes++;
     if (j->gpu && !vkcu_format_gpu_carries(now.pix_fmt, why, sizeof(why))) {
-        snprintf(j->err, j->errlen, "%s: frame %lld: the stream changes to %s mid-way: %s; use %s", p->input,
-                 (long long)j->frames_seen, is, why, VKCU_SETTING_IS("backend", "cpu"));
+        snprintf(j->err, j->errlen, "%s: frame %lld: the stream changes to %s mid-way: %s; use %s", p->input, at, is,
+                 why, VKCU_SETTING_IS("backend", "cpu"));
         return VKCU_ERR_INPUT;
     }
     int ret;
@@ -438,8 +440,7 @@ static int format_change(job *j, const AVFrame *f)
     ret = vkcu_chain_reinit(&j->chain, &j->in_fmt, &j->out_fmt, j->err, j->errlen);
     if (ret < 0) {
         char tmp[512];
-        snprintf(tmp, sizeof(tmp), "%s: after the format change at frame %lld: %s", p->input,
-                 (long long)j->frames_seen, j->err);
+        snprintf(tmp, sizeof(tmp), "%s: after the format change at frame %lld: %s", p->input, at, j->err);
         snprintf(j->err, j->errlen, "%s", tmp);
         return ret;
     }
