@@ -61,7 +61,6 @@ static int rebuild(vkcu_gpu *g, enum AVPixelFormat sw, int w, int h, char *err, 
     while (g->pend_tail != g->pend_head && !g->quit)
         pthread_cond_wait(&g->cond, &g->lock);
     int quit = g->quit;
-    g->rebuild = 0;
     pthread_mutex_unlock(&g->lock);
     if (quit) {
         snprintf(err, errlen, "GPU session closed during a format change");
@@ -69,11 +68,13 @@ static int rebuild(vkcu_gpu *g, enum AVPixelFormat sw, int w, int h, char *err, 
     }
     CU_CHECK(cudaStreamSynchronize(g->stream));
     VkDevice dev = g->hwctx->act_dev;
+    /* CUDA has waited every copy's `ready`: the fences are signalled, or about to be. */
+    uint64_t timeout = (uint64_t)(g->cfg.stall_timeout_ms > 0 ? g->cfg.stall_timeout_ms : 5000) * 1000000ull;
     for (int s = 0; s < g->nb_slots; s++) {
         frame_slot *sl = &g->slot[s];
         if (!sl->submitted)
             continue;
-        VkResult r = g->vk.vkWaitForFences(dev, 1, &sl->fence, VK_TRUE, (uint64_t)g->cfg.stall_timeout_ms * 1000000ull);
+        VkResult r = g->vk.vkWaitForFences(dev, 1, &sl->fence, VK_TRUE, timeout);
         if (r != VK_SUCCESS) {
             snprintf(err, errlen, "Vulkan: handoff of slot %d did not complete before a format change (%s)", s,
                      vkcu_vk_result_str(r));
@@ -115,6 +116,7 @@ static int handoff_frame(vkcu_gpu *g, AVFrame *frame, char *err, size_t errlen)
     vkcu_frame_visible_size(frame, &vis_w, &vis_h);
     pthread_mutex_lock(&g->lock);
     int reinit = g->rebuild;
+    g->rebuild = 0;
     pthread_mutex_unlock(&g->lock);
     if (!g->ring_ready) {
         if ((ret = first_frame(g, sw, vis_w, vis_h, err, errlen)) < 0)
