@@ -1324,6 +1324,17 @@ static int rows_add(run *x, const frame_row *row_data)
     return 0;
 }
 
+/* What became of a media side's decoded frames (null for a hash list). */
+static json_t *side_counts(const side *s)
+{
+    if (s->is_list || !s->src)
+        return json_null();
+    const vkcu_job_result *r = &s->src->r;
+    return json_pack("{sIsIsIsIsI}", "decoded", (json_int_t)r->frames_in, "dropped", (json_int_t)r->frames_dropped,
+                     "duplicated", (json_int_t)r->frames_duplicated, "rescaled", (json_int_t)r->frames_rescaled,
+                     "concealed", (json_int_t)r->frames_concealed);
+}
+
 static const char *align_name(enum vkcu_compare_align a)
 {
     return a == VKCU_ALIGN_PTS ? "pts" : a == VKCU_ALIGN_INDEX ? "index" : "start";
@@ -1354,7 +1365,10 @@ static int rows_finish(run *x)
             return AVERROR(ENOMEM);
         if (vkcu_json_set_bytes(root, "a", p->a) < 0 || vkcu_json_set_bytes(root, "b", p->b) < 0 ||
             json_object_set_new(root, "align", json_string(align_name(p->align))) < 0 ||
-            vkcu_json_set_bytes(root, "result", r->verdict) < 0 || json_object_set(root, "frames", x->rows) < 0) {
+            vkcu_json_set_bytes(root, "result", r->verdict) < 0 ||
+            json_object_set_new(root, "counts", json_pack("{soso}", "a", side_counts(&x->a), "b", side_counts(&x->b))) < 0 ||
+            json_object_set_new(root, "concealed", json_integer((json_int_t)r->concealed)) < 0 ||
+            json_object_set(root, "frames", x->rows) < 0) {
             json_decref(root);
             return AVERROR(ENOMEM);
         }
@@ -1711,6 +1725,7 @@ static int pair_frames(run *x)
         return ret;
     }
     int concealed = side_concealed(a) || side_concealed(b);
+    const char *where = concealed ? concealed_where(a, b) : ""; /* before the frames may move to worst_a/b */
     int differs = m.max_diff > 0;
     int over = x->exact ? differs
                         : (x->p->max_diff >= 0 && m.max_diff > x->p->max_diff) ||
@@ -1722,7 +1737,7 @@ static int pair_frames(run *x)
         FILE *o = differs ? line_out(x, 0) : (x->p->per_frame ? x->p->report : NULL);
         if (o) {
             fprintf(o, "frame %" PRId64 " (pts %s): %s (concealed by the decoder %s, left out): ", a->index, t,
-                    differs ? "differs" : "identical", concealed_where(a, b));
+                    differs ? "differs" : "identical", where);
             print_metrics(o, &m);
             if ((ret = end_frame_line(x, o)) < 0) {
                 snprintf(r->error, sizeof(r->error), "out of memory");
@@ -1762,7 +1777,7 @@ static int pair_frames(run *x)
     if (o) {
         fprintf(o, "frame %" PRId64 " (pts %s): %s", a->index, t, !differs ? "identical; " : over ? "DIFFERS: " : "differs (within limits): ");
         if (concealed)
-            fprintf(o, "(concealed by the decoder %s) ", concealed_where(a, b));
+            fprintf(o, "(concealed by the decoder %s) ", where);
         print_metrics(o, &m);
         if ((ret = end_frame_line(x, o)) < 0) {
             snprintf(r->error, sizeof(r->error), "out of memory");

@@ -169,6 +169,16 @@ expect "streams: compare --exclude-concealed passes on the clean frames" 0 "" --
   "$VKCU" compare --backend cpu --exclude-concealed "$clean" "$m/damaged-noise.h264"
 grep -q "result: PASS: 6 of 24 frames identical; 18 concealed by the decoder left out (18 differ)" "$TMP/.stdout" &&
   pass "streams: the verdict says what was left out" || fail "streams: verdict: $(grep '^result' "$TMP/.stdout")"
+expect "streams: compare of two media files names the concealed frames" 6 "18 of them concealed by the decoder" -- \
+  "$VKCU" compare --backend cpu "$clean" "$m/damaged-noise.h264" --json "$TMP/c.json" -y
+python3 - "$TMP/c.json" <<'PY' && pass "streams: compare --json counts each side's frames and the concealed pairs" ||
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d['concealed'] == 18 and len(d['frames']) == 24, (d['concealed'], len(d['frames']))
+assert d['counts']['a']['concealed'] == 0 and d['counts']['b'] == {'decoded': 24, 'dropped': 0, 'duplicated': 0,
+                                                                   'rescaled': 0, 'concealed': 18}, d['counts']
+PY
+  fail "streams: compare --json counts"
 expect "streams: a damaged stream against its own list: identical" 0 "" -- \
   "$VKCU" compare --backend cpu "$m/damaged-noise.h264" "$TMP/dn"
 # a list that says it holds every decoded frame makes its media partner read that way
