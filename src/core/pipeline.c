@@ -139,9 +139,9 @@ static int sink_takes_one_format(const job *j)
     }
 }
 
-/* The chroma siting swscale gets, as FFmpeg 7.1's scale filter gives it
- * when nothing is set: the centre of the subsampled sample, in 1/256 of a
- * luma sample. */
+/* The chroma siting swscale gets, as FFmpeg's scale filter gives it when
+ * nothing is set (7.1 and 8.1 alike: neither takes the frame's siting):
+ * the centre of the subsampled sample, in 1/256 of a luma sample. */
 static int centre_siting(int log2_sub)
 {
     return 128 * ((1 << log2_sub) - 1);
