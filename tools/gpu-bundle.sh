@@ -28,6 +28,8 @@ cp media/gen/*.mkv media/gen/*.ivf media/gen/*.mp4 media/gen/*.h264 "$stage/" 2>
 mkdir -p "$stage/media" && mv "$stage"/*.mkv "$stage"/*.ivf "$stage"/*.mp4 "$stage"/*.h264 "$stage/media/" 2>/dev/null || true
 # The interlaced clips of tests/gpu.d/deint.sh (MPEG-TS, MOV).
 cp media/gen/deint-*.ts media/gen/deint-*.mov "$stage/media/" 2>/dev/null || true
+# The raw HEVC stream that changes size and depth (tests/gpu.d/streams.sh).
+cp media/gen/*.hevc "$stage/media/" 2>/dev/null || true
 # The generated corpus, for tests/gpu.d/corpus.sh.
 if [ -d media/gen/corpus ]; then cp -r media/gen/corpus "$stage/media/"; fi
 # xz -9: its 64 MiB window spans neighbouring programs, which carry the same

@@ -345,6 +345,11 @@ static void report_file(batch_run *b, const batch_file *f, const char *in, const
     json_object_set_new(j, "status", json_string(status_names[st]));
     json_object_set_new(j, "frames", json_integer(jr ? (json_int_t)jr->frames_out : 0));
     json_object_set_new(j, "corrupt_frames", json_integer(jr ? (json_int_t)jr->frames_corrupt : 0));
+    /* what became of the decoded frames (docs/regression.md, real-world streams) */
+    json_object_set_new(j, "concealed_frames", json_integer(jr ? (json_int_t)jr->frames_concealed : 0));
+    json_object_set_new(j, "dropped_frames", json_integer(jr ? (json_int_t)jr->frames_dropped : 0));
+    json_object_set_new(j, "duplicated_frames", json_integer(jr ? (json_int_t)jr->frames_duplicated : 0));
+    json_object_set_new(j, "rescaled_frames", json_integer(jr ? (json_int_t)jr->frames_rescaled : 0));
     vkcu_json_set_fixed(j, "seconds", jr ? jr->seconds : 0.0, 3);
     vkcu_json_set_fixed(j, "fps", jr ? jr->fps : 0.0, 2);
     vkcu_json_set_bytes(j, "path", jr && jr->path != VKCU_PATH_NONE ? vkcu_path_name(jr->path) : NULL);

@@ -19,6 +19,10 @@ static void print_stats(const cli_job *p, const vkcu_job_result *r, FILE *out)
     fprintf(out, "stats: path=%s frames_in=%lld frames_out=%lld corrupt=%lld time=%.3fs fps=%.1f fps_steady=%.1f\n",
             vkcu_path_name(r->path), (long long)r->frames_in, (long long)r->frames_out, (long long)r->frames_corrupt,
             r->seconds, r->fps, r->fps_steady);
+    fprintf(out, "stats: frames: decoded=%lld dropped=%lld duplicated=%lld rescaled=%lld concealed=%lld "
+            "format_changes=%lld\n", (long long)r->frames_in, (long long)r->frames_dropped,
+            (long long)r->frames_duplicated, (long long)r->frames_rescaled, (long long)r->frames_concealed,
+            (long long)r->format_changes);
     fprintf(out, "stats: setup=%.3fs (job start to first decoded frame)\n", r->setup_seconds);
     if (r->setup_vk_device[0])
         fprintf(out, "stats: setup ms: vk_instance=%.0f vk_device=%.0f cuda=%.0f (on their own threads, beside) "
@@ -191,6 +195,7 @@ static int hash_apply(void *ctx, const cli_option *o, const char *arg, const cli
         h->p.j.hash_format = formats[v->i];
         h->format_set = 1;
         return 0;
+    case OPT_TIMING: h->p.j.timing = v->i ? VKCU_TIMING_DECODED : VKCU_TIMING_FFMPEG; return 0;
     default: return cli_job_apply(&h->p, CLI_HASH, o, arg, v);
     }
 }

@@ -53,6 +53,8 @@ static int compare_apply(void *ctx, const cli_option *o, const char *arg, const 
     case OPT_QUIET:
         c->quiet = 1;
         return cli_job_apply(&c->job, CLI_COMPARE, o, arg, v);
+    case OPT_TIMING: c->cj.timing = v->i ? VKCU_TIMING_DECODED : VKCU_TIMING_FFMPEG; break;
+    case OPT_EXCLUDE_CONCEALED: c->cj.exclude_concealed = 1; break;
     default: return cli_job_apply(&c->job, CLI_COMPARE, o, arg, v);
     }
     return 0;
@@ -135,6 +137,8 @@ static int verify_apply(void *ctx, const cli_option *o, const char *arg, const c
     case OPT_UPDATE: a->vj.update = 1; break;
     case OPT_ALLOW_OUTSIDE: a->vj.allow_outside = 1; break;
     case OPT_OVERWRITE: a->vj.overwrite = 1; break;
+    case OPT_TIMING: a->vj.timing = v->i ? VKCU_TIMING_DECODED : VKCU_TIMING_FFMPEG; break;
+    case OPT_EXCLUDE_CONCEALED: a->vj.exclude_concealed = 1; break;
     case OPT_CASE:
         if (a->nb_cases == VERIFY_MAX)
             return cli_usage_error("verify: more than %d --case options", VERIFY_MAX);

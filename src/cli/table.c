@@ -110,7 +110,17 @@ const cli_option cli_options[] = {
     { OPT_VIDEO_STREAM, "video-stream", 0, CLI_ARG_INT, "N", 0, 1023, NULL, NULL,
       "process the Nth video stream, from 0 (default: FFmpeg's best)", RUN_VERBS, CLI_G_PROCESS, 0, "video_stream" },
     { OPT_STRICT, "strict", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
-      "a corrupt frame is an error (default: skipped with a warning)", JOB_VERBS, CLI_G_PROCESS, 0, "strict" },
+      "a damaged frame is an error (default: a frame the decoder concealed errors in is kept and marked "
+      "'concealed', an undecodable one skipped, each with a warning)", JOB_VERBS, CLI_G_PROCESS, 0, "strict" },
+    { OPT_TIMING, "timing", 0, CLI_ARG_CHOICE, "ffmpeg|decoded", 0, 0, "ffmpeg or decoded", "ffmpeg",
+      "which frames: ffmpeg, as 'ffmpeg -f framemd5' (frames on colliding timestamps dropped, other sizes scaled "
+      "to the first; a warning counts them); decoded, every frame as it leaves the decoder, at its own size "
+      "(= ffmpeg -fps_mode passthrough -noautoscale); verify: cases without a 'timing' key", H | C | V,
+      CLI_G_PROCESS, 0, "timing" },
+    { OPT_EXCLUDE_CONCEALED, "exclude-concealed", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
+      "frames marked concealed (decoded from damaged data, on either side) do not fail the verdict; they are "
+      "counted apart either way (verify: cases without a 'concealed' key)", C | V, CLI_G_PROCESS, 0,
+      "exclude_concealed" },
     { OPT_RING_SIZE, "ring-size", 0, CLI_ARG_INT, "K", VKCU_RING_SIZE_MIN, VKCU_RING_SIZE_MAX, NULL,
       RING_SIZE_DEFAULT_TEXT,
       "interop slots (frames in flight) on the GPU", RUN_VERBS, CLI_G_PROCESS, 0, "ring_size" },
@@ -120,8 +130,9 @@ const cli_option cli_options[] = {
       "GPU frames to the host: a CUDA copy, or the output ring read back by a Vulkan transfer (CUDA->Vulkan "
       "binary semaphores)", RUN_VERBS, CLI_G_PROCESS, 0, "vulkan_download" },
     { OPT_DECODE_THREADS, "decode-threads", 0, CLI_ARG_INT, "N", 1, 256, NULL, NULL,
-      "software decoder threads (default: one per core; hash, verify and compare use 1, so that damaged "
-      "streams decode the same on every run)", RUN_VERBS, CLI_G_PROCESS, 0, "decode_threads" },
+      "software decoder threads (default 1, in every verb: a damaged stream gives the same frames on every run; "
+      "N > 1 is faster and gives the same frames on clean streams only)", RUN_VERBS, CLI_G_PROCESS, 0,
+      "decode_threads" },
     { OPT_STALL_TIMEOUT, "stall-timeout", 0, CLI_ARG_INT, "S", 0, 3600, NULL, "10",
       "fail a stream whose decoder yields nothing for S seconds", RUN_VERBS, CLI_G_PROCESS, 0, "stall_timeout_ms" },
     { OPT_REQUIRE_GPU_DECODE, "require-gpu-decode", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,

@@ -182,6 +182,10 @@ int vkcu_check_job(const vkcu_job *job, char *err, size_t errlen)
     RANGE("require_gpu_decode", job->require_gpu_decode, 0, 1);
     RANGE("decode_only", job->decode_only, 0, 1);
     RANGE("no_audio", job->no_audio, 0, 1);
+    RANGE("timing", job->timing, VKCU_TIMING_FFMPEG, VKCU_TIMING_DECODED);
+    if (job->timing != VKCU_TIMING_FFMPEG && job->sink != VKCU_SINK_HASH)
+        return vkcu_invalid(err, errlen, "%s: %s applies to hash lists only (the encoder takes one size, the frame "
+                            "callback every frame as decoded)", job->input, VKCU_SETTING_IS("timing", "decoded"));
     int ret = vkcu_check_trim(job->start_time, job->duration, job->start_frame, job->frame_count, err, errlen);
     if (ret < 0)
         return ret;
@@ -274,6 +278,7 @@ void vkcu_context_describe(const vkcu_context *c, const vkcu_job *job, vkcu_job_
     p->require_gpu_decode = job->require_gpu_decode;
     p->decode_only = job->decode_only;
     p->pipeline_file = job->pipeline_file;
+    p->timing = job->timing;
     p->on_open = job->on_open;
     p->on_picture = job->on_frame;
     p->cb_opaque = job->callback_opaque;

@@ -52,7 +52,7 @@ typedef struct vkcu_job_params {
     int faststart;               /* 1: MP4/MOV index (moov) moved before the media data, for web playback */
     int no_audio;                /* 1: audio streams dropped */
     const char *audio_encoder;   /* NULL/"auto": copy, else the container's audio codec; "copy"; an encoder name */
-    int decode_threads;          /* software decoder threads; 0: one per core, or 1 for hash/compare sinks */
+    int decode_threads;          /* software decoder threads; 0: one (damaged streams decode alike on every run) */
     int encode_workers;          /* intra-GOP encoders (FFV1): GOPs encoded at once; 0: auto, 1: one encoder */
     int overwrite;               /* 1: replace an existing output */
     int keep_partial;            /* 1: keep the partial output on failure */
@@ -80,6 +80,9 @@ typedef struct vkcu_job_params {
      * <0 fails the job with err set. NULL: none. */
     int (*before_publish)(void *opaque, const char *tmp, const char *path, char *err, size_t errlen);
     void *publish_opaque;
+    enum vkcu_timing timing;     /* hash sink (and callback_timing): which frames, at what size (vkcu/job.h) */
+    int callback_timing;         /* 1: the callback sink gives the frames the hash sink would hash, timed as its
+                                  * lines in 1/frame rate (on_open's time base): compare's media inputs */
     /* VKCU_SINK_CALLBACK: see vkcu_open_callback/vkcu_frame_callback (vkcu/chain.h).
      * The library's own users (compare) take FFmpeg's frame (on_frame); the
      * public API's take a vkcu_picture (on_picture). */

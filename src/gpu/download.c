@@ -277,8 +277,12 @@ static int finish_host_copy(vkcu_gpu *g, int s, const vkcu_gpu_frame *out, int o
     pf->slot = s;
     pf->pts = out->pts;
     pf->duration = out->duration;
-    pf->flags = out->flags & (AV_FRAME_FLAG_INTERLACED | AV_FRAME_FLAG_TOP_FIELD_FIRST);
+    pf->flags = out->flags & (AV_FRAME_FLAG_INTERLACED | AV_FRAME_FLAG_TOP_FIELD_FIRST | AV_FRAME_FLAG_CORRUPT);
     pf->repeat_pict = out->repeat_pict;
+    pf->host_fmt = g->host_fmt;
+    const vkcu_video_format *of = g->chain && g->chain->nb_ops ? &g->chain->ops[g->chain->nb_ops - 1]->out : NULL;
+    pf->width = of ? of->width : g->ring_w;
+    pf->height = of ? of->height : g->ring_h;
     pthread_mutex_lock(&g->lock);
     g->pend_tail++;
     if (vkcu_gpu_in_flight(g) > g->max_in_flight)
@@ -344,10 +348,9 @@ int vkcu_gpu_pop(vkcu_gpu *g, AVFrame *out, int wait, char *err, size_t errlen)
         av_frame_move_ref(out, pf->vkframe);
         av_frame_free(&pf->vkframe);
     } else {
-        out->format = g->host_fmt;
-        const vkcu_video_format *of = g->chain && g->chain->nb_ops ? &g->chain->ops[g->chain->nb_ops - 1]->out : NULL;
-        out->width = of ? of->width : g->ring_w;
-        out->height = of ? of->height : g->ring_h;
+        out->format = pf->host_fmt;
+        out->width = pf->width;
+        out->height = pf->height;
         out->buf[0] = pf->host;
         pf->host = NULL;
         for (int p = 0; p < 4 && out->buf[0]; p++) {
@@ -370,7 +373,8 @@ int vkcu_gpu_pop(vkcu_gpu *g, AVFrame *out, int wait, char *err, size_t errlen)
     }
     out->pts = pf->pts;
     out->duration = pf->duration;
-    out->flags = (out->flags & ~(AV_FRAME_FLAG_INTERLACED | AV_FRAME_FLAG_TOP_FIELD_FIRST)) | pf->flags;
+    out->flags = (out->flags & ~(AV_FRAME_FLAG_INTERLACED | AV_FRAME_FLAG_TOP_FIELD_FIRST | AV_FRAME_FLAG_CORRUPT)) |
+                 pf->flags;
     out->repeat_pict = pf->repeat_pict;
     pthread_mutex_lock(&g->lock);
     g->pend_head++;
@@ -381,6 +385,31 @@ fail:
     return ret;
 }
 
+void vkcu_gpu_download_release(vkcu_gpu *g)
+{
+    /* Pinned buffers still held downstream (a frame queued behind the
+     * encoder) outlive the pool: each is freed when its last user lets go. */
+    av_buffer_pool_uninit(&g->host_pool);
+    /* The output ring: CUDA's imports before the Vulkan objects they map. */
+    vkcu_outring_cuda_release(&g->outring_cu);
+    vkcu_outring_free(&g->outring);
+    for (int s = 0; s < g->nb_slots; s++) {
+        if (g->slot[s].staging)
+            cudaFree(g->slot[s].staging);
+        g->slot[s].staging = NULL;
+    }
+    if (g->b3_scratch)
+        cudaFree(g->b3_scratch);
+    if (g->b3_digest)
+        cudaFree(g->b3_digest);
+    if (g->digests)
+        cudaFreeHost(g->digests);
+    g->b3_scratch = NULL;
+    g->b3_digest = NULL;
+    g->digests = NULL;
+    g->digest = 0;
+}
+
 void vkcu_gpu_download_free(vkcu_gpu *g)
 {
     for (int i = 0; i < MAX_PENDING; i++) {
@@ -388,19 +417,7 @@ void vkcu_gpu_download_free(vkcu_gpu *g)
         av_frame_free(&g->pending[i].vkframe);
     }
     av_buffer_unref(&g->enc_frames);
-    av_buffer_pool_uninit(&g->host_pool);
-    /* The output ring: CUDA's imports before the Vulkan objects they map. */
-    vkcu_outring_cuda_release(&g->outring_cu);
-    vkcu_outring_free(&g->outring);
-    for (int s = 0; s < g->nb_slots; s++)
-        if (g->slot[s].staging)
-            cudaFree(g->slot[s].staging);
-    if (g->b3_scratch)
-        cudaFree(g->b3_scratch);
-    if (g->b3_digest)
-        cudaFree(g->b3_digest);
-    if (g->digests)
-        cudaFreeHost(g->digests);
+    vkcu_gpu_download_release(g);
 }
 
 const vkcu_frame_digest *vkcu_frame_digest_get(const AVFrame *frame)

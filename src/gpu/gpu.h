@@ -89,8 +89,19 @@ void vkcu_gpu_set_chain(vkcu_gpu *g, vkcu_chain *chain);
  * are not NV12/P010 of the chain's output size, cannot be written by a
  * transfer, or the chain's output is not 4:2:0 at 8 or 10 bits. */
 int vkcu_gpu_encode_into(vkcu_gpu *g, AVBufferRef *frames, char *why, size_t whylen);
-/* frame: takes ownership (unreferenced inside); NULL flushes the chain. */
+/* frame: takes ownership (unreferenced inside); NULL flushes the chain
+ * (at the end, or before a format change; frames may follow). A frame of
+ * another software format or visible size than the ring's makes the
+ * session drain, then build the input ring, the download (and the output
+ * ring) again for it, importing once per new slot, and set up the chain's
+ * GPU side again (docs/gpu-rings.md, format changes). */
 int vkcu_gpu_push(vkcu_gpu *g, AVFrame *frame, char *err, size_t errlen);
+/* A format change mid-stream: the caller has flushed the chain (push NULL),
+ * popped every frame and set the chain up again for the new format
+ * (vkcu_chain_reinit, which frees the operators' GPU side): the next frame
+ * pushed makes the rings and the chain's GPU side again, whatever its
+ * format. */
+void vkcu_gpu_chain_reinit(vkcu_gpu *g);
 /* 0 with a host frame, AVERROR(EAGAIN) when none is (ready and) pending. */
 int vkcu_gpu_pop(vkcu_gpu *g, AVFrame *out, int wait, char *err, size_t errlen);
 /* Frames pushed whose host copy has not been popped yet. */

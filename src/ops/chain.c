@@ -264,6 +264,18 @@ int vkcu_chain_init(vkcu_chain *chain, const vkcu_video_format *in, vkcu_video_f
     return 0;
 }
 
+int vkcu_chain_reinit(vkcu_chain *chain, const vkcu_video_format *in, vkcu_video_format *out, char *err,
+                      size_t errlen)
+{
+    for (int i = 0; i < chain->nb_ops; i++) {
+        vkcu_op *op = chain->ops[i];
+        if (op->cls->uninit && op->priv)
+            op->cls->uninit(op);
+        av_freep(&op->priv);
+    }
+    return vkcu_chain_init(chain, in, out, err, errlen);
+}
+
 int vkcu_chain_drive(const vkcu_chain *chain, int i, void *in, const vkcu_chain_backend *be,
                      const vkcu_op **failed_op)
 {

@@ -129,6 +129,13 @@ int vkcu_chain_parse(const char *text, vkcu_chain *chain, char *err, size_t errl
 /* Runs init over the chain; *out is the last operator's output format. */
 int vkcu_chain_init(vkcu_chain *chain, const vkcu_video_format *in, vkcu_video_format *out,
                     char *err, size_t errlen);
+/* A format change mid-stream: every operator is set up again from scratch
+ * for the new input format (its state dropped: tnr's history, fps's clock,
+ * scale's weights), as at the first frame. The caller flushes the chain
+ * first, so no frame it held is lost, and on the GPU has no work of the
+ * chain in flight: uninit frees GPU memory too. The parsed options stay. */
+int vkcu_chain_reinit(vkcu_chain *chain, const vkcu_video_format *in, vkcu_video_format *out, char *err,
+                      size_t errlen);
 void vkcu_chain_free(vkcu_chain *chain);
 /* A backend of the chain driver: how one operator runs and where its frames
  * come from and go. A frame is the backend's own type (AVFrame on the CPU,

@@ -177,8 +177,8 @@ static int frame_line(const char *s, int *stream, long long *dts, long long *pts
 
 /* *known: the text has shown itself a hash list (a header, or a frame line).
  * Until then an error quotes nothing of it: it may be any file at all. */
-static int parse_line(vkcu_hash_list *l, char *line, const char *name, int lineno, int *known, char *err,
-                      size_t errlen)
+static int parse_line(vkcu_hash_list *l, char *line, const char *name, int lineno, int *known, int *concealed,
+                      char *err, size_t errlen)
 {
     while (*line == ' ' || *line == '\t')
         line++;
@@ -207,6 +207,11 @@ static int parse_line(vkcu_hash_list *l, char *line, const char *name, int linen
             parse_rational(line + 6 + strspn(line + 6, " "), &l->tb);
         } else if (!strncmp(line, "#dimensions 0:", 14)) {
             sscanf(line + 14, " %dx%d", &l->width, &l->height);
+        } else if (!strncmp(line, VKCU_HASH_TIMING_MARK, strlen(VKCU_HASH_TIMING_MARK))) {
+            const char *v = line + strlen(VKCU_HASH_TIMING_MARK);
+            l->decoded = !strcmp(v + strspn(v, " "), "decoded");
+        } else if (!strncmp(line, VKCU_HASH_CONCEALED_MARK, strlen(VKCU_HASH_CONCEALED_MARK))) {
+            *concealed = 1; /* the next frame line's */
         }
         return 0;
     }
@@ -232,6 +237,12 @@ static int parse_line(vkcu_hash_list *l, char *line, const char *name, int linen
                 l->width = (int)v;
             if (json_int_member(o, "height", &v) == 0 && v > 0 && v <= INT_MAX)
                 l->height = (int)v;
+            const char *timing = json_string_value(json_object_get(o, "timing"));
+            l->decoded = timing && !strcmp(timing, "decoded");
+            json_decref(o);
+            return 0;
+        }
+        if (type && !strcmp(type, "summary")) { /* the counts at the end: no frame */
             json_decref(o);
             return 0;
         }
@@ -243,6 +254,7 @@ static int parse_line(vkcu_hash_list *l, char *line, const char *name, int linen
             if (json_int_member(o, "duration", &e.duration) < 0)
                 e.duration = 1;
             e.size = json_int_member(o, "size", &v) == 0 && v >= 0 && v <= INT_MAX ? (int)v : 0;
+            e.concealed = json_is_true(json_object_get(o, "concealed"));
         }
         json_decref(o);
         if (!ok || !valid_hex(e.hash))
@@ -262,6 +274,8 @@ static int parse_line(vkcu_hash_list *l, char *line, const char *name, int linen
         if (stream != 0)
             return 0; /* framemd5 of a file with audio: only the first stream is video here */
         e.dts = dts, e.pts = pts, e.duration = dur;
+        e.concealed = *concealed;
+        *concealed = 0;
         snprintf(e.hash, sizeof(e.hash), "%s", hash);
     }
     for (char *c = e.hash; *c; c++)
@@ -287,7 +301,7 @@ int vkcu_hash_list_parse(const char *text, size_t len, const char *name, vkcu_ha
 {
     memset(l, 0, sizeof(*l));
     l->tb = (AVRational){ 0, 1 };
-    int lineno = 0, ret = 0, known = 0;
+    int lineno = 0, ret = 0, known = 0, concealed = 0;
     size_t pos = 0, cap = 0;
     char *line = NULL;
     while (pos < len && ret >= 0) {
@@ -315,7 +329,7 @@ int vkcu_hash_list_parse(const char *text, size_t len, const char *name, vkcu_ha
             ret = VKCU_ERR_INPUT;
             break;
         }
-        ret = parse_line(l, line, name, lineno, &known, err, errlen);
+        ret = parse_line(l, line, name, lineno, &known, &concealed, err, errlen);
         pos = end + 1;
     }
     free(line);
@@ -907,7 +921,9 @@ static int side_advance(side *s, const align *al)
     return 0;
 }
 
-static int side_open(side *s, const char *path, char label, const vkcu_job_params *job)
+/* Reads a side that is a hash list (s->is_list set); a media file is left
+ * for side_open_media, once both sides' timing is known. */
+static int side_open_list(side *s, const char *path, char label)
 {
     memset(s, 0, sizeof(*s));
     s->path = path;
@@ -923,9 +939,25 @@ static int side_open(side *s, const char *path, char label, const vkcu_job_param
             snprintf(s->err, sizeof(s->err), "%s: the hash list has no time base ('#tb 0:' line)", path);
             ret = VKCU_ERR_INPUT;
         }
-        return ret;
     }
-    return source_open(job, path, &s->src, s->err, sizeof(s->err));
+    return ret;
+}
+
+static int side_open_media(side *s, const vkcu_job_params *job)
+{
+    return s->is_list ? 0 : source_open(job, s->path, &s->src, s->err, sizeof(s->err));
+}
+
+/* Whether a side's head item is marked as decoded from damaged data. */
+static int side_concealed(const side *s)
+{
+    return s->is_list ? s->entry->concealed : !!(s->frame->flags & AV_FRAME_FLAG_CORRUPT);
+}
+
+static const char *concealed_where(const side *a, const side *b)
+{
+    int ca = side_concealed(a), cb = side_concealed(b);
+    return ca && cb ? "in A and B" : ca ? "in A" : "in B";
 }
 
 static void side_close(side *s)
@@ -1219,9 +1251,15 @@ static int pair_hashes(run *x)
         return AVERROR(ENOMEM);
     }
     int same = !strcmp(ha, hb) && sa == sb;
-    char t[32];
+    int concealed = side_concealed(a) || side_concealed(b);
+    char t[32], note[64] = "";
     fmt_time(t, sizeof(t), a->secs);
-    if (!same) {
+    if (concealed)
+        snprintf(note, sizeof(note), " (concealed by the decoder %s%s)", concealed_where(a, b),
+                 x->p->exclude_concealed ? ", left out" : "");
+    if (!same && concealed)
+        x->r->concealed_differing++;
+    if (!same && !(concealed && x->p->exclude_concealed)) {
         x->r->differing++;
         x->r->over_limit++;
         if (x->r->first_diff < 0) {
@@ -1233,10 +1271,10 @@ static int pair_hashes(run *x)
     }
     FILE *o = same ? (x->p->per_frame ? x->p->report : NULL) : line_out(x, 0);
     if (o && same)
-        fprintf(o, "frame %" PRId64 " (pts %s): same hash %s\n", a->index, t, ha);
+        fprintf(o, "frame %" PRId64 " (pts %s): same hash %s%s\n", a->index, t, ha, note);
     else if (o)
-        fprintf(o, "frame %" PRId64 " (pts %s): hashes differ: A %s (size %d), B %s (size %d)\n", a->index, t, ha, sa, hb,
-                sb);
+        fprintf(o, "frame %" PRId64 " (pts %s): hashes differ: A %s (size %d), B %s (size %d)%s\n", a->index, t, ha, sa,
+                hb, sb, note);
     return 0;
 }
 
@@ -1352,6 +1390,17 @@ static int rows_add(run *x, const frame_row *row_data)
     return 0;
 }
 
+/* What became of a media side's decoded frames (null for a hash list). */
+static json_t *side_counts(const side *s)
+{
+    if (s->is_list || !s->src)
+        return json_null();
+    const vkcu_job_result *r = &s->src->r;
+    return json_pack("{sIsIsIsIsI}", "decoded", (json_int_t)r->frames_in, "dropped", (json_int_t)r->frames_dropped,
+                     "duplicated", (json_int_t)r->frames_duplicated, "rescaled", (json_int_t)r->frames_rescaled,
+                     "concealed", (json_int_t)r->frames_concealed);
+}
+
 static const char *align_name(enum vkcu_compare_align a)
 {
     return a == VKCU_ALIGN_PTS ? "pts" : a == VKCU_ALIGN_INDEX ? "index" : "start";
@@ -1381,7 +1430,10 @@ static int rows_finish(run *x)
             return AVERROR(ENOMEM);
         if (vkcu_json_set_bytes(root, "a", p->a) < 0 || vkcu_json_set_bytes(root, "b", p->b) < 0 ||
             json_object_set_new(root, "align", json_string(align_name(p->align))) < 0 ||
-            vkcu_json_set_bytes(root, "result", r->verdict) < 0 || json_object_set(root, "frames", x->rows) < 0) {
+            vkcu_json_set_bytes(root, "result", r->verdict) < 0 ||
+            json_object_set_new(root, "counts", json_pack("{soso}", "a", side_counts(&x->a), "b", side_counts(&x->b))) < 0 ||
+            json_object_set_new(root, "concealed", json_integer((json_int_t)r->concealed)) < 0 ||
+            json_object_set(root, "frames", x->rows) < 0) {
             json_decref(root);
             return AVERROR(ENOMEM);
         }
@@ -1741,10 +1793,29 @@ static int pair_frames(run *x)
         r->max_diff = m.max_diff;
         r->max_diff_index = a->index;
     }
+    int concealed = side_concealed(a) || side_concealed(b);
+    const char *where = concealed ? concealed_where(a, b) : ""; /* before the frames may move to worst_a/b */
     int differs = m.max_diff > 0;
     int over = x->exact ? differs
                         : (x->p->max_diff >= 0 && m.max_diff > x->p->max_diff) ||
                               (!isnan(x->p->min_psnr) && m.psnr_avg < x->p->min_psnr);
+    if (differs && concealed)
+        r->concealed_differing++;
+    if (concealed && x->p->exclude_concealed) {
+        /* Counted apart: the decoder, not the pipeline, made these pixels. */
+        FILE *o = differs ? line_out(x, 0) : (x->p->per_frame ? x->p->report : NULL);
+        if (o) {
+            fprintf(o, "frame %" PRId64 " (pts %s): %s (concealed by the decoder %s, left out): ", a->index, t,
+                    differs ? "differs" : "identical", where);
+            print_metrics(o, &m);
+            if ((ret = end_frame_line(x, o)) < 0) {
+                snprintf(r->error, sizeof(r->error), "out of memory");
+                return ret;
+            }
+        }
+        return 0;
+    }
+    r->max_diff = m.max_diff > r->max_diff ? m.max_diff : r->max_diff;
     if (differs) {
         r->differing++;
         if (r->first_diff < 0) {
@@ -1775,6 +1846,8 @@ static int pair_frames(run *x)
     FILE *o = over ? line_out(x, 0) : x->p->per_frame ? line_out(x, 1) : NULL;
     if (o) {
         fprintf(o, "frame %" PRId64 " (pts %s): %s", a->index, t, !differs ? "identical; " : over ? "DIFFERS: " : "differs (within limits): ");
+        if (concealed)
+            fprintf(o, "(concealed by the decoder %s) ", where);
         print_metrics(o, &m);
         if ((ret = end_frame_line(x, o)) < 0) {
             snprintf(r->error, sizeof(r->error), "out of memory");
@@ -1789,6 +1862,8 @@ static int do_pair(run *x)
     side *a = &x->a, *b = &x->b;
     vkcu_compare_result *r = x->r;
     r->paired++;
+    if (side_concealed(a) || side_concealed(b))
+        r->concealed++;
     int64_t dk = a->key - b->key;
     if (dk < 0)
         dk = -dk;
@@ -1930,8 +2005,12 @@ static void summarize(run *x)
         }
     }
     if (o) {
-        fprintf(o, "frames: A %" PRId64 ", B %" PRId64 ", paired %" PRId64 ", differing %" PRId64 "\n", r->frames_a,
+        fprintf(o, "frames: A %" PRId64 ", B %" PRId64 ", paired %" PRId64 ", differing %" PRId64, r->frames_a,
                 r->frames_b, r->paired, r->differing);
+        if (r->concealed)
+            fprintf(o, "; concealed by the decoder %" PRId64 " (%" PRId64 " of them differ%s)", r->concealed,
+                    r->concealed_differing, p->exclude_concealed ? ", left out of the verdict" : "");
+        fputc('\n', o);
         if (r->first_diff >= 0)
             fprintf(o, "first differing frame: %" PRId64 " (pts %.3f s)\n", r->first_diff, r->first_diff_time);
     }
@@ -1952,11 +2031,21 @@ static void summarize(run *x)
     /* The mean, as VMAF is quoted; a NAN mean (nothing scored) fails too. */
     int vmaf_low = !isnan(p->min_vmaf) && !(r->vmaf_mean >= p->min_vmaf);
     r->pass = !count_bad && !r->ts_mismatch && !r->format_mismatch && !r->over_limit && !vmaf_low;
-    if (r->pass && !r->differing)
+    char concealed[160] = "";
+    if (r->concealed && p->exclude_concealed)
+        snprintf(concealed, sizeof(concealed), "; %" PRId64 " concealed by the decoder left out (%" PRId64 " differ)",
+                 r->concealed, r->concealed_differing);
+    else if (r->concealed_differing)
+        snprintf(concealed, sizeof(concealed), "; %" PRId64 " of them concealed by the decoder: %s leaves those out",
+                 r->concealed_differing, VKCU_SETTING_IS("exclude_concealed", "1"));
+    if (r->pass && !r->differing && r->concealed && p->exclude_concealed)
+        snprintf(r->verdict, sizeof(r->verdict), "PASS: %" PRId64 " of %" PRId64 " frames identical%s",
+                 r->paired - r->concealed, r->paired, concealed);
+    else if (r->pass && !r->differing)
         snprintf(r->verdict, sizeof(r->verdict), "IDENTICAL: %" PRId64 " frames", r->paired);
     else if (r->pass)
-        snprintf(r->verdict, sizeof(r->verdict), "PASS: %" PRId64 " of %" PRId64 " frames differ, within %s", r->differing,
-                 r->paired, limits);
+        snprintf(r->verdict, sizeof(r->verdict), "PASS: %" PRId64 " of %" PRId64 " frames differ, within %s%s",
+                 r->differing, r->paired, limits, p->exclude_concealed ? concealed : "");
     else if (count_bad)
         snprintf(r->verdict, sizeof(r->verdict),
                  "MISMATCH: frame count differs: A has %" PRId64 ", B has %" PRId64 " (%" PRId64 " only in A, %" PRId64
@@ -1965,8 +2054,9 @@ static void summarize(run *x)
     else if (r->format_mismatch)
         snprintf(r->verdict, sizeof(r->verdict), "MISMATCH: %s", x->first_problem);
     else if (r->over_limit)
-        snprintf(r->verdict, sizeof(r->verdict), "MISMATCH: %" PRId64 " of %" PRId64 " frames %s (%s); first: %s",
-                 r->over_limit, r->paired, x->exact ? "differ" : "outside the limits", limits, x->first_problem);
+        snprintf(r->verdict, sizeof(r->verdict), "MISMATCH: %" PRId64 " of %" PRId64 " frames %s (%s%s); first: %s",
+                 r->over_limit, r->paired, x->exact ? "differ" : "outside the limits", limits, concealed,
+                 x->first_problem);
     else if (vmaf_low && isnan(r->vmaf_mean))
         snprintf(r->verdict, sizeof(r->verdict), "MISMATCH: no frame was scored for %s %g", VKCU_SETTING("min_vmaf"),
                  p->min_vmaf);
@@ -2014,9 +2104,23 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
             }
     if ((p->report_html || p->plot_out) && !(x->plot = vkcu_compare_plot_alloc()))
         return AVERROR(ENOMEM);
-    ret = side_open(&x->a, p->a, 'A', p->job);
+    ret = side_open_list(&x->a, p->a, 'A');
     if (ret >= 0)
-        ret = side_open(&x->b, p->b, 'B', p->job_b ? p->job_b : p->job);
+        ret = side_open_list(&x->b, p->b, 'B');
+    if (ret >= 0) {
+        /* Media sides give the frames their partner holds: against a hash
+         * list those `vkcu hash` lists with the list's timing (a list of
+         * every decoded frame says so); between media files every decoded
+         * frame, timed as a list of every decoded frame with that timing. */
+        vkcu_job_params ja = *p->job, jb = p->job_b ? *p->job_b : *p->job;
+        int decoded = p->timing == VKCU_TIMING_DECODED || (x->a.is_list && x->a.list.decoded) ||
+                      (x->b.is_list && x->b.list.decoded);
+        ja.timing = jb.timing = decoded ? VKCU_TIMING_DECODED : VKCU_TIMING_FFMPEG;
+        ja.callback_timing = jb.callback_timing = decoded || x->a.is_list || x->b.is_list;
+        ret = side_open_media(&x->a, &ja);
+        if (ret >= 0)
+            ret = side_open_media(&x->b, &jb);
+    }
     if (ret < 0) {
         av_strlcpy(r->error, x->a.err[0] ? x->a.err : x->b.err, sizeof(r->error));
         goto done;

@@ -70,9 +70,19 @@ static char *trim(char *s)
     return s;
 }
 
-/* An inline expectation line, as `vkcu hash` writes it: "0, dts, pts, ...". */
+/* The mark `vkcu hash` writes before the line of a frame decoded from
+ * damaged data: part of an inline expectation (not a comment). */
+static int is_concealed_mark(const char *s)
+{
+    return !strncmp(s, VKCU_HASH_CONCEALED_MARK, strlen(VKCU_HASH_CONCEALED_MARK));
+}
+
+/* An inline expectation line, as `vkcu hash` writes it: "0, dts, pts, ...",
+ * or the concealed mark before one. */
 static int is_frame_line(const char *s)
 {
+    if (is_concealed_mark(s))
+        return 1;
     if (!isdigit((unsigned char)*s))
         return 0;
     while (isdigit((unsigned char)*s))
@@ -194,14 +204,22 @@ static int set_key(vkcu_manifest *m, vkcu_manifest_case *c, const char *key, con
         if (vkcu_parse_number(value, 0, 100, &x) < 0)
             SYNTAX("min-vmaf '%s' is not a number in [0, 100] (the mean VMAF score)", value);
         c->min_vmaf = x;
+    } else if (!strcmp(key, "timing")) {
+        if (strcmp(value, "ffmpeg") && strcmp(value, "decoded"))
+            SYNTAX("timing '%s' is not ffmpeg or decoded", value);
+        c->timing = !strcmp(value, "decoded") ? VKCU_TIMING_DECODED : VKCU_TIMING_FFMPEG;
+    } else if (!strcmp(key, "concealed")) {
+        if (strcmp(value, "exclude") && strcmp(value, "include"))
+            SYNTAX("concealed '%s' is not exclude or include", value);
+        c->exclude_concealed = !strcmp(value, "exclude");
     } else if (!strcmp(key, "timeout")) {
         double x;
         if (vkcu_parse_number(value, 0.001, 1e6, &x) < 0)
             SYNTAX("timeout '%s' is not a number of seconds in [0.001, 1000000]", value);
         c->timeout = x;
     } else {
-        SYNTAX("unknown key '%s' (input, chain, pipeline, backend, backends, algo, frames, strict, hashes, "
-               "reference, max-diff, min-psnr, min-vmaf, timeout)", key);
+        SYNTAX("unknown key '%s' (input, chain, pipeline, backend, backends, algo, frames, strict, timing, "
+               "concealed, hashes, reference, max-diff, min-psnr, min-vmaf, timeout)", key);
     }
     return 0;
 }
@@ -303,7 +321,7 @@ int vkcu_manifest_load(const char *path, vkcu_manifest **out, char *err, size_t 
         lineno = i + 1;
         snprintf(buf, sizeof(buf), "%s", m->lines[i]);
         char *s = trim(buf);
-        if (!*s || *s == '#')
+        if (!*s || (*s == '#' && !(c && is_concealed_mark(s))))
             continue;
         if (!seen_version) {
             int64_t v;
@@ -364,6 +382,8 @@ int vkcu_manifest_load(const char *path, vkcu_manifest **out, char *err, size_t 
             c->min_psnr = NAN;
             c->min_vmaf = NAN;
             c->backend = VKCU_BACKEND_AUTO;
+            c->timing = -1;
+            c->exclude_concealed = -1;
             if (!(c->name = strdup(nm)))
                 goto nomem;
             if (name_add(&names, m, m->nb_cases - 1) < 0)
@@ -567,6 +587,7 @@ static int inside_folder(const vkcu_manifest *m, const char *path, char *why, si
 
 typedef struct hash_diff {
     int changed, missing, extra;
+    int concealed, concealed_changed; /* pairs marked concealed on either side; of them, the ones that differ */
     char first[400];
 } hash_diff;
 
@@ -580,7 +601,8 @@ static int entries_equal(const vkcu_hash_entry *a, const vkcu_hash_entry *b)
  * first of them. marks (room for got->nb + want->nb, or NULL) receives one
  * mark per frame in time order, as vkcu_html_frame_strip draws them.
  * Returns the number of frames in that order. */
-static int diff_lists(const vkcu_hash_list *got, const vkcu_hash_list *want, hash_diff *d, char *marks)
+static int diff_lists(const vkcu_hash_list *got, const vkcu_hash_list *want, int exclude_concealed, hash_diff *d,
+                      char *marks)
 {
     int nb_marks = 0;
     memset(d, 0, sizeof(*d));
@@ -592,7 +614,10 @@ static int diff_lists(const vkcu_hash_list *got, const vkcu_hash_list *want, has
         const vkcu_hash_entry *w = j < want->nb ? &want->entries[j] : NULL;
         int64_t wpts = w ? av_rescale_q(w->pts, wtb, tb) : 0;
         if (g && w && g->pts == wpts) {
-            if (!entries_equal(g, w)) {
+            const int concealed = g->concealed || w->concealed, equal = entries_equal(g, w);
+            d->concealed += concealed;
+            d->concealed_changed += concealed && !equal;
+            if (!equal && !(concealed && exclude_concealed)) {
                 if (!d->changed && !d->missing && !d->extra) {
                     if (strcmp(g->hash, w->hash))
                         snprintf(d->first, sizeof(d->first), "frame %d (pts %" PRId64 "): hash %s, expected %s", i,
@@ -605,7 +630,7 @@ static int diff_lists(const vkcu_hash_list *got, const vkcu_hash_list *want, has
                 d->changed++;
             }
             if (marks)
-                marks[nb_marks] = entries_equal(g, w) ? '=' : 'c';
+                marks[nb_marks] = equal || (concealed && exclude_concealed) ? '=' : 'c';
             nb_marks++;
             i++, j++;
         } else if (!w || (g && g->pts < wpts)) {
@@ -629,13 +654,29 @@ static int diff_lists(const vkcu_hash_list *got, const vkcu_hash_list *want, has
     return nb_marks;
 }
 
-static void describe_diff(const hash_diff *d, int got, int want, char *out, size_t n)
+/* "; 3 concealed by the decoder (2 differ, left out)": frames marked in
+ * either list, said apart from real differences. */
+static void describe_concealed(const hash_diff *d, int exclude, char *out, size_t n)
 {
+    out[0] = 0;
+    if (d->concealed && exclude)
+        snprintf(out, n, "; %d concealed by the decoder (%d differ, left out)", d->concealed, d->concealed_changed);
+    else if (d->concealed_changed)
+        snprintf(out, n, "; %d of them concealed by the decoder (concealed = exclude leaves those out)",
+                 d->concealed_changed);
+    else if (d->concealed)
+        snprintf(out, n, "; %d concealed by the decoder, equal", d->concealed);
+}
+
+static void describe_diff(const hash_diff *d, int exclude, int got, int want, char *out, size_t n)
+{
+    char concealed[128];
+    describe_concealed(d, exclude, concealed, sizeof(concealed));
     if (d->missing || d->extra)
-        snprintf(out, n, "%d frames, expected %d (%d missing, %d not expected, %d changed); first: %s", got, want,
-                 d->missing, d->extra, d->changed, d->first);
+        snprintf(out, n, "%d frames, expected %d (%d missing, %d not expected, %d changed%s); first: %s", got, want,
+                 d->missing, d->extra, d->changed, concealed, d->first);
     else
-        snprintf(out, n, "%d of %d frames differ; first: %s", d->changed, want, d->first);
+        snprintf(out, n, "%d of %d frames differ%s; first: %s", d->changed, want, concealed, d->first);
 }
 
 /* ------------------------------------------------------------------ */
@@ -692,6 +733,7 @@ static int case_job(const vkcu_manifest *m, const vkcu_manifest_case *c, const v
     job->chain = c->chain;
     job->max_frames = c->max_frames;
     job->strict = c->strict;
+    job->timing = c->timing >= 0 ? (enum vkcu_timing)c->timing : p->timing;
     job->hash_algo = c->algo;
     if (c->pipeline) {
         /* A file (a '/' or ".pipe") is relative to the manifest; a name is searched as --pipeline does. */
@@ -754,7 +796,7 @@ static int update_inline(vkcu_manifest *m, vkcu_manifest_case *c, const char *te
 {
     int nb_new = 0;
     for (const char *p = text; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p))
-        if (*p != '#' && *p != '\n')
+        if ((*p != '#' || is_concealed_mark(p)) && *p != '\n')
             nb_new++;
     int first = c->inline_first >= 0 ? c->inline_first : c->last_line + 1;
     int nb_old = c->inline_first >= 0 ? c->inline_last - c->inline_first + 1 : 0;
@@ -768,7 +810,7 @@ static int update_inline(vkcu_manifest *m, vkcu_manifest_case *c, const char *te
     for (const char *p = text; *p;) {
         const char *nl = strchr(p, '\n');
         size_t n = nl ? (size_t)(nl - p) : strlen(p);
-        if (*p != '#' && n)
+        if ((*p != '#' || is_concealed_mark(p)) && n)
             lines[k++] = strndup(p, n);
         p += n + (nl ? 1 : 0);
     }
@@ -921,8 +963,9 @@ static int run_hash_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_ver
         goto done;
     }
     hash_diff d = { 0 };
+    const int exclude = c->exclude_concealed >= 0 ? c->exclude_concealed : p->exclude_concealed;
     char *marks = have_want && p->html ? malloc((size_t)got.nb + want.nb) : NULL;
-    int nb_marks = have_want ? diff_lists(&got, &want, &d, marks) : 0;
+    int nb_marks = have_want ? diff_lists(&got, &want, exclude, &d, marks) : 0;
     int same = have_want && !d.changed && !d.missing && !d.extra;
     if (marks && !same && !p->update) {
         cr->marks = marks;
@@ -932,8 +975,10 @@ static int run_hash_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_ver
     }
     const char *ran = res.path == VKCU_PATH_CPU ? "cpu" : "gpu";
     if (same) {
-        snprintf(cr->message, sizeof(cr->message), "%d frames, %s hashes equal (%s)", got.nb,
-                 vkcu_hash_algo_name(job->hash_algo), ran);
+        char concealed[128];
+        describe_concealed(&d, exclude, concealed, sizeof(concealed));
+        snprintf(cr->message, sizeof(cr->message), "%d frames, %s hashes equal%s (%s)", got.nb,
+                 vkcu_hash_algo_name(job->hash_algo), concealed, ran);
         cr->status = CASE_PASS;
     } else if (!p->update) {
         if (!have_want)
@@ -941,7 +986,7 @@ static int run_hash_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_ver
                      "no expected hashes (record them: rerun %s with %s)", m->path, VKCU_SETTING_IS("update", "1"));
         else {
             char what[700];
-            describe_diff(&d, got.nb, want.nb, what, sizeof(what));
+            describe_diff(&d, exclude, got.nb, want.nb, what, sizeof(what));
             snprintf(cr->message, sizeof(cr->message), "%s (%s; if intended: rerun %s with %s)", what, ran,
                      m->path, VKCU_SETTING_IS("update", "1"));
         }
@@ -951,7 +996,7 @@ static int run_hash_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_ver
         if (!have_want)
             snprintf(what, sizeof(what), "recorded %d frames", got.nb);
         else
-            describe_diff(&d, got.nb, want.nb, what, sizeof(what));
+            describe_diff(&d, exclude, got.nb, want.nb, what, sizeof(what));
         if (sidecar) {
             const char *inputs[] = { input, m->path, job->pipeline_file, NULL };
             /* --update: replacing is the point */
@@ -998,6 +1043,8 @@ static int run_metric_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_v
     cp.min_psnr = c->min_psnr;
     cp.min_vmaf = c->min_vmaf;
     cp.vmaf_ref_b = 1; /* the case's reference is VMAF's reference */
+    cp.timing = job->timing;
+    cp.exclude_concealed = c->exclude_concealed >= 0 ? c->exclude_concealed : p->exclude_concealed;
     if (p->html)
         cp.plot_out = &cr->plot;
     vkcu_compare_result r;

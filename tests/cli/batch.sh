@@ -123,6 +123,8 @@ for f in files:
         assert f["status"] == "failed" and f["exit_code"] == 3 and f["error"] and f["output"] is None, f
 assert sum(f["frames"] for f in files) == summary["frames"]
 assert [f["corrupt_frames"] > 0 for f in files if f["file"] == "sub/corrupt.h264"] == [True]
+assert [f["concealed_frames"] >= f["corrupt_frames"] for f in files if f["file"] == "sub/corrupt.h264"] == [True]
+assert all(f["dropped_frames"] == f["rescaled_frames"] == 0 for f in files if f["file"] in good)
 print("ok")
 EOF
 [ "$(cat "$TMP/pyout")" = ok ] && pass "report: valid JSON lines, one per file plus summary" || fail "report: $(tail -2 "$TMP/pyout")"
