@@ -38,6 +38,7 @@ void vkcu_job_params_default(vkcu_job_params *p)
     p->hash_out = stdout;
     p->ring_size = VKCU_RING_SIZE_DEFAULT;
     p->stall_timeout_ms = 10000;
+    p->decode_queue = -1;
     p->progress = 1;
 }
 
@@ -422,11 +423,17 @@ static int open_backend(job *j)
             .stall_timeout_ms = p->stall_timeout_ms,
             .frames_wanted = p->sink != VKCU_SINK_NULL,
             .vulkan_download = p->download == VKCU_DOWNLOAD_VULKAN,
+            .decode_queue_pin = p->decode_queue + 1,
             .digest_instead = digest_instead,
             .opaque = (void *)p,
         };
         ret = vkcu_gpu_open(&gc, &j->gpu, why, sizeof(why));
         if (ret < 0) {
+            /* A GPU that cannot honour a setting (a decode queue it lacks) fails the job on any backend. */
+            if (ret == AVERROR(EINVAL)) {
+                snprintf(j->err, j->errlen, "%s: %s", p->input, why);
+                return VKCU_ERR_DEVICE;
+            }
             if (p->backend == VKCU_BACKEND_GPU) {
                 snprintf(j->err, j->errlen, "%s: %s: %s", p->input, VKCU_SETTING_IS("backend", "gpu"), why);
                 return VKCU_ERR_DEVICE;
@@ -690,6 +697,7 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
     if (p->backend != VKCU_BACKEND_CPU) {
         if (p->sink == VKCU_SINK_ENCODE) /* the GPU's device then carries the encoder's queue */
             vkcu_vkdev_expect(1, vkcu_vkencode_op(p->encoder));
+        vkcu_vkdev_expect_decode_queue(p->decode_queue); /* the device then has it, claimed */
         vkcu_gpu_prepare(p->device);
         j->gpu_prepared = 1;
     }

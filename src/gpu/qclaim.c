@@ -129,7 +129,7 @@ static int prepare_dir(const char *dir, int must_own, char *why, size_t whylen)
     return 0;
 }
 
-int vkcu_qclaim_dir(char *dir, size_t len, char *why, size_t whylen)
+int vkcu_qclaim_dir(char *dir, size_t len, int make, char *why, size_t whylen)
 {
     const char *e = getenv("VKCU_QUEUE_CLAIMS");
     int must_own = 0, n;
@@ -154,7 +154,7 @@ int vkcu_qclaim_dir(char *dir, size_t len, char *why, size_t whylen)
         snprintf(why, whylen, "the queue claims folder's name is too long");
         return -1;
     }
-    return prepare_dir(dir, must_own, why, whylen);
+    return make ? prepare_dir(dir, must_own, why, whylen) : 0;
 }
 
 uint32_t vkcu_qclaim_count(const vkcu_qclaim *c) { return c ? c->nb : 0; }

@@ -25,14 +25,16 @@
 typedef struct vkcu_qclaim vkcu_qclaim;
 
 /**
- * The folder the claims live in, made (mode 0700) when missing:
- * $VKCU_QUEUE_CLAIMS when set (a folder, or "off": no claims), else
- * $XDG_RUNTIME_DIR/vkcu-queues, else /dev/shm/vkcu-queues-UID.
+ * The folder the claims live in: $VKCU_QUEUE_CLAIMS when set (a folder, or
+ * "off": no claims), else $XDG_RUNTIME_DIR/vkcu-queues, else
+ * /dev/shm/vkcu-queues-UID. make: 1 makes it (mode 0700) when missing and
+ * checks that it is writable (to take claims); 0 only names it (to read
+ * claims: a missing folder holds none).
  * @return 0 with the path in dir; -1 with the reason in why (no usable
  *         folder, or claims off).
  * @note Thread-safe.
  */
-int vkcu_qclaim_dir(char *dir, size_t len, char *why, size_t whylen);
+int vkcu_qclaim_dir(char *dir, size_t len, int make, char *why, size_t whylen);
 
 /**
  * Takes `want` claims (1..VKCU_QCLAIM_MAX_CLAIMS) on the queues

@@ -257,13 +257,15 @@ static void folders(const char *base)
     char d[512], why[512], expect[512];
     /* VKCU_QUEUE_CLAIMS names the folder, or turns claims off. */
     setenv("VKCU_QUEUE_CLAIMS", "off", 1);
-    CHECK(vkcu_qclaim_dir(d, sizeof(d), why, sizeof(why)) < 0 && strstr(why, "off"), "off: %s", why);
-    /* XDG_RUNTIME_DIR/vkcu-queues, made with mode 0700. */
+    CHECK(vkcu_qclaim_dir(d, sizeof(d), 1, why, sizeof(why)) < 0 && strstr(why, "off"), "off: %s", why);
+    /* XDG_RUNTIME_DIR/vkcu-queues: only named to read claims, made with mode 0700 to take them. */
     unsetenv("VKCU_QUEUE_CLAIMS");
     setenv("XDG_RUNTIME_DIR", base, 1);
     snprintf(expect, sizeof(expect), "%s/vkcu-queues", base);
-    CHECK(vkcu_qclaim_dir(d, sizeof(d), why, sizeof(why)) == 0 && !strcmp(d, expect), "XDG: %s (%s)", d, why);
     struct stat st;
+    CHECK(vkcu_qclaim_dir(d, sizeof(d), 0, why, sizeof(why)) == 0 && !strcmp(d, expect) && stat(expect, &st) < 0,
+          "reading claims made the folder %s", d);
+    CHECK(vkcu_qclaim_dir(d, sizeof(d), 1, why, sizeof(why)) == 0 && !strcmp(d, expect), "XDG: %s (%s)", d, why);
     CHECK(stat(expect, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0700, "the folder's mode %o",
           (unsigned)st.st_mode & 0777);
     /* A folder that cannot be made: refused with its name (then no claims). */
@@ -275,7 +277,7 @@ static void folders(const char *base)
     snprintf(expect, sizeof(expect), "%s/a-file/claims", base);
     setenv("VKCU_QUEUE_CLAIMS", expect, 1);
     why[0] = 0;
-    CHECK(vkcu_qclaim_dir(d, sizeof(d), why, sizeof(why)) < 0 && strstr(why, expect), "unmakeable folder: %s", why);
+    CHECK(vkcu_qclaim_dir(d, sizeof(d), 1, why, sizeof(why)) < 0 && strstr(why, expect), "unmakeable folder: %s", why);
     vkcu_qclaim *c = NULL;
     uint8_t u[16];
     gpu(u, 9);
@@ -287,15 +289,47 @@ static void folders(const char *base)
     if (stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && access("/dev/shm", W_OK) == 0) {
         snprintf(expect, sizeof(expect), "/dev/shm/vkcu-queues-%u", (unsigned)geteuid());
         int existed = stat(expect, &st) == 0;
-        int r = vkcu_qclaim_dir(d, sizeof(d), why, sizeof(why));
+        int r = vkcu_qclaim_dir(d, sizeof(d), 1, why, sizeof(why));
         CHECK(r == 0 ? !strcmp(d, expect) : strstr(why, expect) != NULL, "/dev/shm: %d %s %s", r, d, why);
         if (r == 0 && !existed)
             rmdir(expect); /* the user's real folder: left as it was */
     }
 }
 
-int main(void)
+/* `test_qclaim hold GPUHEX ROLE FAMILY QUEUES CLAIMS` (tests/cli/queue-claims.sh):
+ * takes the claims in the folder vkcu would use, prints the queues taken
+ * on one line, then holds them until standard input ends. */
+static int hold(char **argv)
 {
+    uint8_t uuid[16];
+    for (int i = 0; i < 16; i++) {
+        unsigned b = 0;
+        if (strlen(argv[2]) != 32 || sscanf(argv[2] + 2 * i, "%2x", &b) != 1)
+            return 2;
+        uuid[i] = (uint8_t)b;
+    }
+    char d[512], why[512];
+    vkcu_qclaim *c = NULL;
+    if (vkcu_qclaim_dir(d, sizeof(d), 1, why, sizeof(why)) < 0 ||
+        vkcu_qclaim_take(d, uuid, argv[3], (uint32_t)atoi(argv[4]), (uint32_t)atoi(argv[5]), (uint32_t)atoi(argv[6]), -1,
+                         &c, why, sizeof(why)) < 0) {
+        printf("error %s\n", why);
+        return 1;
+    }
+    for (uint32_t i = 0; i < vkcu_qclaim_count(c); i++)
+        printf("%s%u", i ? " " : "", vkcu_qclaim_queue(c, i));
+    printf("\n");
+    fflush(stdout);
+    while (getchar() != EOF)
+        ;
+    vkcu_qclaim_release(&c);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 7 && !strcmp(argv[1], "hold"))
+        return hold(argv);
     char base[] = "/tmp/vkcu-qclaim-XXXXXX";
     if (!mkdtemp(base)) {
         perror("mkdtemp");
@@ -304,7 +338,7 @@ int main(void)
     snprintf(dir, sizeof(dir), "%s/claims", base);
     setenv("VKCU_QUEUE_CLAIMS", dir, 1);
     char why[512], got[512];
-    CHECK(vkcu_qclaim_dir(got, sizeof(got), why, sizeof(why)) == 0 && !strcmp(got, dir), "VKCU_QUEUE_CLAIMS: %s %s", got,
+    CHECK(vkcu_qclaim_dir(got, sizeof(got), 1, why, sizeof(why)) == 0 && !strcmp(got, dir), "VKCU_QUEUE_CLAIMS: %s %s", got,
           why);
     in_process();
     across_processes();
