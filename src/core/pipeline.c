@@ -15,6 +15,7 @@
 #include <libavutil/pixdesc.h>
 
 #include "gpu/device.h"
+#include "gpu/enginestats.h"
 #include "gpu/gpu.h"
 #include "util/log.h"
 #include "stage.h"
@@ -402,6 +403,26 @@ static int decode_packet(job *j, const AVPacket *pkt, AVFrame *frame)
     if (ret == AVERROR(EAGAIN)) /* the decoder was full: the packet is still ours */
         return decode_packet(j, pkt, frame);
     return 0;
+}
+
+/* VKCU_ENGINE_STATS=1 (gpu/enginestats.h): the process's engine figures
+ * so far, one log line per queue and a summary, at the end of each GPU job. */
+static void log_engine_stats(void)
+{
+    vkcu_engine_stats s;
+    size_t len = 16384;
+    char *text = av_malloc(len);
+    if (!text)
+        return;
+    vkcu_engine_stats_get(&s);
+    vkcu_engine_stats_text(&s, text, len);
+    for (char *line = text, *end; *line; line = end + 1) {
+        if (!(end = strchr(line, '\n')))
+            break;
+        *end = 0;
+        LOGI("%s", line);
+    }
+    av_free(text);
 }
 
 /* gpu/'s question to the job: does its hash sink take GPU digests? */
@@ -904,6 +925,8 @@ fail:
     if (j->gpu_prepared) { /* no set-up thread outlives the job (the process may exit next) */
         vkcu_gpu_prepare_wait(p->device);
         setup_timeline(j, t0, t_demux, t_open);
+        if (vkcu_engine_stats_on())
+            log_engine_stats();
     }
     return ret;
 }

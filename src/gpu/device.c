@@ -47,6 +47,7 @@
 #include <libavutil/hwcontext_vulkan.h>
 
 #include "device.h"
+#include "enginestats.h"
 #include "qclaim.h"
 #include "vkdev.h"
 #include "vkfn.h"
@@ -99,6 +100,7 @@ static shared_device devices[MAX_DEVICES];
 static PFN_vkGetInstanceProcAddr real_gipa;
 static PFN_vkGetDeviceProcAddr real_gdpa;
 static PFN_vkGetDeviceQueue real_gdq;
+static int engine_stats; /* VKCU_ENGINE_STATS=1 (gpu/enginestats.h), read before the first device is made */
 
 /* What each set of trampolines maps FFmpeg's decode queue index i to:
  * queue[i % nb] of family qf (nb 0: the slot is free). A slot is filled
@@ -120,13 +122,17 @@ static uint32_t remap(int lane, uint32_t qf, uint32_t index)
 #define LANE_FNS(k)                                                                                     \
     static VKAPI_ATTR void VKAPI_CALL gdq_##k(VkDevice d, uint32_t qf, uint32_t i, VkQueue *q)          \
     {                                                                                                   \
-        real_gdq(d, qf, remap(k, qf, i), q);                                                            \
+        uint32_t phys = remap(k, qf, i);                                                                \
+        real_gdq(d, qf, phys, q);                                                                       \
+        if (engine_stats)                                                                               \
+            vkcu_engine_stats_queue(d, qf, phys, *q);                                                   \
     }                                                                                                   \
     static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL gdpa_##k(VkDevice d, const char *name)             \
     {                                                                                                   \
         if (!strcmp(name, "vkGetDeviceQueue"))                                                          \
             return (PFN_vkVoidFunction)gdq_##k;                                                         \
-        return real_gdpa(d, name);                                                                      \
+        PFN_vkVoidFunction timed = engine_stats ? vkcu_engine_stats_hook(name) : NULL;                  \
+        return timed ? timed : real_gdpa(d, name);                                                      \
     }                                                                                                   \
     static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL gipa_##k(VkInstance inst, const char *name)        \
     {                                                                                                   \
@@ -134,7 +140,8 @@ static uint32_t remap(int lane, uint32_t qf, uint32_t index)
             return (PFN_vkVoidFunction)gdpa_##k;                                                        \
         if (!strcmp(name, "vkGetDeviceQueue"))                                                          \
             return (PFN_vkVoidFunction)gdq_##k;                                                         \
-        return real_gipa(inst, name);                                                                   \
+        PFN_vkVoidFunction timed = engine_stats ? vkcu_engine_stats_hook(name) : NULL;                  \
+        return timed ? timed : real_gipa(inst, name);                                                   \
     }
 LANE_FNS(0)
 LANE_FNS(1)
@@ -166,7 +173,13 @@ static void lane_lock(AVHWDeviceContext *ctx, uint32_t qf, uint32_t index)
     lane_ctx *l = ctx->user_opaque;
     AVHWDeviceContext *m = (AVHWDeviceContext *)l->master->data;
     AVVulkanDeviceContext *mh = m->hwctx;
+    if (!engine_stats) {
+        mh->lock_queue(m, qf, remap(l->lane, qf, index));
+        return;
+    }
+    double t0 = vkcu_now();
     mh->lock_queue(m, qf, remap(l->lane, qf, index));
+    vkcu_engine_stats_lock_wait(vkcu_now() - t0);
 }
 
 static void lane_unlock(AVHWDeviceContext *ctx, uint32_t qf, uint32_t index)
@@ -670,8 +683,12 @@ static int open_master(shared_device *sd, int cuda_device, char *err, size_t err
         real_gipa = hw->get_proc_addr;
         real_gdpa = (PFN_vkGetDeviceProcAddr)real_gipa(hw->inst, "vkGetDeviceProcAddr");
         real_gdq = (PFN_vkGetDeviceQueue)real_gdpa(hw->act_dev, "vkGetDeviceQueue");
+        engine_stats = vkcu_engine_stats_on(); /* before any stream's context exists */
     }
     pthread_mutex_unlock(&registry_lock);
+    if (engine_stats)
+        vkcu_engine_stats_device(hw->inst, hw->phys_dev, hw->act_dev, hw->get_proc_addr, sd->decode_qf,
+                                 sd->choice[ROLE_COMPUTE].nb ? sd->choice[ROLE_COMPUTE].family : UINT32_MAX);
     LOGV("GPU: CUDA device %d (%s) = Vulkan device %s (%s device%s); %u decode queues in family %u", cuda_device,
          c->name, pr.properties.deviceName, t.own ? "vkcu's" : "FFmpeg's", t.speculative ? ", opened before CUDA answered" : "",
          sd->nb_decode, sd->decode_qf);
