@@ -43,6 +43,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <cuda_runtime_api.h>
+#include <libavcodec/version.h>
+#include <libavutil/avutil.h>
 #include <libavutil/hwcontext.h>
 #include <libavutil/hwcontext_vulkan.h>
 
@@ -876,6 +878,26 @@ static int ready_device(int cuda_device, shared_device **out, char *err, size_t 
     }
 }
 
+/* VKCU_VK_DECODE_THREADS=N (a measurement knob, FFmpeg 8.1 and later:
+ * docs/performance.md): the Vulkan decoder's frame threads. FFmpeg 8.1
+ * gives a decoder min(2 x queues, 2 x threads) execution contexts (frames
+ * in flight), so each lane then tells FFmpeg of at least N decode queues
+ * (they all map onto the lane's own). FFmpeg 7.1's frame threads stall with
+ * the Vulkan hwaccel (DESIGN.md): there it stays 1. */
+int vkcu_vkdev_decode_threads(void)
+{
+    const char *e = getenv("VKCU_VK_DECODE_THREADS");
+    int n = e ? atoi(e) : 1;
+    if (n > 1 && LIBAVCODEC_VERSION_MAJOR < 62) {
+        static atomic_int warned;
+        if (!atomic_exchange(&warned, 1))
+            LOGW("VKCU_VK_DECODE_THREADS=%d ignored: FFmpeg %s's frame threads stall with the Vulkan hwaccel", n,
+                 av_version_info());
+        return 1;
+    }
+    return n < 1 ? 1 : n > MAX_LANE_QUEUES ? MAX_LANE_QUEUES : n;
+}
+
 /* VKCU_DECODE_QUEUES_PER_STREAM: 2 (default) spreads a decoder's two
  * execution contexts over its lane's queue and the next one, 1 keeps both
  * on its own queue (a measurement knob: docs/performance.md). */
@@ -979,6 +1001,10 @@ int vkcu_vkdev_acquire(int cuda_device, int decode_queue, AVBufferRef **out, int
     AVVulkanDeviceContext *hw = dc->hwctx;
     /* Same instance, device, features, extensions and queue families. */
     *hw = *(AVVulkanDeviceContext *)m->hwctx;
+    int threads = vkcu_vkdev_decode_threads();
+    for (int i = 0; threads > 1 && want.nb && i < hw->nb_qf; i++)
+        if (hw->qf[i].idx == (int)sd->decode_qf && hw->qf[i].num < threads)
+            hw->qf[i].num = threads; /* FFmpeg's indices past the made ones map onto the lane's queues too */
     hw->get_proc_addr = lane_gipa[lane];
     hw->lock_queue = lane_lock;
     hw->unlock_queue = lane_unlock;

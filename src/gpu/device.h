@@ -61,6 +61,10 @@ void vkcu_vkdev_prepare_wait(int cuda_device);
  * av_buffer_unref. Thread-safe. */
 int vkcu_vkdev_acquire(int cuda_device, int decode_queue, AVBufferRef **out, int *lane, char *err, size_t errlen);
 
+/* The Vulkan decoder's frame threads: 1, or VKCU_VK_DECODE_THREADS with
+ * FFmpeg 8.1 and later (a measurement knob). Thread-safe. */
+int vkcu_vkdev_decode_threads(void);
+
 /* The queue of compute family `family` (which has `num` queues in the
  * device context) that stream `lane` hands frames over on: the next of the
  * compute queues the process claimed, else the num-1-lane % num th. */
