@@ -205,8 +205,8 @@ done
 say ""
 say "## 4. 7 vkcu --decode-only --null processes, 3000-frame 1080p H.264 (the user's path)"
 say ""
-say "| variant | processes reporting | sum of fps_steady | min-max | frames / wall |"
-say "| --- | ---: | ---: | ---: | ---: |"
+say "| variant | processes reporting | sum of fps_steady | min-max | frames / wall | set-up s, mean (max) |"
+say "| --- | ---: | ---: | ---: | ---: | ---: |"
 long=$BIG/h264-1080p-x5.mp4
 if time_left && [[ " $clips " == *" h264-1080p "* ]]; then
   if [ ! -s "$long" ] && "$FFMPEG" -hide_banner -loglevel error -nostdin -y -stream_loop 4 -i "$BIG/h264-1080p.mp4" \
@@ -226,8 +226,10 @@ if time_left && [[ " $clips " == *" h264-1080p "* ]]; then
     t1=$(date +%s.%N)
     cat "$logs/cli-$variant".p*.txt | awk -v lead="$variant" -v wall="$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')" '
       { for (i = 1; i <= NF; i++) { if ($i ~ /^fps_steady=/) { split($i, a, "="); f = a[2] + 0; s += f; n++; if (n == 1 || f < lo) lo = f; if (f > hi) hi = f }
-                                    if ($i ~ /^frames_out=/) { split($i, a, "="); fr += a[2] } } }
-      END { printf "| %s | %d | %.0f | %.1f-%.1f | %.0f |\n", lead, n, s, lo, hi, (wall > 0 ? fr / wall : 0) }' | tee -a "$md"
+                                    if ($i ~ /^frames_out=/) { split($i, a, "="); fr += a[2] }
+                                    if ($i ~ /^setup=/) { split($i, a, "="); t = a[2] + 0; su += t; ns++; if (t > sumax) sumax = t } } }
+      END { printf "| %s | %d | %.0f | %.1f-%.1f | %.0f | %.3f (%.3f) |\n", lead, n, s, lo, hi, (wall > 0 ? fr / wall : 0),
+            (ns ? su / ns : 0), sumax }' | tee -a "$md"
   done
 fi
 
