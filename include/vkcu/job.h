@@ -157,6 +157,10 @@ typedef struct vkcu_settings {
                                      * Vulkan buffers, a Vulkan transfer reads them back); 0: a CUDA copy; default 0 */
     int decode_threads;             /* software decoder threads, 0..256; 0: one per core (one for hash sinks) */
     int encode_workers;             /* FFV1 intra-GOP encoders run at once, 0..64; 0: automatic */
+    vkcu_progress_callback progress_callback; /* NULL: no progress reports */
+    void *progress_opaque;
+    vkcu_watchdog_callback watchdog_callback; /* NULL: the stall is only logged and the job fails */
+    void *watchdog_opaque;
     /* The Vulkan video decode queue (of the GPU's decode family) every decoder
      * of the context's GPU jobs submits on, 0..VKCU_DECODE_QUEUE_MAX; -1
      * (default): the next of the queues the process claimed. Without a pin,
@@ -167,10 +171,6 @@ typedef struct vkcu_settings {
      * is claimed too. A queue the GPU does not have fails the job with
      * VKCU_ERR_DEVICE. */
     int decode_queue;
-    vkcu_progress_callback progress_callback; /* NULL: no progress reports */
-    void *progress_opaque;
-    vkcu_watchdog_callback watchdog_callback; /* NULL: the stall is only logged and the job fails */
-    void *watchdog_opaque;
 } vkcu_settings;
 
 /**
