@@ -451,7 +451,7 @@ static int open_backend(job *j)
         ret = vkcu_gpu_open(&gc, &j->gpu, why, sizeof(why));
         if (ret < 0) {
             /* A GPU that cannot honour a setting (a decode queue it lacks) fails the job on any backend. */
-            if (ret == AVERROR(EINVAL)) {
+            if (ret == VKCU_ERR_USAGE) {
                 snprintf(j->err, j->errlen, "%s: %s", p->input, why);
                 return VKCU_ERR_DEVICE;
             }

@@ -966,7 +966,7 @@ int vkcu_vkdev_acquire(int cuda_device, int decode_queue, AVBufferRef **out, int
                 snprintf(err, errlen, "%s: this process's Vulkan device was made with decode queues 0..%u (by an "
                          "earlier job that pinned none or another)", VKCU_SETTING_IS("decode_queue", q),
                          sd->nb_decode - 1);
-            ret = AVERROR(EINVAL);
+            ret = VKCU_ERR_USAGE; /* the job fails on any backend (core/pipeline.c) */
             goto done;
         }
         want.nb = 1;

@@ -55,7 +55,7 @@ void vkcu_vkdev_prepare_wait(int cuda_device);
 /* A Vulkan AVHWDeviceContext for one stream on CUDA device `cuda_device`
  * (the Vulkan device with the same UUID, created on first use and kept for
  * the process). Its decoder submits on the next queue(s) of those the
- * process claimed, or on decode_queue when that is >= 0 (AVERROR(EINVAL)
+ * process claimed, or on decode_queue when that is >= 0 (VKCU_ERR_USAGE
  * naming the setting when the device has no such queue). *lane: the
  * stream's number on the device (vkcu_vkdev_compute_queue). Release with
  * av_buffer_unref. Thread-safe. */
