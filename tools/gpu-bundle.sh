@@ -16,7 +16,7 @@ mkdir -p "$stage/bin" "$stage/lib" "$stage/tests" .gpu
 strip -o "$stage/bin/vkcu" build/vkcu
 strip -o "$stage/bin/ffmpeg" "$ffbin/ffmpeg"
 strip -o "$stage/bin/ffprobe" "$ffbin/ffprobe"
-for t in build/tests/*gpu* build/tests/bench_*; do
+for t in build/tests/*gpu* build/tests/bench_* build/tests/test_qclaim; do # test_qclaim: gpu.d/claims.sh's holders
   [ -x "$t" ] && strip -o "$stage/tests/$(basename "$t")" "$t"
 done
 # Shared libraries outside the C/C++ runtime.

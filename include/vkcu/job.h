@@ -154,6 +154,10 @@ typedef void (*vkcu_watchdog_callback)(void *opaque, const char *input, double s
 #define VKCU_RING_SIZE_MAX 16
 #define VKCU_RING_SIZE_DEFAULT 4
 
+/* The highest vkcu_settings.decode_queue (queues of one Vulkan family a
+ * process may name). */
+#define VKCU_DECODE_QUEUE_MAX 63
+
 /* Settings of a context: how jobs run, whatever they do. Fill with
  * vkcu_default_settings() first, then change fields; vkcu_open() refuses
  * out-of-range values with -EINVAL (never clamps). */
@@ -177,6 +181,16 @@ typedef struct vkcu_settings {
     void *progress_opaque;
     vkcu_watchdog_callback watchdog_callback; /* NULL: the stall is only logged and the job fails */
     void *watchdog_opaque;
+    /* The Vulkan video decode queue (of the GPU's decode family) every decoder
+     * of the context's GPU jobs submits on, 0..VKCU_DECODE_QUEUE_MAX; -1
+     * (default): the next of the queues the process claimed. Without a pin,
+     * each process claims its decode and compute queues on the least-claimed
+     * queues of its GPU (claims of all of the user's vkcu processes, kept in
+     * $XDG_RUNTIME_DIR or /dev/shm and dropped when a process ends), so
+     * processes sharing a GPU spread over its decode engines. A pinned queue
+     * is claimed too. A queue the GPU does not have fails the job with
+     * VKCU_ERR_DEVICE. */
+    int decode_queue;
 } vkcu_settings;
 
 /**

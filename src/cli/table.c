@@ -133,6 +133,10 @@ const cli_option cli_options[] = {
       "software decoder threads (default 1, in every verb: a damaged stream gives the same frames on every run; "
       "N > 1 is faster and gives the same frames on clean streams only)", RUN_VERBS, CLI_G_PROCESS, 0,
       "decode_threads" },
+    { OPT_DECODE_QUEUE, "decode-queue", 0, CLI_ARG_INT, "N", 0, VKCU_DECODE_QUEUE_MAX, NULL, NULL,
+      "submit every GPU decode on Vulkan video decode queue N (vkcu probe lists the queues and their claims; "
+      "default: the least-claimed queues, so that vkcu processes sharing a GPU use all of its decoders)",
+      RUN_VERBS, CLI_G_PROCESS, 0, "decode_queue" },
     { OPT_STALL_TIMEOUT, "stall-timeout", 0, CLI_ARG_INT, "S", 0, 3600, NULL, "10",
       "fail a stream whose decoder yields nothing for S seconds", RUN_VERBS, CLI_G_PROCESS, 0, "stall_timeout_ms" },
     { OPT_REQUIRE_GPU_DECODE, "require-gpu-decode", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,

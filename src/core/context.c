@@ -51,6 +51,7 @@ void vkcu_default_settings(vkcu_settings *s)
     s->backend = VKCU_BACKEND_AUTO;
     s->ring_size = VKCU_RING_SIZE_DEFAULT;
     s->stall_timeout_ms = 10000;
+    s->decode_queue = -1;
 }
 
 void vkcu_default_job(vkcu_job *job)
@@ -100,6 +101,7 @@ static int check_settings(const vkcu_settings *s, char *err, size_t errlen)
     RANGE("vulkan_download", s->vulkan_download, 0, 1);
     RANGE("decode_threads", s->decode_threads, 0, 256);
     RANGE("encode_workers", s->encode_workers, 0, 64);
+    RANGE("decode_queue", s->decode_queue, -1, VKCU_DECODE_QUEUE_MAX);
     return 0;
 }
 
@@ -237,6 +239,7 @@ void vkcu_context_job_params(const vkcu_context *c, vkcu_job_params *p)
     p->ring_size = s->ring_size;
     p->stall_timeout_ms = s->stall_timeout_ms;
     p->timeline_handoff = s->timeline_handoff;
+    p->decode_queue = s->decode_queue;
     p->download = s->vulkan_download ? VKCU_DOWNLOAD_VULKAN : VKCU_DOWNLOAD_CUDA;
     p->progress = s->progress_callback != NULL; /* the library draws nothing on its own */
     p->progress_cb = s->progress_callback;

@@ -18,6 +18,7 @@
 #include <libavutil/intreadwrite.h>
 #include <libavutil/pixdesc.h>
 
+#include "gpu/device.h"
 #include "gpu/vkdev.h"
 #include "util/format.h"
 #include "util/log.h"
@@ -111,7 +112,10 @@ int vkcu_decoder_open(const vkcu_demux *d, AVBufferRef *hw_device, int threads,
             goto fail;
         }
         dec->avctx->get_format = pick_vulkan;
-        dec->avctx->thread_count = 1;
+        /* 1; VKCU_VK_DECODE_THREADS=N frame threads with FFmpeg 8.1 (a measurement knob: gpu/device.c) */
+        dec->avctx->thread_count = vkcu_vkdev_decode_threads();
+        if (dec->avctx->thread_count > 1)
+            dec->avctx->thread_type = FF_THREAD_FRAME;
         /* Frames stay referenced while they wait in the interop queue. */
         dec->avctx->extra_hw_frames = 8;
         dec->hw = 1;

@@ -17,6 +17,7 @@
 #include <libswscale/swscale.h>
 
 #include "gpu/device.h"
+#include "gpu/enginestats.h"
 #include "gpu/gpu.h"
 #include "gpu/vkdev.h"
 #include "util/log.h"
@@ -41,6 +42,7 @@ void vkcu_job_params_default(vkcu_job_params *p)
     p->hash_out = stdout;
     p->ring_size = VKCU_RING_SIZE_DEFAULT;
     p->stall_timeout_ms = 10000;
+    p->decode_queue = -1;
     p->progress = 1;
 }
 
@@ -611,6 +613,26 @@ static int decode_packet(job *j, const AVPacket *pkt, AVFrame *frame)
     return 0;
 }
 
+/* VKCU_ENGINE_STATS=1 (gpu/enginestats.h): the process's engine figures
+ * so far, one log line per queue and a summary, at the end of each GPU job. */
+static void log_engine_stats(void)
+{
+    vkcu_engine_stats s;
+    size_t len = 16384;
+    char *text = av_malloc(len);
+    if (!text)
+        return;
+    vkcu_engine_stats_get(&s);
+    vkcu_engine_stats_text(&s, text, len);
+    for (char *line = text, *end; *line; line = end + 1) {
+        if (!(end = strchr(line, '\n')))
+            break;
+        *end = 0;
+        LOGI("%s", line);
+    }
+    av_free(text);
+}
+
 /* gpu/'s question to the job: does its hash sink take GPU digests? Not
  * for frames it must scale first (a format change mid-stream). */
 static int digest_instead(void *opaque, enum AVPixelFormat host_fmt)
@@ -636,11 +658,17 @@ static int open_backend(job *j)
             .stall_timeout_ms = p->stall_timeout_ms,
             .frames_wanted = p->sink != VKCU_SINK_NULL,
             .vulkan_download = p->download == VKCU_DOWNLOAD_VULKAN,
+            .decode_queue_pin = p->decode_queue + 1,
             .digest_instead = digest_instead,
             .opaque = j,
         };
         ret = vkcu_gpu_open(&gc, &j->gpu, why, sizeof(why));
         if (ret < 0) {
+            /* A GPU that cannot honour a setting (a decode queue it lacks) fails the job on any backend. */
+            if (ret == VKCU_ERR_USAGE) {
+                snprintf(j->err, j->errlen, "%s: %s", p->input, why);
+                return VKCU_ERR_DEVICE;
+            }
             if (p->backend == VKCU_BACKEND_GPU) {
                 /* A machine without the GPU still runs the job: say how. */
                 snprintf(j->err, j->errlen, "%s: %s: %s; %s processes it without a GPU", p->input,
@@ -940,6 +968,7 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
     if (p->backend != VKCU_BACKEND_CPU) {
         if (p->sink == VKCU_SINK_ENCODE) /* the GPU's device then carries the encoder's queue */
             vkcu_vkdev_expect(1, vkcu_vkencode_op(p->encoder));
+        vkcu_vkdev_expect_decode_queue(p->decode_queue); /* the device then has it, claimed */
         vkcu_gpu_prepare(p->device);
         j->gpu_prepared = 1;
     }
@@ -1151,6 +1180,8 @@ fail:
     if (j->gpu_prepared) { /* no set-up thread outlives the job (the process may exit next) */
         vkcu_gpu_prepare_wait(p->device);
         setup_timeline(j, t0, t_demux, t_open);
+        if (vkcu_engine_stats_on())
+            log_engine_stats();
     }
     return ret;
 }

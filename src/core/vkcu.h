@@ -69,6 +69,7 @@ typedef struct vkcu_job_params {
     int ring_size;               /* interop ring slots, VKCU_RING_SIZE_MIN..MAX (vkcu_job_run: -EINVAL otherwise) */
     int stall_timeout_ms;        /* watchdog: no frame out of the decoder for this long fails */
     int timeline_handoff;        /* 1: one timeline semaphore instead of binary ready/done */
+    int decode_queue;            /* >= 0: the Vulkan decode queue the decoder submits on; -1: one the process claimed */
     enum vkcu_download download; /* how GPU frames reach the host (frames hashed on the GPU stay a CUDA copy) */
     int max_frames;              /* >0: stop after this many output frames */
     int require_gpu_decode;      /* 1: a software decode (CPU path or GPU fallback) is an error (VKCU_ERR_DEVICE) */

@@ -34,6 +34,7 @@ typedef struct vkcu_gpu_config {
     int stall_timeout_ms;  /* how long a slot's fence may take before the device counts as stalled */
     int frames_wanted;     /* 0: nothing leaves the GPU (null sink) */
     int vulkan_download;   /* 1: frames leave through the output ring, read back by Vulkan (docs/gpu-rings.md) */
+    int decode_queue_pin;  /* N > 0: the decoder submits on Vulkan decode queue N - 1; 0: on those the process claimed */
     /* Called once the chain's output is known, with the planar layout its
      * frames would be downloaded in: 1 when the consumer takes BLAKE3
      * digests computed on the GPU (vkcu_frame_digest) instead of frames.

@@ -12,6 +12,7 @@
 #include <libavcodec/avcodec.h>
 
 #include "outring_vk.h"
+#include "qclaim.h"
 #include "vkdev.h"
 #include "vkinstance.h"
 #include "util/log.h"
@@ -129,6 +130,60 @@ int vkcu_probe_gpu_decodes(const vkcu_probe_info *info, int codec_id)
     }
 }
 
+/* Claims listing: one line per GPU, role and family, its queues' claims. */
+typedef struct claims_out {
+    FILE *out;
+    const vkcu_vk_instance *vi;
+    char head[160]; /* the line being written (GPU role family) */
+    int lines;
+} claims_out;
+
+static void claims_line(void *opaque, const char *gpu, const char *role, uint32_t family, uint32_t queue, uint32_t n)
+{
+    claims_out *c = opaque;
+    char head[160];
+    snprintf(head, sizeof(head), "%s %s %u", gpu, role, family);
+    if (strcmp(head, c->head)) {
+        if (c->head[0])
+            fputc('\n', c->out);
+        snprintf(c->head, sizeof(c->head), "%s", head);
+        uint8_t uuid[16];
+        for (int i = 0; i < 16; i++) {
+            unsigned b = 0;
+            sscanf(gpu + 2 * i, "%2x", &b);
+            uuid[i] = (uint8_t)b;
+        }
+        char u[40];
+        uuid_str(uuid, u);
+        int dev = c->vi ? vkcu_vk_find_uuid(c->vi, uuid) : -1;
+        fprintf(c->out, "  %s%s%s%s, %s queue family %u:", u, dev >= 0 ? " (" : "", dev >= 0 ? c->vi->devs[dev].name : "",
+                dev >= 0 ? ")" : "", role, family);
+        c->lines++;
+    } else {
+        fputc(',', c->out);
+    }
+    fprintf(c->out, " queue %u: %u claim%s", queue, n, n == 1 ? "" : "s");
+}
+
+/* The queues vkcu processes hold now (gpu/qclaim.h), per GPU. */
+static void write_claims(FILE *out, const vkcu_vk_instance *vi)
+{
+    char dir[512], why[512];
+    if (vkcu_qclaim_dir(dir, sizeof(dir), 0, why, sizeof(why)) < 0) {
+        fprintf(out, "Queue claims: none kept (%s); processes sharing a GPU then all start at queue 0\n", why);
+        return;
+    }
+    fprintf(out, "Queue claims of running vkcu processes (%s):\n", dir);
+    claims_out c = { .out = out, .vi = vi };
+    int n = vkcu_qclaim_list(dir, claims_line, &c);
+    if (c.lines)
+        fputc('\n', out);
+    if (n < 0)
+        fprintf(out, "  cannot read the folder\n");
+    else if (!n)
+        fprintf(out, "  none\n");
+}
+
 int vkcu_probe_write(FILE *out)
 {
     uint8_t vk_uuid[MAX_DEV][16], cu_uuid[MAX_DEV][16];
@@ -216,5 +271,6 @@ int vkcu_probe_write(FILE *out)
                 VKCU_SETTING_IS("backend", "auto"));
     fprintf(out, "Decode paths: Vulkan Video where a device lists the codec above; otherwise software decode%s\n",
             pairs ? " + one upload into the CUDA interop ring" : " on the CPU backend");
+    write_claims(out, vi);
     return pairs ? 0 : VKCU_ERR_DEVICE;
 }
