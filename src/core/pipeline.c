@@ -424,6 +424,7 @@ static int open_backend(job *j)
             .vulkan_download = p->download == VKCU_DOWNLOAD_VULKAN,
             .digest_instead = digest_instead,
             .opaque = (void *)p,
+            .cuda_pool = p->cuda_pool,
         };
         ret = vkcu_gpu_open(&gc, &j->gpu, why, sizeof(why));
         if (ret < 0) {
