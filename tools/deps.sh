@@ -40,10 +40,11 @@ packages=(build-essential pkg-config nasm dpkg-dev xz-utils ca-certificates
   libsvtav1enc-dev libdav1d-dev libvpx-dev libaom-dev glslang-dev zlib1g-dev libjansson-dev
   b3sum)
 
-# Test-only: a headless browser opens the HTML reports (tests/cli/report.sh).
-# Not needed to build or run vkcu, so its absence is a warning; the test
-# says SKIP with the reason. About 75 s to install on a fresh Debian 12.
-test_packages=(chromium)
+# Test-only: a headless browser opens the HTML reports (tests/cli/report.sh);
+# numpy and pytest run the Python package's tests (tests/cli/python.sh).
+# Not needed to build or run vkcu, so their absence is a warning; the tests
+# say SKIP with the reason. About 75 s to install on a fresh Debian 12.
+test_packages=(chromium python3-numpy python3-pytest)
 
 install_test_packages() {
   [ "${VKCU_NO_APT:-0}" = 1 ] && return 0

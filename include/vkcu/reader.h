@@ -40,7 +40,7 @@
  * The caller may hold at most max_held frames at once (a frame is held from
  * vkcu_reader_next or vkcu_reader_frames_at until its last reference, its
  * own or a DLPack tensor's, is released); asking for more while that many
- * are held fails at once with VKCU_ERR_USAGE rather than waiting for a
+ * are held fails at once with -ENOBUFS rather than waiting for a
  * release that a single-threaded caller would never make. A frame copied
  * out with vkcu_frame_detach, or every frame with detach = 1, is the
  * caller's memory and counts against nothing.
@@ -189,8 +189,8 @@ typedef struct vkcu_frame {
  *
  * @param frame receives a new reference to the frame, or NULL after the
  *              last one (then every later call gives NULL again).
- * @return 0 (with a frame or NULL at the end); VKCU_ERR_USAGE when
- *         max_held frames are held (release one, or detach frames); the
+ * @return 0 (with a frame or NULL at the end); -ENOBUFS when max_held
+ *         frames are held (release one, or detach frames); the
  *         job's own error when decoding failed (err names the file, frame or
  *         setting: VKCU_ERR_INPUT, VKCU_ERR_DEVICE, -EINVAL for a chain
  *         that does not fit the input ...). After an error the iteration is
@@ -228,7 +228,7 @@ VKCU_API int vkcu_reader_frame_count(vkcu_reader *r, int64_t *count, char *err, 
  *                references). Nothing is written on failure.
  * @return 0; -EINVAL for a number outside [0, count of frames) (err names
  *         it) or a chain with an operator that looks at several frames;
- *         VKCU_ERR_USAGE when the frames would exceed max_held; -ENOSYS
+ *         -ENOBUFS when the frames would exceed max_held; -ENOSYS
  *         when the input cannot be sought (raw streams, pipes);
  *         VKCU_ERR_INPUT when a frame cannot be decoded; other job errors.
  */

@@ -682,7 +682,7 @@ int vkcu_reader_next(vkcu_reader *r, vkcu_frame **frame, char *err, size_t errle
         snprintf(line, sizeof(line), "%s: the caller holds %d frames, as many as %s allows: release one (or copy "
                  "frames out, %s) before asking for the next", r->input, held, VKCU_SETTING("max_held"),
                  VKCU_SETTING_IS("detach", "1"));
-        ret = vkcu_reader_fail(VKCU_ERR_USAGE, err, errlen, line);
+        ret = vkcu_reader_fail(AVERROR(ENOBUFS), err, errlen, line);
         goto done;
     }
     if (!r->started && (ret = iter_start(r, err, errlen)) < 0)

@@ -575,7 +575,7 @@ int vkcu_reader_seek_frames(vkcu_reader *r, const int64_t *indices, int count, v
         snprintf(line, sizeof(line), "%s: %d frames asked for while %d are held: more than %s allows (ask for fewer "
                  "at a time, release frames, or copy them out with %s)", r->input, nt, held, VKCU_SETTING("max_held"),
                  VKCU_SETTING_IS("detach", "1"));
-        ret = vkcu_reader_fail(VKCU_ERR_USAGE, err, errlen, line);
+        ret = vkcu_reader_fail(AVERROR(ENOBUFS), err, errlen, line);
         goto done;
     }
     if (!s->dec) {
