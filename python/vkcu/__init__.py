@@ -22,6 +22,14 @@ from ._regress import (CaseResult, Comparison, FrameHash, FramePair, HashList, V
                        verify)
 
 __version__ = "0.1.0"
+
+
+def cuda_device_count() -> int:
+    """CUDA devices of this machine (0 without a driver or GPU)."""
+    from ._lib import lib
+    return lib.vkcu_cuda_device_count()
+
+
 #: the version of the libvkcu.so this package loaded
 library_version = _libversion
 
@@ -29,5 +37,5 @@ __all__ = [
     "open", "Reader", "Frame", "Plane", "FrameFlags", "StreamInfo", "ReaderStats", "Context",
     "hash", "compare", "verify", "HashList", "FrameHash", "Comparison", "FramePair", "Verification", "CaseResult",
     "Error", "UsageError", "MediaError", "InputNotFoundError", "NotSeekableError", "OutputError", "DeviceError",
-    "MismatchError", "Interrupted", "FramesHeldError", "library_version", "__version__",
+    "MismatchError", "Interrupted", "FramesHeldError", "library_version", "cuda_device_count", "__version__",
 ]

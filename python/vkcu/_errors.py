@@ -4,6 +4,7 @@ the README's exit-code table (the ``exit_code`` attribute is that row)."""
 from __future__ import annotations
 
 import errno as _errno
+import os
 from typing import Optional
 
 from . import _lib
@@ -90,7 +91,7 @@ class FramesHeldError(Error, BufferError):
 def from_code(code: int, message: str, filename: Optional[str] = None) -> Exception:
     """The exception for a library return value and its one line."""
     message = message or _lib.error_string(code)
-    if code == -_errno.ENOENT:
+    if code == -_errno.ENOENT or (code == _lib.VKCU_ERR_INPUT and filename and not os.path.lexists(filename)):
         return InputNotFoundError(message, code, filename)
     if code in (-_errno.EINVAL, _lib.VKCU_ERR_USAGE):
         return UsageError(message, code)
