@@ -92,7 +92,7 @@ enum vkcu_memory {
 };
 
 #define VKCU_READER_MAX_HELD_LIMIT 1024
-#define VKCU_READER_MAX_HELD_DEFAULT 8
+#define VKCU_READER_MAX_HELD_DEFAULT 32
 
 /* What to read. Fill with vkcu_reader_default_params() first; strings are
  * copied by vkcu_reader_open. The context gives the rest (backend, device,

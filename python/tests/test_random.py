@@ -84,7 +84,7 @@ def test_random_access_refusals():
         with pytest.raises(ValueError, match="denoise"):
             r.get_frames_at([3])
         assert sum(1 for _ in r) == 50  # iteration still works
-    with vkcu.open(clip("h264-aac.mp4"), backend="cpu") as r:
+    with vkcu.open(clip("h264-aac.mp4"), backend="cpu", max_held=8) as r:
         with pytest.raises(ValueError, match="frame 50 does not exist"):
             r.get_frames_at([50])
         with pytest.raises(vkcu.FramesHeldError):

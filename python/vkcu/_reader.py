@@ -311,7 +311,7 @@ class Reader:
 
     def __init__(self, path, *, chain: Optional[str] = None, backend: str = "auto", device: int = 0,
                  start: Union[None, float, str] = None, duration: Union[None, float, str] = None,
-                 frames: Optional[int] = None, timing: str = "decoded", max_held: int = 8, copy: bool = False,
+                 frames: Optional[int] = None, timing: str = "decoded", max_held: int = 32, copy: bool = False,
                  cuda: bool = True, strict: bool = False, video_stream: Optional[int] = None,
                  require_gpu_decode: bool = False, ring_size: Optional[int] = None,
                  decode_threads: Optional[int] = None, context: Optional[Context] = None,

@@ -13,10 +13,13 @@
  * A call. The distinct targets are taken in presentation order. For each,
  * the decoder goes on from where it is when the target lies ahead and no
  * keyframe lies between (targets in one group of pictures share a decode),
- * and otherwise seeks to the keyframe at or before it (aimed a frame and
- * the stream's largest pts - dts earlier, as the job's trim does, so that
- * the keyframe found shows at or before the target) and flushes. Frames
- * before the target are dropped undecoded-further; the target goes through
+ * and otherwise seeks to the keyframe at or before it and flushes. The seek
+ * aims at that keyframe's own time: in containers indexed by decode time
+ * (MP4) as in those indexed by presentation time (Matroska) the keyframe
+ * found is that one, as long as a group of pictures is longer than the
+ * stream's reordering; should decoding start past the target all the same,
+ * it seeks again from the keyframe before. Frames before the target are
+ * dropped; the target goes through
  * the chain (CPU, or the GPU session's ring) and becomes a reader frame.
  * Only chains of per-frame operators are accepted, so a frame does not
  * depend on where decoding started. Frames come out with pts from the
@@ -398,12 +401,9 @@ static int next_decoded(vkcu_reader *r, reader_seek *s, AVFrame *f, char *err, s
 static int seek_to(vkcu_reader *r, reader_seek *s, int64_t key, char *err, size_t errlen)
 {
     vkcu_demux *d = s->demux;
-    AVRational tb = d->video->time_base;
-    int64_t frame = d->frame_rate.num > 0 ? av_rescale_q(1, av_inv_q(d->frame_rate), tb) : 0;
-    int64_t target = key - s->max_delay - frame;
     int ret = -1;
-    if (target > s->start)
-        ret = vkcu_demux_seek(d, target);
+    if (key > s->start)
+        ret = vkcu_demux_seek(d, key);
     if (ret < 0 && (ret = avformat_seek_file(d->fmt, d->video_index, INT64_MIN, s->start, s->start, 0)) < 0) {
         snprintf(err, errlen, "%s: cannot seek to the keyframe at pts %lld", r->input, (long long)key);
         return VKCU_ERR_INPUT;
@@ -590,11 +590,22 @@ int vkcu_reader_seek_frames(vkcu_reader *r, const int64_t *indices, int count, v
         saved = vkcu_cuda_enter(s->jp.device);
     for (int k = 0; k < nt; k++) {
         int64_t t = s->pts[targets[k]], key = key_before(s, t);
-        if (t <= s->pos || key > s->pos || s->draining || s->pos == INT64_MIN)
+        int fresh = 0; /* no frame out since the seek: starting past the target means seeking earlier */
+        if (t <= s->pos || key > s->pos || s->draining || s->pos == INT64_MIN) {
             if ((ret = seek_to(r, s, key, line, sizeof(line))) < 0)
                 goto fail;
+            fresh = 1;
+        }
         for (;;) {
             ret = next_decoded(r, s, s->frame, line, sizeof(line));
+            if (ret == 0 && s->frame->pts > t && fresh && key > s->start) {
+                av_frame_unref(s->frame);
+                key = key_before(s, key - 1);
+                if ((ret = seek_to(r, s, key, line, sizeof(line))) < 0)
+                    goto fail;
+                continue;
+            }
+            fresh = 0;
             if (ret == AVERROR_EOF || (ret == 0 && s->frame->pts > t)) {
                 av_frame_unref(s->frame);
                 snprintf(line, sizeof(line), "%s: frame %lld (pts %lld) could not be decoded (damaged, or the "
