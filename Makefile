@@ -242,6 +242,7 @@ bench: $(BUILD)/deps.mk
 	@bash tools/bench.sh
 	@bash tools/bench-transcode.sh
 	@bash tools/bench-batch.sh
+	@bash tools/bench-python.sh
 
 # Installation folders (docs/install.md); DESTDIR stages the whole tree.
 BINDIR      ?= $(PREFIX)/bin
