@@ -164,3 +164,17 @@ def test_pool_memory_flat_over_ten_thousand_frames():
     assert rss10 - rss1 < 32 * 1024 and fd1 == fd5 == fd10, (rss1, rss10, fd1, fd5, fd10)
     print(f"device free {free1 >> 20} / {free5 >> 20} / {free10 >> 20} MiB, RSS {rss1} / {rss5} / {rss10} kB, "
           f"{fd10} FDs at 1000 / 5000 / 10000 frames")
+
+
+def test_a_slow_consumer_is_not_a_stalled_decoder():
+    """The stall watchdog (0.5 s here) counts the decoder's silence, not time
+    the job waits for its consumer: a consumer pausing for 2 s is fine."""
+    import time
+    ctx = vkcu.Context("gpu", stall_timeout=0.5)
+    with vkcu.open(clip("h264-aac.mp4"), context=ctx) as r:
+        n = 0
+        for f in r:
+            n += 1
+            if n in (3, 20):
+                time.sleep(2.0)
+        assert n == 50 and r.stats.cuda_frames == 50
