@@ -8,7 +8,7 @@ import os
 import pytest
 
 import vkcu
-from conftest import MEDIA, clip
+from vkcutest import MEDIA, clip
 
 
 def test_missing_input_is_file_not_found():

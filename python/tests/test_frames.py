@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import vkcu
-from conftest import CONFORMANCE, MEDIA, cli_hashes, clip
+from vkcutest import CONFORMANCE, MEDIA, cli_hashes, clip
 
 CORPUS = sorted(p.name for p in (MEDIA / "corpus").glob("[!.]*")) if (MEDIA / "corpus").is_dir() else []
 CONF = sorted(p.name for p in CONFORMANCE.glob("*") if p.suffix in (".264", ".h264", ".h265")

@@ -10,7 +10,7 @@ import random
 import numpy as np
 
 import vkcu
-from conftest import clip
+from vkcutest import clip
 
 
 def rss_kb() -> int:

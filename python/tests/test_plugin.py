@@ -13,7 +13,7 @@ from pathlib import Path
 
 import vkcu
 import vkcu.testing
-from conftest import VKCU, clip
+from vkcutest import VKCU, clip
 
 SUITE = '''
 CLIP = {clip!r}

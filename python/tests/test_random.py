@@ -9,7 +9,7 @@ import random
 import pytest
 
 import vkcu
-from conftest import MEDIA, clip
+from vkcutest import MEDIA, clip
 
 SEEKABLE = ["h264-aac.mp4", "hevc10.mkv", "vfr.mkv", "long.mp4", "corpus/h264.mp4", "corpus/hevc.mkv",
             "corpus/h264-2997.mkv", "corpus/vp9.webm", "corpus/prores.mov", "corpus/mpeg2.mxf"]

@@ -7,7 +7,7 @@ import re
 import pytest
 
 import vkcu
-from conftest import CONFORMANCE, ROOT, cli_hashes, clip, vkcu_cli
+from vkcutest import CONFORMANCE, ROOT, cli_hashes, clip, vkcu_cli
 
 
 @pytest.mark.parametrize("algo", ["md5", "sha256", "xxh64", "blake3"])

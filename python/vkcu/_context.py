@@ -87,22 +87,25 @@ _NAME_CB = _lib.SettingNameCallback(_on_setting_name)
 _lib._py.Py_IncRef(_LOG_CB)
 _lib._py.Py_IncRef(_NAME_CB)
 
-_live = weakref.WeakSet()
+_live_readers = weakref.WeakSet()
+_live_contexts = weakref.WeakSet()
 
 
 @atexit.register
 def _close_all() -> None:
     """Readers and contexts left open end before the interpreter does, so no
-    library thread calls into Python after it."""
-    for obj in list(_live):
-        try:
-            obj.close()
-        except Exception:  # noqa: BLE001
-            pass
+    library thread calls into Python after it: readers first, then the
+    contexts they run on."""
+    for group in (_live_readers, _live_contexts):
+        for obj in list(group):
+            try:
+                obj.close()
+            except Exception:  # noqa: BLE001
+                pass
 
 
 def register(obj) -> None:
-    _live.add(obj)
+    (_live_contexts if isinstance(obj, Context) else _live_readers).add(obj)
 
 
 def take_last_error(default: str = "") -> str:
@@ -153,9 +156,9 @@ class Context:
             raise UsageError("the vkcu context is closed")
         return self._ptr
 
-    def close(self) -> None:
+    def close(self, _close=_lib.lib.vkcu_close, _byref=ctypes.byref) -> None:
         if getattr(self, "_ptr", None):
-            _lib.lib.vkcu_close(ctypes.byref(self._ptr))
+            _close(_byref(self._ptr))
 
     def __enter__(self) -> "Context":
         return self

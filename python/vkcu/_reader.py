@@ -222,10 +222,11 @@ class Frame:
             raise from_code(ret, _lib.text(err.value))
         return Frame(out)
 
-    def release(self) -> None:
-        """Drops this object's reference now (tensors made from it keep theirs)."""
+    def release(self, _unref=_lib.lib.vkcu_frame_unref, _byref=ctypes.byref) -> None:
+        """Drops this object's reference now (tensors made from it keep theirs).
+        (The defaults keep what it needs for frames freed at shutdown.)"""
         if getattr(self, "_ptr", None):
-            _lib.lib.vkcu_frame_unref(ctypes.byref(self._ptr))
+            _unref(_byref(self._ptr))
             self._ptr = None
 
     def __del__(self):
@@ -434,10 +435,10 @@ class Reader:
             raise UsageError("the reader is closed")
         return self._ptr
 
-    def close(self) -> None:
+    def close(self, _close=_lib.lib.vkcu_reader_close, _byref=ctypes.byref) -> None:
         """Stops decoding; frames still held stay valid until released."""
         if getattr(self, "_ptr", None):
-            _lib.lib.vkcu_reader_close(ctypes.byref(self._ptr))
+            _close(_byref(self._ptr))
 
     def __enter__(self) -> "Reader":
         return self

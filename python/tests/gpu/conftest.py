@@ -1,16 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """GPU tests of the package (tests/gpu.d/python.sh runs them on the GPU
-machine): they need a CUDA device and PyTorch, and skip without either.
-MEDIA and BIG (tools/gpu-env.sh) say where the clips are."""
+machine): they need a CUDA device and PyTorch, and skip without either."""
 import os
-from pathlib import Path
 
 import pytest
 
 import vkcu
 
-MEDIA = Path(os.environ.get("MEDIA", Path(__file__).resolve().parents[3] / "media" / "gen"))
-BIG = Path(os.environ.get("BIG", Path(__file__).resolve().parents[3] / ".gpu" / "media"))
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def pytest_collection_modifyitems(config, items):
@@ -25,12 +22,6 @@ def pytest_collection_modifyitems(config, items):
         except ImportError:
             reason = "no PyTorch"
     if reason:
-        for item in items:
-            item.add_marker(pytest.mark.skip(reason=reason))
-
-
-def clip(name: str, big: bool = False) -> str:
-    p = (BIG if big else MEDIA) / name
-    if not p.exists():
-        pytest.skip(f"{p} missing")
-    return str(p)
+        for item in items:  # the session's items: only this folder's are GPU tests
+            if os.path.abspath(str(item.fspath)).startswith(HERE + os.sep):
+                item.add_marker(pytest.mark.skip(reason=reason))

@@ -20,7 +20,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import vkcu
-from conftest import clip
+from gputest import clip
 
 
 def host_md5(frame, tensors=None):
