@@ -23,13 +23,23 @@ import vkcu
 from gputest import clip
 
 
-def host_md5(frame, tensors=None):
+def to_bytes(t) -> bytes:
+    """A tensor's samples, rows packed, copied to the host once (uint16 by
+    way of int16 where this torch has no numpy conversion for it)."""
+    h = t.cpu().contiguous()
+    try:
+        return h.numpy().tobytes()
+    except TypeError:
+        return h.view(torch.int16).numpy().tobytes()
+
+
+def host_md5(frame):
     """md5 of the frame's planes, taken as CUDA tensors and copied to the host once."""
     m = hashlib.md5()
     for p in frame.planes:
         t = torch.from_dlpack(p)
         assert t.is_cuda and t.data_ptr() == p.data_ptr, "torch.from_dlpack copied the plane"
-        m.update(t.cpu().numpy().tobytes())
+        m.update(to_bytes(t))
     return m.hexdigest()
 
 
@@ -92,7 +102,7 @@ def test_random_access_on_the_gpu():
         more = r.get_frames_at([77, 500])
         assert [(host_md5(f), f.pts) for f in more] == [want[77][:2], want[500][:2]]
         s = r.stats
-        assert s.random_setups == 1 and s.dtoh_bytes == 0 and s.cuda_frames == 9, s
+        assert s.random_setups == 1 and s.dtoh_bytes == 0 and s.cuda_frames == 8, s  # 6 distinct, then 2
 
 
 def test_consumer_stream_orders_the_buffer_reuse():
@@ -123,7 +133,7 @@ def test_cupy_takes_the_planes():
             c = cupy.from_dlpack(p)
             t = torch.from_dlpack(p)
             assert c.data.ptr == p.data_ptr and c.dtype == cupy.uint16
-            assert bytes(c.get().tobytes()) == t.cpu().numpy().tobytes()
+            assert c.get().tobytes() == to_bytes(t)
 
 
 def test_copy_true_on_the_gpu():
