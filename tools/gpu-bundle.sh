@@ -19,8 +19,11 @@ strip -o "$stage/bin/ffprobe" "$ffbin/ffprobe"
 for t in build/tests/*gpu* build/tests/bench_* build/tests/test_qclaim; do # test_qclaim: gpu.d/claims.sh's holders
   [ -x "$t" ] && strip -o "$stage/tests/$(basename "$t")" "$t"
 done
+# libvkcu.so for the Python package (python/ travels with the checkout; it
+# finds the library on LD_LIBRARY_PATH, which tools/gpu-env.sh sets).
+strip -o "$stage/lib/libvkcu.so.0" build/libvkcu.so.0
 # Shared libraries outside the C/C++ runtime.
-for f in "$stage"/bin/* "$stage"/tests/*; do ldd "$f" 2>/dev/null; done |
+for f in "$stage"/bin/* "$stage"/tests/* "$stage"/lib/libvkcu.so.0; do ldd "$f" 2>/dev/null; done |
   awk '$3 ~ /^\// {print $3}' | sort -u |
   grep -v -E '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' |
   while read -r lib; do cp -L "$lib" "$stage/lib/"; done

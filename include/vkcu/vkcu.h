@@ -12,6 +12,7 @@
  *   preset.h   pipeline presets (*.pipe files)
  *   probe.h    the machine's Vulkan and CUDA devices
  *   formats.h  what this build writes: video encoders, containers, presets
+ *   reader.h   frames pulled one by one, random access, DLPack tensors
  *
  * Link with `pkg-config --cflags --libs vkcu`. Frames handed to callbacks
  * are FFmpeg AVFrames: include <libavutil/frame.h> to read them.
@@ -28,5 +29,6 @@
 #include "preset.h"
 #include "probe.h"
 #include "formats.h"
+#include "reader.h"
 
 #endif

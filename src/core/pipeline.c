@@ -80,6 +80,7 @@ typedef struct job {
     _Atomic long long last_frame_ms;
     _Atomic int watchdog_stop;
     _Atomic int stalled;     /* the watchdog gave up on the decoder */
+    _Atomic int in_sink;     /* the job waits for its sink (a slow encoder, a reader's consumer), not the decoder */
     /* packets of other streams that arrive before the sink opens */
     AVPacket *early[512];
     int nb_early;
@@ -115,7 +116,7 @@ static void *watchdog_main(void *arg)
     while (!atomic_load(&j->watchdog_stop)) {
         usleep(100 * 1000);
         long long idle = now_ms() - atomic_load(&j->last_frame_ms);
-        if (idle > j->p->stall_timeout_ms) {
+        if (idle > j->p->stall_timeout_ms && !atomic_load(&j->in_sink)) {
             LOGE("%s: decoder stalled: no frame for %.1f s (GPU driver or FFmpeg hang); giving up", j->p->input,
                  j->p->stall_timeout_ms / 1000.0);
             atomic_store(&j->stalled, 1);
@@ -238,7 +239,11 @@ static int sink_write(job *j, AVFrame *f)
     }
     if (f->flags & AV_FRAME_FLAG_CORRUPT)
         r->frames_concealed++;
+    /* Time spent waiting for the sink is not the decoder stalling. */
+    atomic_store(&j->in_sink, 1);
     int ret = j->sink.cls->write_frame(&j->sink, f);
+    atomic_store(&j->last_frame_ms, now_ms());
+    atomic_store(&j->in_sink, 0);
     if (ret < 0)
         return ret;
     r->frames_out++;
@@ -661,6 +666,7 @@ static int open_backend(job *j)
             .decode_queue_pin = p->decode_queue + 1,
             .digest_instead = digest_instead,
             .opaque = j,
+            .cuda_pool = p->cuda_pool,
         };
         ret = vkcu_gpu_open(&gc, &j->gpu, why, sizeof(why));
         if (ret < 0) {

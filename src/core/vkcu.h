@@ -91,6 +91,11 @@ typedef struct vkcu_job_params {
     int (*on_frame)(void *opaque, const struct AVFrame *frame);
     vkcu_frame_callback on_picture;
     void *cb_opaque;
+    /* On the GPU, with on_frame: >0 keeps the frames in CUDA device memory,
+     * in a pool of this many buffers (gpu.h, cuda_pool); on_frame then gets
+     * frames with device pointers (vkcu_frame_cuda_device says so). A reader
+     * (core/reader.c) sets it. 0: host frames. */
+    int cuda_pool;
     /* reporting */
     int progress;                /* 1: progress reports to progress_cb (none without one) */
     vkcu_progress_callback progress_cb;

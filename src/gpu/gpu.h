@@ -41,6 +41,11 @@ typedef struct vkcu_gpu_config {
      * NULL: always frames. */
     int (*digest_instead)(void *opaque, enum AVPixelFormat host_fmt);
     void *opaque;
+    /* >0: frames stay in CUDA device memory (devframes.c): the chain's
+     * output is written, in the planar host layout, into a buffer of a pool
+     * of this many, and pop() hands that buffer over (vkcu_frame_cuda_device
+     * says so); push() waits while all are out. 0: frames go to the host. */
+    int cuda_pool;
 } vkcu_gpu_config;
 
 /* What a session did, for --stats and reports. */
@@ -118,5 +123,25 @@ enum AVPixelFormat vkcu_gpu_host_format(enum AVPixelFormat device_fmt);
 
 /* Whether this binary can reach a CUDA device at all (no driver: 0). */
 int vkcu_gpu_available(void);
+
+/* ---- frames in CUDA device memory (devframes.c) ---- */
+/* Makes `device` the calling thread's current CUDA device and returns the
+ * one that was (-1: none known); vkcu_cuda_leave puts it back. For calls
+ * made on threads that are not the library's (a reader's caller, a
+ * consumer releasing a frame), whose current device belongs to them. */
+int vkcu_cuda_enter(int device);
+void vkcu_cuda_leave(int saved, int device);
+/* The CUDA device whose memory a frame's planes are in (a frame popped
+ * from a session with cuda_pool, or a copy of one), or -1 for a host frame. */
+int vkcu_frame_cuda_device(const AVFrame *frame);
+/* A consumer is done with the frame's memory once the work it queued on
+ * `stream` (cudaStream_t, DLPack's numbering: 1 legacy default, 2 per-thread
+ * default; 0 and -1 taken as 1) so far has run: the buffer is reused or
+ * freed only after that. Call before dropping the reference. Any thread;
+ * the thread's current CUDA device is left as it was. */
+void vkcu_frame_cuda_release_after(const AVFrame *frame, int64_t stream);
+/* A copy of a CUDA frame in device memory of its own (not the pool's), the
+ * same layout; complete when the call returns. Any thread. */
+int vkcu_frame_cuda_copy(const AVFrame *src, AVFrame **copy, char *err, size_t errlen);
 
 #endif

@@ -118,6 +118,8 @@ struct vkcu_gpu {
     VkImageLayout enc_layout;           /* the layout the frames are left in */
     size_t enc_offset[2];
     int enc_pitch[2];
+    /* cfg.cuda_pool: frames handed over in device buffers of this pool (devframes.c). */
+    struct vkcu_devpool *devpool;
     /* Frames hashed on the GPU (cfg.digest_instead): digests instead of frames. */
     int digest;
     void *b3_scratch;                   /* device: the tree's chaining values */
@@ -228,6 +230,22 @@ void vkcu_gpu_download_free(vkcu_gpu *g);
  * imports before the Vulkan objects; the encoder's frames context stays.
  * Nothing may be pending (every frame popped). */
 void vkcu_gpu_download_release(vkcu_gpu *g);
+
+/* devframes.c: a bounded pool of device buffers of one size. */
+typedef struct vkcu_devpool vkcu_devpool;
+/* count buffers of `size` bytes on CUDA device `device`, made as they are
+ * first needed; their reuse is ordered on `stream` (the session's). */
+int vkcu_devpool_create(int device, cudaStream_t stream, size_t size, int count, vkcu_devpool **out, char *err,
+                        size_t errlen);
+/* A free buffer, or NULL when none is back within timeout_ms (or CUDA
+ * cannot allocate one: then *failed is set). Work queued on the pool's
+ * stream after the call runs after every consumer's use of the buffer. */
+AVBufferRef *vkcu_devpool_get(vkcu_devpool *p, int timeout_ms, int *failed);
+/* Marks a frame whose buf[0] came from vkcu_devpool_get (before it leaves). */
+int vkcu_devpool_mark(vkcu_devpool *p, AVFrame *frame);
+/* The session's end: later waits no longer touch its stream; buffers that
+ * come back are freed, and the pool with the last of them. *p is cleared. */
+void vkcu_devpool_close(vkcu_devpool **p);
 
 /* stats.c */
 /* Adds a popped frame's GPU timings to the --stats totals. */

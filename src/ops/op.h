@@ -78,6 +78,12 @@ typedef struct vkcu_op_class {
     const char *accuracy;
     const vkcu_op_key *keys;     /* terminated by a zero entry */
     size_t priv_size;
+    /* 1: each output is made from one input frame alone, one for one, at its
+     * time (no neighbours, no state between frames, no retiming), so the
+     * operator may run on any frame by itself: random access (reader.h)
+     * takes only chains of such operators. 0 (the safe default): it may
+     * look at other frames. */
+    int per_frame;
     /* Checks key values against each other, whatever the input: limits no
      * single key's range expresses. vkcu_chain_parse calls it, so a preset
      * check (`vkcu pipelines FILE`) refuses exactly the chains a job start
