@@ -90,7 +90,7 @@ static int hash_lines(vkcu_context *ctx, const char *input, const char *chain, c
     return n;
 }
 
-static vkcu_reader *open_reader(vkcu_context *ctx, const char *input, const char *chain, enum vkcu_timing timing,
+static vkcu_reader *open_reader(vkcu_context *ctx, const char *input, const char *chain, enum vkcu_reader_timing timing,
                                 int max_held, int detach)
 {
     vkcu_reader_params p;
@@ -371,7 +371,7 @@ static void test_errors(vkcu_context *ctx, log_capture *lc)
     CHECK(ret == -EINVAL && strstr(err, "max_held 0 is out of range"), "max_held 0: %d '%s'", ret, err);
     vkcu_reader_default_params(&p);
     p.input = MP4;
-    p.timing = (enum vkcu_timing)9;
+    p.timing = (enum vkcu_reader_timing)9;
     ret = vkcu_reader_open(ctx, &p, &r, err, sizeof(err));
     CHECK(ret == -EINVAL && strstr(err, "timing 9"), "timing 9: %d '%s'", ret, err);
     vkcu_reader_default_params(&p);
