@@ -49,7 +49,7 @@ class Settings(Structure):
         ("ring_size", c_int), ("stall_timeout_ms", c_int), ("timeline_handoff", c_int),
         ("vulkan_download", c_int), ("decode_threads", c_int), ("encode_workers", c_int),
         ("progress_callback", c_void_p), ("progress_opaque", c_void_p),
-        ("watchdog_callback", c_void_p), ("watchdog_opaque", c_void_p),
+        ("watchdog_callback", c_void_p), ("watchdog_opaque", c_void_p), ("decode_queue", c_int),
     ]
 
 
@@ -64,6 +64,7 @@ class Job(Structure):
         ("on_open", c_void_p), ("on_frame", c_void_p), ("callback_opaque", c_void_p),
         ("start_time", c_double), ("duration", c_double), ("start_frame", c_int64), ("frame_count", c_int64),
         ("max_frames", c_int), ("strict", c_int), ("require_gpu_decode", c_int), ("decode_only", c_int),
+        ("pipeline_file", c_char_p), ("no_audio", c_int), ("audio_encoder", c_char_p), ("timing", c_int),
     ]
 
 
@@ -79,6 +80,8 @@ class JobResult(Structure):
         ("setup_ms_demux", c_double), ("setup_ms_gpu_open", c_double), ("setup_ms_decoder", c_double),
         ("setup_ms_first_frame", c_double), ("setup_ms_vk_instance", c_double), ("setup_ms_vk_device", c_double),
         ("setup_ms_cuda", c_double), ("setup_vk_device", c_char * 64), ("setup_timeline", c_char * 512),
+        ("frames_concealed", c_int64), ("frames_dropped", c_int64), ("frames_duplicated", c_int64),
+        ("frames_rescaled", c_int64), ("format_changes", c_int64),
     ]
 
 
@@ -90,6 +93,7 @@ class CompareJob(Structure):
         ("min_vmaf", c_double), ("vmaf", c_int), ("align", c_int), ("scale", c_int), ("report", c_void_p),
         ("per_frame", c_int), ("diff_image", c_char_p), ("csv", c_char_p), ("json", c_char_p),
         ("report_html", c_char_p), ("overwrite", c_int),
+        ("pipeline_file", c_char_p), ("timing", c_int), ("exclude_concealed", c_int),
     ]
 
 
@@ -112,6 +116,7 @@ class CompareResult(Structure):
         ("psnr_min", c_double), ("ssim", c_double * 4), ("ssim_all", c_double), ("vmaf", c_int),
         ("vmaf_mean", c_double), ("vmaf_min", c_double), ("vmaf_min_index", c_int64), ("pass_", c_int),
         ("verdict", c_char * 512), ("error", c_char * 512),
+        ("max_diff_index", c_int64), ("concealed", c_int64), ("concealed_differing", c_int64),
     ]
 
 
@@ -121,6 +126,7 @@ class VerifyJob(Structure):
         ("cases", POINTER(c_char_p)), ("nb_cases", c_int), ("out", c_void_p), ("jobs", c_int),
         ("timeout", c_double), ("fail_fast", c_int), ("update", c_int), ("allow_outside", c_int),
         ("junit", c_char_p), ("summary", c_char_p), ("html", c_char_p), ("overwrite", c_int),
+        ("timing", c_int), ("exclude_concealed", c_int),
     ]
 
 
