@@ -30,6 +30,7 @@ class FrameHash:
     duration: int
     size: int
     hash: str
+    concealed: bool = False  # decoded from damaged data (docs/regression.md, damaged streams)
 
 
 class HashList(list):
@@ -44,6 +45,9 @@ class HashList(list):
         self.width = width
         self.height = height
         self.input = input
+        # what became of the decoded frames: decoded, dropped, duplicated, rescaled, concealed, format_changes,
+        # timing (the closing line of the JSON list)
+        self.summary: dict = {}
 
     def framemd5(self) -> str:
         """The list as framemd5 frame lines (what ``vkcu hash`` prints after its header)."""
@@ -170,18 +174,23 @@ def hash(path: PathLike, *, chain: Optional[str] = None, algo: str = "md5", star
     data = out.close()
     if ret < 0:
         raise from_code(ret, _lib.text(res.error), filename=str(path))
-    header, rows = {}, []
+    header, summary, rows = {}, {}, []
     for line in data.splitlines():
         if not line.strip():
             continue
         obj = json.loads(line)
         if obj.get("type") == "header":
             header = obj
+        elif obj.get("type") == "summary":
+            summary = obj
         else:
-            rows.append(FrameHash(obj["frame"], obj["pts"], obj["duration"], obj["size"], obj["hash"]))
+            rows.append(FrameHash(obj["frame"], obj["pts"], obj["duration"], obj["size"], obj["hash"],
+                                  bool(obj.get("concealed", False))))
     tb = Fraction(header.get("tb", "0/1")) if header else Fraction(0)
-    return HashList(rows, algo=header.get("hash", algo.upper()), time_base=tb, pix_fmt=header.get("pix_fmt", ""),
-                    width=header.get("width", 0), height=header.get("height", 0), input=str(path))
+    hl = HashList(rows, algo=header.get("hash", algo.upper()), time_base=tb, pix_fmt=header.get("pix_fmt", ""),
+                  width=header.get("width", 0), height=header.get("height", 0), input=str(path))
+    hl.summary = {k: v for k, v in summary.items() if k != "type"}
+    return hl
 
 
 def _is_hash_list(path: PathLike) -> bool:
