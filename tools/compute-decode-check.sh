@@ -23,12 +23,12 @@ same() { # a b: frames of b equal to a's, "N/M"
 for clip in "$MEDIA"/corpus/ffv1*.* "$MEDIA"/corpus/prores*.* "$MEDIA"/corpus/dpx*.*; do
   [ -f "$clip" ] || continue
   c=$(basename "$clip")
-  timeout -s KILL 30 "$FFMPEG" -hide_banner -loglevel error -nostdin -i "$clip" -map 0:v:0 -f framemd5 "$out/$c.sw" 2> /dev/null
+  timeout -s KILL 15 "$FFMPEG" -hide_banner -loglevel error -nostdin -i "$clip" -map 0:v:0 -f framemd5 "$out/$c.sw" 2> /dev/null
   t0=$(date +%s.%N)
-  timeout -s KILL 30 "$FFMPEG" -hide_banner -loglevel error -nostdin -hwaccel vulkan -i "$clip" -map 0:v:0 -f framemd5 \
+  timeout -s KILL 15 "$FFMPEG" -hide_banner -loglevel error -nostdin -hwaccel vulkan -i "$clip" -map 0:v:0 -f framemd5 \
     "$out/$c.ffvk" 2> "$out/$c.ffvk.err"
   rc=$? t1=$(date +%s.%N)
-  psnr=$(timeout -s KILL 30 "$FFMPEG" -hide_banner -nostdin -hwaccel vulkan -i "$clip" -i "$clip" \
+  psnr=$(timeout -s KILL 15 "$FFMPEG" -hide_banner -nostdin -hwaccel vulkan -i "$clip" -i "$clip" \
     -filter_complex '[0:v][1:v]psnr' -f null - 2>&1 | sed -n 's/.*PSNR .* average:\([^ ]*\).*/\1/p' | tail -1)
   VKCU_COMPUTE_DECODE=all timeout -s KILL 30 "$VKCU" hash "$clip" --backend gpu --stats --log-level debug \
     --stall-timeout 8 -o "$out/$c.vk" -y 2> "$out/$c.vk.err"
