@@ -52,7 +52,7 @@ int vkcu_decoder_vulkan_supported(const vkcu_demux *d, AVBufferRef *hw_device, c
     AVVulkanDeviceContext *vk = dev->hwctx;
     if (kind == VKCU_VK_DECODE_COMPUTE) {
         /* Its frames come in the stream's own format, which the ring must carry. */
-        if (!vkcu_vk_compute_decode_ok(par->codec_id, par->format, why, whylen) ||
+        if (!vkcu_vk_compute_decode_ok(par->codec_id, par->format, par->extradata, par->extradata_size, why, whylen) ||
             (par->format >= 0 && !vkcu_format_gpu_carries(par->format, why, whylen)))
             return 0;
         for (int i = 0; i < vk->nb_qf; i++)

@@ -632,6 +632,8 @@ int vkcu_reader_seek_frames(vkcu_reader *r, const int64_t *indices, int count, v
             AVFrame *owned = av_frame_clone(s->frame);
             av_frame_unref(s->frame);
             if (!owned) {
+                snprintf(line, sizeof(line), "%s: frame %lld: cannot reference the decoded frame", r->input,
+                         (long long)targets[k]);
                 ret = AVERROR(ENOMEM);
                 goto fail;
             }
@@ -680,6 +682,11 @@ int vkcu_reader_seek_frames(vkcu_reader *r, const int64_t *indices, int count, v
     ret = 0;
     goto out;
 fail:
+    if (!line[0]) { /* every step names itself; this is the net under them */
+        char buf[128];
+        snprintf(line, sizeof(line), "%s: random access failed after %d of %d frames: %s", r->input, popped, nt,
+                 vkcu_err_str(ret, buf, sizeof(buf)));
+    }
     /* The decoder's state is unknown after a failure: the next call starts afresh. */
     vkcu_reader_fail(ret, err, errlen, line);
     for (int k = 0; k < nt; k++)

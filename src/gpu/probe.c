@@ -127,7 +127,7 @@ int vkcu_probe_gpu_decodes(const vkcu_probe_info *info, int codec_id)
     case VKCU_VK_DECODE_VIDEO: return (info->gpu_decode_ops & op) ? VKCU_GPU_DECODE_VIDEO : VKCU_GPU_DECODE_NONE;
     case VKCU_VK_DECODE_COMPUTE: {
         char why[256];
-        return info->nb_pairs > 0 && vkcu_vk_compute_decode_ok(codec_id, -1, why, sizeof(why))
+        return info->nb_pairs > 0 && vkcu_vk_compute_decode_ok(codec_id, -1, NULL, 0, why, sizeof(why))
                    ? VKCU_GPU_DECODE_COMPUTE
                    : VKCU_GPU_DECODE_NONE;
     }

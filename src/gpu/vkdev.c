@@ -26,6 +26,7 @@
 #include <libavutil/pixdesc.h>
 
 #include "vkdev.h"
+#include "util/ffv1_header.h"
 #include "util/log.h"
 
 /* Vulkan Video decode codecs: operation, extension, the extension's feature
@@ -140,7 +141,8 @@ int vkcu_vk_decode_kind(int codec_id, VkVideoCodecOperationFlagsKHR *op)
     return VKCU_VK_DECODE_VIDEO;
 }
 
-int vkcu_vk_compute_decode_ok(int codec_id, int sw_format, char *why, size_t whylen)
+int vkcu_vk_compute_decode_ok(int codec_id, int sw_format, const uint8_t *extradata, int extradata_size, char *why,
+                              size_t whylen)
 {
     const char *mode = getenv("VKCU_COMPUTE_DECODE");
     if (mode && !strcmp(mode, "off")) {
@@ -155,6 +157,17 @@ int vkcu_vk_compute_decode_ok(int codec_id, int sw_format, char *why, size_t why
     if (codec_id == AV_CODEC_ID_PRORES || codec_id == AV_CODEC_ID_PRORES_RAW) {
         snprintf(why, whylen, "FFmpeg's Vulkan %s decoder is not bit-exact to its software decoder (floating-point "
                  "IDCT)", avcodec_get_name(codec_id));
+        return 0;
+    }
+    /* FFmpeg 8.1's Vulkan FFV1 decoder never finishes a Golomb-Rice coded
+     * picture on the H200 (NVIDIA 580; its own command line hangs the same
+     * way), while range-coded streams decode bit-exact. Golomb-Rice is the
+     * FFV1 encoder's default at 8 bits. The coder is in the global header;
+     * versions 0 and 1 have none and FFmpeg's Vulkan decoder refuses them. */
+    int version, coder;
+    if (codec_id == AV_CODEC_ID_FFV1 && extradata &&
+        vkcu_ffv1_header_read(extradata, (size_t)extradata_size, &version, &coder) == 0 && coder == VKCU_FFV1_GOLOMB) {
+        snprintf(why, whylen, "FFmpeg 8.1's Vulkan FFV1 decoder hangs on Golomb-Rice coded streams (seen with NVIDIA's driver 580)");
         return 0;
     }
     /* FFmpeg's compute decoders hand these formats out in another layout

@@ -43,6 +43,7 @@ ffprobe=$(dirname "${FFMPEG:-/nonexistent/ffmpeg}")/ffprobe
 sw_expected() {
   case $1 in
     ffv1-v1.avi) echo "FFmpeg's Vulkan FFV1 decoder takes version 3 and later" ;;
+    ffv1-420-odd.mkv|ffv1-444.mkv) echo "Golomb-Rice coded (FFV1's default at 8 bits): FFmpeg 8.1's Vulkan decoder hangs on it" ;;
     dpx.nut) echo "FFmpeg's Vulkan decoders give 10-bit planar RGB as packed X2BGR10" ;;
   esac
 }

@@ -101,7 +101,8 @@ done
 
 # A GPU batch over streams that change size: every file done.
 mkdir -p "$out/in"
-cp "$MEDIA"/sizes.h264 "$MEDIA"/sizes.mp4 "$MEDIA"/sizes.hevc "$MEDIA"/sizes.ivf "$MEDIA"/depth.ivf "$out/in/"
+# Distinct stems: the batch writes each as STEM.mkv.
+for c in sizes.h264 sizes.mp4 sizes.hevc sizes.ivf depth.ivf; do cp "$MEDIA/$c" "$out/in/${c%.*}-${c##*.}.${c##*.}"; done
 if timeout -s KILL 600 "$VKCU" batch "$out/in" "$out/bout" --backend gpu --jobs 2 -q --report "$out/rep.jsonl" \
      2> "$out/b.err"; then
   done=$(grep -o '"status": *"done"' "$out/rep.jsonl" | wc -l)
