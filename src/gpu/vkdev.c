@@ -23,6 +23,7 @@
 #include <libavutil/mem.h>
 
 #include "vkdev.h"
+#include "vkshader.h"
 #include "util/log.h"
 
 #define DECODE_CODECS                                                                                   \
@@ -139,6 +140,11 @@ int vkcu_vk_plan_device(const vkcu_vk_queue_family *qf, int nqf, const char *con
      * wrong bytes on lavapipe: test_vkdev). */
     if (offers(avail, navail, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME))
         add_ext(plan, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+    /* FFmpeg's precompiled compute encoder shaders use it where their
+     * compiler had it (vkshader.h); FFmpeg's own device enables it. */
+    const char *shader_ext = vkcu_vk_shader_extension();
+    if (shader_ext && offers(avail, navail, shader_ext))
+        add_ext(plan, shader_ext);
     if (plan->decode_family >= 0) {
         add_ext(plan, VK_KHR_VIDEO_QUEUE_EXTENSION_NAME);
         add_ext(plan, VK_KHR_VIDEO_DECODE_QUEUE_EXTENSION_NAME);
@@ -170,6 +176,9 @@ typedef struct own_device {
     VkPhysicalDeviceVulkan12Features f12;
     VkPhysicalDeviceVulkan13Features f13;
     VkPhysicalDeviceVideoMaintenance1FeaturesKHR vm1;
+#ifdef VK_KHR_shader_expect_assume
+    VkPhysicalDeviceShaderExpectAssumeFeaturesKHR expect_assume;
+#endif
 } own_device;
 
 static void own_device_free(own_device *o)
@@ -253,6 +262,39 @@ int vkcu_vk_device_create(const vkcu_vk_instance *vi, int index, const vkcu_vk_p
     int vm1_on = plan->video_maintenance1 && vm1.videoMaintenance1;
     if (vm1_on)
         o->f13.pNext = &o->vm1;
+    /* The shader features FFmpeg's own device enables, where this one has
+     * them: its compute encoders and filters run on this device as on its. */
+    VkPhysicalDeviceFeatures f10 = { 0 };
+    {
+        vkcu_vk_features sup, en = { .f10 = f10, .f11 = o->f11, .f12 = o->f12, .f13 = o->f13 };
+        vkcu_vk_features_query(gipa, inst, pd, plan->exts, plan->nb_exts, &sup);
+        vkcu_vk_shader_features_enable(&sup, &en);
+        f10 = en.f10;
+        const void *n11 = o->f11.pNext, *n12 = o->f12.pNext, *n13 = o->f13.pNext;
+        o->f11 = en.f11;
+        o->f12 = en.f12;
+        o->f13 = en.f13;
+        o->f11.pNext = (void *)n11;
+        o->f12.pNext = (void *)n12;
+        o->f13.pNext = (void *)n13;
+#ifdef VK_KHR_shader_expect_assume
+        const char *shader_ext = vkcu_vk_shader_extension();
+        int ext_on = 0;
+        for (int i = 0; i < nb_exts; i++)
+            ext_on |= !strcmp(o->exts[i], shader_ext);
+        if (ext_on && en.expect_assume) {
+            o->expect_assume = (VkPhysicalDeviceShaderExpectAssumeFeaturesKHR){
+                .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_EXPECT_ASSUME_FEATURES_KHR,
+                .pNext = o->f13.pNext, .shaderExpectAssume = VK_TRUE };
+            o->f13.pNext = &o->expect_assume;
+        } else if (ext_on) { /* offered without its feature: leave the extension off */
+            for (int i = 0, k = 0; i < nb_exts; i++)
+                if (strcmp(o->exts[i], shader_ext))
+                    o->exts[k++] = o->exts[i];
+            nb_exts--;
+        }
+#endif
+    }
 
     /* One create entry per family; a family serving two roles (lavapipe's
      * one family) gets the larger count. */
@@ -289,7 +331,8 @@ int vkcu_vk_device_create(const vkcu_vk_instance *vi, int index, const vkcu_vk_p
         for (uint32_t k = 0; k < nqci; k++)
             if (roles[r].family >= 0 && qci[k].queueFamilyIndex == (uint32_t)roles[r].family)
                 made[r] = qci[k].queueCount;
-    VkPhysicalDeviceFeatures2 enable = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &o->f11 };
+    VkPhysicalDeviceFeatures2 enable = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &o->f11,
+                                         .features = f10 };
     VkDeviceCreateInfo dci = { .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                                .pNext = &enable,
                                .queueCreateInfoCount = nqci,

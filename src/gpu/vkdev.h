@@ -16,7 +16,7 @@
 #include "vkfn.h"
 #include "vkinstance.h"
 
-#define VKCU_VK_MAX_EXTS 16
+#define VKCU_VK_MAX_EXTS 24
 
 /* What vkcu_vk_plan_device must find. */
 enum {
