@@ -656,7 +656,8 @@ static int has_ext(const char *const *exts, int n, const char *name)
 }
 
 VkVideoCodecOperationFlagsKHR vkcu_outring_caps(const vkcu_vk_queue_family *qf, int nqf, const char *const *exts,
-                                                int nexts, char *line, size_t len)
+                                                int nexts, const char *compute_built, const char *missing,
+                                                char *line, size_t len)
 {
     int mem = has_ext(exts, nexts, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
     int sem = has_ext(exts, nexts, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
@@ -665,7 +666,14 @@ VkVideoCodecOperationFlagsKHR vkcu_outring_caps(const vkcu_vk_queue_family *qf, 
         o += (size_t)snprintf(line + o, len - o, "%s%s%s)", mem ? "" : VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME,
                               !mem && !sem ? ", " : "", sem ? "" : VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
     VkVideoCodecOperationFlagsKHR ops = 0;
-    int family = -1, any_encode = 0;
+    int family = -1, any_encode = 0, compute = -1;
+    /* The compute family vkcu's device takes (vkdev.c): one without graphics or video first. */
+    for (int pass = 0; pass < 2 && compute < 0; pass++)
+        for (int i = 0; i < nqf && compute < 0; i++)
+            if ((qf[i].flags & VK_QUEUE_COMPUTE_BIT) && qf[i].count &&
+                (pass || !(qf[i].flags & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_VIDEO_DECODE_BIT_KHR |
+                                          VK_QUEUE_VIDEO_ENCODE_BIT_KHR))))
+                compute = i;
     for (int i = 0; i < nqf; i++) {
         if (!(qf[i].flags & VK_QUEUE_VIDEO_ENCODE_BIT_KHR) || !qf[i].count)
             continue;
@@ -681,10 +689,26 @@ VkVideoCodecOperationFlagsKHR vkcu_outring_caps(const vkcu_vk_queue_family *qf, 
             family = i;
         ops |= o2;
     }
+    if (!(mem && sem)) {
+        if (o < len)
+            snprintf(line + o, len - o, "; zero-copy encode: no (needs the output ring)");
+        return 0;
+    }
+    /* The compute encoders (ffv1_vulkan, prores_ks_vulkan): a compute queue
+     * and the features of their shaders, where this build has them. */
+    if (o < len) {
+        const char *built = compute_built && *compute_built ? compute_built : "ffv1_vulkan prores_ks_vulkan";
+        if (!compute_built || !*compute_built)
+            o += (size_t)snprintf(line + o, len - o, "; zero-copy encode: %s: not in this build", built);
+        else if (compute < 0)
+            o += (size_t)snprintf(line + o, len - o, "; zero-copy encode: %s: no (no compute queue)", built);
+        else if (missing && *missing)
+            o += (size_t)snprintf(line + o, len - o, "; zero-copy encode: %s: no (lacks %s)", built, missing);
+        else
+            o += (size_t)snprintf(line + o, len - o, "; zero-copy encode: %s (compute queue family %d)", built, compute);
+    }
     const char *why = NULL;
-    if (!(mem && sem))
-        why = "needs the output ring";
-    else if (!any_encode)
+    if (!any_encode)
         why = "no Vulkan video encode queue";
     else if (!has_ext(exts, nexts, VK_KHR_VIDEO_QUEUE_EXTENSION_NAME) ||
              !has_ext(exts, nexts, VK_KHR_VIDEO_ENCODE_QUEUE_EXTENSION_NAME))
@@ -694,9 +718,9 @@ VkVideoCodecOperationFlagsKHR vkcu_outring_caps(const vkcu_vk_queue_family *qf, 
     if (why) {
         ops = 0;
         if (o < len)
-            snprintf(line + o, len - o, "; zero-copy encode: no (%s)", why);
+            snprintf(line + o, len - o, "; h264_vulkan hevc_vulkan: no (%s)", why);
     } else if (o < len) {
-        snprintf(line + o, len - o, "; zero-copy encode: yes (%s%s%s, queue family %d)",
+        snprintf(line + o, len - o, "; %s%s%s (video encode queue family %d)",
                  ops & VK_VIDEO_CODEC_OPERATION_ENCODE_H264_BIT_KHR ? "h264_vulkan" : "",
                  ops == (VK_VIDEO_CODEC_OPERATION_ENCODE_H264_BIT_KHR | VK_VIDEO_CODEC_OPERATION_ENCODE_H265_BIT_KHR) ? " " : "",
                  ops & VK_VIDEO_CODEC_OPERATION_ENCODE_H265_BIT_KHR ? "hevc_vulkan" : "", family);

@@ -152,14 +152,19 @@ int vkcu_outring_wait(vkcu_outring *r, int ticket, uint64_t timeout_ns, char *er
 int64_t vkcu_outring_readbacks(const vkcu_outring *r);
 
 /* What a device offers the output ring, as one line for `vkcu probe`:
- * the ring itself (external memory and semaphore FDs), and zero-copy Vulkan
- * Video encode of the ring's frames (a queue family with a video encode
- * queue for H.264 or HEVC, with VK_KHR_video_encode_queue and the codec's
- * encode extension). Returns the encode operations usable (0: none).
- * Pure: no Vulkan calls (qf and exts as vkcu_vk_queue_families and
- * vkcu_vk_device_exts give them). */
+ * the ring itself (external memory and semaphore FDs), then which of
+ * FFmpeg's Vulkan encoders can take its frames without the host (zero-copy
+ * encode): the compute encoders on a compute queue family, where this
+ * build has them (compute_built: their names, space separated; "" or NULL:
+ * none) and the device has the shader features they need (missing: the
+ * names it lacks, "" for none: vkshader.h); the video encoders on a queue
+ * family with a video encode queue for H.264 or HEVC, with
+ * VK_KHR_video_encode_queue and the codec's encode extension. Returns the
+ * video encode operations usable (0: none). Pure: no Vulkan calls (qf and
+ * exts as vkcu_vk_queue_families and vkcu_vk_device_exts give them). */
 VkVideoCodecOperationFlagsKHR vkcu_outring_caps(const vkcu_vk_queue_family *qf, int nqf, const char *const *exts,
-                                                int nexts, char *line, size_t len);
+                                                int nexts, const char *compute_built, const char *missing,
+                                                char *line, size_t len);
 
 /* Waits for the ring's submissions, then frees everything but host buffers
  * still referenced. Accepts NULL; clears the pointer. Free CUDA's imports

@@ -11,7 +11,9 @@
 #include <libavcodec/avcodec.h>
 
 #include "outring_vk.h"
+#include "vkencode.h"
 #include "vkinstance.h"
+#include "vkshader.h"
 #include "util/log.h"
 #include "probe.h"
 
@@ -142,8 +144,19 @@ int vkcu_probe_write(FILE *out)
                 vkcu_vk_caps_has(caps, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) ? "yes" : "no",
                 vkcu_vk_caps_has(caps, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME) ? "yes" : "no",
                 vkcu_vk_caps_has(caps, VK_KHR_VIDEO_QUEUE_EXTENSION_NAME) ? "yes" : "no");
-        char ring_caps[256];
-        vkcu_outring_caps(caps->qf, caps->nqf, caps->exts, caps->nb_exts, ring_caps, sizeof(ring_caps));
+        /* Which of FFmpeg's compute encoders this build has, and the shader
+         * features they need that the device lacks. */
+        char built[64] = "", missing[512] = "";
+        for (int e = 0; vkcu_vkencode_get(e); e++) {
+            const vkcu_vkencoder *ve = vkcu_vkencode_get(e);
+            if (!ve->video_op && avcodec_find_encoder_by_name(ve->name))
+                snprintf(built + strlen(built), sizeof(built) - strlen(built), "%s%s", built[0] ? " " : "", ve->name);
+        }
+        vkcu_vk_features feats;
+        vkcu_vk_features_query(vi->fn.vkGetInstanceProcAddr, vi->inst, d->pd, caps->exts, caps->nb_exts, &feats);
+        vkcu_vk_encoder_features_missing(&feats, missing, sizeof(missing));
+        char ring_caps[1024];
+        vkcu_outring_caps(caps->qf, caps->nqf, caps->exts, caps->nb_exts, built, missing, ring_caps, sizeof(ring_caps));
         fprintf(out, "      %s\n", ring_caps);
         for (int q = 0; q < caps->nqf; q++) {
             VkQueueFlags f = caps->qf[q].flags;
