@@ -13,9 +13,11 @@
  * reads the slot back into a host-visible buffer (outring_vk.h), which pop()
  * hands over after the transfer's fence.
  * For a Vulkan encoder taking the session's frames (vkcu_gpu_encode_into)
- * the same ring carries them in the encoder's semi-planar layout
- * (vkcu_cuda_to_semiplanar) and one Vulkan submission copies the slot into
- * an image of the encoder's frames context (vkcu_outring_to_frame): pop()
+ * the same ring carries them in the layout of the encoder's images (the
+ * video encoders' NV12/P010, vkcu_cuda_to_semiplanar; the compute encoders'
+ * planar images of the chain's own format, vkcu_cuda_to_planar) and one
+ * Vulkan submission copies the slot into an image of the encoder's frames
+ * context (vkcu_outring_to_frame): pop()
  * hands over that AV_PIX_FMT_VULKAN frame, whose timeline orders the
  * encoder after the copy, so nothing waits on the host.
  */

@@ -3,9 +3,10 @@
  * The Vulkan side of the output ring (CUDA -> Vulkan), free of CUDA so that
  * it runs on any Vulkan device (CI uses lavapipe).
  *
- * Slot s holds one output frame of the chain, in the planar host layout the
- * GPU download writes (vkcu_cuda_to_planar), or for a Vulkan encoder in its
- * semi-planar layout (vkcu_cuda_to_semiplanar): an exportable device-local
+ * Slot s holds one output frame of the chain (vkcu_outring_layout), in the
+ * planar host layout the GPU download writes (vkcu_cuda_to_planar: the
+ * readback, and FFmpeg's compute encoders), or for a Vulkan Video encoder
+ * in its semi-planar layout (vkcu_cuda_to_semiplanar): an exportable device-local
  * buffer on dedicated memory, which CUDA imports once as linear memory, and
  * two binary semaphores, exportable as opaque FDs and imported once:
  *   filled   CUDA signals it when the frame is in the slot; the Vulkan

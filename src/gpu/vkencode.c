@@ -174,7 +174,7 @@ static int ffv1_rules(AVCodecContext *enc, enum AVPixelFormat fmt, char *err, si
     }
     int hs = d->log2_chroma_w, vs = d->log2_chroma_h, chroma = d->nb_components >= 3;
     if (chroma && ((hs && enc->width % (64 << hs)) || (vs && enc->height % (64 << vs)))) {
-        snprintf(err, errlen, "ffv1_vulkan codes %s (chroma subsampled) at %dx%d only at FFV1 level 4 (below it the "
+        snprintf(err, errlen, "codes %s (chroma subsampled) at %dx%d only at FFV1 level 4 (below it the "
                  "width%s must be a multiple of %d), which FFmpeg marks experimental: add %s to accept it, or use %s "
                  "(the CPU encoder, any size, same decoded frames)", av_get_pix_fmt_name(fmt), enc->width, enc->height,
                  vs ? " and height" : "", 64 << hs, VKCU_SETTING_IS("encoder_opts", "level=4"),
@@ -182,7 +182,7 @@ static int ffv1_rules(AVCodecContext *enc, enum AVPixelFormat fmt, char *err, si
         return VKCU_ERR_USAGE;
     }
     if (enc->gop_size > 1) {
-        snprintf(err, errlen, "ffv1_vulkan codes GOPs of %d frames only at FFV1 level 4, which FFmpeg marks "
+        snprintf(err, errlen, "codes GOPs of %d frames only at FFV1 level 4, which FFmpeg marks "
                  "experimental: add %s to accept it, or set %s (key frames only)", enc->gop_size,
                  VKCU_SETTING_IS("encoder_opts", "level=4"), VKCU_SETTING_IS("gop", "1"));
         return VKCU_ERR_USAGE;
@@ -204,7 +204,7 @@ static int setup_compute(AVCodecContext *enc, AVBufferRef *device, enum AVPixelF
     int n = 0;
     if (twin && avcodec_get_supported_config(NULL, twin, AV_CODEC_CONFIG_PIX_FORMAT, 0, &cfg, &n) >= 0 && cfg &&
         !in_list(cfg, n, host_fmt)) {
-        snprintf(err, errlen, "encoder %s cannot take %s frames (as %s; add convert=format=%s to the chain)", name,
+        snprintf(err, errlen, "cannot take %s frames (as %s; add convert=format=%s to the chain)",
                  av_get_pix_fmt_name(host_fmt), e->cpu_twin,
                  !strcmp(name, "prores_ks_vulkan") ? "yuv422p10" : "yuv422p or yuv444p10");
         return VKCU_ERR_USAGE;
@@ -215,8 +215,7 @@ static int setup_compute(AVCodecContext *enc, AVBufferRef *device, enum AVPixelF
     int made = cons && in_list(cons->valid_sw_formats, -1, host_fmt);
     av_hwframe_constraints_free(&cons);
     if (!made) {
-        snprintf(err, errlen, "encoder %s: the GPU makes no %s images it can read", name,
-                 av_get_pix_fmt_name(host_fmt));
+        snprintf(err, errlen, "the GPU makes no %s images it can read", av_get_pix_fmt_name(host_fmt));
         return VKCU_ERR_DEVICE;
     }
     int ret = !strcmp(name, "ffv1_vulkan") ? ffv1_rules(enc, host_fmt, err, errlen) : 0;
@@ -241,14 +240,13 @@ static int setup_compute(AVCodecContext *enc, AVBufferRef *device, enum AVPixelF
     ret = av_hwframe_ctx_init(frames);
     if (ret < 0) {
         char buf[128];
-        snprintf(err, errlen, "encoder %s: cannot create %s %dx%d input frames on the GPU: %s", name,
-                 av_get_pix_fmt_name(host_fmt), enc->width, enc->height, vkcu_err_str(ret, buf, sizeof(buf)));
+        snprintf(err, errlen, "cannot create %s %dx%d input frames on the GPU: %s", av_get_pix_fmt_name(host_fmt), enc->width, enc->height, vkcu_err_str(ret, buf, sizeof(buf)));
         av_buffer_unref(&frames);
         return VKCU_ERR_DEVICE;
     }
     const VkImageUsageFlags need = VK_IMAGE_USAGE_STORAGE_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
     if ((vfc->usage & need) != need) {
-        snprintf(err, errlen, "encoder %s: the GPU's %s images lack %s", name, av_get_pix_fmt_name(host_fmt),
+        snprintf(err, errlen, "the GPU's %s images lack %s", av_get_pix_fmt_name(host_fmt),
                  vfc->usage & VK_IMAGE_USAGE_STORAGE_BIT ? "transfer writes" : "the storage usage the encoder reads them with");
         av_buffer_unref(&frames);
         return VKCU_ERR_DEVICE;
