@@ -656,7 +656,7 @@ static int has_ext(const char *const *exts, int n, const char *name)
 }
 
 VkVideoCodecOperationFlagsKHR vkcu_outring_caps(const vkcu_vk_queue_family *qf, int nqf, const char *const *exts,
-                                                int nexts, const char *compute_built, const char *missing,
+                                                int nexts, const vkcu_outring_compute *compute_enc, int nb_compute,
                                                 char *line, size_t len)
 {
     int mem = has_ext(exts, nexts, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
@@ -695,17 +695,27 @@ VkVideoCodecOperationFlagsKHR vkcu_outring_caps(const vkcu_vk_queue_family *qf, 
         return 0;
     }
     /* The compute encoders (ffv1_vulkan, prores_ks_vulkan): a compute queue
-     * and the features of their shaders, where this build has them. */
-    if (o < len) {
-        const char *built = compute_built && *compute_built ? compute_built : "ffv1_vulkan prores_ks_vulkan";
-        if (!compute_built || !*compute_built)
-            o += (size_t)snprintf(line + o, len - o, "; zero-copy encode: %s: not in this build", built);
-        else if (compute < 0)
-            o += (size_t)snprintf(line + o, len - o, "; zero-copy encode: %s: no (no compute queue)", built);
-        else if (missing && *missing)
-            o += (size_t)snprintf(line + o, len - o, "; zero-copy encode: %s: no (lacks %s)", built, missing);
-        else
-            o += (size_t)snprintf(line + o, len - o, "; zero-copy encode: %s (compute queue family %d)", built, compute);
+     * and the features of their shaders, where this build has them; those
+     * that can, together, then each that cannot, with why. */
+    if (o < len)
+        o += (size_t)snprintf(line + o, len - o, "; zero-copy encode: ");
+    if (!nb_compute && o < len)
+        o += (size_t)snprintf(line + o, len - o, "ffv1_vulkan prores_ks_vulkan: not in this build");
+    int usable = 0;
+    for (int i = 0; i < nb_compute && compute >= 0; i++)
+        if (!compute_enc[i].missing || !*compute_enc[i].missing) {
+            if (o < len)
+                o += (size_t)snprintf(line + o, len - o, "%s%s", usable ? " " : "", compute_enc[i].name);
+            usable++;
+        }
+    if (usable && o < len)
+        o += (size_t)snprintf(line + o, len - o, " (compute queue family %d)", compute);
+    for (int i = 0, shown = usable; i < nb_compute; i++) {
+        if (compute >= 0 && (!compute_enc[i].missing || !*compute_enc[i].missing))
+            continue;
+        if (o < len)
+            o += (size_t)snprintf(line + o, len - o, "%s%s: no (%s%s)", shown++ ? "; " : "", compute_enc[i].name,
+                                  compute < 0 ? "no compute queue" : "lacks ", compute < 0 ? "" : compute_enc[i].missing);
     }
     const char *why = NULL;
     if (!any_encode)

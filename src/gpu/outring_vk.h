@@ -152,19 +152,25 @@ int vkcu_outring_wait(vkcu_outring *r, int ticket, uint64_t timeout_ns, char *er
 /* Submissions made and bytes read back so far. */
 int64_t vkcu_outring_readbacks(const vkcu_outring *r);
 
+/* One of FFmpeg's compute encoders this build has, and the shader
+ * features the device lacks for it (vkshader.h; "" or NULL: none). */
+typedef struct vkcu_outring_compute {
+    const char *name;
+    const char *missing;
+} vkcu_outring_compute;
+
 /* What a device offers the output ring, as one line for `vkcu probe`:
  * the ring itself (external memory and semaphore FDs), then which of
  * FFmpeg's Vulkan encoders can take its frames without the host (zero-copy
- * encode): the compute encoders on a compute queue family, where this
- * build has them (compute_built: their names, space separated; "" or NULL:
- * none) and the device has the shader features they need (missing: the
- * names it lacks, "" for none: vkshader.h); the video encoders on a queue
- * family with a video encode queue for H.264 or HEVC, with
- * VK_KHR_video_encode_queue and the codec's encode extension. Returns the
- * video encode operations usable (0: none). Pure: no Vulkan calls (qf and
- * exts as vkcu_vk_queue_families and vkcu_vk_device_exts give them). */
+ * encode): the compute encoders of this build (none: "not in this build")
+ * on a compute queue family where the device has the features they need;
+ * the video encoders on a queue family with a video encode queue for H.264
+ * or HEVC, with VK_KHR_video_encode_queue and the codec's encode extension.
+ * Returns the video encode operations usable (0: none). Pure: no Vulkan
+ * calls (qf and exts as vkcu_vk_queue_families and vkcu_vk_device_exts give
+ * them). */
 VkVideoCodecOperationFlagsKHR vkcu_outring_caps(const vkcu_vk_queue_family *qf, int nqf, const char *const *exts,
-                                                int nexts, const char *compute_built, const char *missing,
+                                                int nexts, const vkcu_outring_compute *compute, int nb_compute,
                                                 char *line, size_t len);
 
 /* Waits for the ring's submissions, then frees everything but host buffers

@@ -79,12 +79,13 @@ int vkcu_vkencode_device(const char *encoder, int cuda_device, AVBufferRef **dev
         return ret;
     const AVVulkanDeviceContext *hw = ((AVHWDeviceContext *)(*device)->data)->hwctx;
     vkcu_vk_features f;
-    vkcu_vk_features_enabled(&hw->device_features, hw->enabled_dev_extensions, hw->nb_enabled_dev_extensions, &f);
+    vkcu_vk_features_enabled(hw->get_proc_addr, hw->inst, hw->phys_dev, &hw->device_features,
+                             hw->enabled_dev_extensions, hw->nb_enabled_dev_extensions, &f);
     char missing[512];
     int compute = 0;
     for (int i = 0; i < hw->nb_qf; i++)
         compute |= !!(hw->qf[i].flags & VK_QUEUE_COMPUTE_BIT);
-    if (!compute || vkcu_vk_encoder_features_missing(&f, missing, sizeof(missing))) {
+    if (!compute || vkcu_vk_encoder_features_missing(&f, encoder, missing, sizeof(missing))) {
         VkPhysicalDeviceProperties2 pr = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2 };
         PFN_vkGetPhysicalDeviceProperties2 props =
             (PFN_vkGetPhysicalDeviceProperties2)hw->get_proc_addr(hw->inst, "vkGetPhysicalDeviceProperties2");
@@ -446,8 +447,8 @@ vkcu_vkencode_timer *vkcu_vkencode_timer_new(AVBufferRef *device)
     t->dev = (AVHWDeviceContext *)device->data;
     t->hw = t->dev->hwctx;
     vkcu_vk_features f;
-    vkcu_vk_features_enabled(&t->hw->device_features, t->hw->enabled_dev_extensions,
-                             t->hw->nb_enabled_dev_extensions, &f);
+    vkcu_vk_features_enabled(t->hw->get_proc_addr, t->hw->inst, t->hw->phys_dev, &t->hw->device_features,
+                             t->hw->enabled_dev_extensions, t->hw->nb_enabled_dev_extensions, &f);
     int family = -1;
     for (int i = 0; i < t->hw->nb_qf && family < 0; i++)
         if (t->hw->qf[i].flags & VK_QUEUE_COMPUTE_BIT)

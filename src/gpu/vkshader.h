@@ -25,7 +25,8 @@ typedef struct vkcu_vk_features {
     VkPhysicalDeviceVulkan11Features f11;
     VkPhysicalDeviceVulkan12Features f12;
     VkPhysicalDeviceVulkan13Features f13;
-    int expect_assume;   /* VK_KHR_shader_expect_assume's shaderExpectAssume */
+    int expect_assume;   /* VK_KHR_shader_expect_assume's shaderExpectAssume (with the extension) */
+    VkSubgroupFeatureFlags subgroup_ops; /* subgroup operations of compute shaders (a property) */
 } vkcu_vk_features;
 
 /* What the physical device supports (vkGetPhysicalDeviceFeatures2 through
@@ -35,18 +36,19 @@ void vkcu_vk_features_query(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkP
 
 /* What a made device has enabled: the chain of VkPhysicalDeviceFeatures2
  * (AVVulkanDeviceContext.device_features) read into *out; exts: its enabled
- * extensions. */
-void vkcu_vk_features_enabled(const VkPhysicalDeviceFeatures2 *chain, const char *const *exts, int nb_exts,
+ * extensions; the subgroup operations from its physical device. */
+void vkcu_vk_features_enabled(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd,
+                              const VkPhysicalDeviceFeatures2 *chain, const char *const *exts, int nb_exts,
                               vkcu_vk_features *out);
 
 /* Turns on in `en` every shader feature of the list that `sup` has (the
  * other fields of `en` are left as they are). */
 void vkcu_vk_shader_features_enable(const vkcu_vk_features *sup, vkcu_vk_features *en);
 
-/* The features FFmpeg's compute encoders cannot run without that `f` lacks,
- * as a comma-separated list of Vulkan's names into missing ("" when none).
- * Returns how many. */
-int vkcu_vk_encoder_features_missing(const vkcu_vk_features *f, char *missing, size_t len);
+/* The features `encoder` (ffv1_vulkan or prores_ks_vulkan; NULL: either)
+ * cannot run without that `f` lacks, as a comma-separated list of Vulkan's
+ * names into missing ("" when none). Returns how many. */
+int vkcu_vk_encoder_features_missing(const vkcu_vk_features *f, const char *encoder, char *missing, size_t len);
 
 /* The device extension of those shaders that vkCreateDevice must enable
  * where offered (NULL when these headers lack it). */

@@ -419,7 +419,9 @@ static int run(const vkcu_vkfn *vk, AVBufferRef *devref, uint32_t qf, int export
 static void test_caps(void)
 {
     char line[512];
-    const char *both = "ffv1_vulkan prores_ks_vulkan";
+    const vkcu_outring_compute both[] = { { "ffv1_vulkan", "" }, { "prores_ks_vulkan", "" } };
+    const vkcu_outring_compute lacking[] = { { "ffv1_vulkan", "shaderInt8, bufferDeviceAddress" },
+                                             { "prores_ks_vulkan", "" } };
     /* The H200 (driver 580): graphics, transfer, compute, decode (H.264, HEVC), optical flow. */
     const vkcu_vk_queue_family h200[] = {
         { VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT | VK_QUEUE_TRANSFER_BIT, 16, 0 },
@@ -434,21 +436,21 @@ static void test_caps(void)
                                 VK_KHR_VIDEO_DECODE_H264_EXTENSION_NAME, VK_KHR_VIDEO_DECODE_H265_EXTENSION_NAME };
     /* FFmpeg 8.1 with both compute encoders, every feature there: they take ring frames on the compute-only family. */
     VkVideoCodecOperationFlagsKHR ops =
-        vkcu_outring_caps(h200, NB(h200), h200_exts, NB(h200_exts), both, "", line, sizeof(line));
+        vkcu_outring_caps(h200, NB(h200), h200_exts, NB(h200_exts), both, 2, line, sizeof(line));
     CHECK(ops == 0 && !strcmp(line, "output ring (CUDA -> Vulkan): yes; zero-copy encode: ffv1_vulkan prores_ks_vulkan "
                                     "(compute queue family 2); h264_vulkan hevc_vulkan: no (no Vulkan video encode queue)"),
           "H200: ops %#x, '%s'", (unsigned)ops, line);
     /* FFmpeg 7.1 (no compute encoders); a device without a needed feature. */
-    vkcu_outring_caps(h200, NB(h200), h200_exts, NB(h200_exts), "", "", line, sizeof(line));
+    vkcu_outring_caps(h200, NB(h200), h200_exts, NB(h200_exts), NULL, 0, line, sizeof(line));
     CHECK(strstr(line, "; zero-copy encode: ffv1_vulkan prores_ks_vulkan: not in this build; h264_vulkan hevc_vulkan: no"),
           "H200, FFmpeg 7.1: '%s'", line);
-    vkcu_outring_caps(h200, NB(h200), h200_exts, NB(h200_exts), "ffv1_vulkan", "shaderInt8, bufferDeviceAddress", line,
-                      sizeof(line));
-    CHECK(strstr(line, "; zero-copy encode: ffv1_vulkan: no (lacks shaderInt8, bufferDeviceAddress); "),
+    vkcu_outring_caps(h200, NB(h200), h200_exts, NB(h200_exts), lacking, 2, line, sizeof(line));
+    CHECK(strstr(line, "; zero-copy encode: prores_ks_vulkan (compute queue family 2); ffv1_vulkan: no (lacks "
+                       "shaderInt8, bufferDeviceAddress); h264_vulkan"),
           "missing features: '%s'", line);
     const vkcu_vk_queue_family no_compute[] = { { VK_QUEUE_TRANSFER_BIT, 2, 0 } };
-    vkcu_outring_caps(no_compute, NB(no_compute), h200_exts, NB(h200_exts), both, "", line, sizeof(line));
-    CHECK(strstr(line, "; zero-copy encode: ffv1_vulkan prores_ks_vulkan: no (no compute queue); "),
+    vkcu_outring_caps(no_compute, NB(no_compute), h200_exts, NB(h200_exts), both, 2, line, sizeof(line));
+    CHECK(strstr(line, "; zero-copy encode: ffv1_vulkan: no (no compute queue); prores_ks_vulkan: no (no compute queue); "),
           "no compute queue: '%s'", line);
 
     /* A GPU that encodes both codecs on family 1. */
@@ -457,22 +459,22 @@ static void test_caps(void)
     const char *enc_exts[] = { VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME,
                                VK_KHR_VIDEO_QUEUE_EXTENSION_NAME, VK_KHR_VIDEO_ENCODE_QUEUE_EXTENSION_NAME,
                                VK_KHR_VIDEO_ENCODE_H264_EXTENSION_NAME, VK_KHR_VIDEO_ENCODE_H265_EXTENSION_NAME };
-    ops = vkcu_outring_caps(enc, NB(enc), enc_exts, NB(enc_exts), both, "", line, sizeof(line));
+    ops = vkcu_outring_caps(enc, NB(enc), enc_exts, NB(enc_exts), both, 2, line, sizeof(line));
     CHECK(ops == (E264 | E265) &&
               !strcmp(line, "output ring (CUDA -> Vulkan): yes; zero-copy encode: ffv1_vulkan prores_ks_vulkan "
                             "(compute queue family 0); h264_vulkan hevc_vulkan (video encode queue family 1)"),
           "encoder: ops %#x, '%s'", (unsigned)ops, line);
     /* Without the HEVC extension only H.264; without the encode queue extension nothing. */
-    ops = vkcu_outring_caps(enc, NB(enc), enc_exts, NB(enc_exts) - 1, both, "", line, sizeof(line));
+    ops = vkcu_outring_caps(enc, NB(enc), enc_exts, NB(enc_exts) - 1, both, 2, line, sizeof(line));
     CHECK(ops == E264 && strstr(line, "; h264_vulkan (video encode queue family 1)"), "no HEVC ext: ops %#x, '%s'",
           (unsigned)ops, line);
     const char *no_queue_ext[] = { VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME,
                                    VK_KHR_VIDEO_QUEUE_EXTENSION_NAME, VK_KHR_VIDEO_ENCODE_H264_EXTENSION_NAME };
-    ops = vkcu_outring_caps(enc, NB(enc), no_queue_ext, NB(no_queue_ext), both, "", line, sizeof(line));
+    ops = vkcu_outring_caps(enc, NB(enc), no_queue_ext, NB(no_queue_ext), both, 2, line, sizeof(line));
     CHECK(ops == 0 && strstr(line, "; h264_vulkan hevc_vulkan: no (lacks VK_KHR_video_encode_queue)"), "no queue ext: '%s'",
           line);
     /* No semaphore FDs (lavapipe 22.3): no ring, hence no zero-copy encode either. */
-    ops = vkcu_outring_caps(enc, NB(enc), enc_exts + 0, 1, both, "", line, sizeof(line));
+    ops = vkcu_outring_caps(enc, NB(enc), enc_exts + 0, 1, both, 2, line, sizeof(line));
     CHECK(ops == 0 &&
               !strcmp(line, "output ring (CUDA -> Vulkan): no (lacks VK_KHR_external_semaphore_fd); "
                             "zero-copy encode: no (needs the output ring)"),
