@@ -223,6 +223,7 @@ static int configure_encoder(vkcu_sink *s, const AVCodec *codec, const vkcu_vide
      * default is 1, which leaves x264/x265 on one frame thread).
      * --encoder-opt threads=N still overrides. */
     enc->thread_count = 0;
+    vkcu_vkencode_defaults(enc);
     quiet_encoder_logs(enc, codec, p->encoder_opts);
     if (p->encoder_opts && *p->encoder_opts) {
         AVDictionary *opts = NULL;

@@ -222,8 +222,6 @@ static int setup_compute(AVCodecContext *enc, AVBufferRef *device, enum AVPixelF
     int ret = !strcmp(name, "ffv1_vulkan") ? ffv1_rules(enc, host_fmt, err, errlen) : 0;
     if (ret < 0)
         return ret;
-    if (av_opt_is_set_to_default_by_name(enc->priv_data, "async_depth", 0) > 0)
-        av_opt_set_int(enc->priv_data, "async_depth", COMPUTE_ASYNC_DEPTH, 0);
     AVBufferRef *frames = av_hwframe_ctx_alloc(device);
     if (!frames)
         return AVERROR(ENOMEM);
@@ -254,6 +252,13 @@ static int setup_compute(AVCodecContext *enc, AVBufferRef *device, enum AVPixelF
     }
     *out = frames;
     return 0;
+}
+
+void vkcu_vkencode_defaults(AVCodecContext *enc)
+{
+    const vkcu_vkencoder *e = enc->codec ? vkcu_vkencode_find(enc->codec->name) : NULL;
+    if (e && !e->video_op)
+        av_opt_set_int(enc->priv_data, "async_depth", COMPUTE_ASYNC_DEPTH, 0);
 }
 
 int vkcu_vkencode_setup(AVCodecContext *enc, AVBufferRef *device, enum AVPixelFormat host_fmt, char *err,

@@ -54,6 +54,13 @@ uint32_t vkcu_vkencode_op(const char *encoder);
  * encode queue, a missing feature, named). */
 int vkcu_vkencode_device(const char *encoder, int cuda_device, AVBufferRef **device, char *why, size_t whylen);
 
+/* vkcu's defaults for a Vulkan encoder, set before the user's options
+ * (which may change them): the compute encoders keep 3 frames in flight on
+ * the GPU (their async_depth; FFmpeg's default, 1, has the encoder wait for
+ * each frame before it takes the next; the packets do not change). Other
+ * encoders are left as they are. */
+void vkcu_vkencode_defaults(AVCodecContext *enc);
+
 /* Sets up `enc` (allocated for a Vulkan encoder, its options applied, not
  * yet opened) for Vulkan frames on `device` (a reference is taken):
  * hw_device_ctx, hw_frames_ctx of enc->width x enc->height, pix_fmt
@@ -71,8 +78,7 @@ int vkcu_vkencode_device(const char *encoder, int cuda_device, AVBufferRef **dev
  *   one frame, as FFmpeg 8.1 requires; vkcu refuses other frames naming the
  *   remedy (level=4, which FFmpeg marks experimental, or the CPU ffv1)
  *   rather than choosing level 4 by itself; level 4 asked for also sets
- *   strict=experimental (said at verbose level). Both: async_depth 3 unless
- *   set (frames in flight on the GPU; the packets do not change).
+ *   strict=experimental (said at verbose level).
  * Returns 0; VKCU_ERR_USAGE (frames the encoder cannot take with these
  * settings) or VKCU_ERR_DEVICE (the device cannot make its images), with
  * the reason in err. */
