@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The input corpus of tests/cli/corpus.sh and tests/gpu.d/corpus.sh: one small
 # clip per codec and container a user brings (H.264, HEVC 8/10-bit, AV1, VP9,
-# VP8, MPEG-2, MPEG-4 Part 2, ProRes, MJPEG, DNxHR, FFV1, raw video in mp4,
+# VP8, MPEG-2, MPEG-4 Part 2, ProRes, MJPEG, DNxHR, FFV1, DPX, raw video in mp4,
 # mkv, mov, webm, ts, avi, mxf, raw elementary streams and y4m), made by the
 # build's own ffmpeg.
 #
@@ -79,6 +79,16 @@ clip prores.mov 16 "$(src 25 yuv422p10le)" -c:v prores_ks -profile:v 3
 clip dnxhr.mxf 16 "$(src 25 yuv422p 256x144)" -c:v dnxhd -profile:v dnxhr_sq
 # FFV1 version 3 (slices, CRCs), 4:2:2 10-bit, in mkv.
 clip ffv1.mkv 20 "$(src 25 yuv422p10le)" -c:v ffv1 -level 3 -slices 4 -slicecrc 1 -g 10
+# FFmpeg 8.1 decodes FFV1, ProRes and DPX on Vulkan compute queues (the GPU
+# path's compute decoders): FFV1 8-bit 4:2:0 at an odd size, 8-bit 4:4:4 and
+# 12-bit 4:4:4 (level 3, slices), and version 1 (no slices) 4:2:0; ProRes 4444
+# with alpha; DPX (10-bit RGB, the film scanners' format) in NUT.
+clip ffv1-420-odd.mkv 12 "$(src 25 yuv420p 175x97)" -c:v ffv1 -level 3 -slices 4 -slicecrc 1 -g 6
+clip ffv1-444.mkv 12 "$(src 25 yuv444p)" -c:v ffv1 -level 3 -slices 6 -slicecrc 1 -g 6
+clip ffv1-444p12.mkv 12 "$(src 25 yuv444p12le)" -c:v ffv1 -level 3 -slices 4 -slicecrc 1 -g 6
+clip ffv1-v1.avi 12 "$(src 25 yuv420p)" -c:v ffv1 -level 1 -g 6
+clip prores4444-alpha.mov 12 "$(src 25 yuva444p10le)" -c:v prores_ks -profile:v 4444 -alpha_bits 16
+clip dpx.nut 8 "$(src 25 gbrp10le)" -c:v dpx
 # Uncompressed: y4m 4:2:0 and 4:2:2 10-bit.
 clip raw.y4m 20 "$(src 25 yuv420p)" -f yuv4mpegpipe
 clip raw-422p10.y4m 20 "$(src 25 yuv422p10le)" -f yuv4mpegpipe -strict -1

@@ -53,6 +53,8 @@ enum vkcu_path {
     VKCU_PATH_CPU,            /* software decode, CPU reference operators */
     VKCU_PATH_VULKAN_CUDA,    /* Vulkan Video decode, on-GPU copy into the interop ring, CUDA */
     VKCU_PATH_SW_UPLOAD_CUDA, /* software decode, one upload into the interop ring, CUDA */
+    VKCU_PATH_VULKAN_COMPUTE_CUDA, /* FFmpeg's Vulkan compute decoder (FFV1, ProRes, DPX), on-GPU copy into the
+                                      interop ring, CUDA */
 };
 
 /**

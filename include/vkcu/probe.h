@@ -35,10 +35,18 @@ typedef struct vkcu_probe_info {
  */
 VKCU_API void vkcu_probe_summary(vkcu_probe_info *info);
 
+/* How a paired GPU decodes a codec (vkcu_probe_gpu_decodes). */
+enum vkcu_gpu_decode {
+    VKCU_GPU_DECODE_NONE = 0,    /* not on the GPU: software decode (then the CPU, or one upload to the GPU) */
+    VKCU_GPU_DECODE_VIDEO = 1,   /* Vulkan Video, on the GPU's video decode engines */
+    VKCU_GPU_DECODE_COMPUTE = 2, /* FFmpeg's Vulkan compute decoder (FFV1, ProRes, ProRes RAW, DPX), on any GPU */
+};
+
 /**
  * @param info     a summary from vkcu_probe_summary().
  * @param codec_id an FFmpeg enum AVCodecID.
- * @return 1 when a paired GPU decodes the codec with Vulkan Video, else 0.
+ * @return an enum vkcu_gpu_decode: how a paired GPU decodes the codec with
+ *         this build's FFmpeg; 0 (VKCU_GPU_DECODE_NONE) when none does.
  * @note Thread-safe.
  */
 VKCU_API int vkcu_probe_gpu_decodes(const vkcu_probe_info *info, int codec_id);

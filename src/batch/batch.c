@@ -611,7 +611,7 @@ record:
     pthread_mutex_lock(&b->lock);
     vkcu_batch_result *r = b->r;
     int busy = reason == VKCU_BATCH_REASON_BUSY;
-    int on_gpu = jr.path == VKCU_PATH_VULKAN_CUDA || jr.path == VKCU_PATH_SW_UPLOAD_CUDA;
+    int on_gpu = jr.path != VKCU_PATH_NONE && jr.path != VKCU_PATH_CPU;
     if (st == VKCU_BATCH_DONE) {
         r->done++;
         r->frames += jr.frames_out;

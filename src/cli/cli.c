@@ -25,7 +25,7 @@ static void print_stats(const cli_job *p, const vkcu_job_result *r, FILE *out)
                 r->setup_ms_gpu_open, r->setup_ms_decoder, r->setup_ms_first_frame, r->setup_vk_device);
     if (r->setup_timeline[0])
         fprintf(out, "stats: setup timeline ms from job start: %s\n", r->setup_timeline);
-    if (r->path == VKCU_PATH_VULKAN_CUDA || r->path == VKCU_PATH_SW_UPLOAD_CUDA) {
+    if (r->path != VKCU_PATH_NONE && r->path != VKCU_PATH_CPU) {
         double n = r->frames_out > 0 ? (double)r->frames_out : 1;
         fprintf(out, "stats: gpu ms/frame: vk_copy=%.4f cuda_ops=%.4f download=%.4f; max_in_flight=%d\n",
                 r->gpu_ms_copy / n, r->gpu_ms_ops / n, r->gpu_ms_download / n, r->max_in_flight);

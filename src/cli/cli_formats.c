@@ -91,8 +91,9 @@ static void list_video_codecs(const vkcu_probe_info *info)
 {
     const AVCodecDescriptor *desc = NULL;
     int n = 0, gpu = 0;
-    printf("Video codecs this build decodes (GPU: Vulkan Video decode on this machine's GPU; others decode\n"
-           "in software, then the CPU backend, or one upload into the GPU's interop ring):\n");
+    printf("Video codecs this build decodes (GPU: decoded on this machine's GPU, on its video decode engines\n"
+           "(video) or by FFmpeg's Vulkan compute decoder (compute); others decode in software, then the CPU\n"
+           "backend, or one upload into the GPU's interop ring):\n");
     while ((desc = avcodec_descriptor_next(desc))) {
         if (desc->type != AVMEDIA_TYPE_VIDEO)
             continue;
@@ -107,10 +108,10 @@ static void list_video_codecs(const vkcu_probe_info *info)
         if (!names[0])
             continue;
         int on_gpu = vkcu_probe_gpu_decodes(info, desc->id);
-        printf("  %-4s %-16s %s [%s]\n", on_gpu ? "GPU" : "", desc->name, desc->long_name ? desc->long_name : "",
-               names);
+        printf("  %-4s %-16s %s [%s]%s\n", on_gpu ? "GPU" : "", desc->name, desc->long_name ? desc->long_name : "",
+               names, on_gpu == VKCU_GPU_DECODE_VIDEO ? " (video)" : on_gpu == VKCU_GPU_DECODE_COMPUTE ? " (compute)" : "");
         n++;
-        gpu += on_gpu;
+        gpu += on_gpu != VKCU_GPU_DECODE_NONE;
     }
     printf("%d video codecs, %d of them decode on the GPU here\n\n", n, gpu);
 }

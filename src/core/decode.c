@@ -15,6 +15,8 @@
 #include <libavutil/intreadwrite.h>
 #include <libavutil/pixdesc.h>
 
+#include "gpu/vkdev.h"
+#include "util/format.h"
 #include "util/log.h"
 #include "stage.h"
 
@@ -36,20 +38,28 @@ static enum AVPixelFormat pick_vulkan(AVCodecContext *avctx, const enum AVPixelF
 int vkcu_decoder_vulkan_supported(const vkcu_demux *d, AVBufferRef *hw_device, char *why, size_t whylen)
 {
     const AVCodecParameters *par = d->video->codecpar;
-    VkVideoCodecOperationFlagBitsKHR need;
-    switch (par->codec_id) {
-    case AV_CODEC_ID_H264: need = VK_VIDEO_CODEC_OPERATION_DECODE_H264_BIT_KHR; break;
-    case AV_CODEC_ID_HEVC: need = VK_VIDEO_CODEC_OPERATION_DECODE_H265_BIT_KHR; break;
-    case AV_CODEC_ID_AV1: need = VK_VIDEO_CODEC_OPERATION_DECODE_AV1_BIT_KHR; break;
-    default:
-        snprintf(why, whylen, "no Vulkan Video decoder for %s", avcodec_get_name(par->codec_id));
+    VkVideoCodecOperationFlagsKHR need;
+    int kind = vkcu_vk_decode_kind(par->codec_id, &need);
+    if (kind == VKCU_VK_DECODE_NONE) {
+        snprintf(why, whylen, "no Vulkan decoder for %s", avcodec_get_name(par->codec_id));
         return 0;
     }
     AVHWDeviceContext *dev = (AVHWDeviceContext *)hw_device->data;
     AVVulkanDeviceContext *vk = dev->hwctx;
+    if (kind == VKCU_VK_DECODE_COMPUTE) {
+        /* Its frames come in the stream's own format, which the ring must carry. */
+        if (par->format >= 0 && !vkcu_format_gpu_carries(par->format, why, whylen))
+            return 0;
+        for (int i = 0; i < vk->nb_qf; i++)
+            if (vk->qf[i].flags & VK_QUEUE_COMPUTE_BIT)
+                return kind;
+        snprintf(why, whylen, "the Vulkan device has no compute queue for FFmpeg's %s decoder",
+                 avcodec_get_name(par->codec_id));
+        return 0;
+    }
     for (int i = 0; i < vk->nb_qf; i++)
         if (vk->qf[i].video_caps & need)
-            return 1;
+            return kind;
     snprintf(why, whylen, "the Vulkan device has no %s decode", avcodec_get_name(par->codec_id));
     return 0;
 }

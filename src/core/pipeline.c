@@ -17,6 +17,7 @@
 
 #include "gpu/device.h"
 #include "gpu/gpu.h"
+#include "gpu/vkdev.h"
 #include "util/log.h"
 #include "stage.h"
 #include "timing.h"
@@ -48,6 +49,7 @@ typedef struct job {
     vkcu_demux *demux;
     vkcu_decoder *dec;
     vkcu_gpu *gpu;
+    int vk_decode;           /* VKCU_VK_DECODE_*: how the Vulkan decoder decodes, when it is open */
     vkcu_chain chain;
     vkcu_sink sink;
     int sink_ready;
@@ -83,6 +85,7 @@ const char *vkcu_path_name(enum vkcu_path path)
     case VKCU_PATH_CPU: return "cpu";
     case VKCU_PATH_VULKAN_CUDA: return "vulkan-decode+cuda";
     case VKCU_PATH_SW_UPLOAD_CUDA: return "sw-decode+upload+cuda";
+    case VKCU_PATH_VULKAN_COMPUTE_CUDA: return "vulkan-compute-decode+cuda";
     default: return "none";
     }
 }
@@ -178,6 +181,12 @@ static int gpu_drain(job *j, int wait_all)
 static int trim_packet(job *j, AVPacket *pkt);
 static int64_t input_start(const AVFormatContext *fmt);
 
+/* The path of Vulkan-decoded frames: on a video queue or on compute. */
+static enum vkcu_path vulkan_path(const job *j)
+{
+    return j->vk_decode == VKCU_VK_DECODE_COMPUTE ? VKCU_PATH_VULKAN_COMPUTE_CUDA : VKCU_PATH_VULKAN_CUDA;
+}
+
 /* Sets up operators and the sink from the first decoded frame. */
 static int first_frame(job *j, const AVFrame *f)
 {
@@ -218,7 +227,7 @@ static int first_frame(job *j, const AVFrame *f)
             LOGI("%s: the GPU cannot decode this stream (%s %s); software decode + upload to CUDA",
                  p->input, avcodec_get_name(j->demux->video->codecpar->codec_id), av_get_pix_fmt_name(sw));
         } else {
-            j->r->path = VKCU_PATH_VULKAN_CUDA;
+            j->r->path = vulkan_path(j);
         }
         vkcu_gpu_set_chain(j->gpu, &j->chain);
         sink_fmt.pix_fmt = vkcu_gpu_host_format(j->out_fmt.pix_fmt);
@@ -336,7 +345,7 @@ static int handle_frame(job *j, AVFrame *f)
         j->r->frames_in++;
         j->r->frames_out++;
         if (!j->sink_ready && j->gpu)
-            j->r->path = f->format == AV_PIX_FMT_VULKAN ? VKCU_PATH_VULKAN_CUDA : VKCU_PATH_SW_UPLOAD_CUDA;
+            j->r->path = f->format == AV_PIX_FMT_VULKAN ? vulkan_path(j) : VKCU_PATH_SW_UPLOAD_CUDA;
         j->sink_ready = 1;
         av_frame_unref(f);
         vkcu_progress_update(&j->progress, j->r->frames_out, 0);
@@ -437,7 +446,7 @@ static int open_backend(job *j)
     }
     if (j->gpu) {
         AVBufferRef *vk = vkcu_gpu_vulkan_device(j->gpu);
-        if (vkcu_decoder_vulkan_supported(j->demux, vk, why, sizeof(why))) {
+        if ((j->vk_decode = vkcu_decoder_vulkan_supported(j->demux, vk, why, sizeof(why)))) {
             ret = vkcu_decoder_open(j->demux, vk, 1, &j->dec, j->err, j->errlen);
             if (ret >= 0)
                 return 0;

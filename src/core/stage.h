@@ -56,7 +56,8 @@ typedef struct vkcu_decoder {
 int vkcu_decoder_open(const vkcu_demux *d, AVBufferRef *hw_device, int threads,
                       vkcu_decoder **out, char *err, size_t errlen);
 /* Whether a Vulkan device can decode this stream (codec, profile, depth,
- * chroma format, size): 1 yes, 0 no (reason in why). */
+ * chroma format, size): VKCU_VK_DECODE_VIDEO (a video decode queue) or
+ * VKCU_VK_DECODE_COMPUTE (FFmpeg's compute hwaccels), 0 no (reason in why). */
 int vkcu_decoder_vulkan_supported(const vkcu_demux *d, AVBufferRef *hw_device, char *why, size_t whylen);
 /* pkt NULL: drain. Invalid packets are counted and skipped unless strict. */
 int vkcu_decoder_send(vkcu_decoder *dec, const AVPacket *pkt, int strict, char *err, size_t errlen);

@@ -120,17 +120,13 @@ typedef struct lane_ctx {
 static void lane_lock(AVHWDeviceContext *ctx, uint32_t qf, uint32_t index)
 {
     lane_ctx *l = ctx->user_opaque;
-    AVHWDeviceContext *m = (AVHWDeviceContext *)l->master->data;
-    AVVulkanDeviceContext *mh = m->hwctx;
-    mh->lock_queue(m, qf, remap(l->lane, qf, index));
+    vkcu_vk_queue_lock((AVHWDeviceContext *)l->master->data, qf, remap(l->lane, qf, index));
 }
 
 static void lane_unlock(AVHWDeviceContext *ctx, uint32_t qf, uint32_t index)
 {
     lane_ctx *l = ctx->user_opaque;
-    AVHWDeviceContext *m = (AVHWDeviceContext *)l->master->data;
-    AVVulkanDeviceContext *mh = m->hwctx;
-    mh->unlock_queue(m, qf, remap(l->lane, qf, index));
+    vkcu_vk_queue_unlock((AVHWDeviceContext *)l->master->data, qf, remap(l->lane, qf, index));
 }
 
 static void lane_free(AVHWDeviceContext *ctx)
@@ -733,8 +729,7 @@ int vkcu_vkdev_acquire(int cuda_device, AVBufferRef **out, int *lane_out, char *
     /* Same instance, device, features, extensions and queue families. */
     *hw = *(AVVulkanDeviceContext *)m->hwctx;
     hw->get_proc_addr = lane_gipa[lane];
-    hw->lock_queue = lane_lock;
-    hw->unlock_queue = lane_unlock;
+    vkcu_vk_queue_lock_set(dc, lane_lock, lane_unlock);
     l->master = av_buffer_ref(sd->master);
     l->lane = lane;
     dc->user_opaque = l;

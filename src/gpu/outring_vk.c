@@ -372,9 +372,9 @@ static int slot_submit(vkcu_outring *r, int s, int ti, int wait_filled, int sign
     VkSubmitInfo2 si = { .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2, .waitSemaphoreInfoCount = (uint32_t)nw,
                          .pWaitSemaphoreInfos = w, .commandBufferInfoCount = 1, .pCommandBufferInfos = &cbi,
                          .signalSemaphoreInfoCount = (uint32_t)ns, .pSignalSemaphoreInfos = sg };
-    r->hwctx->lock_queue(r->dev, r->qf, r->queue_index);
+    vkcu_vk_queue_lock(r->dev, r->qf, r->queue_index);
     VkResult res = r->vk->vkQueueSubmit2(r->queue, 1, &si, t->fence);
-    r->hwctx->unlock_queue(r->dev, r->qf, r->queue_index);
+    vkcu_vk_queue_unlock(r->dev, r->qf, r->queue_index);
     if (res != VK_SUCCESS) {
         snprintf(err, errlen, "Vulkan: output ring submission failed: %s%s", vkcu_vk_result_str(res),
                  res == VK_ERROR_DEVICE_LOST ? " (GPU lost)" : "");

@@ -11,6 +11,7 @@
 #include <libavcodec/avcodec.h>
 
 #include "outring_vk.h"
+#include "vkdev.h"
 #include "vkencode.h"
 #include "vkinstance.h"
 #include "vkshader.h"
@@ -99,11 +100,11 @@ void vkcu_probe_summary(vkcu_probe_info *info)
 
 int vkcu_probe_gpu_decodes(const vkcu_probe_info *info, int codec_id)
 {
-    switch (codec_id) {
-    case AV_CODEC_ID_H264: return !!(info->gpu_decode_ops & VK_VIDEO_CODEC_OPERATION_DECODE_H264_BIT_KHR);
-    case AV_CODEC_ID_HEVC: return !!(info->gpu_decode_ops & VK_VIDEO_CODEC_OPERATION_DECODE_H265_BIT_KHR);
-    case AV_CODEC_ID_AV1: return !!(info->gpu_decode_ops & VK_VIDEO_CODEC_OPERATION_DECODE_AV1_BIT_KHR);
-    default: return 0;
+    VkVideoCodecOperationFlagsKHR op;
+    switch (vkcu_vk_decode_kind(codec_id, &op)) {
+    case VKCU_VK_DECODE_VIDEO: return (info->gpu_decode_ops & op) ? VKCU_GPU_DECODE_VIDEO : VKCU_GPU_DECODE_NONE;
+    case VKCU_VK_DECODE_COMPUTE: return info->nb_pairs > 0 ? VKCU_GPU_DECODE_COMPUTE : VKCU_GPU_DECODE_NONE;
+    default: return VKCU_GPU_DECODE_NONE;
     }
 }
 

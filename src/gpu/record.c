@@ -161,9 +161,9 @@ int vkcu_gpu_record_copy(vkcu_gpu *g, int s, AVFrame *frame, char *err, size_t e
     VkSubmitInfo2 si = { .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2, .waitSemaphoreInfoCount = (uint32_t)nw,
                          .pWaitSemaphoreInfos = waits, .commandBufferInfoCount = 1, .pCommandBufferInfos = &cbi,
                          .signalSemaphoreInfoCount = (uint32_t)ns, .pSignalSemaphoreInfos = signals };
-    g->hwctx->lock_queue(g->dev, g->qf, g->queue_index);
+    vkcu_vk_queue_lock(g->dev, g->qf, g->queue_index);
     VkResult r = g->vk.vkQueueSubmit2(g->queue, 1, &si, sl->fence);
-    g->hwctx->unlock_queue(g->dev, g->qf, g->queue_index);
+    vkcu_vk_queue_unlock(g->dev, g->qf, g->queue_index);
     if (r != VK_SUCCESS) {
         snprintf(err, errlen, "Vulkan: handoff submission failed: %s%s", vkcu_vk_result_str(r),
                  r == VK_ERROR_DEVICE_LOST ? " (GPU lost)" : "");

@@ -18,18 +18,73 @@
  * commands, and FFmpeg only uses these queues to set up frames.
  */
 #include <string.h>
+#include <libavcodec/avcodec.h>
 #include <libavutil/hwcontext.h>
 #include <libavutil/hwcontext_vulkan.h>
 #include <libavutil/mem.h>
 
 #include "vkdev.h"
-#include "vkshader.h"
 #include "util/log.h"
 
+/* Vulkan Video decode codecs: operation, extension, the extension's feature
+ * struct (0: none). VP9 needs FFmpeg 8.1 and headers of 1.4.317 or newer. */
+#ifdef VK_KHR_video_decode_vp9
+#define DECODE_VP9 X(VK_VIDEO_CODEC_OPERATION_DECODE_VP9_BIT_KHR, VK_KHR_VIDEO_DECODE_VP9_EXTENSION_NAME, \
+                     VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VIDEO_DECODE_VP9_FEATURES_KHR)
+#else
+#define DECODE_VP9
+#endif
 #define DECODE_CODECS                                                                                   \
-    X(VK_VIDEO_CODEC_OPERATION_DECODE_H264_BIT_KHR, VK_KHR_VIDEO_DECODE_H264_EXTENSION_NAME)            \
-    X(VK_VIDEO_CODEC_OPERATION_DECODE_H265_BIT_KHR, VK_KHR_VIDEO_DECODE_H265_EXTENSION_NAME)            \
-    X(VK_VIDEO_CODEC_OPERATION_DECODE_AV1_BIT_KHR, VK_KHR_VIDEO_DECODE_AV1_EXTENSION_NAME)
+    X(VK_VIDEO_CODEC_OPERATION_DECODE_H264_BIT_KHR, VK_KHR_VIDEO_DECODE_H264_EXTENSION_NAME, 0)         \
+    X(VK_VIDEO_CODEC_OPERATION_DECODE_H265_BIT_KHR, VK_KHR_VIDEO_DECODE_H265_EXTENSION_NAME, 0)         \
+    X(VK_VIDEO_CODEC_OPERATION_DECODE_AV1_BIT_KHR, VK_KHR_VIDEO_DECODE_AV1_EXTENSION_NAME, 0)           \
+    DECODE_VP9
+
+/* What FFmpeg 8.1's compute shaders (its FFV1, ProRes, ProRes RAW and DPX
+ * decoders, its FFV1 and ProRes encoders, its Vulkan filters) use where the
+ * device offers it: its own device enables these (hwcontext_vulkan.c,
+ * optional_device_exts), and its codecs read the physical device's features,
+ * not the enabled ones, so a device that lacked them would run shaders using
+ * capabilities it never enabled. Each with the feature struct that turns it
+ * on; every feature the device supports in that struct is enabled. Left out:
+ * VK_EXT_host_image_copy (FFmpeg would give every frame image host-transfer
+ * usage, which vkcu never uses and which can cost images their compressed
+ * layouts) and the extensions for other platforms and for DRM. */
+#define OPT(name, stype) X(name, stype)
+#ifdef VK_KHR_shader_relaxed_extended_instruction
+#define COMPUTE_RELAXED OPT(VK_KHR_SHADER_RELAXED_EXTENDED_INSTRUCTION_EXTENSION_NAME, \
+                            VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_RELAXED_EXTENDED_INSTRUCTION_FEATURES_KHR)
+#else
+#define COMPUTE_RELAXED
+#endif
+#ifdef VK_EXT_shader_replicated_composites
+#define COMPUTE_REPLICATED OPT(VK_EXT_SHADER_REPLICATED_COMPOSITES_EXTENSION_NAME, \
+                               VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_REPLICATED_COMPOSITES_FEATURES_EXT)
+#else
+#define COMPUTE_REPLICATED
+#endif
+#ifdef VK_KHR_shader_expect_assume
+#define COMPUTE_EXPECT OPT(VK_KHR_SHADER_EXPECT_ASSUME_EXTENSION_NAME, \
+                           VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_EXPECT_ASSUME_FEATURES_KHR)
+#else
+#define COMPUTE_EXPECT
+#endif
+#ifdef VK_EXT_shader_long_vector
+#define COMPUTE_LONG_VECTOR OPT(VK_EXT_SHADER_LONG_VECTOR_EXTENSION_NAME, \
+                                VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_LONG_VECTOR_FEATURES_EXT)
+#else
+#define COMPUTE_LONG_VECTOR
+#endif
+#define COMPUTE_EXTS                                                                                    \
+    OPT(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME, 0)                                                       \
+    OPT(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT) \
+    OPT(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR) \
+    OPT(VK_EXT_SHADER_OBJECT_EXTENSION_NAME, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_OBJECT_FEATURES_EXT) \
+    OPT(VK_KHR_SHADER_SUBGROUP_ROTATE_EXTENSION_NAME,                                                   \
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SUBGROUP_ROTATE_FEATURES_KHR)                          \
+    OPT(VK_KHR_WORKGROUP_MEMORY_EXPLICIT_LAYOUT_EXTENSION_NAME,                                         \
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_WORKGROUP_MEMORY_EXPLICIT_LAYOUT_FEATURES_KHR)                \
+    COMPUTE_RELAXED COMPUTE_REPLICATED COMPUTE_EXPECT COMPUTE_LONG_VECTOR
 
 static int offers(const char *const *avail, int navail, const char *name)
 {
@@ -42,7 +97,7 @@ static int offers(const char *const *avail, int navail, const char *name)
 static int nb_codecs(VkVideoCodecOperationFlagsKHR ops)
 {
     int n = 0;
-#define X(bit, ext) n += !!(ops & bit);
+#define X(bit, ext, stype) n += !!(ops & bit);
     DECODE_CODECS
 #undef X
     return n;
@@ -55,13 +110,50 @@ static const char *encode_ext(VkVideoCodecOperationFlagsKHR op)
                                                                 : NULL;
 }
 
-static void add_ext(vkcu_vk_plan *plan, const char *name)
+int vkcu_vk_decode_kind(int codec_id, VkVideoCodecOperationFlagsKHR *op)
+{
+    *op = 0;
+    int hwaccel = 0;
+    const AVCodec *c;
+    void *it = NULL;
+    while (!hwaccel && (c = av_codec_iterate(&it))) {
+        if ((int)c->id != codec_id || !av_codec_is_decoder(c))
+            continue;
+        const AVCodecHWConfig *cfg;
+        for (int i = 0; (cfg = avcodec_get_hw_config(c, i)); i++)
+            if (cfg->device_type == AV_HWDEVICE_TYPE_VULKAN && (cfg->methods & AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX))
+                hwaccel = 1;
+    }
+    if (!hwaccel)
+        return VKCU_VK_DECODE_NONE;
+    switch (codec_id) {
+    case AV_CODEC_ID_H264: *op = VK_VIDEO_CODEC_OPERATION_DECODE_H264_BIT_KHR; break;
+    case AV_CODEC_ID_HEVC: *op = VK_VIDEO_CODEC_OPERATION_DECODE_H265_BIT_KHR; break;
+    case AV_CODEC_ID_AV1: *op = VK_VIDEO_CODEC_OPERATION_DECODE_AV1_BIT_KHR; break;
+#ifdef VK_KHR_video_decode_vp9
+    case AV_CODEC_ID_VP9: *op = VK_VIDEO_CODEC_OPERATION_DECODE_VP9_BIT_KHR; break;
+#endif
+    default: return VKCU_VK_DECODE_COMPUTE;
+    }
+    return VKCU_VK_DECODE_VIDEO;
+}
+
+/* feature: the extension's feature struct (0: none), whose supported
+ * features vkcu_vk_device_create enables. */
+static void add_ext_features(vkcu_vk_plan *plan, const char *name, VkStructureType feature)
 {
     for (int i = 0; i < plan->nb_exts; i++)
         if (!strcmp(plan->exts[i], name))
             return;
-    if (plan->nb_exts < VKCU_VK_MAX_EXTS)
+    if (plan->nb_exts < VKCU_VK_MAX_EXTS) {
+        plan->feature[plan->nb_exts] = feature;
         plan->exts[plan->nb_exts++] = name;
+    }
+}
+
+static void add_ext(vkcu_vk_plan *plan, const char *name)
+{
+    add_ext_features(plan, name, (VkStructureType)0);
 }
 
 int vkcu_vk_plan_device(const vkcu_vk_queue_family *qf, int nqf, const char *const *avail, int navail,
@@ -91,7 +183,7 @@ int vkcu_vk_plan_device(const vkcu_vk_queue_family *qf, int nqf, const char *con
         VkVideoCodecOperationFlagsKHR ops = 0;
         if (!(qf[i].flags & VK_QUEUE_VIDEO_DECODE_BIT_KHR) || !qf[i].count)
             continue;
-#define X(bit, ext) if ((qf[i].video_ops & bit) && offers(avail, navail, ext)) ops |= bit;
+#define X(bit, ext, stype) if ((qf[i].video_ops & bit) && offers(avail, navail, ext)) ops |= bit;
         DECODE_CODECS
 #undef X
         if (nb_codecs(ops) > best) {
@@ -140,15 +232,10 @@ int vkcu_vk_plan_device(const vkcu_vk_queue_family *qf, int nqf, const char *con
      * wrong bytes on lavapipe: test_vkdev). */
     if (offers(avail, navail, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME))
         add_ext(plan, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
-    /* FFmpeg's precompiled compute encoder shaders use it where their
-     * compiler had it (vkshader.h); FFmpeg's own device enables it. */
-    const char *shader_ext = vkcu_vk_shader_extension();
-    if (shader_ext && offers(avail, navail, shader_ext))
-        add_ext(plan, shader_ext);
     if (plan->decode_family >= 0) {
         add_ext(plan, VK_KHR_VIDEO_QUEUE_EXTENSION_NAME);
         add_ext(plan, VK_KHR_VIDEO_DECODE_QUEUE_EXTENSION_NAME);
-#define X(bit, ext) if (plan->decode_ops & bit) add_ext(plan, ext);
+#define X(bit, ext, stype) if (plan->decode_ops & bit) add_ext_features(plan, ext, stype);
         DECODE_CODECS
 #undef X
     }
@@ -161,9 +248,37 @@ int vkcu_vk_plan_device(const vkcu_vk_queue_family *qf, int nqf, const char *con
      * creates profile-independent images: keep the decode path the same. */
     if ((plan->decode_family >= 0 || plan->encode_family >= 0) &&
         offers(avail, navail, VK_KHR_VIDEO_MAINTENANCE_1_EXTENSION_NAME)) {
-        add_ext(plan, VK_KHR_VIDEO_MAINTENANCE_1_EXTENSION_NAME);
+        add_ext_features(plan, VK_KHR_VIDEO_MAINTENANCE_1_EXTENSION_NAME,
+                         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VIDEO_MAINTENANCE_1_FEATURES_KHR);
         plan->video_maintenance1 = 1;
     }
+#ifdef VK_KHR_video_maintenance2
+    if ((plan->decode_family >= 0 || plan->encode_family >= 0) &&
+        offers(avail, navail, VK_KHR_VIDEO_MAINTENANCE_2_EXTENSION_NAME))
+        add_ext_features(plan, VK_KHR_VIDEO_MAINTENANCE_2_EXTENSION_NAME,
+                         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VIDEO_MAINTENANCE_2_FEATURES_KHR);
+#endif
+#define X(name, stype) if (offers(avail, navail, name)) add_ext_features(plan, name, stype);
+    COMPUTE_EXTS
+#undef X
+    return 0;
+}
+
+/* An extension's feature struct: sType, pNext, then VkBool32 features
+ * only (true of every struct the extension tables above name). Queried as
+ * the device supports it, then handed to vkCreateDevice as it is: every
+ * supported feature of the extension on. */
+typedef struct feature_block {
+    VkStructureType sType;
+    void *pNext;
+    VkBool32 f[32];
+} feature_block;
+
+static int block_any(const feature_block *b)
+{
+    for (int i = 0; i < 32; i++)
+        if (b->f[i])
+            return 1;
     return 0;
 }
 
@@ -175,10 +290,7 @@ typedef struct own_device {
     VkPhysicalDeviceVulkan11Features f11;
     VkPhysicalDeviceVulkan12Features f12;
     VkPhysicalDeviceVulkan13Features f13;
-    VkPhysicalDeviceVideoMaintenance1FeaturesKHR vm1;
-#ifdef VK_KHR_shader_expect_assume
-    VkPhysicalDeviceShaderExpectAssumeFeaturesKHR expect_assume;
-#endif
+    feature_block ext_features[VKCU_VK_MAX_EXTS];
 } own_device;
 
 static void own_device_free(own_device *o)
@@ -223,11 +335,16 @@ int vkcu_vk_device_create(const vkcu_vk_instance *vi, int index, const vkcu_vk_p
         goto fail;
     }
 
-    /* What the device supports, then what we turn on. */
-    VkPhysicalDeviceVideoMaintenance1FeaturesKHR vm1 = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VIDEO_MAINTENANCE_1_FEATURES_KHR };
+    /* What the device supports: the core structs, then each planned
+     * extension's feature struct, queried in place. */
+    void *ext_chain = NULL;
+    for (int i = plan->nb_exts - 1; i >= 0; i--)
+        if (plan->feature[i]) {
+            o->ext_features[i] = (feature_block){ .sType = plan->feature[i], .pNext = ext_chain };
+            ext_chain = &o->ext_features[i];
+        }
     VkPhysicalDeviceVulkan13Features f13 = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
-                                             .pNext = plan->video_maintenance1 ? &vm1 : NULL };
+                                             .pNext = ext_chain };
     VkPhysicalDeviceVulkan12Features f12 = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
                                              .pNext = &f13 };
     VkPhysicalDeviceVulkan11Features f11 = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
@@ -240,60 +357,78 @@ int vkcu_vk_device_create(const vkcu_vk_instance *vi, int index, const vkcu_vk_p
         ret = AVERROR(ENOSYS);
         goto fail;
     }
-    o->vm1 = (VkPhysicalDeviceVideoMaintenance1FeaturesKHR){
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VIDEO_MAINTENANCE_1_FEATURES_KHR,
-        .videoMaintenance1 = vm1.videoMaintenance1 };
-    o->f13 = (VkPhysicalDeviceVulkan13Features){ .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
-                                                 .synchronization2 = VK_TRUE };
-    o->f12 = (VkPhysicalDeviceVulkan12Features){ .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-                                                 .pNext = &o->f13,
-                                                 .timelineSemaphore = VK_TRUE,
-                                                 .hostQueryReset = f12.hostQueryReset };
-    o->f11 = (VkPhysicalDeviceVulkan11Features){ .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
-                                                 .pNext = &o->f12,
-                                                 .samplerYcbcrConversion = f11.samplerYcbcrConversion };
-    int nb_exts = 0;
+    /* What we turn on: what FFmpeg's own device turns on where supported
+     * (hwcontext_vulkan.c, device_features_copy_needed), so that its
+     * decoders, encoders and filters find the device they were written for. */
+    const VkPhysicalDeviceFeatures *c = &supported.features;
+    VkPhysicalDeviceFeatures core = {
+        .shaderImageGatherExtended = c->shaderImageGatherExtended,
+        .shaderStorageImageReadWithoutFormat = c->shaderStorageImageReadWithoutFormat,
+        .shaderStorageImageWriteWithoutFormat = c->shaderStorageImageWriteWithoutFormat,
+        .fragmentStoresAndAtomics = c->fragmentStoresAndAtomics,
+        .vertexPipelineStoresAndAtomics = c->vertexPipelineStoresAndAtomics,
+        .shaderInt64 = c->shaderInt64,
+        .shaderInt16 = c->shaderInt16,
+        .shaderFloat64 = c->shaderFloat64,
+    };
+    o->f13 = (VkPhysicalDeviceVulkan13Features){
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
+        .synchronization2 = VK_TRUE,
+        .dynamicRendering = f13.dynamicRendering,
+        .maintenance4 = f13.maintenance4,
+        .computeFullSubgroups = f13.computeFullSubgroups,
+        .subgroupSizeControl = f13.subgroupSizeControl,
+        .shaderZeroInitializeWorkgroupMemory = f13.shaderZeroInitializeWorkgroupMemory,
+    };
+    o->f12 = (VkPhysicalDeviceVulkan12Features){
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+        .pNext = &o->f13,
+        .timelineSemaphore = VK_TRUE,
+        .hostQueryReset = f12.hostQueryReset,
+        .scalarBlockLayout = f12.scalarBlockLayout,
+        .bufferDeviceAddress = f12.bufferDeviceAddress,
+        .storagePushConstant8 = f12.storagePushConstant8,
+        .shaderInt8 = f12.shaderInt8,
+        .storageBuffer8BitAccess = f12.storageBuffer8BitAccess,
+        .uniformAndStorageBuffer8BitAccess = f12.uniformAndStorageBuffer8BitAccess,
+        .shaderFloat16 = f12.shaderFloat16,
+        .shaderBufferInt64Atomics = f12.shaderBufferInt64Atomics,
+        .shaderSharedInt64Atomics = f12.shaderSharedInt64Atomics,
+        .vulkanMemoryModel = f12.vulkanMemoryModel,
+        .vulkanMemoryModelDeviceScope = f12.vulkanMemoryModelDeviceScope,
+        .vulkanMemoryModelAvailabilityVisibilityChains = f12.vulkanMemoryModelAvailabilityVisibilityChains,
+        .uniformBufferStandardLayout = f12.uniformBufferStandardLayout,
+        .runtimeDescriptorArray = f12.runtimeDescriptorArray,
+        .shaderSubgroupExtendedTypes = f12.shaderSubgroupExtendedTypes,
+        .shaderUniformBufferArrayNonUniformIndexing = f12.shaderUniformBufferArrayNonUniformIndexing,
+        .shaderSampledImageArrayNonUniformIndexing = f12.shaderSampledImageArrayNonUniformIndexing,
+        .shaderStorageBufferArrayNonUniformIndexing = f12.shaderStorageBufferArrayNonUniformIndexing,
+        .shaderStorageImageArrayNonUniformIndexing = f12.shaderStorageImageArrayNonUniformIndexing,
+    };
+    o->f11 = (VkPhysicalDeviceVulkan11Features){
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+        .pNext = &o->f12,
+        .samplerYcbcrConversion = f11.samplerYcbcrConversion,
+        .storagePushConstant16 = f11.storagePushConstant16,
+        .storageBuffer16BitAccess = f11.storageBuffer16BitAccess,
+        .uniformAndStorageBuffer16BitAccess = f11.uniformAndStorageBuffer16BitAccess,
+    };
+    /* An extension whose struct the device supports none of is left out:
+     * enabled, it would change nothing but which paths FFmpeg takes (video
+     * maintenance 1 alone changes the images' flags). */
+    int nb_exts = 0, vm1_on = 0;
+    void **link = &o->f13.pNext;
     for (int i = 0; i < plan->nb_exts && nb_exts < VKCU_VK_MAX_EXTS; i++) {
-        /* The extension without its feature would change nothing but the images' flags FFmpeg asks for. */
-        if (!strcmp(plan->exts[i], VK_KHR_VIDEO_MAINTENANCE_1_EXTENSION_NAME) && !vm1.videoMaintenance1)
-            continue;
-        o->exts[nb_exts++] = plan->exts[i];
-    }
-    int vm1_on = plan->video_maintenance1 && vm1.videoMaintenance1;
-    if (vm1_on)
-        o->f13.pNext = &o->vm1;
-    /* The shader features FFmpeg's own device enables, where this one has
-     * them: its compute encoders and filters run on this device as on its. */
-    VkPhysicalDeviceFeatures f10 = { 0 };
-    {
-        vkcu_vk_features sup, en = { .f10 = f10, .f11 = o->f11, .f12 = o->f12, .f13 = o->f13 };
-        vkcu_vk_features_query(gipa, inst, pd, plan->exts, plan->nb_exts, &sup);
-        vkcu_vk_shader_features_enable(&sup, &en);
-        f10 = en.f10;
-        const void *n11 = o->f11.pNext, *n12 = o->f12.pNext, *n13 = o->f13.pNext;
-        o->f11 = en.f11;
-        o->f12 = en.f12;
-        o->f13 = en.f13;
-        o->f11.pNext = (void *)n11;
-        o->f12.pNext = (void *)n12;
-        o->f13.pNext = (void *)n13;
-#ifdef VK_KHR_shader_expect_assume
-        const char *shader_ext = vkcu_vk_shader_extension();
-        int ext_on = 0;
-        for (int i = 0; i < nb_exts; i++)
-            ext_on |= !strcmp(o->exts[i], shader_ext);
-        if (ext_on && en.expect_assume) {
-            o->expect_assume = (VkPhysicalDeviceShaderExpectAssumeFeaturesKHR){
-                .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_EXPECT_ASSUME_FEATURES_KHR,
-                .pNext = o->f13.pNext, .shaderExpectAssume = VK_TRUE };
-            o->f13.pNext = &o->expect_assume;
-        } else if (ext_on) { /* offered without its feature: leave the extension off */
-            for (int i = 0, k = 0; i < nb_exts; i++)
-                if (strcmp(o->exts[i], shader_ext))
-                    o->exts[k++] = o->exts[i];
-            nb_exts--;
+        if (plan->feature[i]) {
+            if (!block_any(&o->ext_features[i]))
+                continue;
+            o->ext_features[i].pNext = NULL;
+            *link = &o->ext_features[i];
+            link = &o->ext_features[i].pNext;
         }
-#endif
+        if (!strcmp(plan->exts[i], VK_KHR_VIDEO_MAINTENANCE_1_EXTENSION_NAME))
+            vm1_on = 1;
+        o->exts[nb_exts++] = plan->exts[i];
     }
 
     /* One create entry per family; a family serving two roles (lavapipe's
@@ -331,8 +466,8 @@ int vkcu_vk_device_create(const vkcu_vk_instance *vi, int index, const vkcu_vk_p
         for (uint32_t k = 0; k < nqci; k++)
             if (roles[r].family >= 0 && qci[k].queueFamilyIndex == (uint32_t)roles[r].family)
                 made[r] = qci[k].queueCount;
-    VkPhysicalDeviceFeatures2 enable = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &o->f11,
-                                         .features = f10 };
+    VkPhysicalDeviceFeatures2 enable = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .features = core,
+                                         .pNext = &o->f11 };
     VkDeviceCreateInfo dci = { .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                                .pNext = &enable,
                                .queueCreateInfoCount = nqci,

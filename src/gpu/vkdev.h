@@ -16,7 +16,7 @@
 #include "vkfn.h"
 #include "vkinstance.h"
 
-#define VKCU_VK_MAX_EXTS 24
+#define VKCU_VK_MAX_EXTS 32
 
 /* What vkcu_vk_plan_device must find. */
 enum {
@@ -43,6 +43,9 @@ typedef struct vkcu_vk_plan {
     int encode_family;   /* -1: no encode queue */
     VkVideoCodecOperationFlagsKHR encode_ops;
     const char *exts[VKCU_VK_MAX_EXTS]; /* device extensions to enable */
+    /* each one's feature struct (0: none): the supported features in it are
+     * enabled, and an extension the device supports none of is left out */
+    VkStructureType feature[VKCU_VK_MAX_EXTS];
     int nb_exts;
     int video_maintenance1; /* VK_KHR_video_maintenance1 is in exts */
 } vkcu_vk_plan;
@@ -55,6 +58,15 @@ typedef struct vkcu_vk_plan {
  * 0, or -1 with the reason in err. Pure: no Vulkan calls. */
 int vkcu_vk_plan_device(const vkcu_vk_queue_family *qf, int nqf, const char *const *avail, int navail,
                         const vkcu_vk_plan_want *want, vkcu_vk_plan *plan, char *err, size_t errlen);
+
+/* How this FFmpeg decodes a codec on Vulkan: on a video decode queue, which
+ * needs the device to offer *op (VK_VIDEO_CODEC_OPERATION_DECODE_*), on
+ * compute queues (FFmpeg 8.1's FFV1, ProRes, ProRes RAW and DPX
+ * hwaccels: any Vulkan device), or not at all (no Vulkan hwaccel for it in
+ * this build). Read from FFmpeg's decoders' hardware configurations, so a
+ * codec FFmpeg adds is found without a change here. Thread-safe. */
+enum { VKCU_VK_DECODE_NONE = 0, VKCU_VK_DECODE_VIDEO = 1, VKCU_VK_DECODE_COMPUTE = 2 };
+int vkcu_vk_decode_kind(int codec_id, VkVideoCodecOperationFlagsKHR *op);
 
 /* When each step of vkcu_vk_device_create ended (vkcu_now() stamps). */
 typedef struct vkcu_vk_device_stamps {

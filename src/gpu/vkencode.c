@@ -552,9 +552,9 @@ static int stamp(vkcu_vkencode_timer *t, stamp_pair *p, int which, VkSemaphore s
                                       .commandBuffer = p->cmd[which] };
     VkSubmitInfo2 si = { .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2, .waitSemaphoreInfoCount = 1,
                          .pWaitSemaphoreInfos = &wi, .commandBufferInfoCount = 1, .pCommandBufferInfos = &cbi };
-    t->hw->lock_queue(t->dev, t->qf, t->qi);
+    vkcu_vk_queue_lock(t->dev, t->qf, t->qi);
     VkResult r = t->submit(t->queue, 1, &si, p->fence[which]);
-    t->hw->unlock_queue(t->dev, t->qf, t->qi);
+    vkcu_vk_queue_unlock(t->dev, t->qf, t->qi);
     if (r != VK_SUCCESS)
         return -1;
     p->submitted[which] = 1;

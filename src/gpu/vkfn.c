@@ -5,6 +5,10 @@
 #include <stddef.h>
 #include <string.h>
 
+#include <libavutil/hwcontext.h>
+#include <libavutil/hwcontext_vulkan.h>
+#include <libavutil/version.h>
+
 #include "vkfn.h"
 
 static PFN_vkGetInstanceProcAddr loader_gipa;
@@ -89,4 +93,51 @@ int vkcu_vk_queue_families(const vkcu_vkfn *fn, VkPhysicalDevice dev, int video,
                                          .count = qp[q].queueFamilyProperties.queueCount,
                                          .video_ops = video ? qv[q].videoCodecOperations : 0 };
     return (int)n;
+}
+
+/* FFmpeg 7.1 has the fields without the macro; 8.1 deprecates them under it. */
+#if !defined(FF_API_VULKAN_SYNC_QUEUES) || FF_API_VULKAN_SYNC_QUEUES
+#define HAVE_QUEUE_LOCK 1
+#else
+#define HAVE_QUEUE_LOCK 0
+#endif
+
+void vkcu_vk_queue_lock(AVHWDeviceContext *ctx, uint32_t queue_family, uint32_t index)
+{
+#if HAVE_QUEUE_LOCK
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    AVVulkanDeviceContext *hw = ctx->hwctx;
+    hw->lock_queue(ctx, queue_family, index);
+#pragma GCC diagnostic pop
+#else
+    (void)ctx, (void)queue_family, (void)index;
+#endif
+}
+
+void vkcu_vk_queue_unlock(AVHWDeviceContext *ctx, uint32_t queue_family, uint32_t index)
+{
+#if HAVE_QUEUE_LOCK
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    AVVulkanDeviceContext *hw = ctx->hwctx;
+    hw->unlock_queue(ctx, queue_family, index);
+#pragma GCC diagnostic pop
+#else
+    (void)ctx, (void)queue_family, (void)index;
+#endif
+}
+
+void vkcu_vk_queue_lock_set(AVHWDeviceContext *ctx, vkcu_vk_queue_lock_fn lock, vkcu_vk_queue_lock_fn unlock)
+{
+#if HAVE_QUEUE_LOCK
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    AVVulkanDeviceContext *hw = ctx->hwctx;
+    hw->lock_queue = lock;
+    hw->unlock_queue = unlock;
+#pragma GCC diagnostic pop
+#else
+    (void)ctx, (void)lock, (void)unlock;
+#endif
 }

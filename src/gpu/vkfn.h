@@ -102,4 +102,20 @@ typedef struct vkcu_vk_queue_family {
  * VK_KHR_video_queue (only then may the video properties be asked for). */
 int vkcu_vk_queue_families(const vkcu_vkfn *fn, VkPhysicalDevice dev, int video, vkcu_vk_queue_family *out, int max);
 
+/* Queue locks shared with FFmpeg. A VkQueue must not be used by two threads
+ * at once, and FFmpeg takes its device context's lock_queue around each of
+ * its submissions, so every vkcu submission on a queue FFmpeg also uses takes
+ * the same lock. FFmpeg 8.1 deprecates lock_queue/unlock_queue (lavu 60.26)
+ * with no replacement but VK_KHR_internally_synchronized_queues, which the
+ * drivers vkcu targets do not offer, and still calls them itself until
+ * lavu 62: these three functions are the only place vkcu touches them, so
+ * the deprecation is handled once. Where the fields are gone, queues are
+ * internally synchronised and the functions do nothing. */
+struct AVHWDeviceContext;
+typedef void (*vkcu_vk_queue_lock_fn)(struct AVHWDeviceContext *ctx, uint32_t queue_family, uint32_t index);
+void vkcu_vk_queue_lock(struct AVHWDeviceContext *ctx, uint32_t queue_family, uint32_t index);
+void vkcu_vk_queue_unlock(struct AVHWDeviceContext *ctx, uint32_t queue_family, uint32_t index);
+/* Makes ctx (not yet initialised) lock its queues through lock/unlock. */
+void vkcu_vk_queue_lock_set(struct AVHWDeviceContext *ctx, vkcu_vk_queue_lock_fn lock, vkcu_vk_queue_lock_fn unlock);
+
 #endif

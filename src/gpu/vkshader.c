@@ -82,11 +82,6 @@ static VkBool32 get_field(const vkcu_vk_features *f, const feature *d)
     return v;
 }
 
-static void set_field(vkcu_vk_features *f, const feature *d)
-{
-    VkBool32 v = VK_TRUE;
-    memcpy((char *)f + level_offset(d->level) + d->offset, &v, sizeof(v));
-}
 
 static int has(const char *const *exts, int n, const char *name)
 {
@@ -178,14 +173,6 @@ void vkcu_vk_features_enabled(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, V
 #ifndef VK_KHR_shader_expect_assume
     (void)exts, (void)nb_exts;
 #endif
-}
-
-void vkcu_vk_shader_features_enable(const vkcu_vk_features *sup, vkcu_vk_features *en)
-{
-    for (size_t i = 0; i < sizeof(features) / sizeof(features[0]); i++)
-        if (get_field(sup, &features[i]))
-            set_field(en, &features[i]);
-    en->expect_assume = sup->expect_assume;
 }
 
 static void add_name(char *missing, size_t len, int *n, const char *name)

@@ -6,10 +6,10 @@
  * enables every one the device has (hwcontext_vulkan.c,
  * device_features_copy_needed), and its precompiled encoder shaders
  * declare SPIR-V capabilities that need some of them. vkcu's own device
- * (vkdev.c) enables the same set where the device has it, so that those
- * shaders run on it as on FFmpeg's; the ones the encoders' SPIR-V needs are
- * marked, and a device without one of them cannot run the encoders (the
- * encode sink refuses before any output, `vkcu probe` says which).
+ * (vkdev.c) enables the same set where the device has it; here, which of
+ * them each compute encoder's SPIR-V needs, so that a device without one of
+ * them is refused before any output (the encode sink) and `vkcu probe`
+ * says which.
  */
 #ifndef VKCU_GPU_VKSHADER_H
 #define VKCU_GPU_VKSHADER_H
@@ -41,17 +41,13 @@ void vkcu_vk_features_enabled(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, V
                               const VkPhysicalDeviceFeatures2 *chain, const char *const *exts, int nb_exts,
                               vkcu_vk_features *out);
 
-/* Turns on in `en` every shader feature of the list that `sup` has (the
- * other fields of `en` are left as they are). */
-void vkcu_vk_shader_features_enable(const vkcu_vk_features *sup, vkcu_vk_features *en);
-
 /* The features `encoder` (ffv1_vulkan or prores_ks_vulkan; NULL: either)
  * cannot run without that `f` lacks, as a comma-separated list of Vulkan's
  * names into missing ("" when none). Returns how many. */
 int vkcu_vk_encoder_features_missing(const vkcu_vk_features *f, const char *encoder, char *missing, size_t len);
 
-/* The device extension of those shaders that vkCreateDevice must enable
- * where offered (NULL when these headers lack it). */
+/* The device extension ffv1_vulkan's shaders need (ExpectAssumeKHR), which
+ * vkdev.c enables where offered (NULL when these headers lack it). */
 const char *vkcu_vk_shader_extension(void);
 
 #endif

@@ -139,6 +139,16 @@ print(f"F{tags.get('F', '?')} {n}{'' if pos == len(data) else '+junk'}")
 EOF
 }
 
+# refused_format ERR-FILE EXIT: vkcu never converts pixels behind the user's
+# back: an encoder that cannot take the decoded format is exit 2 with one
+# line naming both, and true only when the encoder really lacks it.
+refused_format() {
+  local line enc fmt
+  line=$(err1 "$1")
+  [ "$2" = 2 ] && [[ $line =~ encoder\ ([a-z0-9_]+)\ cannot\ take\ ([a-z0-9]+)\ frames ]] || return 1
+  enc=${BASH_REMATCH[1]} fmt=${BASH_REMATCH[2]}
+  ! "$FFMPEG" -hide_banner -h "encoder=$enc" 2>/dev/null | grep -i 'pixel formats:' | grep -qw "$fmt"
+}
 transcode_case() { # kind(mkv|mp4) clip case-name [extra vkcu args] -- [extra ffmpeg args]
   local ext=$1 clip=$2 name=$3; shift 3
   local vargs=() fargs=()
@@ -152,6 +162,10 @@ transcode_case() { # kind(mkv|mp4) clip case-name [extra vkcu args] -- [extra ff
   fi
   "$VKCU" "$clip" --backend cpu -q -o "$t/vk.$ext" "${vargs[@]}" 2> "$t/vk.err"
   local rc=$?
+  if [ $rc != 0 ] && refused_format "$t/vk.err" "$rc"; then
+    report "$name" 0 "$(err1 "$t/vk.err" | sed 's/.*: encoder/encoder/'): vkcu refuses, exit 2, where ffmpeg converts"
+    return
+  fi
   if [ $rc != 0 ]; then report "$name" 1 "vkcu exit $rc: $(err1 "$t/vk.err")"; return; fi
   if ! { probe_json "$t/vk.$ext" > "$t/vk.json" && probe_json "$t/ff.$ext" > "$t/ff.json"; }; then
     fail "$name: ffprobe failed on an output"; return
@@ -206,7 +220,12 @@ while read -r _ file; do
   # y4m frame rate and frame count
   rm -f "$TMP/vk.y4m" "$TMP/ff.y4m"
   if ! "$FFMPEG" -hide_banner -loglevel error -nostdin -i "$clip" -map 0:v:0 -strict -1 -f yuv4mpegpipe "$TMP/ff.y4m" 2> "$TMP/ff.err"; then
-    fail "corpus y4m $file: ffmpeg itself failed: $(err1 "$TMP/ff.err")"
+    # A format y4m cannot carry (RGB, alpha): vkcu must refuse it too, and leave nothing.
+    if "$VKCU" "$clip" --backend cpu -q -o "$TMP/vk.y4m" 2> "$TMP/vk.err" || [ -e "$TMP/vk.y4m" ]; then
+      fail "corpus y4m $file: ffmpeg cannot write it ($(err1 "$TMP/ff.err")), vkcu wrote one"
+    else
+      pass "corpus y4m $file: y4m cannot carry its format: ffmpeg and vkcu both refuse, nothing written"
+    fi
     continue
   fi
   "$VKCU" "$clip" --backend cpu -q -o "$TMP/vk.y4m" 2> "$TMP/vk.err"

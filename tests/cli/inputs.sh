@@ -15,7 +15,7 @@ src() { echo "testsrc2=size=64x48:rate=${1:-25}"; }
 # Runs with no GPU and without any Vulkan driver, and must neither crash nor hang.
 timeout 60 "$VKCU" --version > "$TMP/version" 2> "$TMP/version.err"
 rc=$?
-if [ $rc = 0 ] && grep -qE '^vkcu [0-9]+\.[0-9]+' "$TMP/version" && grep -qE '^FFmpeg 7\.1\.[0-9]+.*: libavcodec 61\.' "$TMP/version" &&
+if [ $rc = 0 ] && grep -qE '^vkcu [0-9]+\.[0-9]+' "$TMP/version" && grep -qE '^FFmpeg 8\.1\.[0-9]+.*: libavcodec 62\.' "$TMP/version" &&
   grep -q '^FFmpeg configuration:.* enable-libdav1d' "$TMP/version" && grep -qE '^FFmpeg components: [0-9]{3} decoders' "$TMP/version" &&
   grep -qE '^CUDA: ' "$TMP/version" && grep -qE '^Vulkan: ' "$TMP/version" && grep -qE '^GPU backend: ' "$TMP/version"; then
   pass "--version: vkcu, FFmpeg and libavcodec versions, configuration, CUDA and Vulkan ($(grep -E '^(CUDA|Vulkan):' "$TMP/version" | cut -c1-60 | tr '\n' ' '))"

@@ -22,3 +22,21 @@ if [ -n "$extra" ]; then
     if [ -f "$MEDIA/$e" ]; then fail "media $e: made by tools/make-media.sh but not listed in media/gen.sha256"; fi
   done
 fi
+
+# The decoded pictures of every clip (generated and corpus) equal
+# media/frames.md5: a clip whose bytes changed (a new FFmpeg's muxer or
+# audio encoder) still decodes to the same frames, and a decoder that
+# changed what it outputs is named here rather than in a golden far away.
+frames=$(dirname "$list")/frames.md5
+root=$(cd "$(dirname "$0")/../.." && pwd)
+n=0 bad=0
+while read -r sum name; do
+  case $sum in '#'*|'') continue ;; esac
+  n=$((n + 1))
+  got=$(bash "$root/tools/frames-digest.sh" "$FFMPEG" "$MEDIA" "$name" | cut -d' ' -f1)
+  if [ "$got" != "$sum" ]; then
+    bad=$((bad + 1))
+    fail "media frames $name: decodes to other pictures than media/frames.md5 lists (${got:-nothing decoded})"
+  fi
+done < "$frames"
+[ "$bad" = 0 ] && pass "media frames: all $n clips decode to the pictures media/frames.md5 lists"

@@ -54,9 +54,10 @@ expect "a preset beyond an operator's limits fails its check" 2 \
 # Encoder options without an encoder, and a container that cannot hold the
 # encoder, passed the check and failed at the start.
 printf 'description x\nencoder-opt crf=3\n' > "$TMP/noenc.pipe"
-printf 'description x\nencoder ffv1\ncontainer mp4\n' > "$TMP/ffv1mp4.pipe"
+# (FFmpeg 8 writes FFV1 into MP4; WebM holds VP8, VP9 and AV1 only.)
+printf 'description x\nencoder libx264\ncontainer webm\n' > "$TMP/x264webm.pipe"
 expect "a preset's encoder-opt without an encoder fails its check" 2 "noenc.pipe:2:13: 'encoder-opt' needs an 'encoder' line" -- "$V" pipelines "$TMP/noenc.pipe"
-expect "a preset's container that cannot hold its encoder fails its check" 2 "ffv1mp4.pipe:3:11: container: mp4 files cannot hold ffv1" -- "$V" pipelines "$TMP/ffv1mp4.pipe"
+expect "a preset's container that cannot hold its encoder fails its check" 2 "x264webm.pipe:3:11: container: webm files cannot hold libx264" -- "$V" pipelines "$TMP/x264webm.pipe"
 printf 'description x\nop denoise=mode=nlm:search=10:tradius=3\n' > "$TMP/nlm-ok.pipe"
 if "$V" pipelines "$TMP/nlm-ok.pipe" > /dev/null 2>&1; then
   expect "a preset that passes its check also starts" 0 "" -- "$V" hash --backend cpu "$in" --frames 2 --pipeline "$TMP/nlm-ok.pipe"

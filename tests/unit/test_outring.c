@@ -68,10 +68,9 @@ static int submit(const vkcu_vkfn *vk, AVHWDeviceContext *dctx, writer *w, uint3
     VkSubmitInfo2 sub = { .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2, .waitSemaphoreInfoCount = wait ? 1 : 0,
                           .pWaitSemaphoreInfos = &wi, .signalSemaphoreInfoCount = signal ? 1 : 0,
                           .pSignalSemaphoreInfos = &si };
-    AVVulkanDeviceContext *hw = dctx->hwctx;
-    hw->lock_queue(dctx, qf, 0);
+    vkcu_vk_queue_lock(dctx, qf, 0);
     VkResult r = vk->vkQueueSubmit2(w->queue, 1, &sub, fence);
-    hw->unlock_queue(dctx, qf, 0);
+    vkcu_vk_queue_unlock(dctx, qf, 0);
     return r == VK_SUCCESS ? 0 : -1;
 }
 

@@ -176,13 +176,9 @@ static int fake_encode(const vkcu_vkfn *vk, AVHWDeviceContext *dctx, VkQueue q, 
     s.value = vkf->sem_value[0] + 1;
     VkSubmitInfo2 si = { .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2, .waitSemaphoreInfoCount = 1,
                          .pWaitSemaphoreInfos = &w, .signalSemaphoreInfoCount = 1, .pSignalSemaphoreInfos = &s };
-    AVVulkanDeviceContext *hw = dctx->hwctx;
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-    hw->lock_queue(dctx, qf, 0);
+    vkcu_vk_queue_lock(dctx, qf, 0);
     VkResult r = vk->vkQueueSubmit2(q, 1, &si, VK_NULL_HANDLE);
-    hw->unlock_queue(dctx, qf, 0);
-#pragma GCC diagnostic pop
+    vkcu_vk_queue_unlock(dctx, qf, 0);
     if (r == VK_SUCCESS)
         vkf->sem_value[0]++;
     vfc->unlock_frame(fc, vkf);
