@@ -30,11 +30,12 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 frames() { grep -v '^#' "$1" | cut -d, -f5-; } # size and hash of each frame: decoded pictures, timestamps aside
 stat_of() { sed -n "s/.*[ :]$2=\([^ ;]*\).*/\1/p" "$1" | head -1; }
-pkt_bytes() { "$FFMPEG" -hide_banner -loglevel error -i "$1" -map 0:v -c copy -f framemd5 - 2>/dev/null |
+pkt_bytes() { "$FFMPEG" -hide_banner -nostdin -loglevel error -i "$1" -map 0:v -c copy -f framemd5 - 2>/dev/null |
   awk -F, '!/^#/ { s += $5 } END { print s + 0 }'; }
-pkt_hashes() { "$FFMPEG" -hide_banner -loglevel error -i "$1" -map 0:v -c copy -f framemd5 - 2>/dev/null |
+pkt_hashes() { "$FFMPEG" -hide_banner -nostdin -loglevel error -i "$1" -map 0:v -c copy -f framemd5 - 2>/dev/null |
   grep -v '^#' | cut -d, -f5-; }
 
+run_all() {
 "$VKCU" probe > "$log/probe.txt" 2>&1
 # The bundled ffmpeg is the FFmpeg build vkcu links: FFmpeg 8.1 has the compute encoders.
 if ! "$FFMPEG" -hide_banner -encoders 2>/dev/null | grep -q ' ffv1_vulkan ' ||
@@ -42,7 +43,7 @@ if ! "$FFMPEG" -hide_banner -encoders 2>/dev/null | grep -q ' ffv1_vulkan ' ||
   for t in probe-compute round-trips level3-refusal prores archive-ffv1 leaks-encode; do
     echo "SKIP encode-compute-$t: this build's FFmpeg has no compute encoders ($("$FFMPEG" -hide_banner -version 2>&1 | head -1))"
   done
-  exit 0
+  return 0
 fi
 gpu_line=$(grep -m1 'zero-copy encode:' "$log/probe.txt" | sed 's/^ *//')
 if grep -q 'zero-copy encode: ffv1_vulkan prores_ks_vulkan (compute queue family [0-9]*)' "$log/probe.txt"; then
@@ -67,12 +68,12 @@ rt() {
     "$VKCU" "$in" --backend cpu "${c[@]}" "$@" --encoder ffv1 -o "$out/$name.cpu.mkv" -y -q 2> "$log/$name.cpu.err"
     local rc_cpu=$?
     if [ "$rc_cpu" = "$rc" ] && [ ! -e "$out/$name.mkv" ]; then
-      echo "PASS encode-compute-rt-$name: refused as ffv1 refuses it (exit $rc): $(tail -1 "$log/$name.err")"
+      echo "PASS encode-compute-rt-$name: refused as ffv1 refuses it (exit $rc): $(grep -m1 'error' "$log/$name.err")"
       refused_rt=$((refused_rt + 1))
     elif [ "$rc" = 5 ] && grep -q "makes no .* images it can read" "$log/$name.err"; then
-      echo "SKIP encode-compute-rt-$name: this GPU cannot hold these frames for ffv1_vulkan: $(tail -1 "$log/$name.err")"
+      echo "SKIP encode-compute-rt-$name: this GPU cannot hold these frames for ffv1_vulkan: $(grep -m1 'error' "$log/$name.err")"
     else
-      echo "FAIL encode-compute-rt-$name: exit $rc (ffv1 on the CPU: $rc_cpu): $(tail -2 "$log/$name.err" | tr '\n' ' ')"
+      echo "FAIL encode-compute-rt-$name: exit $rc (ffv1 on the CPU: $rc_cpu): $(grep -m1 'error' "$log/$name.err")"
     fi
     return
   fi
@@ -97,10 +98,11 @@ rt() {
 
 # Every case of the clips manifest: its chain, or its pipeline's chain (level 4: any size).
 manifest=$(dirname "$0")/../../media/clips.manifest
-awk '/^\[case /{ if (n) print n "\t" i "\t" c "\t" p "\t" f; n = substr($2, 1, length($2) - 1); i = c = p = f = "" }
+# Fields separated by '|' (a tab is blank to read: empty fields would collapse).
+awk '/^\[case /{ if (n) print n "|" i "|" c "|" p "|" f; n = substr($2, 1, length($2) - 1); i = c = p = f = "" }
      /^input = /{ i = $3 } /^chain = /{ c = $3 } /^pipeline = /{ p = $3 } /^frames = /{ f = $3 }
-     END { if (n) print n "\t" i "\t" c "\t" p "\t" f }' "$manifest" > "$out/cases"
-while IFS=$'\t' read -r name in chain pipe nf; do
+     END { if (n) print n "|" i "|" c "|" p "|" f }' "$manifest" > "$out/cases"
+while IFS='|' read -r name in chain pipe nf; do
   in=${in//'${VKCU_MEDIA:-gen}'/$MEDIA}
   in=${in//'${CONFORMANCE}'/$CONF}
   if [ -n "$pipe" ]; then
@@ -110,7 +112,7 @@ while IFS=$'\t' read -r name in chain pipe nf; do
     [ "$chain" = "(none)" ] && chain=
   fi
   [ -s "$in" ] || { echo "SKIP encode-compute-rt-$name: $in missing"; continue; }
-  RT_OPTS=level=4 rt "$name" "$in" "$chain" ${nf:+--frames "$nf"}
+  RT_OPTS=level=4 rt "$name" "$in" "$chain" ${nf:+--frames "$nf"} < /dev/null
 done < "$out/cases"
 # Depths, subsamplings and sizes: level 3 where FFV1 has it (4:4:4 at any size,
 # 4:2:0 at multiples of 128), level 4 elsewhere.
@@ -139,8 +141,9 @@ else
 fi
 
 # ProRes: vkcu's prores_ks_vulkan against FFmpeg's own on the same frames uploaded.
-"$FFMPEG" -hide_banner -loglevel error -nostdin -y -f lavfi -i testsrc2=size=192x108:rate=25,format=yuva444p10le \
-  -frames:v 12 -c:v prores_ks -profile:v 4444 "$out/alpha.mov" 2> "$log/alpha.err"
+# 10-bit 4:4:4 with alpha, as prores_ks_vulkan takes it: FFV1 (FFmpeg's ProRes decoder gives 4444 as 12-bit).
+"$FFMPEG" -hide_banner -loglevel error -nostdin -y -filter_complex testsrc2=size=192x108:rate=25,format=yuva444p10le \
+  -frames:v 12 -c:v ffv1 "$out/alpha.mkv" 2> "$log/alpha.err"
 pr() { # name input chain
   local name=$1 in=$2 chain=$3
   local c=(); [ -n "$chain" ] && c=(--chain "$chain")
@@ -158,6 +161,10 @@ pr() { # name input chain
   done
   local dtoh bytes
   dtoh=$(stat_of "$log/$name.v.err" dtoh_bytes) bytes=$(stat_of "$log/$name.v.err" encoded_bytes)
+  if [ ! -s "$out/$name.f1.mov" ] || [ ! -s "$out/$name.f2.mov" ]; then
+    echo "FAIL encode-compute-prores-$name: FFmpeg's own prores_ks_vulkan on the uploaded frames failed: $(tail -1 "$log/$name.f1.err")"
+    return
+  fi
   if ! cmp -s <(pkt_hashes "$out/$name.f1.mov") <(pkt_hashes "$out/$name.f2.mov"); then
     # Not deterministic: compare with the CPU prores_ks by PSNR instead.
     "$FFMPEG" -hide_banner -nostdin -i "$out/$name.v.mov" -i "$out/$name.src.mkv" -lavfi psnr -f null - 2> "$log/$name.psnr"
@@ -167,15 +174,15 @@ pr() { # name input chain
     echo "PASS encode-compute-prores-$name: $(pkt_hashes "$out/$name.v.mov" | wc -l) packets byte-identical to FFmpeg's prores_ks_vulkan on the uploaded frames (dtoh_bytes=$dtoh, packets $bytes)"
   else
     local dec="differ"
-    cmp -s <("$FFMPEG" -loglevel error -i "$out/$name.v.mov" -f framemd5 - | grep -v '^#' | cut -d, -f5-) \
-           <("$FFMPEG" -loglevel error -i "$out/$name.f1.mov" -f framemd5 - | grep -v '^#' | cut -d, -f5-) && dec="are equal"
+    cmp -s <("$FFMPEG" -nostdin -loglevel error -i "$out/$name.v.mov" -f framemd5 - | grep -v '^#' | cut -d, -f5-) \
+           <("$FFMPEG" -nostdin -loglevel error -i "$out/$name.f1.mov" -f framemd5 - | grep -v '^#' | cut -d, -f5-) && dec="are equal"
     echo "FAIL encode-compute-prores-$name: packets differ from FFmpeg's prores_ks_vulkan (decoded frames $dec): $(diff <(pkt_hashes "$out/$name.v.mov") <(pkt_hashes "$out/$name.f1.mov") | head -2 | tr '\n' ' ')"
   fi
   [ "$dtoh" = "$bytes" ] || echo "FAIL encode-compute-prores-$name-stats: dtoh_bytes=$dtoh, packets $bytes"
 }
 pr yuv422p10 "$m/h264-aac.mp4" convert=format=yuv422p10
 pr yuv444p10 "$m/hevc10.mkv" convert=format=yuv444p10
-if [ -s "$out/alpha.mov" ]; then pr yuva444p10 "$out/alpha.mov" ""; else echo "SKIP encode-compute-prores-yuva444p10: no alpha clip: $(tail -1 "$log/alpha.err")"; fi
+if [ -s "$out/alpha.mkv" ]; then pr yuva444p10 "$out/alpha.mkv" ""; else echo "SKIP encode-compute-prores-yuva444p10: no alpha clip: $(tail -1 "$log/alpha.err")"; fi
 "$VKCU" "$m/h264-aac.mp4" --backend gpu --encoder prores_ks_vulkan -o "$out/p420.mov" 2> "$log/p420.err"
 rc=$?
 if [ "$rc" = 2 ] && [ ! -e "$out/p420.mov" ] && grep -q 'convert=format=yuv422p10' "$log/p420.err"; then
@@ -185,7 +192,7 @@ else
 fi
 
 # archive-ffv1: the GPU encoder where level 3 takes the frames, the CPU one elsewhere; the same decoded frames.
-"$FFMPEG" -hide_banner -loglevel error -nostdin -y -f lavfi -i testsrc2=size=256x128:rate=25 -frames:v 20 \
+"$FFMPEG" -hide_banner -loglevel error -nostdin -y -filter_complex testsrc2=size=256x128:rate=25 -frames:v 20 \
   -c:v libx264 -pix_fmt yuv420p "$out/a256.mp4" 2> "$log/a256.err"
 arch() { # name input expected-encoder
   local name=$1 in=$2 want=$3
@@ -238,3 +245,8 @@ if [ -s "$BIG/h264-10k.mp4" ]; then
 else
   echo "SKIP encode-compute-leaks: the 10,000-frame clip is missing (make_big_clips)"
 fi
+}
+
+# The results, and their count last (tools/gpu-run.sh reads it).
+run_all | tee "$log/results.txt"
+awk '/^PASS/{p++} /^FAIL/{f++} /^SKIP/{k++} END {printf "%d passed, %d failed, %d skipped (encode-compute)\n", p, f, k}' "$log/results.txt"
