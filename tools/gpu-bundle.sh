@@ -15,6 +15,7 @@ trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib" "$stage/tests" .gpu
 strip -o "$stage/bin/vkcu" build/vkcu
 strip -o "$stage/bin/ffmpeg" "$ffbin/ffmpeg"
+strip -o "$stage/bin/ffprobe" "$ffbin/ffprobe"
 for t in build/tests/*gpu* build/tests/bench_*; do
   [ -x "$t" ] && strip -o "$stage/tests/$(basename "$t")" "$t"
 done

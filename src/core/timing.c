@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Frame timestamps as the ffmpeg 7.1 command line makes them (timing.h).
+ * Frame timestamps as the ffmpeg command line makes them (timing.h; 8.1, unchanged from 7.1 in what tests/cli/inputs.sh compares).
  *
  * The rules follow fftools' decoder (timestamp extrapolation and the frame
  * duration estimate) and its frame-rate conversion at the encoder input

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Frame timestamps as the ffmpeg 7.1 command line makes them, so that an
+ * Frame timestamps as the ffmpeg 8.1 command line makes them, so that an
  * output of vkcu has the frames, timestamps, duration and frame rate that
  * `ffmpeg -i IN OUT` gives for the same input and container.
  *

@@ -4,7 +4,7 @@
  * (matched by UUID, never by ordinal), and the spreading of decoders over
  * the decode queues.
  *
- * FFmpeg 7.1's Vulkan decoder submits on queue `i % nb_queues` of the decode
+ * FFmpeg's Vulkan decoder (7.1 and 8.1) submits on queue `i % nb_queues` of the decode
  * family for its two execution contexts i = 0, 1, so every decoder lands on
  * decode queues 0 and 1 (DESIGN.md). Each stream therefore gets its own
  * AVHWDeviceContext wrapping the shared VkDevice, with a `lane`: that

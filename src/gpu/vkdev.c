@@ -3,7 +3,7 @@
  * vkcu's own Vulkan device for FFmpeg's Vulkan Video decoder and the CUDA
  * interop (see vkdev.h for why).
  *
- * What FFmpeg 7.1 needs from a device it did not create (hwcontext_vulkan.c,
+ * What FFmpeg 8.1 (as 7.1) needs from a device it did not create (hwcontext_vulkan.c,
  * vulkan_decode.c): the instance, physical and logical device and
  * vkGetInstanceProcAddr; the enabled device extensions by name (it derives
  * its extension mask from them: the decoder refuses to start without
@@ -519,7 +519,7 @@ int vkcu_vk_device_create(const vkcu_vk_instance *vi, int index, const vkcu_vk_p
             .video_caps = (VkVideoCodecOperationFlagBitsKHR)plan->encode_ops };
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-    /* FFmpeg 7.1's init still validates the fixed-queue fields. */
+    /* FFmpeg's init (7.1, and 8.1 while FF_API_VULKAN_FIXED_QUEUES) still validates the fixed-queue fields. */
     hw->queue_family_index = -1;
     hw->nb_graphics_queues = 0;
     hw->queue_family_comp_index = hw->queue_family_tx_index = plan->compute_family;
