@@ -242,6 +242,8 @@ bench: $(BUILD)/deps.mk
 	@bash tools/bench.sh
 	@bash tools/bench-transcode.sh
 	@bash tools/bench-batch.sh
+	@bash tools/bench-verify.sh
+	@bash tools/bench-python.sh
 
 # Installation folders (docs/install.md); DESTDIR stages the whole tree.
 BINDIR      ?= $(PREFIX)/bin
@@ -251,6 +253,10 @@ DATADIR     ?= $(PREFIX)/share
 MANDIR      ?= $(DATADIR)/man
 DOCDIR      ?= $(DATADIR)/doc/vkcu
 BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+# The Python package: empty, the folder the system's python3 reads for PREFIX
+# (tools/install.sh, python_dir); PYTHON: that interpreter (default python3).
+PYTHONDIR   ?=
+PYTHON      ?=
 
 # vkcu.pc. libvkcu.so needs nothing more than -lvkcu; a static link needs
 # what libvkcu.a leaves out. The bundled FFmpeg is not a system library, so
@@ -274,7 +280,7 @@ $(BUILD)/vkcu.pc: tools/vkcu.pc.in FORCE
 INSTALL_ENV = BUILD='$(BUILD)' PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' BINDIR='$(BINDIR)' LIBDIR='$(LIBDIR)' \
 	INCLUDEDIR='$(INCLUDEDIR)' DATADIR='$(DATADIR)' MANDIR='$(MANDIR)' DOCDIR='$(DOCDIR)' \
 	BASHCOMPDIR='$(BASHCOMPDIR)' VKCU_VERSION='$(VKCU_VERSION)' SONAME='$(SONAME)' \
-	FFMPEG_BUNDLED_LIBS='$(FFMPEG_BUNDLED_LIBS)'
+	FFMPEG_BUNDLED_LIBS='$(FFMPEG_BUNDLED_LIBS)' PYTHONDIR='$(PYTHONDIR)' PYTHON='$(PYTHON)'
 
 install: all $(BUILD)/vkcu.pc
 	@$(INSTALL_ENV) bash tools/install.sh install

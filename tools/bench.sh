@@ -15,15 +15,18 @@
 #   set-up                    --stats setup and its breakdown, vkcu's Vulkan device vs FFmpeg's
 #   download                  frames to the host: CUDA copy vs the output ring's Vulkan readback
 #   deinterlace 1080i         field mode, CUDA time against ffmpeg's bwdif_vulkan
+#   processes 1080p           N `vkcu --decode-only --null` processes (queue claims on, and off)
+#                             against N decode-only streams in one process (bench_multistream)
+#   batch 1080p               vkcu batch --jobs N against bench_multistream, the same files
 # BENCH_ONLY=NAME[,NAME...] runs only those sections, each making only the
 # clips it reads (about a minute each on the H200 but batch and decode):
 #   decode (with set-up), hash, download, multistream, batch, twogpu (two GPUs), nlm, scale
-#   (with bench_scale), deint, kernels (the other tests/bench programs).
+#   (with bench_scale), deint, processes, batch1080, kernels (the other tests/bench programs).
 set -u
 source "$(dirname "$0")/gpu-env.sh"
 outdir=${OUT:-$root/build}
 mkdir -p "$outdir"
-sections="decode hash download multistream batch twogpu nlm scale deint kernels"
+sections="decode hash download multistream batch twogpu nlm scale deint processes batch1080 kernels"
 only=",${BENCH_ONLY:-all},"
 for s in ${BENCH_ONLY//,/ }; do
   [[ " $sections " == *" $s "* ]] || { echo "bench: BENCH_ONLY: no section '$s' (sections: $sections)" >&2; exit 2; }
@@ -42,6 +45,7 @@ else
   { want hash || want download || want multistream || want batch || want twogpu || want scale || want kernels; } &&
     clips+=(h264-2160p.mp4)
   want deint && clips+=(h264-1080i.mkv)
+  { want processes || want batch1080; } && clips+=(h264-1080p.mp4 hevc10-1080p.mp4)
   [ ${#clips[@]} = 0 ] || make_big_clips "${clips[@]}"
 fi
 reps=${VKCU_BENCH_REPS:-3}
@@ -318,6 +322,69 @@ parallel_fps() { # n frames-each, command... -> aggregate fps of n copies at onc
     echo '```'
     echo
   fi
+  fi
+  if want processes; then
+  echo "### N processes on one GPU against N streams in one process (issue 27.1: at least 0.9x)"
+  echo
+  echo "N \`vkcu CLIP --decode-only --null --backend gpu\` processes at once on the clip looped 5 times (3000 frames,"
+  echo "stream copy), the sum of their steady fps (\`--stats\` fps_steady), with queue claims (the default: each process"
+  echo "claims the least-claimed decode queue) and with \`VKCU_QUEUE_CLAIMS=off\` (every process on queues 0 and 1, as"
+  echo "before claims); against bench_multistream CLIP N none 5 (N decode-only streams in one process, the same frames)."
+  echo "Each figure the median of $reps runs."
+  echo
+  echo "| clip | N | N processes, claims | N processes, claims off | N streams, one process | claims / one process | off / one process |"
+  echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+  for c in h264-1080p hevc10-1080p; do
+    long=$BIG/$c-x5.mp4
+    if [ ! -s "$long" ] && "$FFMPEG" -hide_banner -loglevel error -nostdin -y -stream_loop 4 -i "$BIG/$c.mp4" -c copy \
+      "$BIG/.tmp-$c-x5.mp4"; then
+      mv "$BIG/.tmp-$c-x5.mp4" "$long"
+    fi
+    for n in 7 14; do
+      procs_fps() { # ENV... -> the sum of N processes' fps_steady
+        local pdir i
+        pdir=$(mktemp -d)
+        for i in $(seq "$n"); do
+          env "$@" timeout -s KILL 300 "$VKCU" "$long" --decode-only --null --backend gpu --stats > "$pdir/$i" 2>&1 &
+        done
+        wait
+        cat "$pdir"/* | sed -n 's/.* fps_steady=\([0-9.]*\).*/\1/p' | awk '{s += $1} END {print s + 0}'
+        rm -rf "$pdir"
+      }
+      pc=$(for _ in $(seq "$reps"); do procs_fps; done | median)
+      po=$(for _ in $(seq "$reps"); do procs_fps VKCU_QUEUE_CLAIMS=off; done | median)
+      one=$(for _ in $(seq "$reps"); do timeout -s KILL 300 "$TESTBIN/bench_multistream" "$BIG/$c.mp4" "$n" none 5 2>&1 |
+              sed -n 's/.*aggregate_fps=\([0-9.]*\).*/\1/p'; done | median)
+      printf '| %s | %d | %.1f | %.1f | %.1f | %.2f | %.2f |\n' "$c" "$n" "${pc:-0}" "${po:-0}" "${one:-0}" \
+        "$(div "${pc:-0}" "${one:-0}")" "$(div "${po:-0}" "${one:-0}")"
+    done
+  done
+  echo
+  fi
+  if want batch1080; then
+  echo "### vkcu batch --jobs N against bench_multistream at 1080p (issue 27.3)"
+  echo
+  echo "\`vkcu batch --jobs N --backend gpu --pipeline regression-blake3\` over 3N links to the clip (hashed on the GPU),"
+  echo "steady fps as in the batch rows above: 3N x (frames - 30) / (wall of the batch - wall of the same batch with"
+  echo "--frames 30); against bench_multistream CLIP N copy 3 (the same frames, copy chain, null sink), median of $reps."
+  echo
+  echo "| clip | N | batch whole fps | batch steady fps | bench_multistream fps | batch steady / bench_multistream |"
+  echo "| --- | ---: | ---: | ---: | ---: | ---: |"
+  for c in h264-1080p hevc10-1080p; do
+    clip=$BIG/$c.mp4
+    frames=$("$VKCU" "$clip" --decode-only --backend cpu --stats -q 2>&1 | sed -n 's/.*frames_out=\([0-9]*\).*/\1/p')
+    for n in 7 14; do
+      bdir=$(mktemp -d)
+      mkdir -p "$bdir/in"
+      for i in $(seq -w 1 $((3 * n))); do ln -s "$clip" "$bdir/in/s$i.mp4"; done
+      read -r wf st <<< "$(batch_steady "$bdir" $((3 * n)) "$frames" --jobs "$n" --pipeline regression-blake3)"
+      ms=$(for _ in $(seq "$reps"); do timeout -s KILL 300 "$TESTBIN/bench_multistream" "$clip" "$n" copy 3 2>&1 |
+             sed -n 's/.*aggregate_fps=\([0-9.]*\).*/\1/p'; done | median)
+      printf '| %s | %d | %.1f | %.1f | %.1f | %.3f |\n' "$c" "$n" "$wf" "$st" "${ms:-0}" "$(div "$st" "${ms:-0}")"
+      rm -rf "$bdir"
+    done
+  done
+  echo
   fi
   if want deint; then
   echo "### deinterlace 1080i, field mode (issue 17: at least 2,000 output fps), against FFmpeg's bwdif_vulkan"

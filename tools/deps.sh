@@ -78,10 +78,11 @@ packages=(build-essential pkg-config nasm dpkg-dev xz-utils ca-certificates cmak
 # libvmaf's build: meson and ninja, xxd for its built-in models.
 [ "$vmaf_source" != none ] && [ -f "$vmaf_source" ] && packages+=(meson ninja-build xxd)
 
-# Test-only: a headless browser opens the HTML reports (tests/cli/report.sh).
-# Not needed to build or run vkcu, so its absence is a warning; the test
-# says SKIP with the reason. About 75 s to install on a fresh Debian 12.
-test_packages=(chromium)
+# Test-only: a headless browser opens the HTML reports (tests/cli/report.sh);
+# numpy and pytest run the Python package's tests (tests/cli/python.sh).
+# Not needed to build or run vkcu, so their absence is a warning; the tests
+# say SKIP with the reason. About 75 s to install on a fresh Debian 12.
+test_packages=(chromium python3-numpy python3-pytest)
 
 install_test_packages() {
   [ "${VKCU_NO_APT:-0}" = 1 ] && return 0

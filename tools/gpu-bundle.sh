@@ -16,11 +16,14 @@ mkdir -p "$stage/bin" "$stage/lib" "$stage/tests" .gpu
 strip -o "$stage/bin/vkcu" build/vkcu
 strip -o "$stage/bin/ffmpeg" "$ffbin/ffmpeg"
 strip -o "$stage/bin/ffprobe" "$ffbin/ffprobe"
-for t in build/tests/*gpu* build/tests/bench_*; do
+for t in build/tests/*gpu* build/tests/bench_* build/tests/test_qclaim; do # test_qclaim: gpu.d/claims.sh's holders
   [ -x "$t" ] && strip -o "$stage/tests/$(basename "$t")" "$t"
 done
+# libvkcu.so for the Python package (python/ travels with the checkout; it
+# finds the library on LD_LIBRARY_PATH, which tools/gpu-env.sh sets).
+strip -o "$stage/lib/libvkcu.so.0" build/libvkcu.so.0
 # Shared libraries outside the C/C++ runtime.
-for f in "$stage"/bin/* "$stage"/tests/*; do ldd "$f" 2>/dev/null; done |
+for f in "$stage"/bin/* "$stage"/tests/* "$stage"/lib/libvkcu.so.0; do ldd "$f" 2>/dev/null; done |
   awk '$3 ~ /^\// {print $3}' | sort -u |
   grep -v -E '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' |
   while read -r lib; do cp -L "$lib" "$stage/lib/"; done
@@ -28,6 +31,8 @@ cp media/gen/*.mkv media/gen/*.ivf media/gen/*.mp4 media/gen/*.h264 "$stage/" 2>
 mkdir -p "$stage/media" && mv "$stage"/*.mkv "$stage"/*.ivf "$stage"/*.mp4 "$stage"/*.h264 "$stage/media/" 2>/dev/null || true
 # The interlaced clips of tests/gpu.d/deint.sh (MPEG-TS, MOV).
 cp media/gen/deint-*.ts media/gen/deint-*.mov "$stage/media/" 2>/dev/null || true
+# The raw HEVC stream that changes size and depth (tests/gpu.d/streams.sh).
+cp media/gen/*.hevc "$stage/media/" 2>/dev/null || true
 # The generated corpus, for tests/gpu.d/corpus.sh.
 if [ -d media/gen/corpus ]; then cp -r media/gen/corpus "$stage/media/"; fi
 # xz -9: its 64 MiB window spans neighbouring programs, which carry the same

@@ -3,9 +3,12 @@
 # One call on the GPU machine: named steps run in order, each under
 # `timeout -s KILL` (a stalled Vulkan decode ignores SIGTERM) and never past
 # the call's deadline, so that the call ends inside its limit with every
-# step's log kept. Logs go to $OUT/logs/NAME.log, then into one
-# $OUT/logs.tar.xz (the device tool brings back at most 8 files); a summary
-# of each step (exit code, seconds) goes to $OUT/summary.txt and stdout.
+# step's log kept. A step's output goes to logs/NAME.log and it runs with
+# OUT=logs/NAME/ (where tests/gpu.sh and the benchmarks write their files);
+# then everything under logs/ but files over 4 MB goes into one
+# $OUT/logs.tar.xz (the device tool brings back at most 8 files), and a
+# summary of each step (exit code, seconds, its total line) into
+# $OUT/summary.txt and stdout.
 #
 #   tools/gpu-run.sh DEADLINE_S 'name: command' ['name: command' ...]
 #
@@ -30,9 +33,11 @@ for step in "$@"; do
     continue
   fi
   t0=$SECONDS
-  ( cd "$root" && timeout -s KILL "$left" bash -c "$cmd" ) > "$out/logs/$name.log" 2>&1
+  mkdir -p "$out/logs/$name"
+  ( cd "$root" && OUT=$out/logs/$name timeout -s KILL "$left" bash -c "$cmd" ) > "$out/logs/$name.log" 2>&1
   rc=$? dt=$((SECONDS - t0)) note=
   [ "$rc" = 137 ] && note=" (killed at the deadline)"
   echo "$name: rc=$rc ${dt}s$note $(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/logs/$name.log" | tail -1)" | tee -a "$summary"
 done
+find "$out/logs" -type f -size +4M -delete
 tar -C "$out" -cJf "$out/logs.tar.xz" logs && rm -rf "$out/logs"

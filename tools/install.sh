@@ -14,7 +14,9 @@
 # Environment (the Makefile passes them): BUILD, PREFIX, DESTDIR, BINDIR,
 # LIBDIR, INCLUDEDIR, DATADIR, MANDIR, DOCDIR, BASHCOMPDIR (absolute paths
 # under PREFIX or elsewhere), VKCU_VERSION, SONAME, FFMPEG_BUNDLED_LIBS (the
-# bundled FFmpeg's static archives: installed for static linking).
+# bundled FFmpeg's static archives: installed for static linking),
+# PYTHONDIR (where the Python package goes; default: the folder the system's
+# python3 reads for PREFIX, see python_dir) and PYTHON (that python3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,6 +43,46 @@ public_headers() {
   fi
 }
 
+# The Python package (python/, docs/python.md): where the system's python3
+# looks for packages under PREFIX (Debian: /usr/local/lib/python3.X/
+# dist-packages), else PREFIX/lib/python3.X/site-packages (then PYTHONPATH
+# must name it). Empty when there is no python3 and no PYTHONDIR.
+python_bin() {
+  if [ -n "${PYTHON:-}" ]; then command -v "$PYTHON"; elif [ -x /usr/bin/python3 ]; then echo /usr/bin/python3;
+  else command -v python3; fi
+}
+python_dir() {
+  local py
+  [ -n "${PYTHONDIR:-}" ] && { echo "$PYTHONDIR"; return 0; }
+  py=$(python_bin) || return 0
+  "$py" - "$PREFIX" <<'PYEOF' 2> /dev/null
+import sys, sysconfig
+prefix = sys.argv[1].rstrip("/") + "/"
+for scheme in (sysconfig.get_default_scheme(), "posix_prefix"):
+    try:
+        path = sysconfig.get_path("purelib", scheme)
+    except KeyError:
+        continue
+    if path.startswith(prefix):
+        print(path)
+        break
+else:
+    print(sysconfig.get_path("purelib", "posix_prefix", vars={"base": prefix.rstrip("/"), "platbase": prefix.rstrip("/")}))
+PYEOF
+}
+# The package's generated files: _paths.py naming LIBDIR, and the metadata
+# (entry point of the pytest plugin) the in-tree build backend writes.
+python_prepare() {
+  local py
+  rm -rf "$BUILD/python-install" && mkdir -p "$BUILD/python-install"
+  printf '# SPDX-License-Identifier: GPL-2.0-or-later\n# Written by make install: where libvkcu.so was installed.\nLIBDIRS = [%s]\n' \
+    "'$LIBDIR'" > "$BUILD/python-install/_paths.py"
+  py=$(python_bin) || py=python3
+  "$py" -c 'import sys; sys.path.insert(0, "python/_build"); import vkcu_backend as b; print(b.prepare_metadata_for_build_wheel(sys.argv[1]))' \
+    "$BUILD/python-install" > "$BUILD/python-install/dist-info" || die "cannot write the Python package's metadata"
+  echo "vkcu make install" > "$BUILD/python-install/$(cat "$BUILD/python-install/dist-info")/INSTALLER"
+}
+
 # One line per thing to install: MODE SOURCE DEST (DEST absolute, without
 # DESTDIR); MODE "link" makes DEST a symbolic link to SOURCE.
 plan() {
@@ -62,6 +104,14 @@ plan() {
   echo "644 LICENSE $DOCDIR/LICENSE"
   echo "644 README.md $DOCDIR/README.md"
   for f in docs/*.md; do echo "644 $f $DOCDIR/docs/${f##*/}"; done
+  if [ -n "$pydir" ]; then
+    for f in python/vkcu/*.py python/vkcu/py.typed; do
+      [ "${f##*/}" = _paths.py ] || echo "644 $f $pydir/vkcu/${f##*/}"
+    done
+    echo "644 $BUILD/python-install/_paths.py $pydir/vkcu/_paths.py"
+    local di; di=$(cat "$BUILD/python-install/dist-info")
+    for f in "$BUILD/python-install/$di"/*; do echo "644 $f $pydir/$di/${f##*/}"; done
+  fi
 }
 
 # DEST relative to the prefix when under it (the manifest then survives a
@@ -71,6 +121,10 @@ abs() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s\n' "$PREFIX/$1" ;; es
 
 do_install() {
   local mode src dest
+  pydir=$(python_dir)
+  if [ -n "$pydir" ]; then python_prepare; else
+    echo "vkcu install: no python3 found: the Python package is not installed (set PYTHONDIR to install it)" >&2
+  fi
   list=$(mktemp)
   trap 'rm -f "$list"' EXIT
   # check every source first: a half-done install is worse than none
@@ -96,11 +150,22 @@ do_install() {
 do_uninstall() {
   local f n=0 d
   [ -f "$manifest" ] || die "nothing to uninstall: $manifest not found (was vkcu installed with this PREFIX and DESTDIR?)"
+  removed=()
   while IFS= read -r f; do
+    removed+=("$f")
     f=$DESTDIR$(abs "$f")
     if [ -e "$f" ] || [ -L "$f" ]; then rm -f "$f"; n=$((n + 1)); fi
   done < "$manifest"
   rm -f "$manifest"
+  # The Python package's folders: its byte code (written by whoever
+  # imported it), then the folders themselves once empty.
+  while IFS= read -r f; do
+    case $f in */vkcu/__init__.py|*/vkcu-*.dist-info/METADATA)
+      d=$DESTDIR$(abs "${f%/*}")
+      rm -rf "$d/__pycache__"
+      [ -d "$d" ] && rmdir --ignore-fail-on-non-empty "$d" ;;
+    esac
+  done < <(printf '%s\n' "${removed[@]}")
   for d in "${own_dirs[@]}"; do
     [ -d "$DESTDIR$d" ] && rmdir --ignore-fail-on-non-empty "$DESTDIR$d"
   done

@@ -188,3 +188,115 @@ make_clip deint-h264-bff.mkv -filter_complex "$(woven 320x240 bff)" -frames:v 16
   -pix_fmt yuv420p -flags +ildct -x264-params cpu-independent=1:bff=1 -g 12 -bf 2
 make_clip deint-prores10.mov -filter_complex "$(woven 176x144 bff),format=yuv422p10le" -frames:v 8 -c:v prores_ks \
   -profile:v 3 -flags +ildct
+
+# Real-world streams (issue 26): format changes mid-stream, colliding
+# timestamps, damaged pictures. Segments are encoded apart and joined, as
+# adaptive-bitrate captures and concatenated recordings are. 208x176 and up:
+# above the H200's smallest H.264/HEVC decode size, so the GPU tests take the
+# Vulkan path. Each segment starts with a key frame.
+segment() { # name size frames pix_fmt encoder-args...
+  local name=$1 size=$2 frames=$3 pix=$4; shift 4
+  make_clip "$name" -filter_complex "testsrc2=size=$size:rate=25,$bt709" -frames:v "$frames" -pix_fmt "$pix" \
+    "${tags[@]}" "$@"
+}
+seg264=(-c:v libx264 -preset veryfast -g 12 -bf 2)
+seg265=(-c:v libx265 -preset ultrafast -x265-params log-level=error:pools=none:frame-threads=1 -g 12)
+segvp9=(-c:v libvpx-vp9 -deadline good -cpu-used 5 -row-mt 0 -g 100 -crf 40 -b:v 0)
+segment .seg-a.264 208x176 6 yuv420p "${seg264[@]}"
+segment .seg-b.264 320x240 5 yuv420p "${seg264[@]}"
+segment .seg-c.264 208x176 4 yuv420p "${seg264[@]}"
+# H.264 Annex B whose SPS changes the size twice (208x176 -> 320x240 -> 208x176).
+[ -s "$out/sizes.h264" ] || cat "$out/.seg-a.264" "$out/.seg-b.264" "$out/.seg-c.264" > "$out/sizes.h264"
+# The same sizes in MP4: segments encoded with their parameter sets in band
+# (x264's repeat-headers), joined by the concat demuxer.
+for s in a:208x176:6 b:320x240:5 c:208x176:4; do
+  IFS=: read -r n size frames <<< "$s"
+  [ -s "$out/.seg-$n.mp4" ] || $ff -filter_complex "testsrc2=size=$size:rate=25,$bt709" -frames:v "$frames" \
+    -pix_fmt yuv420p "${tags[@]}" "${seg264[@]}" -threads 1 -x264-params cpu-independent=1:repeat-headers=1 \
+    -fflags +bitexact "$out/.seg-$n.mp4"
+done
+printf "file '%s'\n" .seg-a.mp4 .seg-b.mp4 .seg-c.mp4 > "$out/.seg-mp4.txt"
+make_clip sizes.mp4 -f concat -safe 0 -i "$out/.seg-mp4.txt" -c copy
+# HEVC Annex B: 8-bit 208x176 -> 8-bit 256x192 -> Main 10 256x192 -> 8-bit 208x176.
+segment .seg-a.hevc 208x176 5 yuv420p "${seg265[@]}"
+segment .seg-b.hevc 256x192 4 yuv420p "${seg265[@]}"
+segment .seg-c.hevc 256x192 4 yuv420p10le "${seg265[@]}"
+segment .seg-d.hevc 208x176 4 yuv420p "${seg265[@]}"
+[ -s "$out/sizes.hevc" ] || cat "$out"/.seg-{a,b,c,d}.hevc > "$out/sizes.hevc"
+# VP9 IVF files joined as they are: every segment's timestamps start at 0
+# again, so they collapse (ffmpeg's framemd5 keeps 8 of 25 frames), and the
+# size changes 160x120 -> 128x96 -> 160x120 -> 192x144 (software decode).
+segment .seg-a.ivf 160x120 8 yuv420p "${segvp9[@]}"
+segment .seg-b.ivf 128x96 6 yuv420p "${segvp9[@]}"
+segment .seg-c.ivf 160x120 5 yuv420p "${segvp9[@]}"
+segment .seg-d.ivf 192x144 6 yuv420p "${segvp9[@]}"
+# VP9 8-bit -> profile 2 (10-bit) -> 8-bit at one size, timestamps continued.
+segment .seg-e.ivf 160x120 5 yuv420p10le "${segvp9[@]}"
+join_ivf() { # name continue-timestamps(0|1) segments...
+  local name=$1 cont=$2; shift 2
+  [ -s "$out/$name" ] && return 0
+  echo "media: $name" >&2
+  python3 - "$out/.tmp.ivf" "$cont" "$@" <<'PY'
+import struct, sys
+dst, cont, parts = sys.argv[1], sys.argv[2] == '1', sys.argv[3:]
+head, body, frames, base = None, bytearray(), 0, 0
+for p in parts:
+    d = open(p, 'rb').read()
+    if head is None:
+        head = bytearray(d[:32])
+    pos, last = 32, 0
+    while pos + 12 <= len(d):
+        size, pts = struct.unpack('<IQ', d[pos:pos + 12])
+        body += struct.pack('<IQ', size, pts + base if cont else pts) + d[pos + 12:pos + 12 + size]
+        pos += 12 + size
+        frames += 1
+        last = pts
+    base += last + 1
+head[24:28] = struct.pack('<I', frames)
+open(dst, 'wb').write(head + body)
+PY
+  mv "$out/.tmp.ivf" "$out/$name"
+}
+join_ivf sizes.ivf 0 "$out"/.seg-{a,b,c,d}.ivf
+join_ivf depth.ivf 1 "$out"/.seg-a.ivf "$out"/.seg-e.ivf "$out"/.seg-c.ivf
+# Damaged H.264 with known error positions, two slices per picture: 32 bytes
+# of noise written 30% into both slices of pictures 5 and 13 (decode order;
+# FFmpeg's decoder detects both, conceals and flags them), and picture 7 (a
+# P picture) lost whole (FFmpeg substitutes the previous reference, unflagged).
+segment .damage-src.264 320x240 24 yuv420p -c:v libx264 -preset veryfast -g 12 -bf 0 -slices 2
+damage() { # name source mode pictures
+  local name=$1 from=$2 mode=$3 pics=$4
+  [ -s "$out/$name" ] && return 0
+  echo "media: $name" >&2
+  python3 - "$out/$from" "$out/.tmp.264" "$mode" "$pics" <<'PY'
+import sys
+data = open(sys.argv[1], 'rb').read()
+mode, pics = sys.argv[3], [int(x) for x in sys.argv[4].split(',')]
+starts, pos = [], 0
+while (i := data.find(b'\x00\x00\x01', pos)) >= 0:
+    starts.append((i - 1 if i and data[i - 1] == 0 else i, i + 3))
+    pos = i + 3
+ends = [s for s, _ in starts[1:]] + [len(data)]
+pic, slices = -1, []
+for (s, h), e in zip(starts, ends):
+    if data[h] & 0x1f in (1, 5):
+        if data[h + 1] & 0x80:  # first_mb_in_slice == 0: a new picture
+            pic += 1
+        if pic in pics:
+            slices.append((s, h, e))
+out, seed = bytearray(data), 2026
+if mode == 'noise':
+    for s, h, e in slices:
+        at = h + (e - h) * 3 // 10
+        for k in range(at, min(at + 32, e)):
+            seed = (seed * 1103515245 + 12345) & 0x7fffffff
+            out[k] = seed >> 16 & 0xff
+else:
+    for s, h, e in reversed(slices):
+        del out[s:e]
+open(sys.argv[2], 'wb').write(out)
+PY
+  mv "$out/.tmp.264" "$out/$name"
+}
+damage damaged-noise.h264 .damage-src.264 noise 5,13
+damage damaged-lost.h264 .damage-src.264 lost 7

@@ -41,7 +41,8 @@ for clip in h264-1080p hevc10-1080p; do
     # process, the limit is inside the process (the shared device, its queues,
     # FFmpeg's decode submission), not the engines.
     echo "== $clip, $n bench_multistream processes of 1 stream x $loops loops"
-    util bash -c "for i in \$(seq $n); do '$TESTBIN/bench_multistream' '$BIG/$clip.mp4' 1 copy $loops > '$tmp/p\$i.txt' 2>&1 & done; wait"
+    # each process its own file: \$i is the inner shell's, inside double quotes there
+    util bash -c "for i in \$(seq $n); do '$TESTBIN/bench_multistream' '$BIG/$clip.mp4' 1 copy $loops > \"$tmp/p\$i.txt\" 2>&1 & done; wait"
     cat "$tmp"/p*.txt | awk '{for (i = 1; i <= NF; i++) if ($i ~ /^aggregate_fps=/) {split($i, a, "="); s += a[2]; n++}}
       END {printf "   processes: %d reported, sum of their fps %.0f\n", n, s}'
     rm -f "$tmp"/p*.txt

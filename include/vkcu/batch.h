@@ -59,6 +59,8 @@ enum vkcu_batch_reason {
     VKCU_BATCH_REASON_EXISTS_CHANGED, /* resume is set but the output was made otherwise; detail: what differs */
     VKCU_BATCH_REASON_UP_TO_DATE,     /* resume: made earlier from this input with these settings (skipped) */
     VKCU_BATCH_REASON_BUSY,           /* another process holds the output (skipped); detail: who */
+    VKCU_BATCH_REASON_NOT_MEDIA,      /* not a media file (skipped; see all_files); detail: "not media", or
+                                       * "not media: srt, no video stream" for media without video */
 };
 
 /* One file's outcome, as the file callback receives it. */
@@ -99,9 +101,11 @@ typedef struct vkcu_batch_progress {
     int failed;
     int64_t frames;  /* frames written by the files done so far */
     double elapsed;  /* seconds since the first file started */
-    double fps;      /* frames / elapsed */
-    double eta;      /* seconds until the last file finishes, at the pace so far; -1 when unknown */
+    double fps;      /* (frames + frames_running) / elapsed */
+    double eta;      /* seconds until the last file finishes, at the pace so far (the running files' frames to
+                      * come, and files to start as large as the average); -1 when unknown */
     int final;       /* 1 on the last call, after every worker stopped */
+    int64_t frames_running; /* frames the files still running have processed so far */
 } vkcu_batch_progress;
 
 /**
@@ -154,6 +158,11 @@ typedef struct vkcu_batch_settings {
     void *file_opaque;
     vkcu_batch_progress_callback progress_callback; /* NULL: no progress reports */
     void *progress_opaque;
+    /* 0 (default): media files only: a video container's extension (mkv, mp4, mov, ts, 264, ...), or bytes
+     * FFmpeg recognizes as a container holding video (a still image is none); the others are skipped
+     * (VKCU_BATCH_REASON_NOT_MEDIA), which is no failure, and claim no output name. 1: every file listed is
+     * a job's input. */
+    int all_files;
 } vkcu_batch_settings;
 
 /**
@@ -187,7 +196,9 @@ typedef struct vkcu_batch_result {
  * @param s      the batch; read during the call only.
  * @param result receives what the batch did, also on failure. Must not be
  *               NULL.
- * @return 0 when no file failed (a dry run: when the plan could be made);
+ * @return 0 when no file failed (a dry run: when the plan holds no
+ *         failure; else the error the real run would return for the
+ *         planned failures, as below);
  *         -EINVAL when a setting or the job is out of range (nothing was
  *         listed; the message names the field);
  *         before any file ran, VKCU_ERR_INPUT (the input folder is missing

@@ -4,7 +4,9 @@
  *
  * A chain is text: operators separated by commas, each with optional
  * key=value pairs after '=' and separated by ':', applied in order, e.g.
- * "convert=format=yuv420p10:matrix=bt709,denoise=strength=2". The same
+ * "convert=format=yuv420p10:matrix=bt709,denoise=strength=2". Values
+ * without a key come first and take the operator's keys in their order, as
+ * ffmpeg's filters do: "scale=1280:720" is "scale=w=1280:h=720". The same
  * chain gives the same bytes on the CPU and the GPU backend. The operators
  * and their keys are listed by vkcu_operator_name() and
  * vkcu_operator_describe(); a chain is checked, without opening any input
@@ -109,6 +111,18 @@ VKCU_API int vkcu_chain_check(const char *chain, char *err, size_t errlen);
  * @note Thread-safe.
  */
 VKCU_API const char *vkcu_operator_name(int index);
+
+/**
+ * Enumerates an operator's keys, in their order (the order values without
+ * a key take them).
+ *
+ * @param name  an operator name, as vkcu_operator_name() returns it.
+ * @param index 0, 1, 2 ...
+ * @return the index-th key's name (a static string), or NULL past the last
+ *         one or for an unknown operator.
+ * @note Thread-safe.
+ */
+VKCU_API const char *vkcu_operator_key(const char *name, int index);
 
 /**
  * Writes an operator's description: what it does, each key with its type,

@@ -93,6 +93,22 @@ enum vkcu_hash_format {
     VKCU_HASH_FORMAT_WHOLE,
 };
 
+/* Which decoded frames a hash list holds, and at what size (docs/regression.md). */
+enum vkcu_timing {
+    /* As `ffmpeg -i IN -f framemd5` makes them: timestamps onto 1/frame rate,
+     * a frame whose timestamp falls on an earlier one's dropped, and frames of
+     * another size or pixel format than the first scaled to the first's
+     * (swscale bicubic, as ffmpeg's automatic scaler). The job's warnings and
+     * result count what was dropped and scaled. */
+    VKCU_TIMING_FFMPEG = 0,
+    /* Every frame as it leaves the decoder, at its own size and pixel format,
+     * its timestamp onto 1/frame rate as it is (one that goes backward is
+     * raised to the previous one's): `ffmpeg -fps_mode passthrough -noautoscale
+     * -f framemd5`, except that ffmpeg converts frames of another pixel format
+     * to the first one's, where this keeps each frame's own. */
+    VKCU_TIMING_DECODED,
+};
+
 /* What a progress callback receives. */
 typedef struct vkcu_progress_info {
     const char *input;   /* the job's input */
@@ -138,6 +154,10 @@ typedef void (*vkcu_watchdog_callback)(void *opaque, const char *input, double s
 #define VKCU_RING_SIZE_MAX 16
 #define VKCU_RING_SIZE_DEFAULT 4
 
+/* The highest vkcu_settings.decode_queue (queues of one Vulkan family a
+ * process may name). */
+#define VKCU_DECODE_QUEUE_MAX 63
+
 /* Settings of a context: how jobs run, whatever they do. Fill with
  * vkcu_default_settings() first, then change fields; vkcu_open() refuses
  * out-of-range values with -EINVAL (never clamps). */
@@ -153,12 +173,24 @@ typedef struct vkcu_settings {
     int timeline_handoff;           /* 1: one timeline semaphore per slot instead of binary ready/done; default 0 */
     int vulkan_download;            /* 1: GPU frames reach the host through the output ring (CUDA writes exported
                                      * Vulkan buffers, a Vulkan transfer reads them back); 0: a CUDA copy; default 0 */
-    int decode_threads;             /* software decoder threads, 0..256; 0: one per core (one for hash sinks) */
+    int decode_threads;             /* software decoder threads, 0..256; 0 (default): one, in every sink, so that a
+                                     * damaged stream gives the same frames on every run; N > 1: FFmpeg's frame
+                                     * and slice threads, faster, the same frames on clean streams only */
     int encode_workers;             /* FFV1 intra-GOP encoders run at once, 0..64; 0: automatic */
     vkcu_progress_callback progress_callback; /* NULL: no progress reports */
     void *progress_opaque;
     vkcu_watchdog_callback watchdog_callback; /* NULL: the stall is only logged and the job fails */
     void *watchdog_opaque;
+    /* The Vulkan video decode queue (of the GPU's decode family) every decoder
+     * of the context's GPU jobs submits on, 0..VKCU_DECODE_QUEUE_MAX; -1
+     * (default): the next of the queues the process claimed. Without a pin,
+     * each process claims its decode and compute queues on the least-claimed
+     * queues of its GPU (claims of all of the user's vkcu processes, kept in
+     * $XDG_RUNTIME_DIR or /dev/shm and dropped when a process ends), so
+     * processes sharing a GPU spread over its decode engines. A pinned queue
+     * is claimed too. A queue the GPU does not have fails the job with
+     * VKCU_ERR_DEVICE. */
+    int decode_queue;
 } vkcu_settings;
 
 /**
@@ -241,9 +273,24 @@ typedef struct vkcu_job {
     double start_time, duration;
     int64_t start_frame, frame_count;
     int max_frames;             /* >0: stop after this many output frames; 0 (default): all */
-    int strict;                 /* 1: a corrupt frame fails the job; 0 (default): skipped with a warning */
+    int strict;                 /* 1: a damaged frame (concealed by the decoder, or undecodable) fails the job;
+                                 * 0 (default): a concealed frame is kept and marked (hash lists say
+                                 * "concealed"), an undecodable one skipped, each with a warning */
     int require_gpu_decode;     /* 1: a software decode (CPU backend or GPU fallback) fails with VKCU_ERR_DEVICE */
     int decode_only;            /* 1: decode and drop frames (no chain, no sink): decoder throughput */
+    const char *pipeline_file;  /* the preset file the settings came from (vkcu_preset_apply sets it): read by
+                                 * the job like its input, so never written over, even with overwrite; NULL: none */
+    /* VKCU_SINK_ENCODE: audio. Each audio stream is copied where the container holds its codec; where it
+     * does not, it is encoded with the container's audio codec, or the first of opus, aac, ac3, pcm_s16le
+     * the container holds (Opus into WebM; docs/transcode.md); where none fits (y4m), it is dropped with a
+     * warning. */
+    int no_audio;               /* 1: no audio streams in the output; 0 (default) */
+    const char *audio_encoder;  /* NULL or "auto" (default): as above; "copy": copy, or drop where the container
+                                 * cannot hold it; an FFmpeg audio encoder name ("aac"): every audio stream
+                                 * encoded with it (-EINVAL when the container cannot hold it) */
+    enum vkcu_timing timing;    /* VKCU_SINK_HASH: which frames the list holds (default VKCU_TIMING_FFMPEG);
+                                 * other sinks take only the default (encoders get frames scaled to the first
+                                 * frame's size, the callback every frame as decoded) */
 } vkcu_job;
 
 /**
@@ -258,7 +305,7 @@ VKCU_API void vkcu_default_job(vkcu_job *job);
 typedef struct vkcu_job_result {
     int64_t frames_in;       /* frames out of the decoder */
     int64_t frames_out;      /* frames handed to the sink */
-    int64_t frames_corrupt;  /* frames the decoder flagged and the job skipped */
+    int64_t frames_corrupt;  /* pictures the decoder reported damaged: concealed (kept) or undecodable (skipped) */
     double seconds;          /* wall time */
     double fps;
     double fps_steady;       /* frames after the first / time after the first frame (no set-up) */
@@ -291,6 +338,13 @@ typedef struct vkcu_job_result {
     double setup_ms_vk_instance, setup_ms_vk_device, setup_ms_cuda;
     char setup_vk_device[64]; /* whose Vulkan device: "vkcu (...)" or "ffmpeg"; "" on the CPU path */
     char setup_timeline[512]; /* GPU jobs: "step=start-end ..." in ms from the job's start; "" otherwise */
+    /* What became of the frames handed to the sink (frames_out): */
+    int64_t frames_concealed; /* marked concealed: the decoder concealed errors in them, or in a picture before
+                               * them since the last key frame (other decoders may give other pixels) */
+    int64_t frames_dropped;   /* left out by their timestamps (VKCU_TIMING_FFMPEG; constant-rate containers) */
+    int64_t frames_duplicated; /* repeated to fill gaps in the timestamps (constant-rate containers) */
+    int64_t frames_rescaled;  /* scaled to the first frame's size and pixel format (the encoder's, or framemd5's) */
+    int64_t format_changes;   /* times the decoded frames changed size, pixel format or colour mid-stream */
 } vkcu_job_result;
 
 /**

@@ -105,11 +105,21 @@ typedef struct vkcu_compare_job {
     enum vkcu_compare_align align;
     int scale;                     /* 1: B is scaled to A's size and format when they differ */
     FILE *report;                  /* per-frame lines and the summary; NULL (default): none */
-    int per_frame;                 /* 1: a line per frame in report; 0: differing frames only (first 20) */
+    int per_frame;                 /* 1: a line per frame in report; 0: frames outside the limits only
+                                    * (the first 20), then the summary */
     const char *diff_image;        /* PNG of the worst frame's difference; NULL: none */
     const char *csv, *json;        /* per-frame rows; NULL: none */
     const char *report_html;       /* one self-contained HTML page; NULL: none */
     int overwrite;                 /* 1: the files above may replace existing ones (never a or b) */
+    const char *pipeline_file;     /* the preset file the settings came from: never written over, like a and b;
+                                    * NULL: none */
+    enum vkcu_timing timing;       /* media inputs (job.h): VKCU_TIMING_DECODED compares every decoded frame,
+                                    * timed as a hash list of that timing; a hash list that says it holds every
+                                    * decoded frame makes its media partner read that way too. Default
+                                    * VKCU_TIMING_FFMPEG: against a hash list, the frames `vkcu hash` lists;
+                                    * between two media files, every decoded frame as it is */
+    int exclude_concealed;         /* 1: pairs marked concealed (decoded from damaged data, on either side) do
+                                    * not fail the comparison; they are counted in result->concealed either way */
 } vkcu_compare_job;
 
 /**
@@ -130,9 +140,9 @@ typedef struct vkcu_compare_result {
     int64_t first_diff;            /* index in A of the first differing frame; -1: none */
     double first_diff_time;        /* its timestamp, seconds from the stream start */
     int metrics;                   /* 1: pictures were compared (not only hashes) */
-    vkcu_frame_metrics worst;      /* the pair with the largest mean squared error */
+    vkcu_frame_metrics worst;      /* the pair with the largest mean squared error (the lowest PSNR) */
     int64_t worst_index;           /* its index in A; -1: none */
-    int max_diff;                  /* over all paired frames */
+    int max_diff;                  /* over all paired frames (max_diff_index: where it is) */
     int nb_comps;
     char comp_names[5];
     double psnr[4], psnr_avg, psnr_min; /* as FFmpeg's psnr summary: from the mean MSE */
@@ -143,6 +153,9 @@ typedef struct vkcu_compare_result {
     int pass;                      /* 1: within the limits */
     char verdict[512];             /* one line: IDENTICAL / PASS / MISMATCH and why */
     char error[512];               /* when the call failed for another reason than a mismatch */
+    int64_t max_diff_index;        /* the index in A of the first frame with max_diff; -1: no frame differs */
+    int64_t concealed;             /* paired frames marked concealed on either side (docs/regression.md) */
+    int64_t concealed_differing;   /* of those, the ones that differ (with exclude_concealed: not in differing) */
 } vkcu_compare_result;
 
 /**
@@ -178,6 +191,9 @@ typedef struct vkcu_verify_job {
     const char *summary;           /* Markdown summary; NULL: none */
     const char *html;              /* one self-contained HTML page; NULL: none */
     int overwrite;                 /* 1: the reports may replace existing files (never an input) */
+    enum vkcu_timing timing;       /* cases without a 'timing' key (default VKCU_TIMING_FFMPEG) */
+    int exclude_concealed;         /* 1: cases without a 'concealed' key leave frames marked concealed out of
+                                    * their verdict (still counted in their line) */
 } vkcu_verify_job;
 
 /**

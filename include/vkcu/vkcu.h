@@ -11,6 +11,8 @@
  *   batch.h    a job over every file of a folder
  *   preset.h   pipeline presets (*.pipe files)
  *   probe.h    the machine's Vulkan and CUDA devices
+ *   formats.h  what this build writes: video encoders, containers, presets
+ *   reader.h   frames pulled one by one, random access, DLPack tensors
  *
  * Link with `pkg-config --cflags --libs vkcu`. Frames handed to callbacks
  * are FFmpeg AVFrames: include <libavutil/frame.h> to read them.
@@ -26,5 +28,7 @@
 #include "batch.h"
 #include "preset.h"
 #include "probe.h"
+#include "formats.h"
+#include "reader.h"
 
 #endif

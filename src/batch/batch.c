@@ -17,7 +17,9 @@
 #include <malloc.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,10 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <libavformat/avformat.h>
+#include <libavutil/avstring.h>
+#include <libavutil/mem.h>
 
 #include <vkcu/batch.h>
 #include "util/json.h"
@@ -41,12 +47,22 @@ typedef struct batch_file {
     char *rel;               /* path relative to in_dir */
     char *out_rel;           /* output path relative to out_dir */
     const char *same_output; /* rel of an earlier file with the same output, or NULL */
+    int not_media;           /* 1: not a media file (skipped unless all_files); it claims no output */
+    const char *probed;      /* not_media: the container its bytes are (a static name), or NULL: none */
 } batch_file;
 
 typedef struct file_list {
     batch_file *v;
     int n, cap;
 } file_list;
+
+/* A worker slot's running file, for the progress reports: frames so far
+ * and the frames its job expects (its own progress reports). */
+typedef struct slot_progress {
+    _Atomic int64_t frames, expected;
+    vkcu_progress_callback user_cb; /* the context's own callback, still called */
+    void *user_opaque;
+} slot_progress;
 
 typedef struct batch_run {
     const vkcu_batch_settings *p;
@@ -55,6 +71,8 @@ typedef struct batch_run {
     batch_file *files; /* this shard's files */
     int nb_files;
     FILE *report;
+    char report_tmp[PATH_MAX + 64]; /* the report is written here and renamed when the batch ends */
+    int summary_written;
     char shard_text[32];
     pthread_mutex_t lock;
     pthread_cond_t changed;
@@ -64,6 +82,8 @@ typedef struct batch_run {
     int processed;     /* done + failed (for the ETA) */
     double start;
     int worst_error;   /* highest-priority error of a file, 0 when none failed */
+    slot_progress *slots; /* one per worker */
+    int nb_slots;
 } batch_run;
 
 void vkcu_batch_default_settings(vkcu_batch_settings *s)
@@ -219,10 +239,15 @@ static int map_outputs(file_list *l, const char *ext)
     qsort(order, (size_t)l->n, sizeof(int), cmp_out);
     sort_list = NULL;
     pthread_mutex_unlock(&sort_lock);
-    for (int i = 1; i < l->n; i++)
-        if (!strcmp(l->v[order[i]].out_rel, l->v[order[i - 1]].out_rel))
-            l->v[order[i]].same_output = l->v[order[i - 1]].same_output ? l->v[order[i - 1]].same_output
-                                                                      : l->v[order[i - 1]].rel;
+    /* Files that are not media write nothing: notes.txt beside notes.mp4 takes no output from it. */
+    for (int i = 0, prev = -1; i < l->n; i++) {
+        batch_file *f = &l->v[order[i]];
+        if (f->not_media)
+            continue;
+        if (prev >= 0 && !strcmp(f->out_rel, l->v[prev].out_rel))
+            f->same_output = l->v[prev].same_output ? l->v[prev].same_output : l->v[prev].rel;
+        prev = order[i];
+    }
     free(order);
     return 0;
 }
@@ -235,6 +260,63 @@ static void list_free(file_list *l)
     }
     free(l->v);
     memset(l, 0, sizeof(*l));
+}
+
+/* ---- media files ---- */
+
+/* Extensions of video containers and streams: taken without reading them
+ * (a damaged one fails as its job, rather than being skipped). */
+static const char *const media_extensions[] = {
+    "264", "265", "3g2", "3gp", "asf", "av1", "avi", "bit", "dv", "f4v", "flv", "h264", "h265", "hevc", "ivf", "m2t",
+    "m2ts", "m2v", "m4v", "mj2", "mjpeg", "mkv", "mov", "mp4", "mpeg", "mpg", "mts", "mxf", "nut", "obu", "ogv", "qt",
+    "rm", "rmvb", "ts", "vob", "webm", "wmv", "y4m", NULL,
+};
+
+static int media_extension(const char *name)
+{
+    const char *slash = strrchr(name, '/'), *dot = strrchr(slash ? slash + 1 : name, '.');
+    for (int i = 0; dot && media_extensions[i]; i++)
+        if (!av_strcasecmp(dot + 1, media_extensions[i]))
+            return 1;
+    return 0;
+}
+
+/* Whether a file of another extension is media: FFmpeg recognizes its
+ * bytes (their name does not count) as a container that holds a video
+ * stream (not only a cover picture). Pipes, devices and unreadable files
+ * are not opened. *probed: the container's name, when its bytes are one. */
+static int media_content(const char *path, const char **probed)
+{
+    enum { PROBE_BYTES = 1 << 16 };
+    struct stat st;
+    *probed = NULL;
+    if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
+        return 0;
+    uint8_t *buf = av_mallocz(PROBE_BYTES + AVPROBE_PADDING_SIZE);
+    FILE *f = buf ? fopen(path, "rb") : NULL;
+    size_t n = f ? fread(buf, 1, PROBE_BYTES, f) : 0;
+    if (f)
+        fclose(f);
+    AVProbeData pd = { .filename = "", .buf = buf, .buf_size = (int)n };
+    int score = 0;
+    const AVInputFormat *fmt = n ? av_probe_input_format3(&pd, 1, &score) : NULL;
+    av_free(buf);
+    if (!fmt || score <= AVPROBE_SCORE_RETRY)
+        return 0;
+    *probed = fmt->name;
+    /* FFmpeg's still-image demuxers (jpeg_pipe, png_pipe, ...): a picture, not a video */
+    size_t len = strlen(fmt->name);
+    if (len > 5 && !strcmp(fmt->name + len - 5, "_pipe"))
+        return 0;
+    AVFormatContext *fc = NULL;
+    if (avformat_open_input(&fc, path, fmt, NULL) < 0)
+        return 1; /* its bytes say media, yet it does not open: its job says why */
+    int video = !fc->nb_streams && (fc->ctx_flags & AVFMTCTX_NOHEADER); /* streams come with packets */
+    for (unsigned i = 0; i < fc->nb_streams; i++)
+        video |= fc->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_VIDEO &&
+                 !(fc->streams[i]->disposition & AV_DISPOSITION_ATTACHED_PIC);
+    avformat_close_input(&fc);
+    return video;
 }
 
 /* ---- report ---- */
@@ -263,6 +345,11 @@ static void report_file(batch_run *b, const batch_file *f, const char *in, const
     json_object_set_new(j, "status", json_string(status_names[st]));
     json_object_set_new(j, "frames", json_integer(jr ? (json_int_t)jr->frames_out : 0));
     json_object_set_new(j, "corrupt_frames", json_integer(jr ? (json_int_t)jr->frames_corrupt : 0));
+    /* what became of the decoded frames (docs/regression.md, real-world streams) */
+    json_object_set_new(j, "concealed_frames", json_integer(jr ? (json_int_t)jr->frames_concealed : 0));
+    json_object_set_new(j, "dropped_frames", json_integer(jr ? (json_int_t)jr->frames_dropped : 0));
+    json_object_set_new(j, "duplicated_frames", json_integer(jr ? (json_int_t)jr->frames_duplicated : 0));
+    json_object_set_new(j, "rescaled_frames", json_integer(jr ? (json_int_t)jr->frames_rescaled : 0));
     vkcu_json_set_fixed(j, "seconds", jr ? jr->seconds : 0.0, 3);
     vkcu_json_set_fixed(j, "fps", jr ? jr->fps : 0.0, 2);
     vkcu_json_set_bytes(j, "path", jr && jr->path != VKCU_PATH_NONE ? vkcu_path_name(jr->path) : NULL);
@@ -299,6 +386,7 @@ static void report_summary(batch_run *b, int ret)
     vkcu_json_set_fixed(j, "fps", r->seconds > 0 ? r->frames / r->seconds : 0.0, 2);
     json_object_set_new(j, "exit_code", json_integer(vkcu_exit_code(ret)));
     report_line(b, j);
+    b->summary_written = 1;
 }
 
 /* ---- progress ---- */
@@ -315,10 +403,34 @@ static void progress_report(batch_run *b, int final)
     info.running = b->running;
     info.failed = r->failed;
     info.frames = r->frames;
+    /* The running files' frames count as they go: a long file would
+     * otherwise show no progress, and a falling rate, until it ends. */
+    int64_t left = 0, expected = 0;
+    int known = 0, unknown = 0;
+    for (int i = 0; i < b->nb_slots; i++) {
+        int64_t f = atomic_load(&b->slots[i].frames), e = atomic_load(&b->slots[i].expected);
+        info.frames_running += f;
+        if (e > 0) {
+            left += e > f ? e - f : 0;
+            expected += e;
+            known++;
+        } else if (f > 0) {
+            unknown++;
+        }
+    }
     info.elapsed = el;
-    info.fps = el > 0 ? r->frames / el : 0.0;
-    /* Files finish at the rate seen so far (all streams together). */
-    info.eta = final ? 0.0 : b->processed > 0 && el > 0 ? el / b->processed * (info.total - info.finished) : -1.0;
+    info.fps = el > 0 ? (r->frames + info.frames_running) / el : 0.0;
+    /* The frames still to come at the rate so far (all streams together):
+     * the running files' remainders, and files to start as large as the
+     * average of those done and running. */
+    int waiting = info.total - info.finished - info.running;
+    double per_file = r->done + known > 0 ? (double)(r->frames + expected) / (r->done + known) : -1;
+    if (final)
+        info.eta = 0.0;
+    else if (per_file > 0 && info.fps > 0)
+        info.eta = (left + (waiting + unknown) * per_file) / info.fps;
+    else
+        info.eta = b->processed > 0 && el > 0 ? el / b->processed * (info.total - info.finished) : -1.0;
     info.final = final;
     b->p->progress_callback(b->p->progress_opaque, &info);
 }
@@ -368,11 +480,11 @@ static void job_error(vkcu_job_result *jr, const char *fmt, ...)
 static int run_hash_job(vkcu_job_params *jp, const char *out, vkcu_job_result *jr)
 {
     char tmp[PATH_MAX + 64];
-    const char *inputs[] = { jp->input, NULL };
+    const char *inputs[] = { jp->input, jp->pipeline_file, NULL };
     int ret = vkcu_outfile_begin(out, jp->overwrite, inputs, tmp, sizeof(tmp), jr->error, sizeof(jr->error));
     if (ret < 0)
         return ret;
-    FILE *f = fopen(tmp, "w");
+    FILE *f = vkcu_outfile_fopen(tmp, "w");
     if (!f) {
         job_error(jr, "%s: cannot create: %s", out, strerror(errno));
         vkcu_outfile_abort(tmp);
@@ -384,6 +496,8 @@ static int run_hash_job(vkcu_job_params *jp, const char *out, vkcu_job_result *j
         job_error(jr, "%s: write error (disk full?)", out);
         ret = VKCU_ERR_OUTPUT;
     }
+    if (ret >= 0 && jp->before_publish)
+        ret = jp->before_publish(jp->publish_opaque, tmp, out, jr->error, sizeof(jr->error));
     if (ret >= 0)
         ret = vkcu_outfile_commit(tmp, out, jr->error, sizeof(jr->error));
     else
@@ -414,6 +528,10 @@ static void settings_text(const vkcu_job_params *p, const char *in, char *buf, s
              p->preset ? p->preset : "", p->gop, p->encoder_opts ? p->encoder_opts : "", p->start_time,
              (long long)p->start_frame, p->duration, (long long)p->frame_count, p->max_frames,
              p->sink == VKCU_SINK_HASH ? (int)p->hash_algo : -1, p->sink == VKCU_SINK_HASH ? (int)p->hash_format : -1);
+    /* Audio settings only when set: records of earlier runs (which had none) still match the default. */
+    size_t n = strlen(buf);
+    if (p->sink == VKCU_SINK_ENCODE && (p->no_audio || (p->audio_encoder && strcmp(p->audio_encoder, "auto"))))
+        snprintf(buf + n, len - n, "audio=%s\n", p->no_audio ? "none" : p->audio_encoder);
     /* Only when set, so that records made before the key existed still match. */
     size_t used = strlen(buf);
     if (p->gpu_encoder && *p->gpu_encoder && used < len)
@@ -434,21 +552,27 @@ static void record_name(const char *out, char *name, size_t len)
              (unsigned long long)vkcu_xxh64_digest(&h));
 }
 
-static void record_head(const char *out, char *buf, size_t len)
+/* made: the file whose size and time it records (the finished temporary,
+ * which the move into place keeps as they are), else out itself. */
+static void record_head(const char *out, const char *made, char *buf, size_t len)
 {
     struct stat st;
     const char *slash = strrchr(out, '/');
-    if (stat(out, &st) < 0)
+    if (stat(made ? made : out, &st) < 0)
         memset(&st, 0, sizeof(st));
     snprintf(buf, len, "vkcu settings 1\noutput=%s\noutput-size=%lld\noutput-mtime=%lld\n", slash ? slash + 1 : out,
              (long long)st.st_size, (long long)st.st_mtime);
 }
 
-static int write_record(const char *out, const char *settings, char *err, size_t errlen)
+/* Written and synced before the output is moved into place (made: its
+ * finished temporary), so that a crash between the two leaves a record
+ * without its output (redone by --resume), never an output without its
+ * record (refused by --resume). */
+static int write_record(const char *out, const char *made, const char *settings, char *err, size_t errlen)
 {
     char name[PATH_MAX + 64], tmp[PATH_MAX + 64], head[PATH_MAX + 128];
     record_name(out, name, sizeof(name));
-    record_head(out, head, sizeof(head));
+    record_head(out, made, head, sizeof(head));
     int ret = vkcu_outfile_begin(name, 1, NULL, tmp, sizeof(tmp), err, errlen);
     if (ret < 0)
         return ret;
@@ -478,7 +602,7 @@ static int record_matches(const char *out, const char *settings, char *why, size
     size_t n = fread(text, 1, sizeof(text) - 1, f);
     fclose(f);
     text[n] = 0;
-    record_head(out, head, sizeof(head));
+    record_head(out, NULL, head, sizeof(head));
     size_t hl = strlen(head);
     if (strncmp(text, head, hl)) {
         text_cut(why, whylen, "it changed after vkcu made it, or its record %s belongs to another file", name);
@@ -507,6 +631,26 @@ static int record_matches(const char *out, const char *settings, char *why, size
     return 0;
 }
 
+typedef struct publish_record {
+    const char *settings;
+    int written;
+} publish_record;
+
+/* The job's hook just before its output is moved into place. */
+static int publish_hook(void *opaque, const char *tmp, const char *path, char *err, size_t errlen)
+{
+    publish_record *pr = opaque;
+    int ret = write_record(path, tmp, pr->settings, err, errlen);
+    if (ret < 0)
+        return ret;
+    pr->written = 1;
+    /* For tests only (docs/batch.md, "Resume"): a crash at the worst
+     * moment, with the record on disk and the output not yet in place. */
+    if (getenv("VKCU_TEST_KILL_BEFORE_PUBLISH"))
+        raise(SIGKILL);
+    return 0;
+}
+
 /* Under b->lock, so that the batch's messages and its callbacks never overlap. */
 static void log_line(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void log_line(int level, const char *fmt, ...)
@@ -529,6 +673,29 @@ static void file_outcome(batch_run *b, const vkcu_batch_file *bf)
     int reported = p->file_callback ? p->file_callback(p->file_opaque, bf) : 0;
     if (!p->dry_run && !reported && (bf->status == VKCU_BATCH_FAILED || bf->status == VKCU_BATCH_INTERRUPTED))
         log_line(VKCU_LOG_ERROR, "%s", bf->message);
+}
+
+/* A job's progress report, on its thread: the slot's counts for the
+ * batch's own reports. */
+static void slot_progress_report(void *opaque, const vkcu_progress_info *info)
+{
+    slot_progress *sp = opaque;
+    atomic_store(&sp->frames, info->frames);
+    atomic_store(&sp->expected, info->expected);
+    if (sp->user_cb)
+        sp->user_cb(sp->user_opaque, info);
+}
+
+/* "not media", or "not media: srt, no video stream", "not media: png_pipe, a still image". */
+static void not_media_note(const batch_file *f, char *buf, size_t size)
+{
+    size_t len = f->probed ? strlen(f->probed) : 0;
+    if (len > 5 && !strcmp(f->probed + len - 5, "_pipe"))
+        snprintf(buf, size, "not media: %s, a still image", f->probed);
+    else if (f->probed)
+        snprintf(buf, size, "not media: %s, no video stream", f->probed);
+    else
+        snprintf(buf, size, "not media");
 }
 
 static void process_file(batch_run *b, int k, int slot)
@@ -555,9 +722,21 @@ static void process_file(batch_run *b, int k, int slot)
     jp.device = device;
     jp.overwrite = p->overwrite;
     jp.hash_out_name = out;
+    /* The job's progress feeds the batch's (and still the context's callback, if any). */
+    slot_progress *sp = &b->slots[slot];
+    sp->user_cb = jp.progress ? jp.progress_cb : NULL;
+    sp->user_opaque = jp.progress_opaque;
+    jp.progress = 1;
+    jp.progress_cb = slot_progress_report;
+    jp.progress_opaque = sp;
     settings_text(&jp, in, settings, sizeof(settings));
 
-    if (f->same_output) {
+    if (f->not_media) {
+        not_media_note(f, note, sizeof(note));
+        reason = VKCU_BATCH_REASON_NOT_MEDIA;
+        st = VKCU_BATCH_SKIPPED;
+        goto record;
+    } else if (f->same_output) {
         job_error(&jr, "%s: its output %s is also the output of %s (rename one of them, or leave one out "
                   "with an exclude pattern)", in, out, f->same_output);
         reason = VKCU_BATCH_REASON_SAME_OUTPUT;
@@ -595,13 +774,20 @@ static void process_file(batch_run *b, int k, int slot)
         if (why[0])
             log_line(VKCU_LOG_INFO, "batch: %s: redone: %s", out, why);
         ran = 1;
+        publish_record pr = { settings, 0 };
+        jp.before_publish = publish_hook;
+        jp.publish_opaque = &pr;
         ret = jp.sink == VKCU_SINK_HASH ? run_hash_job(&jp, out, &jr) : vkcu_job_run(&jp, &jr);
         if (ret < 0 && !jr.error[0]) {
             char buf[128];
             job_error(&jr, "%s: %s", in, vkcu_err_str(ret, buf, sizeof(buf)));
         }
-        if (ret >= 0)
-            ret = write_record(out, settings, jr.error, sizeof(jr.error));
+        if (ret < 0 && pr.written) {
+            /* the output did not take its place: the record describes nothing */
+            char name[PATH_MAX + 64];
+            record_name(out, name, sizeof(name));
+            unlink(name);
+        }
     }
     st = ret >= 0 ? VKCU_BATCH_DONE : ret == VKCU_ERR_INTERRUPT ? VKCU_BATCH_INTERRUPTED : VKCU_BATCH_FAILED;
     if (st == VKCU_BATCH_DONE)
@@ -612,6 +798,8 @@ record:
     vkcu_batch_result *r = b->r;
     int busy = reason == VKCU_BATCH_REASON_BUSY;
     int on_gpu = jr.path != VKCU_PATH_NONE && jr.path != VKCU_PATH_CPU;
+    atomic_store(&sp->frames, 0); /* counted below when written, else gone */
+    atomic_store(&sp->expected, 0);
     if (st == VKCU_BATCH_DONE) {
         r->done++;
         r->frames += jr.frames_out;
@@ -621,7 +809,10 @@ record:
     } else if (st == VKCU_BATCH_SKIPPED) {
         r->skipped++;
         detail = note;
-        log_line(busy ? VKCU_LOG_INFO : VKCU_LOG_VERBOSE, "batch: %s: skipped: %s", f->rel, note);
+        if (reason == VKCU_BATCH_REASON_NOT_MEDIA)
+            log_line(VKCU_LOG_INFO, "batch: %s: skipped (%s)", f->rel, note);
+        else
+            log_line(busy ? VKCU_LOG_INFO : VKCU_LOG_VERBOSE, "batch: %s: skipped: %s", f->rel, note);
     } else {
         if (st == VKCU_BATCH_INTERRUPTED)
             r->interrupted++;
@@ -636,7 +827,9 @@ record:
     file_outcome(b, &bf);
     if (ret < 0 && (!b->worst_error || error_rank(ret) < error_rank(b->worst_error)))
         b->worst_error = ret;
-    report_file(b, f, in, st == VKCU_BATCH_DONE || (st == VKCU_BATCH_SKIPPED && !busy) ? out : NULL, st,
+    report_file(b, f, in,
+                st == VKCU_BATCH_DONE || (st == VKCU_BATCH_SKIPPED && !busy && reason != VKCU_BATCH_REASON_NOT_MEDIA)
+                    ? out : NULL, st,
                 st == VKCU_BATCH_SKIPPED ? NULL : &jr, ret < 0 ? ret : 0, on_gpu ? device : -1,
                 ret < 0 ? jr.error : NULL, st == VKCU_BATCH_SKIPPED ? note : NULL);
     pthread_mutex_unlock(&b->lock);
@@ -692,7 +885,13 @@ static void dry_run(batch_run *b)
         vkcu_batch_file bf = { .index = k, .file = f->rel, .input = in, .output = out, .status = VKCU_BATCH_PLANNED,
                                .reason = VKCU_BATCH_REASON_NONE, .detail = "", .message = jr.error, .device = -1 };
         int exists = stat(out, &sb) == 0;
-        if (f->same_output) {
+        char note[128];
+        if (f->not_media) {
+            not_media_note(f, note, sizeof(note));
+            bf.status = VKCU_BATCH_SKIPPED;
+            bf.reason = VKCU_BATCH_REASON_NOT_MEDIA;
+            bf.detail = note;
+        } else if (f->same_output) {
             bf.status = VKCU_BATCH_FAILED;
             bf.reason = VKCU_BATCH_REASON_SAME_OUTPUT;
             bf.detail = f->same_output;
@@ -719,6 +918,9 @@ static void dry_run(batch_run *b)
         r->planned += bf.status == VKCU_BATCH_PLANNED;
         r->skipped += bf.status == VKCU_BATCH_SKIPPED;
         r->failed += bf.status == VKCU_BATCH_FAILED;
+        /* The plan's failures decide its return, as the real run's would. */
+        if (bf.error < 0 && (!b->worst_error || error_rank(bf.error) < error_rank(b->worst_error)))
+            b->worst_error = bf.error;
         pthread_mutex_lock(&b->lock);
         file_outcome(b, &bf);
         pthread_mutex_unlock(&b->lock);
@@ -758,6 +960,7 @@ static int check_batch(const vkcu_batch_settings *p, char *err, size_t errlen)
     RANGE("resume flag", p->resume, 0, 1);
     RANGE("overwrite flag", p->overwrite, 0, 1);
     RANGE("dry-run flag", p->dry_run, 0, 1);
+    RANGE("all-files flag", p->all_files, 0, 1);
     RANGE("shard count", p->shard_count, 1, VKCU_BATCH_MAX_SHARDS);
     RANGE("shard index", p->shard_index, 0, p->shard_count - 1);
     int ret = check_globs("include pattern count", p->include, p->nb_include, err, errlen);
@@ -777,11 +980,110 @@ static int check_batch(const vkcu_batch_settings *p, char *err, size_t errlen)
                             "one output per file)");
     /* The per-file fields get stand-ins: the rest of the job is checked as vkcu_run would. */
     vkcu_job job = p->job;
+    char outputs[PATH_MAX + 32];
+    snprintf(outputs, sizeof(outputs), "%s/*%s", p->out_dir, p->extension); /* the container and encoder of every file */
     job.input = p->in_dir;
-    job.output = p->out_dir;
+    job.output = outputs;
     job.hash_out = stdout;
     job.overwrite = p->overwrite;
     return vkcu_check_job(&job, err, errlen);
+}
+
+/* Whether `path` is a report of vkcu batch: --resume rewrites its own
+ * report without overwrite, never another file. */
+static int is_batch_report(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    char line[8192];
+    int yes = 0;
+    if (fgets(line, sizeof(line), f)) {
+        json_t *j = json_loads(line, JSON_DECODE_ANY, NULL);
+        yes = json_is_object(j) && json_is_string(json_object_get(j, "shard")) &&
+              (json_object_get(j, "file") || json_object_get(j, "summary"));
+        json_decref(j);
+    }
+    fclose(f);
+    return yes;
+}
+
+/* The report's folder and name, resolved (the file need not exist). */
+static int resolve_beside(const char *path, char *out, size_t len)
+{
+    char dir[PATH_MAX], real[PATH_MAX];
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    snprintf(dir, sizeof(dir), "%.*s", slash ? (slash == path ? 1 : (int)(slash - path)) : 1, slash ? path : ".");
+    if (!realpath(dir, real))
+        return -1;
+    return (size_t)snprintf(out, len, "%s%s%s", real, strcmp(real, "/") ? "/" : "", base) < len ? 0 : -1;
+}
+
+/* rel (under root) when `path` lies below the folder `root`, else NULL. */
+static const char *below(const char *path, const char *root)
+{
+    size_t n = strlen(root);
+    return !strncmp(path, root, n) && path[n] == '/' ? path + n + 1 : NULL;
+}
+
+/* The report, under a temporary name until the batch ends. Refused: an
+ * existing file without overwrite (with resume, an earlier report of vkcu
+ * batch is rewritten), an input, and a new file inside the input folder
+ * that the next run would take for an input. */
+static int report_open(batch_run *b, const char *report_hit, char *err, size_t errlen)
+{
+    const vkcu_batch_settings *p = b->p;
+    char why[1024], where[PATH_MAX], in_real[PATH_MAX];
+    struct stat st;
+    const char *inputs[] = { report_hit[0] ? report_hit : NULL, p->job.pipeline_file, NULL };
+    int exists = strcmp(p->report_path, "-") && stat(p->report_path, &st) == 0;
+    int overwrite = p->overwrite || (p->resume && exists && S_ISREG(st.st_mode) && is_batch_report(p->report_path));
+    if (vkcu_outfile_check(p->report_path, overwrite, inputs, why, sizeof(why)) < 0) {
+        text_cut(err, errlen, "cannot write the report: %s", why);
+        return VKCU_ERR_OUTPUT;
+    }
+    const char *rel;
+    if (strcmp(p->report_path, "-") && resolve_beside(p->report_path, where, sizeof(where)) == 0 &&
+        realpath(p->in_dir, in_real) && (rel = below(where, in_real))) {
+        /* Taken by the next run as walk() would take it: not hidden, in reach, matching the patterns. */
+        const char *name = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
+        int hidden = rel[0] == '.' || strstr(rel, "/.");
+        if (!hidden && (p->recursive || !strchr(rel, '/')) && !match_any(p->exclude, p->nb_exclude, rel, name) &&
+            (!p->nb_include || match_any(p->include, p->nb_include, rel, name))) {
+            text_cut(err, errlen, "cannot write the report: %s: is inside the input folder %s, where the next run "
+                     "would take it for an input (write it outside, or exclude it)", p->report_path, p->in_dir);
+            return VKCU_ERR_OUTPUT;
+        }
+    }
+    if (vkcu_outfile_begin(p->report_path, overwrite, inputs, b->report_tmp, sizeof(b->report_tmp), why,
+                           sizeof(why)) < 0) {
+        text_cut(err, errlen, "cannot write the report: %s", why);
+        return VKCU_ERR_OUTPUT;
+    }
+    if (!(b->report = vkcu_outfile_fopen(b->report_tmp, "w"))) {
+        text_cut(err, errlen, "cannot write the report: %s: %s", p->report_path, strerror(errno));
+        vkcu_outfile_abort(b->report_tmp);
+        return VKCU_ERR_OUTPUT;
+    }
+    return 0;
+}
+
+/* Refuses a report that is one of the batch's outputs. */
+static int report_not_an_output(batch_run *b, const file_list *all, char *err, size_t errlen)
+{
+    const vkcu_batch_settings *p = b->p;
+    char where[PATH_MAX], out_real[PATH_MAX];
+    const char *rel;
+    if (!strcmp(p->report_path, "-") || resolve_beside(p->report_path, where, sizeof(where)) < 0 ||
+        !realpath(p->out_dir, out_real) || !(rel = below(where, out_real)))
+        return 0;
+    for (int i = 0; i < all->n; i++)
+        if (!strcmp(all->v[i].out_rel, rel)) {
+            text_cut(err, errlen, "cannot write the report: %s: is also the output of %s/%s (name the report "
+                     "outside the outputs)", p->report_path, p->in_dir, all->v[i].rel);
+            return VKCU_ERR_OUTPUT;
+        }
+    return 0;
 }
 
 /* Under the context's log target. A failure before any file ran leaves its
@@ -839,16 +1141,16 @@ static int batch_run_files(vkcu_context *ctx, const vkcu_batch_settings *p, vkcu
 
     if ((ret = walk(p, "", skip, 1, &report_inode, report_hit, &all, err, errlen)) < 0)
         goto fail;
-    if (p->report_path && !p->dry_run) {
-        char why[1024];
-        const char *inputs[] = { report_hit[0] ? report_hit : NULL, NULL };
-        b->report = vkcu_outfile_create(p->report_path, p->overwrite, inputs, why, sizeof(why));
-        if (!b->report) {
-            text_cut(err, errlen, "cannot write the report: %s", why);
-            ret = VKCU_ERR_OUTPUT;
-            goto fail;
-        }
+    /* Media files only (unless all_files): decided on the whole list, so
+     * every shard maps the same outputs. */
+    for (int k = 0; !p->all_files && k < all.n; k++) {
+        batch_file *f = &all.v[k];
+        char full[PATH_MAX + 1];
+        snprintf(full, sizeof(full), "%s/%s", p->in_dir, f->rel);
+        f->not_media = !media_extension(f->rel) && !media_content(full, &f->probed);
     }
+    if (p->report_path && !p->dry_run && (ret = report_open(b, report_hit, err, errlen)) < 0)
+        goto fail;
     if (all.n == 0) {
         text_cut(err, errlen, "%s: no input files (hidden files are skipped%s%s)", p->in_dir,
                  p->recursive ? "" : "; subfolders are taken only by a recursive batch",
@@ -858,6 +1160,8 @@ static int batch_run_files(vkcu_context *ctx, const vkcu_batch_settings *p, vkcu
     }
     qsort(all.v, (size_t)all.n, sizeof(all.v[0]), cmp_rel);
     if ((ret = map_outputs(&all, p->extension)) < 0)
+        goto fail;
+    if (b->report && (ret = report_not_an_output(b, &all, err, errlen)) < 0)
         goto fail;
     /* This shard's files: every count-th of the sorted list. */
     b->files = malloc((size_t)all.n * sizeof(*b->files));
@@ -872,7 +1176,7 @@ static int batch_run_files(vkcu_context *ctx, const vkcu_batch_settings *p, vkcu
 
     if (p->dry_run) {
         dry_run(b);
-        ret = 0;
+        ret = b->worst_error;
         goto fail;
     }
 
@@ -881,7 +1185,9 @@ static int batch_run_files(vkcu_context *ctx, const vkcu_batch_settings *p, vkcu
     vkcu_vkdev_expect((unsigned)jobs, 0);
     threads = calloc((size_t)jobs, sizeof(*threads));
     args = calloc((size_t)jobs * 2, sizeof(*args));
-    if (!threads || !args) {
+    b->slots = calloc((size_t)jobs, sizeof(*b->slots));
+    b->nb_slots = b->slots ? jobs : 0;
+    if (!threads || !args || !b->slots) {
         ret = AVERROR(ENOMEM);
         goto fail;
     }
@@ -922,7 +1228,9 @@ static int batch_run_files(vkcu_context *ctx, const vkcu_batch_settings *p, vkcu
         pthread_join(threads[w], NULL);
     r->seconds = vkcu_now() - b->start;
     r->not_started = r->total - r->done - r->skipped - r->failed - r->interrupted;
-    if (r->not_started > 0 && !b->worst_error)
+    /* Files not started mean the run was stopped: an interrupted run exits as
+     * one, whatever failed before the stop. */
+    if (r->not_started > 0 || (r->interrupted > 0 && vkcu_stop_requested()))
         b->worst_error = VKCU_ERR_INTERRUPT;
     if (p->progress_callback) {
         pthread_mutex_lock(&b->lock);
@@ -933,28 +1241,38 @@ static int batch_run_files(vkcu_context *ctx, const vkcu_batch_settings *p, vkcu
     report_summary(b, ret);
 fail:
     if (b->report) {
-        /* A report that could not be written whole is removed rather than
-         * left cut mid-line (if it is still the file this run created). */
-        struct stat mine, now;
-        int have = fstat(fileno(b->report), &mine) == 0 && S_ISREG(mine.st_mode);
-        int bad = fflush(b->report) != 0 || ferror(b->report) || (have && fsync(fileno(b->report)) < 0);
-        bad |= fclose(b->report) != 0;
-        if (bad) {
-            if (have && stat(p->report_path, &now) == 0 && now.st_dev == mine.st_dev && now.st_ino == mine.st_ino)
-                unlink(p->report_path);
-            char line[512];
-            snprintf(line, sizeof(line), "%s: cannot write the report (disk full?); the incomplete report was removed",
-                     p->report_path);
-            if (ret >= 0) {
-                text_cut(err, errlen, "%s", line);
-                ret = VKCU_ERR_OUTPUT;
-            } else {
-                vkcu_log(VKCU_LOG_ERROR, "%s", line);
+        /* Published only whole, summary included: a report that could not
+         * be written (a full disk), or a batch that stopped before its
+         * summary, leaves the earlier report (if any) as it was. */
+        int bad = vkcu_outfile_fclose(b->report, b->report_tmp) != 0;
+        char why[1024];
+        if (!bad && b->summary_written) {
+            if (vkcu_outfile_commit(b->report_tmp, p->report_path, why, sizeof(why)) < 0) {
+                if (ret >= 0) {
+                    text_cut(err, errlen, "cannot write the report: %s", why);
+                    ret = VKCU_ERR_OUTPUT;
+                } else {
+                    vkcu_log(VKCU_LOG_ERROR, "cannot write the report: %s", why);
+                }
+            }
+        } else {
+            vkcu_outfile_abort(b->report_tmp);
+            if (bad) {
+                char line[512];
+                snprintf(line, sizeof(line), "%s: cannot write the report (disk full?); nothing was written in its "
+                         "place", p->report_path);
+                if (ret >= 0) {
+                    text_cut(err, errlen, "%s", line);
+                    ret = VKCU_ERR_OUTPUT;
+                } else {
+                    vkcu_log(VKCU_LOG_ERROR, "%s", line);
+                }
             }
         }
     }
     free(threads);
     free(args);
+    free(b->slots);
     free(b->files);
     list_free(&all);
     pthread_cond_destroy(&b->changed);

@@ -19,6 +19,8 @@
 #include <libavformat/avformat.h>
 #include <libavutil/opt.h>
 
+#include "core/encoder_files.h"
+#include "core/encoders.h"
 #include "core/stage.h"
 #include "util/file.h"
 #include "util/log.h"
@@ -123,51 +125,13 @@ static int parse_op(parse_state *s, int line, int col, const char *v, vkcu_prese
 }
 
 /* Encoder options that make an encoder write or read a file of its own
- * choosing (statistics, logs, analysis, reconstructed pictures, quantiser
- * and zone files, film grain tables, or a command to run). A preset may
- * come from anywhere (a pull request, a shared folder), so these are
- * refused in presets; the command line (--encoder-opt) may still set them.
- * Names as x264, x265, SVT-AV1 and FFmpeg spell them, compared in lower
- * case with '_' as '-' and without a "no-" prefix. */
-static const char *const file_keys[] = {
-    "stats", "pass", "passlogfile", "qpfile", "cqmfile", "dump-yuv", "tcfile-in", "tcfile-out", "opencl-clbin",
-    "csv", "analysis-save", "analysis-load", "analysis-reuse-file", "recon", "recon-y4m-exec", "zonefile",
-    "scaling-list", "lambda-file", "dolby-vision-rpu", "dhdr10-info", "film-grain", "fgs-table", "roi-map-file",
-    "stat-file", "abr-ladder", "input", "output", "log-file", "multi-pass-opt-analysis", "multi-pass-opt-distortion",
-    NULL,
-};
-/* A key with one of these words between its hyphens ("log-file",
- * "lambda-file", "stat-file") is taken for a file key too; not any key
- * holding the letters ("profile" is no file). */
-static const char *const file_words[] = { "file", "stats", "dump", "csv", "recon", "exec", NULL };
-
-/* Whether `key` (len bytes, as written) is a file key. */
+ * choosing (core/encoder_files.c keeps the list). A preset may come from
+ * anywhere (a pull request, a shared folder), so these are refused in
+ * presets; the command line (--encoder-opt) may still set them, under the
+ * output rule. */
 static int is_file_key(const char *key, size_t len)
 {
-    char norm[64];
-    size_t n = 0;
-    for (size_t i = 0; i < len && n + 1 < sizeof(norm); i++) {
-        char c = key[i];
-        if (c >= 'A' && c <= 'Z')
-            c = (char)(c - 'A' + 'a');
-        if (c == '_')
-            c = '-';
-        if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')
-            norm[n++] = c; /* quotes and escapes around a name still name it */
-    }
-    norm[n] = 0;
-    const char *name = strncmp(norm, "no-", 3) ? norm : norm + 3;
-    for (int i = 0; file_keys[i]; i++)
-        if (!strcmp(name, file_keys[i]))
-            return 1;
-    for (const char *w = name; *w;) {
-        size_t wl = strcspn(w, "-");
-        for (int i = 0; file_words[i]; i++)
-            if (wl == strlen(file_words[i]) && !strncmp(w, file_words[i], wl))
-                return 1;
-        w += wl + (w[wl] == '-');
-    }
-    return 0;
+    return vkcu_encoder_file_key(key, len);
 }
 
 /* The column (from 0) of a file key in an encoder-opt value, or -1. Every
@@ -313,6 +277,11 @@ static int check_options(parse_state *s, const vkcu_preset *ps, const AVCodec *c
     int ret = 0;
     if (!enc)
         return perr(s, s->line_of[KEY_ENCODER], s->col_of[KEY_ENCODER], "encoder: cannot set up '%s'", name);
+    char why[700];
+    if (ps->encoder_preset[0] && vkcu_encoder_check_choice(codec, "preset", ps->encoder_preset, why, sizeof(why)) < 0) {
+        ret = perr(s, s->line_of[KEY_PRESET], s->col_of[KEY_PRESET], "preset: %s", why);
+        goto done;
+    }
     if (ps->encoder_preset[0] && av_opt_set(enc->priv_data, "preset", ps->encoder_preset, 0) < 0) {
         ret = perr(s, s->line_of[KEY_PRESET], s->col_of[KEY_PRESET], "preset: encoder %s has no preset '%s'",
                    name, ps->encoder_preset);
@@ -321,6 +290,11 @@ static int check_options(parse_state *s, const vkcu_preset *ps, const AVCodec *c
     if (ps->encoder_opts[0] && av_dict_parse_string(&opts, ps->encoder_opts, "=", ":", 0) >= 0) {
         const AVDictionaryEntry *t = NULL;
         while ((t = av_dict_iterate(opts, t))) {
+            if ((!strcmp(t->key, "preset") || !strcmp(t->key, "tune")) &&
+                vkcu_encoder_check_choice(codec, t->key, t->value, why, sizeof(why)) < 0) {
+                ret = perr(s, s->line_of[KEY_ENCODER_OPT], s->col_of[KEY_ENCODER_OPT], "encoder-opt: %s", why);
+                goto done;
+            }
             if (av_opt_set(enc, t->key, t->value, AV_OPT_SEARCH_CHILDREN) < 0) {
                 ret = perr(s, s->line_of[KEY_ENCODER_OPT], s->col_of[KEY_ENCODER_OPT],
                            "encoder-opt: encoder %s has no option %s=%s", name, t->key, t->value);
@@ -393,13 +367,12 @@ static int check_whole(parse_state *s, vkcu_preset *ps)
             return ret;
     }
     const AVCodec *codec = avcodec_find_encoder_by_name(ps->encoder);
-    if (codec && ps->extension[0] && strcmp(ps->extension, ".y4m") && strcmp(ps->extension, ".yuv") &&
-        strcmp(ps->extension, ".raw")) {
+    if (codec && ps->extension[0]) {
         char probe[32];
         snprintf(probe, sizeof(probe), "x%s", ps->extension);
-        const AVOutputFormat *ofmt = av_guess_format(NULL, probe, NULL);
-        /* 0: the muxer knows it cannot hold the codec; <0: it does not say. */
-        if (ofmt && avformat_query_codec(ofmt, codec->id, FF_COMPLIANCE_NORMAL) == 0)
+        const AVOutputFormat *ofmt = vkcu_output_muxer(probe, NULL);
+        /* 0: the muxer cannot hold the codec; <0: it does not say. */
+        if (ofmt && vkcu_muxer_takes(ofmt, codec->id) == 0)
             return perr(s, s->line_of[KEY_CONTAINER], s->col_of[KEY_CONTAINER],
                         "container: %s files cannot hold %s (encoder on line %d)", ps->extension + 1, ps->encoder,
                         s->line_of[KEY_ENCODER]);
@@ -624,27 +597,35 @@ int vkcu_preset_dirs(char (*dirs)[4096], int max)
     return n;
 }
 
+int vkcu_preset_locate(const char *arg, char *path, size_t len)
+{
+    size_t alen = strlen(arg);
+    size_t elen = strlen(VKCU_PRESET_EXT);
+    if (strchr(arg, '/') || (alen > elen && !strcmp(arg + alen - elen, VKCU_PRESET_EXT))) {
+        snprintf(path, len, "%s", arg);
+        return 1;
+    }
+    char dirs[8][4096];
+    int nd = vkcu_preset_dirs(dirs, 8);
+    for (int i = 0; i < nd; i++) {
+        snprintf(path, len, "%.4000s/%.200s%s", dirs[i], arg, VKCU_PRESET_EXT);
+        if (access(path, F_OK) == 0)
+            return 1;
+    }
+    return nd ? 0 : -1;
+}
+
 int vkcu_preset_load(const char *arg, vkcu_preset *ps, char *err, size_t errlen)
 {
     char path[4096 + 256];
-    size_t alen = strlen(arg);
-    size_t elen = strlen(VKCU_PRESET_EXT);
     if (!*arg) {
         snprintf(err, errlen, "pipeline: empty name (`vkcu pipelines` lists the presets)");
         return VKCU_ERR_USAGE;
     }
-    if (strchr(arg, '/') || (alen > elen && !strcmp(arg + alen - elen, VKCU_PRESET_EXT))) {
-        snprintf(path, sizeof(path), "%s", arg);
-    } else {
-        char dirs[8][4096];
-        int nd = vkcu_preset_dirs(dirs, 8);
-        int found = 0;
-        for (int i = 0; i < nd && !found; i++) {
-            snprintf(path, sizeof(path), "%.4000s/%.200s%s", dirs[i], arg, VKCU_PRESET_EXT);
-            found = access(path, F_OK) == 0;
-        }
-        if (!found) {
-            if (nd == 0)
+    {
+        int found = vkcu_preset_locate(arg, path, sizeof(path));
+        if (found <= 0) {
+            if (found < 0)
                 snprintf(err, errlen, "pipeline: no preset '%s': no pipelines folder found (install vkcu, "
                          "or set VKCU_PIPELINES to a folder of .pipe files)", arg);
             else
@@ -676,6 +657,7 @@ void vkcu_preset_apply_params(const vkcu_preset *ps, vkcu_job_params *p)
     p->faststart = ps->faststart;
     p->hash_algo = ps->hash_algo;
     p->hash_format = ps->hash_format;
+    p->pipeline_file = ps->path;
 }
 
 const char *vkcu_preset_extension(const vkcu_preset *ps)

@@ -31,6 +31,9 @@ int vkcu_preset_parse(const char *text, size_t len, const char *path, vkcu_prese
  * /usr/local/share/vkcu/pipelines, /usr/share/vkcu/pipelines.
  * Writes up to `max` existing folders into dirs; returns how many. */
 int vkcu_preset_dirs(char (*dirs)[4096], int max);
+/* The file a preset name or path names: 1 with path set; 0 when no folder
+ * holds it; -1 when there is no presets folder at all. */
+int vkcu_preset_locate(const char *arg, char *path, size_t len);
 
 /* Fills a job's chain, encoder, crf, preset, bitrate, gop, encoder options
  * and hash settings from the preset (the sink is left to the caller). The

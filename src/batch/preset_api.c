@@ -89,4 +89,5 @@ void vkcu_preset_apply(const vkcu_preset *ps, vkcu_job *job)
     job->faststart = ps->faststart;
     job->hash_algo = ps->hash_algo;
     job->hash_format = ps->hash_format;
+    job->pipeline_file = ps->path;
 }

@@ -3,12 +3,14 @@
  * vkcu command line: `vkcu [options] INPUT -o OUTPUT` and the verbs.
  * Parses arguments and calls the library; nothing else lives here.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "util/file.h"
 #include "util/hash_algo.h"
 #include "util/log.h"
 
@@ -17,6 +19,10 @@ static void print_stats(const cli_job *p, const vkcu_job_result *r, FILE *out)
     fprintf(out, "stats: path=%s frames_in=%lld frames_out=%lld corrupt=%lld time=%.3fs fps=%.1f fps_steady=%.1f\n",
             vkcu_path_name(r->path), (long long)r->frames_in, (long long)r->frames_out, (long long)r->frames_corrupt,
             r->seconds, r->fps, r->fps_steady);
+    fprintf(out, "stats: frames: decoded=%lld dropped=%lld duplicated=%lld rescaled=%lld concealed=%lld "
+            "format_changes=%lld\n", (long long)r->frames_in, (long long)r->frames_dropped,
+            (long long)r->frames_duplicated, (long long)r->frames_rescaled, (long long)r->frames_concealed,
+            (long long)r->format_changes);
     fprintf(out, "stats: setup=%.3fs (job start to first decoded frame)\n", r->setup_seconds);
     if (r->setup_vk_device[0])
         fprintf(out, "stats: setup ms: vk_instance=%.0f vk_device=%.0f cuda=%.0f (on their own threads, beside) "
@@ -106,6 +112,10 @@ static int transcode_apply(void *ctx, const cli_option *o, const char *arg, cons
 {
     transcode_args *t = ctx;
     if (!o) {
+        /* "vkcu in.mp4 out.mkv": an output written as ffmpeg's last operand */
+        if (t->input && access(arg, F_OK) != 0 && vkcu_container_of(arg))
+            return cli_usage_error("'%s' does not exist, and it is not an input: did you mean: vkcu %s -o %s", arg,
+                                   t->input, arg);
         if (t->input)
             return cli_usage_error("more than one input ('%s' and '%s'); use 'vkcu batch' for many files", t->input,
                                    arg);
@@ -142,8 +152,14 @@ int cli_main_transcode(int argc, char **argv)
         return cli_usage_error("no input file");
     if (!p->j.output && p->j.sink != VKCU_SINK_NULL)
         return cli_usage_error("no output: add -o OUTPUT");
-    if (t.no_overwrite)
-        p->j.overwrite = 0;
+    /* As gzip and zstd: compressed video is no text for a terminal. */
+    if (p->j.output && !strcmp(p->j.output, "-") && p->j.sink == VKCU_SINK_ENCODE && isatty(STDOUT_FILENO))
+        return cli_usage_error("-o -: standard output is a terminal, and video is not text: redirect it to a file "
+                               "(> out.nut) or pipe it (| ffplay -)");
+    /* As ffmpeg: the pair is refused, whatever their order. */
+    if (t.no_overwrite && p->j.overwrite)
+        return cli_usage_error("-y and -n contradict each other (-y replaces an existing output, -n never does): "
+                               "give one of them");
     p->j.input = t.input;
     cli_install_signals();
     vkcu_job_result r;
@@ -188,6 +204,7 @@ static int hash_apply(void *ctx, const cli_option *o, const char *arg, const cli
         h->p.j.hash_format = formats[v->i];
         h->format_set = 1;
         return 0;
+    case OPT_TIMING: h->p.j.timing = v->i ? VKCU_TIMING_DECODED : VKCU_TIMING_FFMPEG; return 0;
     default: return cli_job_apply(&h->p, CLI_HASH, o, arg, v);
     }
 }
@@ -236,12 +253,49 @@ int cli_main_probe(int argc, char **argv)
     return ret < 0 ? cli_exit_code(ret) : 0;
 }
 
+/* One rule for every verb's standard output, checked once at the end (the
+ * library and the verbs write their lines through stdout's buffer): a
+ * reader that went away (`| head`) ends the command quietly, keeping its
+ * exit code; any other write error (a full disk, /dev/full) is exit 4. */
+static int finish_stdout(int ret)
+{
+    errno = 0;
+    int bad = fflush(stdout) != 0 || ferror(stdout);
+    int e = errno, gone = bad && vkcu_stream_reader_gone(stdout);
+    if (fclose(stdout) != 0 && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    if (!bad || gone)
+        return ret;
+    fprintf(stderr, "vkcu: error: cannot write to standard output: %s\n", e ? strerror(e) : "write error (disk full?)");
+    return ret == 0 || ret == VKCU_EXIT_MISMATCH ? VKCU_EXIT_OUTPUT : ret;
+}
+
 typedef int (*verb_main)(int argc, char **argv);
 static const verb_main verb_mains[CLI_NB_VERBS] = {
     [CLI_TRANSCODE] = cli_main_transcode, [CLI_PROBE] = cli_main_probe,   [CLI_FORMATS] = cli_main_formats,
     [CLI_HASH] = cli_main_hash,           [CLI_COMPARE] = cli_main_compare, [CLI_VERIFY] = cli_main_verify,
     [CLI_BATCH] = cli_main_batch,         [CLI_PIPELINES] = cli_main_pipelines,
 };
+
+/* `vkcu help [VERB]`, as git answers it: the same text as --help. */
+static int help_verb(const char *name)
+{
+    if (!name || !strcmp(name, "vkcu")) {
+        cli_print_help(CLI_TRANSCODE, stdout);
+        return 0;
+    }
+    enum cli_verb_id verb = cli_verb_by_name(name);
+    if (verb != CLI_NB_VERBS) {
+        cli_print_help(verb, stdout);
+        return 0;
+    }
+    const char *near = cli_nearest_verb(name);
+    if (near)
+        return cli_usage_error("help: '%s' is not a verb: did you mean 'vkcu help %s'?", name, near);
+    return cli_usage_error("help: '%s' is not a verb ('vkcu help' lists them)", name);
+}
 
 int main(int argc, char **argv)
 {
@@ -252,12 +306,14 @@ int main(int argc, char **argv)
         cli_print_help(CLI_TRANSCODE, stderr);
         return VKCU_EXIT_USAGE;
     }
+    if (!strcmp(argv[1], "help") && argc <= 3 && (argc == 2 || argv[2][0] != '-'))
+        return help_verb(argc == 3 ? argv[2] : NULL);
     enum cli_verb_id verb = cli_verb_by_name(argv[1]);
     if (verb != CLI_NB_VERBS)
-        return verb_mains[verb](argc - 1, argv + 1);
+        return finish_stdout(verb_mains[verb](argc - 1, argv + 1));
     /* "vkcu hsah x": not a file, but nearly a verb */
     const char *near = argv[1][0] != '-' && access(argv[1], F_OK) != 0 ? cli_nearest_verb(argv[1]) : NULL;
     if (near)
         return cli_usage_error("'%s' is neither a file nor a verb: did you mean 'vkcu %s'?", argv[1], near);
-    return cli_main_transcode(argc, argv);
+    return finish_stdout(cli_main_transcode(argc, argv));
 }

@@ -355,6 +355,7 @@ static int batch_apply(void *ctx, const cli_option *o, const char *arg, const cl
     case OPT_RESUME: bs->resume = 1; break;
     case OPT_OVERWRITE: bs->overwrite = 1; break;
     case OPT_DRY_RUN: bs->dry_run = 1; break;
+    case OPT_ALL_FILES: bs->all_files = 1; break;
     case OPT_JOBS: bs->jobs = (int)v->i; break;
     case OPT_INCLUDE: a->include[bs->nb_include++] = arg; break;
     case OPT_EXCLUDE: a->exclude[bs->nb_exclude++] = arg; break;
@@ -397,7 +398,7 @@ static void batch_progress(void *opaque, const vkcu_batch_progress *pr)
     }
     pthread_mutex_lock(&batch_term_lock);
     fprintf(stderr, "\rbatch: %d/%d files (%d running, %d failed), %lld frames, %.1f fps, ETA %s   ", pr->finished,
-            pr->total, pr->running, pr->failed, (long long)pr->frames, pr->fps, eta);
+            pr->total, pr->running, pr->failed, (long long)(pr->frames + pr->frames_running), pr->fps, eta);
     if (pr->final)
         fputc('\n', stderr);
     fflush(stderr);
@@ -430,6 +431,7 @@ static void plan_line(const vkcu_batch_file *f)
         break;
     }
     case VKCU_BATCH_REASON_EXISTS: fputs("  # exists (use --resume or -y)", stdout); break;
+    case VKCU_BATCH_REASON_NOT_MEDIA: printf("  # %s (--all-files takes it)", f->detail); break;
     default: break;
     }
     fputc('\n', stdout);
@@ -570,7 +572,7 @@ int cli_main_batch(int argc, char **argv)
     cli_install_signals();
     vkcu_batch_result r;
     int err_code = vkcu_batch_run(ctx, &bs, &r);
-    if (bs.dry_run && err_code >= 0) {
+    if (bs.dry_run && (err_code >= 0 || r.total > 0)) { /* a plan with failures exits as the run would */
         fflush(stdout);
         fprintf(stderr, "batch: dry run: %d to process, %d to skip, %d would fail (shard %d/%d, %d files)\n",
                 r.planned, r.skipped, r.failed, bs.shard_index, bs.shard_count, r.total);

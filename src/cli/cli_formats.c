@@ -3,6 +3,8 @@
  * `vkcu --version` and `vkcu formats`: what this build and this machine can
  * do. The FFmpeg build decides which inputs open at all; the GPU here
  * decides which of them decode in Vulkan Video rather than in software.
+ * What the build writes (encoders, muxers) comes from the library's lists
+ * (vkcu/formats.h), the ones its checks and the completion use.
  */
 #include <stdio.h>
 #include <string.h>
@@ -129,6 +131,74 @@ static void list_containers(void)
     printf("%d demuxers\n", n);
 }
 
+/* "label word word ...", wrapped at 79 columns under column 24. */
+static void print_wrapped(const char *label, const char *words)
+{
+    int col = printf("%23s %s", "", label);
+    for (const char *p = words; *p;) {
+        p += strspn(p, " ");
+        int len = (int)strcspn(p, " ");
+        if (!len)
+            break;
+        if (col + 1 + len > 79)
+            col = printf("\n%*s", 24 + (int)strlen(label), "") - 1;
+        col += printf(" %.*s", len, p);
+        p += len;
+    }
+    putchar('\n');
+}
+
+/* What this build writes, from the library's lists (vkcu/formats.h): the
+ * encoders --encoder takes, each with its pixel formats and whether it runs
+ * on a GPU (FFmpeg's own description of the encoder), then the others. */
+static void list_encoders(void)
+{
+    vkcu_encoder_info e;
+    int n = 0, gpu = 0;
+    printf("Video encoders (--encoder NAME; GPU: runs on the GPU, through FFmpeg's device named after it; the\n"
+           "others run on the CPU):\n");
+    for (int i = 0; vkcu_encoder_get(i, &e) == 0; i++) {
+        if (strcmp(e.media, "video"))
+            continue;
+        printf("  %-4s %-16s %-12s %s%s%s%s\n", e.gpu ? "GPU" : "", e.name, e.codec, e.description, e.gpu ? " [" : "",
+               e.gpu ? e.gpu : "", e.gpu ? "]" : "");
+        print_wrapped("pixel formats:", e.pix_fmts[0] ? e.pix_fmts : "(not listed by the encoder)");
+        n++;
+        gpu += e.gpu != NULL;
+    }
+    printf("%d video encoders, %d of them on the GPU\n", n, gpu);
+    for (int pass = 0; pass < 2; pass++) {
+        const char *media = pass ? "subtitle" : "audio";
+        int shown = 0;
+        for (int i = 0; vkcu_encoder_get(i, &e) == 0; i++)
+            if (!strcmp(e.media, media))
+                printf("%s%s", shown++ ? ", " : pass ? "Subtitle encoders: " : "Audio encoders: ", e.name);
+        if (shown)
+            putchar('\n');
+    }
+    putchar('\n');
+}
+
+static void list_muxers(void)
+{
+    vkcu_container_info c;
+    int n = 0;
+    printf("Containers this build writes (muxers: -o FILE picks one by its extension, -f NAME by name;\n"
+           "auto: the encoder --encoder auto picks for it, -: none, name one or it holds no video):\n");
+    printf("  %-16s %-20s %-16s %s\n", "name", "extensions", "auto", "description");
+    for (int i = 0; vkcu_container_get(i, &c) == 0; i++) {
+        char ext[21];
+        size_t len = strlen(c.extensions);
+        int cut = 16; /* a long list: its first names, cut at a comma */
+        while (len > 20 && cut > 0 && c.extensions[cut] != ',')
+            cut--;
+        snprintf(ext, sizeof(ext), len > 20 ? "%.*s,..." : "%.*s", len > 20 ? cut : 20, len ? c.extensions : "-");
+        printf("  %-16s %-20s %-16s %s\n", c.name, ext, c.encoder ? c.encoder : "-", c.description);
+        n++;
+    }
+    printf("%d muxers\n", n);
+}
+
 int cli_main_formats(int argc, char **argv)
 {
     int ret = cli_parse(CLI_FORMATS, argc, argv, cli_apply_no_operands, "formats");
@@ -138,5 +208,8 @@ int cli_main_formats(int argc, char **argv)
     vkcu_probe_summary(&info);
     list_video_codecs(&info);
     list_containers();
+    putchar('\n');
+    list_encoders();
+    list_muxers();
     return 0;
 }

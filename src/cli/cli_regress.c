@@ -22,6 +22,7 @@ typedef struct compare_args {
     const char *inputs[2];
     const char *chain_a, *chain_b;
     int nb_inputs;
+    int quiet; /* -q: the verdict alone */
 } compare_args;
 
 static int compare_apply(void *ctx, const cli_option *o, const char *arg, const cli_value *v)
@@ -49,6 +50,11 @@ static int compare_apply(void *ctx, const cli_option *o, const char *arg, const 
     case OPT_SCALE: c->cj.scale = 1; break;
     case OPT_VMAF: c->cj.vmaf = 1; break;
     case OPT_OVERWRITE: c->cj.overwrite = 1; break;
+    case OPT_QUIET:
+        c->quiet = 1;
+        return cli_job_apply(&c->job, CLI_COMPARE, o, arg, v);
+    case OPT_TIMING: c->cj.timing = v->i ? VKCU_TIMING_DECODED : VKCU_TIMING_FFMPEG; break;
+    case OPT_EXCLUDE_CONCEALED: c->cj.exclude_concealed = 1; break;
     default: return cli_job_apply(&c->job, CLI_COMPARE, o, arg, v);
     }
     return 0;
@@ -76,7 +82,13 @@ int cli_main_compare(int argc, char **argv)
     cj->frame_count = c.job.j.frame_count;
     cj->max_frames = c.job.j.max_frames;
     cj->strict = c.job.j.strict;
-    cj->report = stdout;
+    cj->pipeline_file = c.job.j.pipeline_file;
+    /* A file written to standard output ("-") keeps it to itself. */
+    cj->report = c.quiet ? NULL : stdout;
+    const char *files[] = { cj->csv, cj->json, cj->report_html, cj->diff_image };
+    for (int k = 0; k < 4; k++)
+        if (files[k] && !strcmp(files[k], "-"))
+            cj->report = c.quiet ? NULL : stderr;
     cli_install_signals();
     vkcu_context *ctx = NULL;
     vkcu_compare_result r;
@@ -87,7 +99,9 @@ int cli_main_compare(int argc, char **argv)
     fflush(stdout);
     if (ret < 0 && ret != VKCU_ERR_MISMATCH)
         return cli_exit_code(ret); /* the library has said why */
-    if (ret == VKCU_ERR_MISMATCH)
+    if (c.quiet)
+        printf("%s\n", r.verdict); /* on standard output, where the report would have ended with it */
+    else if (ret == VKCU_ERR_MISMATCH)
         fprintf(stderr, "vkcu: %s vs %s: %s\n", cj->a, cj->b, r.verdict);
     return ret < 0 ? VKCU_EXIT_MISMATCH : 0;
 }
@@ -123,6 +137,8 @@ static int verify_apply(void *ctx, const cli_option *o, const char *arg, const c
     case OPT_UPDATE: a->vj.update = 1; break;
     case OPT_ALLOW_OUTSIDE: a->vj.allow_outside = 1; break;
     case OPT_OVERWRITE: a->vj.overwrite = 1; break;
+    case OPT_TIMING: a->vj.timing = v->i ? VKCU_TIMING_DECODED : VKCU_TIMING_FFMPEG; break;
+    case OPT_EXCLUDE_CONCEALED: a->vj.exclude_concealed = 1; break;
     case OPT_CASE:
         if (a->nb_cases == VERIFY_MAX)
             return cli_usage_error("verify: more than %d --case options", VERIFY_MAX);
@@ -154,6 +170,10 @@ int cli_main_verify(int argc, char **argv)
     vj->cases = a.cases;
     vj->nb_cases = a.nb_cases;
     vj->out = stdout;
+    const char *files[] = { vj->junit, vj->summary, vj->html };
+    for (int k = 0; k < 3; k++)
+        if (files[k] && !strcmp(files[k], "-"))
+            vj->out = stderr; /* that file has standard output to itself */
     cli_install_signals();
     vkcu_context *ctx = NULL;
     ret = cli_open_context(&a.base, &ctx);

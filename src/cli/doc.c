@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "opts.h"
+#include <vkcu/chain.h>
+#include <vkcu/formats.h>
 #include <vkcu/version.h>
 
 #define HELP_WIDTH 79
@@ -402,6 +404,45 @@ static void choice_words(const char *choices, char *buf, size_t size)
     buf[n ? n - 1 : 0] = 0;
 }
 
+/* The words that complete an option's value where the library has the
+ * list (the parser takes any name the library takes): video encoders for
+ * --encoder, containers that hold video for -f. 0 when the option has none. */
+static int value_words(const cli_option *o, FILE *out)
+{
+    if (o->id == OPT_ENCODER) {
+        vkcu_encoder_info e;
+        fputs(") words='auto", out);
+        for (int i = 0; vkcu_encoder_get(i, &e) == 0; i++)
+            if (!strcmp(e.media, "video"))
+                fprintf(out, " %s", e.name);
+        fputs("' ;;\n", out);
+        return 1;
+    }
+    if (o->id == OPT_AUDIO_ENCODER) {
+        vkcu_encoder_info e;
+        fputs(") words='auto copy", out);
+        for (int i = 0; vkcu_encoder_get(i, &e) == 0; i++)
+            if (!strcmp(e.media, "audio"))
+                fprintf(out, " %s", e.name);
+        fputs("' ;;\n", out);
+        return 1;
+    }
+    if (o->id == OPT_FORMAT) {
+        vkcu_container_info c;
+        fputs(") words='y4m mkv", out); /* the aliases the library takes */
+        for (int i = 0; vkcu_container_get(i, &c) == 0; i++)
+            if (c.encoder)
+                fprintf(out, " %s", c.name);
+        fputs("' ;;\n", out);
+        return 1;
+    }
+    if (o->id == OPT_PRESET) {
+        fputs(") what=encoder-preset ;;\n", out);
+        return 1;
+    }
+    return 0;
+}
+
 static void completion_verb(enum cli_verb_id verb, const char *const *ops, FILE *out)
 {
     fprintf(out, "    %s)\n        opts='", verb == CLI_TRANSCODE ? "vkcu" : cli_verb_docs[verb].name);
@@ -443,7 +484,7 @@ static void completion_verb(enum cli_verb_id verb, const char *const *ops, FILE 
                 for (int k = 0; ops && ops[k]; k++)
                     fprintf(out, "%s%s", k ? " " : "", ops[k]);
                 fputs("' ;;\n", out);
-            } else {
+            } else if (!value_words(o, out)) {
                 fputs(") return 0 ;;\n", out);
             }
         }
@@ -451,15 +492,54 @@ static void completion_verb(enum cli_verb_id verb, const char *const *ops, FILE 
     fputs("        esac ;;\n", out);
 }
 
+/* Shell functions with the library's lists: each operator's keys, and each
+ * encoder's named presets. */
+static void completion_lists(const char *const *ops, FILE *out)
+{
+    fputs("_vkcu_ops='", out);
+    for (int k = 0; ops && ops[k]; k++)
+        fprintf(out, "%s%s", k ? " " : "", ops[k]);
+    fputs("'\n_vkcu_op_keys() {\n    # each operator's keys, in the order values without a key take them\n"
+          "    case $1 in\n", out);
+    for (int k = 0; ops && ops[k]; k++) {
+        if (!vkcu_operator_key(ops[k], 0))
+            continue;
+        fprintf(out, "    %s) echo '", ops[k]);
+        for (int i = 0; vkcu_operator_key(ops[k], i); i++)
+            fprintf(out, "%s%s", i ? " " : "", vkcu_operator_key(ops[k], i));
+        fputs("' ;;\n", out);
+    }
+    fputs("    esac\n}\n"
+          "_vkcu_encoder_presets() {\n    # each encoder's named presets (--preset)\n    case $1 in\n", out);
+    vkcu_encoder_info e;
+    for (int i = 0; vkcu_encoder_get(i, &e) == 0; i++) {
+        if (strcmp(e.media, "video") || !vkcu_encoder_choice(e.name, "preset", 0))
+            continue;
+        fprintf(out, "    %s) echo '", e.name);
+        for (int k = 0; vkcu_encoder_choice(e.name, "preset", k); k++)
+            fprintf(out, "%s%s", k ? " " : "", vkcu_encoder_choice(e.name, "preset", k));
+        fputs("' ;;\n", out);
+    }
+    fputs("    esac\n}\n", out);
+}
+
 void cli_print_completion(const char *const *ops, FILE *out)
 {
     fputs("# bash completion for vkcu: generated from its option table by 'vkcu --generate completion';\n"
           "# do not edit. Completes verbs, each verb's options, option values (choices,\n"
-          "# files, preset names, operators) and the operands (files, or folders for batch).\n"
+          "# files, preset names, operators and their keys, encoders, containers, encoder\n"
+          "# presets) and the operands (files, or folders for batch).\n"
           "_vkcu_presets() {\n"
-          "    # 'vkcu pipelines' lists the presets, then a blank line, then the operators\n"
-          "    \"$1\" pipelines 2> /dev/null | sed -n '/^$/q; s/^\\([^ ]*\\) .*/\\1/p'\n"
-          "}\n"
+          "    # 'vkcu pipelines' lists the presets, then a blank line, then the operators.\n"
+          "    # The command as typed: a leading ~ is not expanded in COMP_WORDS.\n"
+          "    local vkcu=$1\n"
+          "    [[ $vkcu == \"~/\"* ]] && vkcu=$HOME/${vkcu#\"~/\"}\n"
+          "    command -v \"$vkcu\" > /dev/null 2>&1 || vkcu=vkcu\n"
+          "    \"$vkcu\" pipelines 2> /dev/null | sed -n '/^$/q; s/^\\([^ ]*\\) .*/\\1/p'\n"
+          "}\n",
+          out);
+    completion_lists(ops, out);
+    fputs(
           "_vkcu() {\n"
           "    local cur=${COMP_WORDS[COMP_CWORD]} prev= verb=vkcu opts= words= what= i\n"
           "    [ \"$COMP_CWORD\" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD-1]}\n"
@@ -479,7 +559,7 @@ void cli_print_completion(const char *const *ops, FILE *out)
     fputs("        ", out);
     for (int v = 1; v < CLI_NB_VERBS; v++)
         fprintf(out, "%s%s", v > 1 ? "|" : "", cli_verb_docs[v].name);
-    fputs(") verb=${COMP_WORDS[1]} ;;\n"
+    fputs("|help) verb=${COMP_WORDS[1]} ;;\n"
           "        esac\n"
           "    fi\n"
           "    case $verb in\n",
@@ -487,12 +567,47 @@ void cli_print_completion(const char *const *ops, FILE *out)
     for (int v = 0; v < CLI_NB_VERBS; v++)
         completion_verb((enum cli_verb_id)v, ops, out);
     fputs("    esac\n"
+          "    # A chain's text: bash splits it at '=' and ':' (COMP_WORDBREAKS), so it\n"
+          "    # is read back from the line up to the cursor.\n"
+          "    local chain=\n"
+          "    if [ -n \"${COMP_LINE:-}\" ]; then\n"
+          "        local upto=${COMP_LINE:0:${COMP_POINT:-${#COMP_LINE}}} lastw before\n"
+          "        lastw=${upto##*[[:space:]]}\n"
+          "        before=${upto%\"$lastw\"}\n"
+          "        before=${before%\"${before##*[![:space:]]}\"}\n"
+          "        case $lastw in\n"
+          "        --chain=*|--chain-a=*|--chain-b=*) chain=${lastw#*=} ;;\n"
+          "        *) case ${before##*[[:space:]]} in --chain|--chain-a|--chain-b) chain=$lastw ;; esac ;;\n"
+          "        esac\n"
+          "        [[ $chain == *[=:]* ]] && what=chain && words=$_vkcu_ops\n"
+          "    fi\n"
           "    if [ \"$what\" = chain ]; then\n"
-          "        # an operator name at the start and after each ','\n"
-          "        local pre=\n"
-          "        [[ $cur == *,* ]] && pre=${cur%,*},\n"
-          "        COMPREPLY=($(compgen -P \"$pre\" -W \"$words\" -- \"${cur##*,}\"))\n"
+          "        [ -n \"$chain\" ] || chain=$cur\n"
+          "        local seg=${chain##*,}\n"
+          "        if [[ $seg == *=* ]]; then\n"
+          "            # a key of the operator, after 'name=' or ':'\n"
+          "            local op=${seg%%=*} part=${seg##*[=:]}\n"
+          "            local head=${seg%\"$part\"}\n"
+          "            [ \"$head\" = \"$op=\" ] || [[ $head == *: ]] &&\n"
+          "                COMPREPLY=($(compgen -S = -W \"$(_vkcu_op_keys \"$op\")\" -- \"$part\"))\n"
+          "        else\n"
+          "            # an operator name at the start and after each ','\n"
+          "            local pre=\n"
+          "            [[ $cur == *,* ]] && pre=${cur%,*},\n"
+          "            COMPREPLY=($(compgen -P \"$pre\" -W \"$words\" -- \"${cur##*,}\"))\n"
+          "        fi\n"
           "        compopt -o nospace 2> /dev/null\n"
+          "        return 0\n"
+          "    elif [ \"$what\" = encoder-preset ]; then\n"
+          "        # the presets of the --encoder given (auto: libx264 for most containers)\n"
+          "        local enc=libx264\n"
+          "        for ((i = 1; i < COMP_CWORD; i++)); do\n"
+          "            if [ \"${COMP_WORDS[i]}\" = --encoder ]; then\n"
+          "                enc=${COMP_WORDS[i+1]}\n"
+          "                [ \"$enc\" = = ] && enc=${COMP_WORDS[i+2]}\n"
+          "            fi\n"
+          "        done\n"
+          "        COMPREPLY=($(compgen -W \"$(_vkcu_encoder_presets \"$enc\")\" -- \"$cur\"))\n"
           "        return 0\n"
           "    elif [ -n \"$words\" ]; then\n"
           "        COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n"
@@ -518,10 +633,15 @@ void cli_print_completion(const char *const *ops, FILE *out)
           out);
     for (int v = 1; v < CLI_NB_VERBS; v++)
         fprintf(out, "%s%s", v > 1 ? " " : "", cli_verb_docs[v].name);
-    fputs("' -- \"$cur\"))\n"
+    fputs(" help' -- \"$cur\"))\n"
           "    fi\n"
           "    case $verb in\n"
           "    probe|formats) ;;\n"
+          "    help) [ \"$COMP_CWORD\" = 2 ] && COMPREPLY=($(compgen -W '",
+          out);
+    for (int v = 1; v < CLI_NB_VERBS; v++)
+        fprintf(out, "%s%s", v > 1 ? " " : "", cli_verb_docs[v].name);
+    fputs("' -- \"$cur\")) ;;\n"
           "    pipelines) COMPREPLY+=($(compgen -W \"$(_vkcu_presets \"${COMP_WORDS[0]}\")\" -- \"$cur\")) ;;\n"
           "    batch) compopt -o dirnames 2> /dev/null; COMPREPLY+=($(compgen -d -- \"$cur\")) ;;\n"
           "    *) compopt -o filenames 2> /dev/null; COMPREPLY+=($(compgen -f -- \"$cur\")) ;;\n"

@@ -56,6 +56,10 @@ static const ffmpeg_hint ffmpeg_hints[] = {
     { "-codec:v", "encoder", "--encoder NAME" },
     { "-vcodec", "encoder", "--encoder NAME" },
     { "-c", "encoder", "--encoder NAME" },
+    { "-an", "no-audio", "--no-audio" },
+    { "-c:a", "audio-encoder", "--audio-encoder NAME" },
+    { "-codec:a", "audio-encoder", "--audio-encoder NAME" },
+    { "-acodec", "audio-encoder", "--audio-encoder NAME" },
     { "-b:v", "bitrate", "--bitrate B" },
     { "-b", "bitrate", "--bitrate B" },
     { "-vf", "chain", "--chain TEXT, with vkcu's operators ('vkcu pipelines' lists them)" },
@@ -80,6 +84,18 @@ static const ffmpeg_hint ffmpeg_hints[] = {
     { "-q:v", "crf", "--crf N" },
     { "-hide_banner", NULL, "vkcu prints no banner" },
     { "-nostdin", NULL, "vkcu does not read the terminal" },
+};
+
+/* One thing named differently by two verbs: `name` (another verb's option)
+ * is this verb's `option`. */
+typedef struct cli_synonym {
+    enum cli_verb_id verb;
+    const char *name, *option; /* long names without "--" */
+} cli_synonym;
+
+static const cli_synonym synonyms[] = {
+    { CLI_COMPARE, "html", "report" }, /* verify's one-page --html is compare's --report */
+    { CLI_VERIFY, "report", "html" },
 };
 
 /* The verb being parsed, for "see vkcu VERB --help". */
@@ -294,6 +310,15 @@ static int unknown_option(enum cli_verb_id verb, const char *arg)
     if (o && name[1] != '-') /* "-frames": ffmpeg's single dash */
         return cli_usage_error("%sunknown option '%s': did you mean --%s?", pre, name, o->name);
     unsigned elsewhere = name[1] != '-' && !name[2] ? verbs_with_short(name[1]) : verbs_with_long(bare);
+    for (size_t k = 0; name[1] == '-' && k < sizeof(synonyms) / sizeof(synonyms[0]); k++) {
+        const cli_option *mine = synonyms[k].verb == verb && !strcmp(synonyms[k].name, bare)
+                                     ? cli_find_option(verb, synonyms[k].option) : NULL;
+        if (!mine)
+            continue;
+        verb_list(elsewhere, verbs, sizeof(verbs));
+        return cli_usage_error("%sunknown option '%s': did you mean --%s %s? ('%s' is an option of %s)", pre, name,
+                               mine->name, mine->metavar ? mine->metavar : "", name, verbs);
+    }
     if (elsewhere) {
         verb_list(elsewhere, verbs, sizeof(verbs));
         return cli_usage_error("%sunknown option '%s': it is an option of %s", pre, name, verbs);
@@ -345,11 +370,18 @@ static int parse_time(const char *opt, const char *v, double *seconds, int64_t *
     }
     double total = 0;
     const char *p = v;
+    int colons = 0;
+    for (const char *c = v; *c; c++)
+        colons += *c == ':';
     for (int k = 0; k < 3; k++) {
         size_t len = strcspn(p, ":");
         double x;
         if (!copy_part(part, sizeof(part), p, len) || vkcu_parse_number(part, 0, TIME_MAX_SECONDS, &x) < 0)
             break;
+        /* "1:99" is a typo, not 159 s: only the first field may pass 59 */
+        if (k > 0 && colons <= 2 && x >= 60)
+            return cli_usage_error("%s: '%s' has %s above 59 (in [HH:]MM:SS only the first field may be; "
+                                   "or give the time in seconds)", opt, v, k == colons ? "seconds" : "minutes");
         total = total * 60 + x;
         if (!p[len]) {
             if (total > TIME_MAX_SECONDS)

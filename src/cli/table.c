@@ -50,7 +50,8 @@ const cli_option cli_options[] = {
     { OPT_OVERWRITE, NULL, 'y', CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
       "replace an existing output (never an input; default: refuse)", T, CLI_G_OUTPUT, 0, "overwrite" },
     { OPT_NO_OVERWRITE, NULL, 'n', CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
-      "never replace an existing output, even after -y", T, CLI_G_OUTPUT, 0, NULL },
+      "never replace an existing output (the default; refused together with -y, as ffmpeg does)", T, CLI_G_OUTPUT, 0,
+      NULL },
     { OPT_KEEP_PARTIAL, "keep-partial", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
       "keep what was written when the job fails or is interrupted", T, CLI_G_OUTPUT, 0, "keep_partial" },
     { OPT_NULL, "null", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL, "process but write nothing (benchmarks)", T,
@@ -60,14 +61,16 @@ const cli_option cli_options[] = {
 
     /* encoder (transcode, batch) */
     { OPT_ENCODER, "encoder", 0, CLI_ARG_TEXT, "NAME", 0, 0, NULL, "auto",
-      "auto (by the output's extension), libx264, libx265, libsvtav1, ffv1, rawvideo, or h264_vulkan/hevc_vulkan "
-      "(GPUs with a Vulkan video encode queue; exit 5 if none)", ENCODE_VERBS, CLI_G_ENCODE, 0, "encoder" },
+      "auto (by the output's extension), or any video encoder 'vkcu formats' lists: libx264, libx265, libsvtav1, "
+      "libvpx-vp9, libaom-av1, ffv1, prores_ks, rawvideo, ..., h264_vulkan/hevc_vulkan (GPUs with a Vulkan video "
+      "encode queue; exit 5 if none)", ENCODE_VERBS, CLI_G_ENCODE, 0, "encoder" },
     { OPT_CRF, "crf", 0, CLI_ARG_INT, "N", 0, VKCU_CRF_MAX, NULL, NULL, "constant quality (the encoder's default if not given)",
       ENCODE_VERBS, CLI_G_ENCODE, 0, "crf" },
     { OPT_BITRATE, "bitrate", 0, CLI_ARG_BITRATE, "B", 0, 0, NULL, NULL,
       "target bitrate in bit/s, with k, M or G (e.g. 4M, 800k)", ENCODE_VERBS, CLI_G_ENCODE, 0, "bitrate" },
     { OPT_PRESET, "preset", 0, CLI_ARG_TEXT, "P", 0, 0, NULL, NULL,
-      "the encoder's speed preset (libx264: ultrafast ... veryslow)", ENCODE_VERBS, CLI_G_ENCODE, 0, "preset" },
+      "the encoder's speed preset (libx264, libx265: ultrafast ... placebo; checked against the encoder's list)",
+      ENCODE_VERBS, CLI_G_ENCODE, 0, "preset" },
     { OPT_GOP, "gop", 0, CLI_ARG_INT, "N", 0, VKCU_GOP_MAX, NULL, "0",
       "frames between key frames; 0: the encoder's default", ENCODE_VERBS, CLI_G_ENCODE, 0, "gop" },
     { OPT_ENCODER_OPT, "encoder-opt", 0, CLI_ARG_TEXT, "K=V[:K=V]", 0, 0, NULL, NULL,
@@ -78,6 +81,13 @@ const cli_option cli_options[] = {
     { OPT_ENCODE_WORKERS, "encode-workers", 0, CLI_ARG_INT, "N", 1, 64, NULL, NULL,
       "FFV1: encode N GOPs at once, output identical to one encoder (default: about one per 4 cores; "
       "1: one encoder)", ENCODE_VERBS, CLI_G_ENCODE, 0, "encode_workers" },
+
+    { OPT_NO_AUDIO, "no-audio", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
+      "no audio in the output (ffmpeg's -an)", ENCODE_VERBS, CLI_G_ENCODE, 0, "no_audio" },
+    { OPT_AUDIO_ENCODER, "audio-encoder", 0, CLI_ARG_TEXT, "NAME", 0, 0, NULL, "auto",
+      "auto: copy the audio where the container holds it, else encode it with one it holds (opus into .webm); "
+      "copy: copy or drop; or an audio encoder 'vkcu formats' lists (aac, opus, ac3, pcm_s16le)", ENCODE_VERBS,
+      CLI_G_ENCODE, 0, "audio_encoder" },
 
     /* processing (job) */
     { OPT_BACKEND, "backend", 0, CLI_ARG_CHOICE, "gpu|cpu|auto", 0, 0, "cpu, gpu or auto", "auto",
@@ -100,7 +110,17 @@ const cli_option cli_options[] = {
     { OPT_VIDEO_STREAM, "video-stream", 0, CLI_ARG_INT, "N", 0, 1023, NULL, NULL,
       "process the Nth video stream, from 0 (default: FFmpeg's best)", RUN_VERBS, CLI_G_PROCESS, 0, "video_stream" },
     { OPT_STRICT, "strict", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
-      "a corrupt frame is an error (default: skipped with a warning)", JOB_VERBS, CLI_G_PROCESS, 0, "strict" },
+      "a damaged frame is an error (default: a frame the decoder concealed errors in is kept and marked "
+      "'concealed', an undecodable one skipped, each with a warning)", JOB_VERBS, CLI_G_PROCESS, 0, "strict" },
+    { OPT_TIMING, "timing", 0, CLI_ARG_CHOICE, "ffmpeg|decoded", 0, 0, "ffmpeg or decoded", "ffmpeg",
+      "which frames: ffmpeg, as 'ffmpeg -f framemd5' (frames on colliding timestamps dropped, other sizes scaled "
+      "to the first; a warning counts them); decoded, every frame as it leaves the decoder, at its own size "
+      "(= ffmpeg -fps_mode passthrough -noautoscale); verify: cases without a 'timing' key", H | C | V,
+      CLI_G_PROCESS, 0, "timing" },
+    { OPT_EXCLUDE_CONCEALED, "exclude-concealed", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
+      "frames marked concealed (decoded from damaged data, on either side) do not fail the verdict; they are "
+      "counted apart either way (verify: cases without a 'concealed' key)", C | V, CLI_G_PROCESS, 0,
+      "exclude_concealed" },
     { OPT_RING_SIZE, "ring-size", 0, CLI_ARG_INT, "K", VKCU_RING_SIZE_MIN, VKCU_RING_SIZE_MAX, NULL,
       RING_SIZE_DEFAULT_TEXT,
       "interop slots (frames in flight) on the GPU", RUN_VERBS, CLI_G_PROCESS, 0, "ring_size" },
@@ -110,8 +130,13 @@ const cli_option cli_options[] = {
       "GPU frames to the host: a CUDA copy, or the output ring read back by a Vulkan transfer (CUDA->Vulkan "
       "binary semaphores)", RUN_VERBS, CLI_G_PROCESS, 0, "vulkan_download" },
     { OPT_DECODE_THREADS, "decode-threads", 0, CLI_ARG_INT, "N", 1, 256, NULL, NULL,
-      "software decoder threads (default: one per core; hash, verify and compare use 1, so that damaged "
-      "streams decode the same on every run)", RUN_VERBS, CLI_G_PROCESS, 0, "decode_threads" },
+      "software decoder threads (default 1, in every verb: a damaged stream gives the same frames on every run; "
+      "N > 1 is faster and gives the same frames on clean streams only)", RUN_VERBS, CLI_G_PROCESS, 0,
+      "decode_threads" },
+    { OPT_DECODE_QUEUE, "decode-queue", 0, CLI_ARG_INT, "N", 0, VKCU_DECODE_QUEUE_MAX, NULL, NULL,
+      "submit every GPU decode on Vulkan video decode queue N (vkcu probe lists the queues and their claims; "
+      "default: the least-claimed queues, so that vkcu processes sharing a GPU use all of its decoders)",
+      RUN_VERBS, CLI_G_PROCESS, 0, "decode_queue" },
     { OPT_STALL_TIMEOUT, "stall-timeout", 0, CLI_ARG_INT, "S", 0, 3600, NULL, "10",
       "fail a stream whose decoder yields nothing for S seconds", RUN_VERBS, CLI_G_PROCESS, 0, "stall_timeout_ms" },
     { OPT_REQUIRE_GPU_DECODE, "require-gpu-decode", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
@@ -146,8 +171,9 @@ const cli_option cli_options[] = {
       "pass when every frame's PSNR (all planes) is at least DB", C, CLI_G_VERB, 0, "min_psnr" },
     { OPT_DIFF_IMAGE, "diff-image", 0, CLI_ARG_FILE, "FILE.png", 0, 0, NULL, NULL,
       "draw the worst frame's difference, amplified, with a scale", C, CLI_G_VERB, 0, "diff_image" },
-    { OPT_PER_FRAME, "per-frame", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
-      "one line per frame (default: differing frames only)", C, CLI_G_VERB, 0, "per_frame" },
+    { OPT_PER_FRAME, "per-frame", 'v', CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
+      "one line per frame (default: the summary, with a line for each frame outside the limits; -q: the verdict "
+      "alone)", C, CLI_G_VERB, 0, "per_frame" },
     { OPT_ALIGN, "align", 0, CLI_ARG_CHOICE, "start|pts|index", 0, 0, "start, pts or index", "start",
       "how frames pair: start takes each input's first frame as time zero; pts pairs equal timestamps as "
       "'vkcu hash' prints them; index pairs frame n with frame n", C, CLI_G_VERB, 0, "align" },
@@ -160,7 +186,9 @@ const cli_option cli_options[] = {
       "scale=W:H:flags=bicubic+accurate_rnd+bitexact)", C, CLI_G_VERB, 0, "scale" },
     { OPT_CSV, "csv", 0, CLI_ARG_FILE, "FILE", 0, 0, NULL, NULL,
       "one row per paired frame (pts, PSNR, SSIM, max diff, VMAF) as CSV", C, CLI_G_VERB, 0, "csv" },
-    { OPT_JSON, "json", 0, CLI_ARG_FILE, "FILE", 0, 0, NULL, NULL, "the same rows as JSON lines", C, CLI_G_VERB, 0, "json" },
+    { OPT_JSON, "json", 0, CLI_ARG_FILE, "FILE", 0, 0, NULL, NULL,
+      "the same rows as one JSON document: {\"a\", \"b\", \"align\", \"result\", \"frames\": [a row per pair]}", C,
+      CLI_G_VERB, 0, "json" },
     { OPT_VMAF, "vmaf", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
       "score every pair with libvmaf's default model (vmaf_v0.6.1), A the reference; per-frame lines then print "
       "at the end", C, CLI_G_VERB, 0, "vmaf" },
@@ -211,8 +239,12 @@ const cli_option cli_options[] = {
       "replace existing outputs (default: such a file fails)", B, CLI_G_VERB, 0, "overwrite" },
     { OPT_REPORT, "report", 0, CLI_ARG_FILE, "FILE", 0, 0, NULL, NULL, "JSON lines: one per file, then a summary line",
       B, CLI_G_VERB, 0, NULL },
-    { OPT_DRY_RUN, "dry-run", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL, "print what would be done; write nothing", B,
-      CLI_G_VERB, 0, NULL },
+    { OPT_DRY_RUN, "dry-run", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
+      "print what would be done; write nothing (the exit code is the one the run would have for the planned "
+      "failures)", B, CLI_G_VERB, 0, NULL },
+    { OPT_ALL_FILES, "all-files", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
+      "take every file (default: media files only, by extension or by their bytes; the others are skipped, "
+      "'not media')", B, CLI_G_VERB, 0, "all_files" },
     { OPT_DEVICES, "devices", 0, CLI_ARG_TEXT, "all|0,1,...", 0, 0, NULL, NULL,
       "stream slot w runs on CUDA device w % count (GPU backend)", B, CLI_G_VERB, 0, NULL },
     { OPT_SHARD, "shard", 0, CLI_ARG_TEXT, "i/N", 0, 0, NULL, NULL,
@@ -236,7 +268,7 @@ const int cli_nb_options = (int)(sizeof(cli_options) / sizeof(cli_options[0]));
 const cli_verb_doc cli_verb_docs[CLI_NB_VERBS] = {
     [CLI_TRANSCODE] = {
         "vkcu", "GPU video post-processing (Vulkan Video decode -> CUDA)",
-        "vkcu [options] INPUT -o OUTPUT\nvkcu VERB [options] ...   (vkcu VERB --help for each)",
+        "vkcu [options] INPUT -o OUTPUT\nvkcu VERB [options] ...   (vkcu VERB --help for each)\nvkcu help [VERB]",
         "Decodes INPUT (Vulkan Video on the GPU when it can, else in software), runs the operator chain "
         "(CUDA on the GPU backend, the same results on the CPU backend) and encodes the frames into OUTPUT. "
         "Nothing replaces an existing file without -y; an interrupted or failed job leaves no partial file.",
@@ -255,10 +287,12 @@ const cli_verb_doc cli_verb_docs[CLI_NB_VERBS] = {
         NULL,
     },
     [CLI_FORMATS] = {
-        "formats", "list the codecs and containers this build reads; which decode on the GPU here",
+        "formats", "list the codecs and containers this build reads and writes; which run on the GPU",
         "vkcu formats",
         "Lists the video codecs this build decodes, marking those that decode on this machine's GPU (Vulkan "
-        "Video), and the containers it reads.",
+        "Video), and the containers it reads; then the encoders it has, each video encoder with its pixel "
+        "formats and whether it runs on the GPU, and the containers it writes with the encoder --encoder auto "
+        "picks for each.",
         NULL,
         "  0 success   2 bad usage",
         NULL,
@@ -304,11 +338,12 @@ const cli_verb_doc cli_verb_docs[CLI_NB_VERBS] = {
     [CLI_BATCH] = {
         "batch", "process a folder: presets, concurrent streams, resume, report, shards",
         "vkcu batch IN_DIR OUT_DIR [options]",
-        "Processes every file of IN_DIR into OUT_DIR (same relative path, the extension the pipeline implies, "
-        "else .mkv), several streams at once. A failing file never stops the others; outputs appear only when "
-        "complete.",
-        "Progress (files, frames, fps, ETA) shows on a terminal; -q hides it. The summary line 'batch: N done, "
-        "N skipped, N failed' ends every run.",
+        "Processes every media file of IN_DIR into OUT_DIR (same relative path, the extension the pipeline "
+        "implies, else .mkv), several streams at once: a video container's extension, or bytes FFmpeg recognizes "
+        "as a container holding video; other files are skipped as 'not media' (--all-files takes them). A failing "
+        "file never stops the others; outputs appear only when complete.",
+        "Progress (files, frames of done and running files, fps, ETA) shows on a terminal; -q hides it. The "
+        "summary line 'batch: N done, N skipped, N failed' ends every run.",
         "  0 no file failed; else the most serious failure's: 130 > 5 > 4 > 2 > 3 > 1",
         "SLURM_ARRAY_TASK_ID\twith SLURM_ARRAY_TASK_COUNT: this task's shard, without --shard\n"
         "JOB_COMPLETION_INDEX\twith --shard-count or VKCU_SHARD_COUNT: this Kubernetes indexed Job's shard\n"

@@ -22,6 +22,7 @@
 #include <libavutil/error.h>
 
 #include "context.h"
+#include "encoders.h"
 #include "util/log.h"
 #include "stage.h"
 #include "vkcu.h"
@@ -50,6 +51,7 @@ void vkcu_default_settings(vkcu_settings *s)
     s->backend = VKCU_BACKEND_AUTO;
     s->ring_size = VKCU_RING_SIZE_DEFAULT;
     s->stall_timeout_ms = 10000;
+    s->decode_queue = -1;
 }
 
 void vkcu_default_job(vkcu_job *job)
@@ -99,6 +101,7 @@ static int check_settings(const vkcu_settings *s, char *err, size_t errlen)
     RANGE("vulkan_download", s->vulkan_download, 0, 1);
     RANGE("decode_threads", s->decode_threads, 0, 256);
     RANGE("encode_workers", s->encode_workers, 0, 64);
+    RANGE("decode_queue", s->decode_queue, -1, VKCU_DECODE_QUEUE_MAX);
     return 0;
 }
 
@@ -180,6 +183,11 @@ int vkcu_check_job(const vkcu_job *job, char *err, size_t errlen)
     RANGE("strict", job->strict, 0, 1);
     RANGE("require_gpu_decode", job->require_gpu_decode, 0, 1);
     RANGE("decode_only", job->decode_only, 0, 1);
+    RANGE("no_audio", job->no_audio, 0, 1);
+    RANGE("timing", job->timing, VKCU_TIMING_FFMPEG, VKCU_TIMING_DECODED);
+    if (job->timing != VKCU_TIMING_FFMPEG && job->sink != VKCU_SINK_HASH)
+        return vkcu_invalid(err, errlen, "%s: %s applies to hash lists only (the encoder takes one size, the frame "
+                            "callback every frame as decoded)", job->input, VKCU_SETTING_IS("timing", "decoded"));
     int ret = vkcu_check_trim(job->start_time, job->duration, job->start_frame, job->frame_count, err, errlen);
     if (ret < 0)
         return ret;
@@ -202,6 +210,9 @@ int vkcu_check_job(const vkcu_job *job, char *err, size_t errlen)
     if (job->hash_path && (job->sink != VKCU_SINK_HASH || !*job->hash_path))
         return vkcu_invalid(err, errlen, "%s: a hash file is given, but %s", job->input,
                             *job->hash_path ? "the sink is not the hash sink" : "its name is empty");
+    char enc_why[512];
+    if (vkcu_encode_check(job, enc_why, sizeof(enc_why)) < 0) /* the encoder, its container, its preset: before any input */
+        return vkcu_invalid(err, errlen, "%s", enc_why);
     if (job->decode_only && job->sink != VKCU_SINK_NULL)
         return vkcu_invalid(err, errlen, "%s: decode-only jobs write nothing: their sink must be the null sink", job->input);
     if (job->chain && *job->chain) {
@@ -228,6 +239,7 @@ void vkcu_context_job_params(const vkcu_context *c, vkcu_job_params *p)
     p->ring_size = s->ring_size;
     p->stall_timeout_ms = s->stall_timeout_ms;
     p->timeline_handoff = s->timeline_handoff;
+    p->decode_queue = s->decode_queue;
     p->download = s->vulkan_download ? VKCU_DOWNLOAD_VULKAN : VKCU_DOWNLOAD_CUDA;
     p->progress = s->progress_callback != NULL; /* the library draws nothing on its own */
     p->progress_cb = s->progress_callback;
@@ -253,6 +265,8 @@ void vkcu_context_describe(const vkcu_context *c, const vkcu_job *job, vkcu_job_
     p->gop = job->gop;
     p->encoder_opts = job->encoder_opts;
     p->faststart = job->faststart;
+    p->no_audio = job->no_audio;
+    p->audio_encoder = job->audio_encoder;
     p->overwrite = job->overwrite;
     p->keep_partial = job->keep_partial;
     p->strict = job->strict;
@@ -267,6 +281,8 @@ void vkcu_context_describe(const vkcu_context *c, const vkcu_job *job, vkcu_job_
     p->max_frames = job->max_frames;
     p->require_gpu_decode = job->require_gpu_decode;
     p->decode_only = job->decode_only;
+    p->pipeline_file = job->pipeline_file;
+    p->timing = job->timing;
     p->on_open = job->on_open;
     p->on_picture = job->on_frame;
     p->cb_opaque = job->callback_opaque;
@@ -277,20 +293,25 @@ void vkcu_context_describe(const vkcu_context *c, const vkcu_job *job, vkcu_job_
 static int run_to_hash_file(vkcu_job_params *p, const char *path, vkcu_job_result *r)
 {
     char tmp[PATH_MAX + 128];
-    const char *inputs[] = { p->input, NULL };
+    const char *inputs[] = { p->input, p->pipeline_file, NULL };
     int ret = vkcu_outfile_begin(path, p->overwrite, inputs, tmp, sizeof(tmp), r->error, sizeof(r->error));
     if (ret < 0)
         return ret;
-    FILE *f = fopen(tmp, "w");
+    FILE *f = vkcu_outfile_fopen(tmp, "w");
     if (!f) {
-        snprintf(r->error, sizeof(r->error), "%.400s: cannot create: %s", path, strerror(errno));
+        int e = errno;
         vkcu_outfile_abort(tmp);
+        if (e == EINTR && vkcu_stop_requested()) { /* a FIFO nobody opened for reading */
+            snprintf(r->error, sizeof(r->error), "%.400s: interrupted before it was opened", path);
+            return VKCU_ERR_INTERRUPT;
+        }
+        snprintf(r->error, sizeof(r->error), "%.400s: cannot create: %s", path, strerror(e));
         return VKCU_ERR_OUTPUT;
     }
     p->hash_out = f;
     p->hash_out_name = path;
     ret = vkcu_job_run(p, r);
-    if (fclose(f) != 0 && ret >= 0) {
+    if (vkcu_outfile_fclose(f, tmp) != 0 && ret >= 0) {
         snprintf(r->error, sizeof(r->error), "%.400s: write error", path);
         ret = VKCU_ERR_OUTPUT;
     }

@@ -18,6 +18,7 @@
 #include <libavutil/intreadwrite.h>
 #include <libavutil/pixdesc.h>
 
+#include "gpu/device.h"
 #include "gpu/vkdev.h"
 #include "util/format.h"
 #include "util/log.h"
@@ -51,7 +52,8 @@ int vkcu_decoder_vulkan_supported(const vkcu_demux *d, AVBufferRef *hw_device, c
     AVVulkanDeviceContext *vk = dev->hwctx;
     if (kind == VKCU_VK_DECODE_COMPUTE) {
         /* Its frames come in the stream's own format, which the ring must carry. */
-        if (par->format >= 0 && !vkcu_format_gpu_carries(par->format, why, whylen))
+        if (!vkcu_vk_compute_decode_ok(par->codec_id, par->format, why, whylen) ||
+            (par->format >= 0 && !vkcu_format_gpu_carries(par->format, why, whylen)))
             return 0;
         for (int i = 0; i < vk->nb_qf; i++)
             if (vk->qf[i].flags & VK_QUEUE_COMPUTE_BIT)
@@ -111,7 +113,10 @@ int vkcu_decoder_open(const vkcu_demux *d, AVBufferRef *hw_device, int threads,
             goto fail;
         }
         dec->avctx->get_format = pick_vulkan;
-        dec->avctx->thread_count = 1;
+        /* 1; VKCU_VK_DECODE_THREADS=N frame threads with FFmpeg 8.1 (a measurement knob: gpu/device.c) */
+        dec->avctx->thread_count = vkcu_vkdev_decode_threads();
+        if (dec->avctx->thread_count > 1)
+            dec->avctx->thread_type = FF_THREAD_FRAME;
         /* Frames stay referenced while they wait in the interop queue. */
         dec->avctx->extra_hw_frames = 8;
         dec->hw = 1;

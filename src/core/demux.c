@@ -4,11 +4,15 @@
  * turns every way an input can be wrong into one line that names the file.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <libavutil/avstring.h>
+#include <libavutil/imgutils.h>
 
 #include "util/log.h"
 #include "stage.h"
@@ -97,6 +101,40 @@ static const AVInputFormat *probe_format(const char *path)
     return fmt;
 }
 
+/* A YUV4MPEG file whose header gives an impossible picture size (W0,
+ * W-5, W100000 H100000): FFmpeg's demuxer then fails with an unrelated
+ * errno (EBUSY, its packet size gone negative). 1 with err set. */
+static int y4m_size_invalid(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    char line[512];
+    if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+        return 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    int got = fgets(line, sizeof(line), f) != NULL;
+    fclose(f);
+    if (!got || strncmp(line, "YUV4MPEG2 ", 10))
+        return 0;
+    char w[24] = "(none)", h[24] = "(none)";
+    long long wv = -1, hv = -1;
+    char *save = NULL;
+    for (char *t = strtok_r(line + 10, " \n", &save); t; t = strtok_r(NULL, " \n", &save)) {
+        char *end;
+        if (*t == 'W' || *t == 'H') {
+            long long v = strtoll(t + 1, &end, 10);
+            snprintf(*t == 'W' ? w : h, sizeof(w), "%.20s", t + 1);
+            *(*t == 'W' ? &wv : &hv) = *end || end == t + 1 ? -1 : v;
+        }
+    }
+    if (wv > 0 && hv > 0 && wv <= INT_MAX && hv <= INT_MAX && av_image_check_size((unsigned)wv, (unsigned)hv, 0, NULL) >= 0)
+        return 0;
+    snprintf(err, errlen, "%s: the YUV4MPEG header's picture size is invalid (W%s H%s: each side must be from 1 and "
+             "the picture within FFmpeg's size limit)", path, w, h);
+    return 1;
+}
+
 static int demux_open(const char *path, AVIOContext *pb, int video_stream, vkcu_demux **out, char *err,
                       size_t errlen);
 
@@ -155,7 +193,9 @@ static int demux_open(const char *path, AVIOContext *pb, int video_stream, vkcu_
     if (ret < 0) {
         char buf[128];
         const AVInputFormat *known = ret == AVERROR_INVALIDDATA && !pb ? probe_format(path) : NULL;
-        if (known)
+        if (!pb && y4m_size_invalid(path, err, errlen))
+            ; /* said */
+        else if (known)
             snprintf(err, errlen, "%s: damaged %s file (truncated or corrupt: its demuxer cannot read it)", path,
                      known->name);
         else if (ret == AVERROR_INVALIDDATA)
@@ -225,8 +265,14 @@ static int demux_open(const char *path, AVIOContext *pb, int video_stream, vkcu_
         goto fail;
     }
     if (par->width <= 0 || par->height <= 0 || par->format < 0) {
-        snprintf(err, errlen, "%s: video stream %d (%s) has no decodable picture (truncated or corrupt)", path,
-                 chosen, avcodec_get_name(par->codec_id));
+        if (d->fmt->pb && !(d->fmt->pb->seekable & AVIO_SEEKABLE_NORMAL) && strstr(d->fmt->iformat->name, "mov"))
+            /* The index (moov) after the media data: a pipe cannot go back to the data. */
+            snprintf(err, errlen, "%s: this MP4/MOV has its index (moov) at the end, which a pipe cannot reach "
+                     "before the data: read the file from disk, or move its index to the front first (a transcode "
+                     "with %s, or ffmpeg's faststart)", path, VKCU_SETTING_IS("faststart", "1"));
+        else
+            snprintf(err, errlen, "%s: video stream %d (%s) has no decodable picture (truncated or corrupt)", path,
+                     chosen, avcodec_get_name(par->codec_id));
         ret = VKCU_ERR_INPUT;
         goto fail;
     }

@@ -23,7 +23,16 @@
  *   dead process's leftover (pid gone, lock free) from a live one and
  *   remove it.
  *
- * "-" and files that are not regular (devices, FIFOs) are written in place.
+ * "-" is standard output for every writer (vkcu_outfile_fopen opens it;
+ * vkcu_outfile_not_terminal refuses binary data for a terminal); a file
+ * literally named "-" is written as "./-" under the rule above. Files that
+ * are not regular (devices, FIFOs) are written in place. A dangling
+ * symbolic link is refused without overwrite (it is neither missing nor a
+ * file, and the no-replace move would fail only after all the work).
+ *
+ * Confined writers (verify --update) write relative to a folder they hold
+ * open (vkcu_outfile_write_at): the folder is resolved once, and a name
+ * below it cannot be led out by a link swapped in while the job ran.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -37,9 +46,11 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <stdint.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "util/file.h"
 #include "util/log.h"
 #include "stage.h"
 #include "util/xxhash64.h"
@@ -57,7 +68,8 @@ typedef struct temp_slot {
     atomic_uint state;
     char path[PATH_MAX];
     /* Below: only touched by the owning thread between begin and commit. */
-    int fd;                   /* open on the temporary, holding its flock */
+    int fd;                   /* open on the temporary, holding its flock; -1 for a reserved name */
+    int dirfd;                /* path is relative to this folder (AT_FDCWD: to the working folder) */
     int overwrite;
     int nb_inputs;
     dev_t in_dev[MAX_INPUTS];
@@ -79,6 +91,7 @@ static temp_slot *slot_claim(const char *path)
         temp_slot *t = &slots[i];
         snprintf(t->path, sizeof(t->path), "%s", path);
         t->fd = -1;
+        t->dirfd = AT_FDCWD;
         t->overwrite = 0;
         t->nb_inputs = 0;
         atomic_store(&t->state, (filling & ~3u) | SLOT_LIVE);
@@ -104,7 +117,7 @@ static void slot_release(temp_slot *t)
     atomic_store(&t->state, s & ~3u);
 }
 
-/* Async-signal-safe: atomics, lstat and unlink only. */
+/* Async-signal-safe: atomics, fstatat and unlinkat only. */
 void vkcu_outfile_abort_all(void)
 {
     for (int i = 0; i < MAX_TEMPS; i++) {
@@ -114,20 +127,63 @@ void vkcu_outfile_abort_all(void)
             continue;
         memcpy(path, slots[i].path, sizeof(path));
         path[sizeof(path) - 1] = 0;
+        int dirfd = slots[i].dirfd;
         atomic_thread_fence(memory_order_seq_cst);
         if (atomic_load(&slots[i].state) != s1)
             continue; /* released or reused meanwhile: its owner has dealt with it */
         struct stat st;
-        if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
-            unlink(path);
+        if (fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+            unlinkat(dirfd, path, 0);
     }
 }
 
 /* ---- the rule ---- */
 
+static int is_stdout(const char *path)
+{
+    return !strcmp(path, "-");
+}
+
 static int is_in_place(const char *path, const struct stat *st, int exists)
 {
-    return !strcmp(path, "-") || (exists && !S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode));
+    return is_stdout(path) || (exists && !S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode));
+}
+
+FILE *vkcu_outfile_fopen(const char *tmp, const char *mode)
+{
+    if (!is_stdout(tmp))
+        return fopen(tmp, mode);
+    /* Its own descriptor: the caller's fclose leaves the process's stdout open. */
+    fflush(stdout);
+    int fd = dup(STDOUT_FILENO);
+    FILE *f = fd >= 0 ? fdopen(fd, mode) : NULL;
+    if (!f && fd >= 0)
+        close(fd);
+    return f;
+}
+
+int vkcu_outfile_fclose(FILE *f, const char *tmp)
+{
+    errno = 0;
+    int bad = fflush(f) != 0 || ferror(f);
+    int e = errno, gone = bad && is_stdout(tmp) && vkcu_stream_reader_gone(f);
+    if (fclose(f) != 0 && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    if (!bad || gone)
+        return 0;
+    errno = e ? e : EIO;
+    return -1;
+}
+
+int vkcu_outfile_not_terminal(const char *path, const char *what, char *err, size_t errlen)
+{
+    if (!is_stdout(path) || !isatty(STDOUT_FILENO))
+        return 0;
+    snprintf(err, errlen, "%s: %s is binary and standard output is a terminal: redirect it to a file or a pipe "
+             "(or name a file; a file called '-' is ./-)", what, path);
+    return VKCU_ERR_USAGE;
 }
 
 static void split_dir(const char *path, char *dir, size_t dirlen, const char **base)
@@ -158,6 +214,12 @@ static int is_an_input(const struct stat *st, const char *const *inputs, const c
         }
     }
     return 0;
+}
+
+int vkcu_outfile_is_input(const char *path, const char *const *inputs, const char **which)
+{
+    struct stat st;
+    return strcmp(path, "-") && stat(path, &st) == 0 && is_an_input(&st, inputs, which);
 }
 
 int vkcu_outfile_check(const char *path, int overwrite, const char *const *inputs, char *err, size_t errlen)
@@ -192,6 +254,14 @@ int vkcu_outfile_check(const char *path, int overwrite, const char *const *input
         }
     } else if (errno != ENOENT) {
         snprintf(err, errlen, "%s: cannot use as output: %s", path, strerror(errno));
+        return VKCU_ERR_OUTPUT;
+    } else if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && !overwrite) {
+        char target[PATH_MAX];
+        ssize_t n = readlink(path, target, sizeof(target) - 1);
+        target[n > 0 ? n : 0] = 0;
+        snprintf(err, errlen, "%s: is a symbolic link to %s, which does not exist; vkcu does not write through a "
+                 "dangling link (remove it, name the target, or use %s to replace the link)", path,
+                 n > 0 ? target : "a missing file", VKCU_SETTING_IS("overwrite", "1"));
         return VKCU_ERR_OUTPUT;
     }
     char dir[PATH_MAX];
@@ -327,13 +397,27 @@ void vkcu_outfile_clean_beside(const char *path)
 
 /* ---- write, then publish ---- */
 
-int vkcu_outfile_begin(const char *path, int overwrite, const char *const *inputs, char *tmp, size_t tmplen,
-                       char *err, size_t errlen)
+static void slot_rule(temp_slot *t, int overwrite, const char *const *inputs)
+{
+    struct stat st;
+    t->overwrite = overwrite;
+    for (int i = 0; inputs && inputs[i] && t->nb_inputs < MAX_INPUTS; i++)
+        if (strcmp(inputs[i], "-") && stat(inputs[i], &st) == 0) {
+            t->in_dev[t->nb_inputs] = st.st_dev;
+            t->in_ino[t->nb_inputs] = st.st_ino;
+            t->nb_inputs++;
+        }
+}
+
+/* create: the temporary is made (empty, flock'ed); else only its name is
+ * taken, for a file another library creates (an encoder's statistics). */
+static int begin_temp(const char *path, int overwrite, const char *const *inputs, char *tmp, size_t tmplen,
+                      char *err, size_t errlen, int create)
 {
     struct stat st;
     int exists = stat(path, &st) == 0;
     if (is_in_place(path, &st, exists)) {
-        /* A device or pipe: written in place, nothing to rename or remove. */
+        /* Standard output, a device or a pipe: written in place, nothing to rename or remove. */
         snprintf(tmp, tmplen, "%s", path);
         return 0;
     }
@@ -362,8 +446,16 @@ int vkcu_outfile_begin(const char *path, int overwrite, const char *const *input
             snprintf(err, errlen, "%s: more than %d outputs open at once", path, MAX_TEMPS);
             return VKCU_ERR_OUTPUT;
         }
-        int fd = open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd < 0) {
+        int fd = -1;
+        if (create) {
+            fd = open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        } else if (lstat(name, &st) == 0 || errno != ENOENT) {
+            errno = errno == ENOENT ? EEXIST : errno;
+            fd = -1;
+        } else {
+            fd = -2; /* free name, nothing created */
+        }
+        if (fd == -1) {
             int e = errno;
             slot_release(t);
             if (e == EEXIST)
@@ -371,20 +463,52 @@ int vkcu_outfile_begin(const char *path, int overwrite, const char *const *input
             snprintf(err, errlen, "%s: cannot create a file in %s: %s", path, dir, strerror(e));
             return VKCU_ERR_OUTPUT;
         }
-        flock(fd, LOCK_EX | LOCK_NB); /* proof of life for clean_folder in other processes */
-        t->fd = fd;
-        t->overwrite = overwrite;
-        for (int i = 0; inputs && inputs[i] && t->nb_inputs < MAX_INPUTS; i++)
-            if (strcmp(inputs[i], "-") && stat(inputs[i], &st) == 0) {
-                t->in_dev[t->nb_inputs] = st.st_dev;
-                t->in_ino[t->nb_inputs] = st.st_ino;
-                t->nb_inputs++;
-            }
+        if (fd >= 0)
+            flock(fd, LOCK_EX | LOCK_NB); /* proof of life for clean_folder in other processes */
+        t->fd = fd >= 0 ? fd : -1;
+        slot_rule(t, overwrite, inputs);
         snprintf(tmp, tmplen, "%s", name);
         return 0;
     }
     snprintf(err, errlen, "%s: cannot find a free temporary name in %s", path, dir);
     return VKCU_ERR_OUTPUT;
+}
+
+int vkcu_outfile_begin(const char *path, int overwrite, const char *const *inputs, char *tmp, size_t tmplen,
+                       char *err, size_t errlen)
+{
+    return begin_temp(path, overwrite, inputs, tmp, tmplen, err, errlen, 1);
+}
+
+int vkcu_outfile_reserve(const char *path, int overwrite, const char *const *inputs, char *tmp, size_t tmplen,
+                         char *err, size_t errlen)
+{
+    if (is_stdout(path)) {
+        snprintf(err, errlen, "%s: names standard output, which cannot be renamed into place; name a file", path);
+        return VKCU_ERR_USAGE;
+    }
+    return begin_temp(path, overwrite, inputs, tmp, tmplen, err, errlen, 0);
+}
+
+int vkcu_outfile_reserve_as(const char *tmp, const char *path, int overwrite, const char *const *inputs, char *err,
+                            size_t errlen)
+{
+    if (path) {
+        int ret = vkcu_outfile_check(path, overwrite, inputs, err, errlen);
+        if (ret < 0)
+            return ret;
+    }
+    if (strlen(tmp) >= PATH_MAX) {
+        snprintf(err, errlen, "%s: the path is too long", path ? path : tmp);
+        return VKCU_ERR_OUTPUT;
+    }
+    temp_slot *t = slot_claim(tmp);
+    if (!t) {
+        snprintf(err, errlen, "%s: more than %d outputs open at once", path ? path : tmp, MAX_TEMPS);
+        return VKCU_ERR_OUTPUT;
+    }
+    slot_rule(t, overwrite, inputs);
+    return 0;
 }
 
 static int rename_noreplace(const char *from, const char *to)
@@ -424,10 +548,18 @@ int vkcu_outfile_commit(const char *tmp, const char *path, char *err, size_t err
         snprintf(err, errlen, "%s: its temporary file is gone (removed by a signal?)", path);
         return VKCU_ERR_OUTPUT;
     }
-    int ret = 0;
-    if (t->fd >= 0 && fsync(t->fd) < 0) {
+    int ret = 0, fd = t->fd >= 0 ? t->fd : open(tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: its temporary file %s is gone: %s", path, tmp, strerror(errno));
+        ret = VKCU_ERR_OUTPUT;
+    } else if (fsync(fd) < 0) {
         snprintf(err, errlen, "%s: cannot write the output to disk: %s", path, strerror(errno));
         ret = VKCU_ERR_OUTPUT;
+    }
+    if (fd >= 0 && fd != t->fd)
+        close(fd);
+    if (ret < 0) {
+        /* the temporary is removed below */
     } else if (t->overwrite) {
         /* The input check once more: the name may have become a link to an
          * input while the job ran. */
@@ -468,34 +600,186 @@ void vkcu_outfile_abort(const char *tmp)
     temp_slot *t = slot_find(tmp);
     if (!t)
         return; /* written in place, or not ours */
-    if (lstat(tmp, &st) == 0 && S_ISREG(st.st_mode))
-        unlink(tmp);
+    if (fstatat(t->dirfd, tmp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+        unlinkat(t->dirfd, tmp, 0);
     slot_release(t);
 }
 
-FILE *vkcu_outfile_create(const char *path, int overwrite, const char *const *inputs, char *err, size_t errlen)
+/* ---- confined writers: relative to a folder held open ---- */
+
+/* The folder of `rel` (its part before the last '/'), resolved below
+ * rootfd and never above it: openat2's RESOLVE_BENEATH follows links only
+ * while they stay inside; without openat2, each component is opened
+ * without following links. An O_PATH descriptor, or -1 with errno
+ * (EXDEV: it leads outside). */
+static int open_beneath(int rootfd, const char *dir)
 {
-    char tmp[PATH_MAX];
-    if (!strcmp(path, "-")) {
-        int fd = dup(STDOUT_FILENO);
-        FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-        if (!f)
-            snprintf(err, errlen, "standard output: %s", strerror(errno));
-        return f;
+#ifdef SYS_openat2
+    struct {
+        uint64_t flags, mode, resolve;
+    } how = { O_PATH | O_DIRECTORY | O_CLOEXEC, 0, 0x08 /* RESOLVE_BENEATH */ };
+    int fd = (int)syscall(SYS_openat2, rootfd, *dir ? dir : ".", &how, sizeof(how));
+    if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
+        return fd;
+#endif
+    int fd_cur = openat(rootfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    for (const char *c = dir; fd_cur >= 0 && *c;) {
+        size_t n = strcspn(c, "/");
+        char part[NAME_MAX + 1];
+        if (n > NAME_MAX || (n == 2 && !strncmp(c, "..", 2))) {
+            close(fd_cur);
+            errno = n > NAME_MAX ? ENAMETOOLONG : EXDEV;
+            return -1;
+        }
+        if (n && !(n == 1 && *c == '.')) {
+            memcpy(part, c, n);
+            part[n] = 0;
+            int next = openat(fd_cur, part, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            int e = errno;
+            close(fd_cur);
+            fd_cur = next;
+            errno = e == ELOOP || e == ENOTDIR ? EXDEV : e;
+        }
+        c += n + (c[n] == '/');
     }
-    if (vkcu_outfile_begin(path, overwrite, inputs, tmp, sizeof(tmp), err, errlen) < 0)
-        return NULL;
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
-        vkcu_outfile_abort(tmp);
-        return NULL;
+    return fd_cur;
+}
+
+static int renameat_noreplace(int dfd, const char *from, const char *to)
+{
+#ifdef SYS_renameat2
+    if (syscall(SYS_renameat2, dfd, from, dfd, to, 1 /* RENAME_NOREPLACE */) == 0)
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS)
+        return -1;
+#endif
+    if (linkat(dfd, from, dfd, to, 0) == 0) {
+        unlinkat(dfd, from, 0);
+        return 0;
     }
-    if (vkcu_outfile_commit(tmp, path, err, errlen) < 0) {
-        fclose(f);
-        return NULL;
+    return -1;
+}
+
+int vkcu_outfile_write_at(int rootfd, const char *rel, const char *shown, const void *data, size_t len, int overwrite,
+                          const char *const *inputs, char *err, size_t errlen)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(rel, '/'), *base = slash ? slash + 1 : rel;
+    snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - rel) : 0, rel);
+    if (!*base) {
+        snprintf(err, errlen, "%s: is a folder name; give a file name", shown);
+        return VKCU_ERR_OUTPUT;
     }
-    return f;
+    int dfd = open_beneath(rootfd, dir);
+    if (dfd < 0) {
+        if (errno == EXDEV)
+            snprintf(err, errlen, "%s: its folder now leads outside the folder it must stay in (a link changed "
+                     "while the job ran?); nothing was written", shown);
+        else
+            snprintf(err, errlen, "%s: output folder %s: %s", shown, *dir ? dir : ".",
+                     errno == ENOENT ? "does not exist" : strerror(errno));
+        return VKCU_ERR_OUTPUT;
+    }
+    struct stat st;
+    int ret = 0;
+    if (fstatat(dfd, base, &st, 0) == 0) {
+        const char *which;
+        if (S_ISDIR(st.st_mode)) {
+            snprintf(err, errlen, "%s: is a folder; give a file name", shown);
+            ret = VKCU_ERR_OUTPUT;
+        } else if (is_an_input(&st, inputs, &which)) {
+            snprintf(err, errlen, "%s: is the same file as %s, an input of this job; vkcu never writes over an "
+                     "input, even with %s", shown, which, VKCU_SETTING_IS("overwrite", "1"));
+            ret = VKCU_ERR_OUTPUT;
+        } else if (!overwrite) {
+            snprintf(err, errlen, "%s: already exists (use %s to overwrite)", shown, VKCU_SETTING_IS("overwrite", "1"));
+            ret = VKCU_ERR_OUTPUT;
+        }
+    }
+    if (ret < 0) {
+        close(dfd);
+        return ret;
+    }
+    const char *dot = strrchr(base, '.');
+    if (!dot || dot == base || strlen(dot) > EXT_MAX)
+        dot = "";
+    char name[64];
+    temp_slot *t = NULL;
+    int fd = -1;
+    for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
+        snprintf(name, sizeof(name), ".vkcu-%ld-%u.part%s", (long)getpid(), atomic_fetch_add(&temp_counter, 1), dot);
+        if (!(t = slot_claim(name))) {
+            snprintf(err, errlen, "%s: more than %d outputs open at once", shown, MAX_TEMPS);
+            close(dfd);
+            return VKCU_ERR_OUTPUT;
+        }
+        t->dirfd = dfd; /* the signal handler removes it relative to the same folder */
+        fd = openat(dfd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0) {
+            int e = errno;
+            slot_release(t);
+            t = NULL;
+            if (e != EEXIST) {
+                snprintf(err, errlen, "%s: cannot create a file in its folder: %s", shown, strerror(e));
+                close(dfd);
+                return VKCU_ERR_OUTPUT;
+            }
+        }
+    }
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: cannot find a free temporary name in its folder", shown);
+        close(dfd);
+        return VKCU_ERR_OUTPUT;
+    }
+    t->fd = fd;
+    slot_rule(t, overwrite, inputs);
+    const char *p = data;
+    for (size_t left = len; left && ret >= 0;) {
+        ssize_t n = write(fd, p, left);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            snprintf(err, errlen, "%s: cannot write: %s%s", shown, strerror(n < 0 ? errno : EIO),
+                     n < 0 && errno == ENOSPC ? " (disk full)" : "");
+            ret = VKCU_ERR_OUTPUT;
+            break;
+        }
+        p += n;
+        left -= (size_t)n;
+    }
+    if (ret >= 0 && fsync(fd) < 0) {
+        snprintf(err, errlen, "%s: cannot write the output to disk: %s", shown, strerror(errno));
+        ret = VKCU_ERR_OUTPUT;
+    }
+    if (ret >= 0 && overwrite) {
+        int is_input = 0;
+        if (fstatat(dfd, base, &st, 0) == 0)
+            for (int i = 0; i < t->nb_inputs; i++)
+                is_input |= st.st_dev == t->in_dev[i] && st.st_ino == t->in_ino[i];
+        if (is_input) {
+            snprintf(err, errlen, "%s: is now an input of this job; vkcu never writes over an input", shown);
+            ret = VKCU_ERR_OUTPUT;
+        } else if (renameat(dfd, name, dfd, base) < 0) {
+            snprintf(err, errlen, "%s: cannot move the finished file into place: %s", shown, strerror(errno));
+            ret = VKCU_ERR_OUTPUT;
+        }
+    } else if (ret >= 0 && renameat_noreplace(dfd, name, base) < 0) {
+        snprintf(err, errlen, errno == EEXIST ? "%s: already exists: another process wrote it meanwhile; nothing "
+                 "was replaced" : "%s: cannot move the finished file into place", shown);
+        ret = VKCU_ERR_OUTPUT;
+    }
+    if (ret < 0) {
+        unlinkat(dfd, name, 0);
+    } else {
+        int sfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (sfd >= 0) {
+            fsync(sfd);
+            close(sfd);
+        }
+    }
+    slot_release(t); /* closes fd */
+    close(dfd);
+    return ret;
 }
 
 /* ---- batch claims ---- */

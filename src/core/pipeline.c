@@ -14,8 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 #include <libavutil/pixdesc.h>
+#include <libavutil/opt.h>
+#include <libswscale/swscale.h>
 
 #include "gpu/device.h"
+#include "gpu/enginestats.h"
 #include "gpu/gpu.h"
 #include "gpu/vkdev.h"
 #include "util/log.h"
@@ -40,6 +43,7 @@ void vkcu_job_params_default(vkcu_job_params *p)
     p->hash_out = stdout;
     p->ring_size = VKCU_RING_SIZE_DEFAULT;
     p->stall_timeout_ms = 10000;
+    p->decode_queue = -1;
     p->progress = 1;
 }
 
@@ -54,6 +58,11 @@ typedef struct job {
     vkcu_sink sink;
     int sink_ready;
     vkcu_video_format in_fmt, out_fmt;
+    vkcu_video_format sink_fmt;  /* what the sink was opened for: frames of another size or layout are scaled to it */
+    struct SwsContext *sws;      /* that scaling (reformat_for_sink), for frames of sws_from */
+    vkcu_video_format sws_from;
+    AVFrame *scaled;
+    int64_t marked_since_key;    /* frames marked damaged since the last key frame (-1: none) */
     AVRational tb;
     int threads;
     vkcu_progress progress;
@@ -72,6 +81,7 @@ typedef struct job {
     _Atomic long long last_frame_ms;
     _Atomic int watchdog_stop;
     _Atomic int stalled;     /* the watchdog gave up on the decoder */
+    _Atomic int in_sink;     /* the job waits for its sink (a slow encoder, a reader's consumer), not the decoder */
     /* packets of other streams that arrive before the sink opens */
     AVPacket *early[512];
     int nb_early;
@@ -107,7 +117,7 @@ static void *watchdog_main(void *arg)
     while (!atomic_load(&j->watchdog_stop)) {
         usleep(100 * 1000);
         long long idle = now_ms() - atomic_load(&j->last_frame_ms);
-        if (idle > j->p->stall_timeout_ms) {
+        if (idle > j->p->stall_timeout_ms && !atomic_load(&j->in_sink)) {
             LOGE("%s: decoder stalled: no frame for %.1f s (GPU driver or FFmpeg hang); giving up", j->p->input,
                  j->p->stall_timeout_ms / 1000.0);
             atomic_store(&j->stalled, 1);
@@ -119,12 +129,122 @@ static void *watchdog_main(void *arg)
     return NULL;
 }
 
+/* Whether frames reach this sink at the size and layout it was opened
+ * with, as the ffmpeg CLI's automatic scaler gives them to its encoder and
+ * to framemd5: encoders take one size, and hash lists follow ffmpeg unless
+ * every decoded frame is asked for (VKCU_TIMING_DECODED). The callback sink
+ * gives frames as decoded unless its job follows a hash list's timing
+ * (compare). */
+static int sink_takes_one_format(const job *j)
+{
+    const vkcu_job_params *p = j->p;
+    switch (p->sink) {
+    case VKCU_SINK_ENCODE: return 1;
+    case VKCU_SINK_HASH: return p->timing == VKCU_TIMING_FFMPEG;
+    case VKCU_SINK_CALLBACK: return p->callback_timing && p->timing == VKCU_TIMING_FFMPEG;
+    default: return 0;
+    }
+}
+
+/* The chroma siting swscale gets, as FFmpeg's scale filter gives it when
+ * nothing is set (7.1 and 8.1 alike: neither takes the frame's siting):
+ * the centre of the subsampled sample, in 1/256 of a luma sample. */
+static int centre_siting(int log2_sub)
+{
+    return 128 * ((1 << log2_sub) - 1);
+}
+
+/* A frame of another size or layout than the sink's, scaled to it as the
+ * ffmpeg CLI's automatic scaler does (the scale filter it inserts before
+ * the encoder: swscale bicubic, centre chroma siting, the frames' ranges
+ * and matrices). *out is f, or j->scaled holding the scaled picture. */
+static int reformat_for_sink(job *j, AVFrame *f, AVFrame **out)
+{
+    const vkcu_video_format *to = &j->sink_fmt;
+    *out = f;
+    if (!f->data[0] || f->hw_frames_ctx || (f->format == to->pix_fmt && f->width == to->width && f->height == to->height))
+        return 0; /* digests and GPU frames were made for the sink already */
+    const AVPixFmtDescriptor *din = av_pix_fmt_desc_get(f->format), *dout = av_pix_fmt_desc_get(to->pix_fmt);
+    vkcu_video_format from;
+    vkcu_format_from_frame(&from, f, f->format);
+    from.matrix = f->colorspace; /* what the scaler's tables depend on */
+    int ret = 0;
+    if (!din || !dout)
+        return AVERROR(EINVAL);
+    if (j->sws && !vkcu_format_change(&j->sws_from, &from))
+        goto scale;
+    sws_freeContext(j->sws);
+    j->sws_from = from;
+    j->sws = sws_alloc_context();
+    if (!j->sws)
+        return AVERROR(ENOMEM);
+    av_opt_set_int(j->sws, "srcw", f->width, 0);
+    av_opt_set_int(j->sws, "srch", f->height, 0);
+    av_opt_set_int(j->sws, "src_format", f->format, 0);
+    av_opt_set_int(j->sws, "dstw", to->width, 0);
+    av_opt_set_int(j->sws, "dsth", to->height, 0);
+    av_opt_set_int(j->sws, "dst_format", to->pix_fmt, 0);
+    av_opt_set_int(j->sws, "sws_flags", SWS_BICUBIC, 0);
+    av_opt_set_int(j->sws, "threads", 1, 0);
+    if (f->color_range != AVCOL_RANGE_UNSPECIFIED)
+        av_opt_set_int(j->sws, "src_range", f->color_range == AVCOL_RANGE_JPEG, 0);
+    if (to->range != AVCOL_RANGE_UNSPECIFIED)
+        av_opt_set_int(j->sws, "dst_range", to->range == AVCOL_RANGE_JPEG, 0);
+    av_opt_set_int(j->sws, "src_h_chr_pos", centre_siting(din->log2_chroma_w), 0);
+    av_opt_set_int(j->sws, "src_v_chr_pos", centre_siting(din->log2_chroma_h), 0);
+    av_opt_set_int(j->sws, "dst_h_chr_pos", centre_siting(dout->log2_chroma_w), 0);
+    av_opt_set_int(j->sws, "dst_v_chr_pos", centre_siting(dout->log2_chroma_h), 0);
+    if ((ret = sws_init_context(j->sws, NULL, NULL)) < 0)
+        goto fail;
+    const int *inv_table, *table;
+    int in_full, out_full, brightness, contrast, saturation;
+    sws_getColorspaceDetails(j->sws, (int **)&inv_table, &in_full, (int **)&table, &out_full, &brightness, &contrast,
+                             &saturation);
+    inv_table = sws_getCoefficients(f->colorspace);
+    table = to->matrix != AVCOL_SPC_UNSPECIFIED ? sws_getCoefficients(to->matrix) : inv_table;
+    sws_setColorspaceDetails(j->sws, inv_table, in_full, table, out_full, brightness, contrast, saturation);
+scale:
+    if (!j->scaled && !(j->scaled = av_frame_alloc()))
+        return AVERROR(ENOMEM);
+    av_frame_unref(j->scaled);
+    j->scaled->format = to->pix_fmt;
+    j->scaled->width = to->width;
+    j->scaled->height = to->height;
+    if ((ret = av_frame_get_buffer(j->scaled, 0)) < 0 || (ret = av_frame_copy_props(j->scaled, f)) < 0)
+        goto fail;
+    if ((ret = sws_scale(j->sws, (const uint8_t *const *)f->data, f->linesize, 0, f->height, j->scaled->data,
+                         j->scaled->linesize)) < 0)
+        goto fail;
+    j->scaled->color_range = to->range;
+    j->r->frames_rescaled++;
+    *out = j->scaled;
+    return 0;
+fail:
+    sws_freeContext(j->sws);
+    j->sws = NULL;
+    snprintf(j->err, j->errlen, "%s: cannot scale a %s %dx%d frame to %s %dx%d", j->p->input,
+             av_get_pix_fmt_name(f->format), f->width, f->height, av_get_pix_fmt_name(to->pix_fmt), to->width,
+             to->height);
+    return ret < 0 ? ret : AVERROR(EINVAL);
+}
+
 static int sink_write(job *j, AVFrame *f)
 {
     vkcu_job_result *r = j->r;
     if (j->p->max_frames > 0 && r->frames_out >= j->p->max_frames)
         return 0;
+    if (sink_takes_one_format(j)) {
+        int ret = reformat_for_sink(j, f, &f);
+        if (ret < 0)
+            return ret;
+    }
+    if (f->flags & AV_FRAME_FLAG_CORRUPT)
+        r->frames_concealed++;
+    /* Time spent waiting for the sink is not the decoder stalling. */
+    atomic_store(&j->in_sink, 1);
     int ret = j->sink.cls->write_frame(&j->sink, f);
+    atomic_store(&j->last_frame_ms, now_ms());
+    atomic_store(&j->in_sink, 0);
     if (ret < 0)
         return ret;
     r->frames_out++;
@@ -233,6 +353,7 @@ static int first_frame(job *j, const AVFrame *f)
         sink_fmt.pix_fmt = vkcu_gpu_host_format(j->out_fmt.pix_fmt);
         j->out_fmt.pix_fmt = sink_fmt.pix_fmt;
     }
+    j->sink_fmt = sink_fmt;
     ret = j->sink.cls->open(&j->sink, &sink_fmt, sink_fmt.time_base);
     j->sink_ready = 1;
     if (ret >= 0 && j->gpu && j->sink.gpu_frames &&
@@ -253,6 +374,98 @@ static int first_frame(job *j, const AVFrame *f)
 static int frame_is_corrupt(const AVFrame *f)
 {
     return (f->flags & AV_FRAME_FLAG_CORRUPT) || f->decode_error_flags;
+}
+
+/* Damage the decoder reported: a picture it concealed errors in (frame
+ * flags, decode_error_flags), or a packet or picture it could not decode.
+ * Frames decoded after it, up to the next key frame, may rest on the
+ * concealed pictures, and other decoders (the GPU's) conceal differently:
+ * all of them are kept and marked, so that hash lists and comparisons
+ * name them (AV_FRAME_FLAG_CORRUPT travels with the frame through the
+ * operators and the GPU session to the sink). */
+static void damage_seen(job *j)
+{
+    if (j->marked_since_key < 0)
+        j->marked_since_key = 0;
+}
+
+/* Marks f when it is damaged or follows damage; returns VKCU_ERR_INPUT
+ * (err filled) when the job is strict and f is damaged itself. */
+static int mark_damage(job *j, AVFrame *f)
+{
+    const vkcu_job_params *p = j->p;
+    int concealed = frame_is_corrupt(f);
+    if ((f->flags & AV_FRAME_FLAG_KEY) && !concealed)
+        j->marked_since_key = -1; /* a fresh start: nothing before it is referred to */
+    if (concealed) {
+        j->r->frames_corrupt++;
+        if (p->strict) {
+            snprintf(j->err, j->errlen, "%s: frame %lld: damaged picture (the decoder concealed errors in it)",
+                     p->input, (long long)j->frames_seen);
+            return VKCU_ERR_INPUT;
+        }
+        LOGW("%s: frame %lld: damaged picture, concealed by the decoder; kept and marked (use %s to stop)", p->input,
+             (long long)j->frames_seen, VKCU_SETTING_IS("strict", "1"));
+        damage_seen(j);
+    }
+    if (j->marked_since_key >= 0) {
+        f->flags |= AV_FRAME_FLAG_CORRUPT;
+        j->marked_since_key++;
+    }
+    return 0;
+}
+
+/* The decoded frames change size, layout or colour mid-stream (a joined
+ * recording, new parameter sets): what the operators hold is flushed to the
+ * sink, then they are set up again for the new format, as at the first
+ * frame; on the GPU the session also makes its rings again (gpu.h). The
+ * sink keeps its format: frames reach it scaled where it takes one
+ * (reformat_for_sink). */
+static int format_change(job *j, const AVFrame *f)
+{
+    const vkcu_job_params *p = j->p;
+    vkcu_video_format now;
+    vkcu_format_from_frame(&now, f, vkcu_frame_sw_format(f));
+    int change = vkcu_format_change(&j->in_fmt, &now);
+    if (!change)
+        return 0;
+    char was[96], is[96], why[256];
+    const long long at = (long long)j->frames_seen - 1; /* in_window has counted this frame */
+    LOGI("%s: frame %lld: the stream changes format mid-way (%s -> %s)%s", p->input, at,
+         vkcu_format_describe(&j->in_fmt, was, sizeof(was)), vkcu_format_describe(&now, is, sizeof(is)),
+         j->gpu ? "; the GPU rings and the operators start again"
+         : j->chain.nb_ops ? "; the operators start again" : "");
+    j->r->format_changes++;
+    if (j->gpu && !vkcu_format_gpu_carries(now.pix_fmt, why, sizeof(why))) {
+        snprintf(j->err, j->errlen, "%s: frame %lld: the stream changes to %s mid-way: %s; use %s", p->input, at, is,
+                 why, VKCU_SETTING_IS("backend", "cpu"));
+        return VKCU_ERR_INPUT;
+    }
+    int ret;
+    if (j->gpu) {
+        ret = vkcu_gpu_push(j->gpu, NULL, j->err, j->errlen);
+        if (ret >= 0)
+            ret = gpu_drain(j, 1);
+    } else {
+        ret = cpu_chain_feed(j, NULL);
+    }
+    if (ret < 0)
+        return ret;
+    now.time_base = j->in_fmt.time_base;
+    now.frame_rate = j->in_fmt.frame_rate;
+    j->in_fmt = now;
+    ret = vkcu_chain_reinit(&j->chain, &j->in_fmt, &j->out_fmt, j->err, j->errlen);
+    if (ret < 0) {
+        char tmp[512];
+        snprintf(tmp, sizeof(tmp), "%s: after the format change at frame %lld: %s", p->input, at, j->err);
+        snprintf(j->err, j->errlen, "%s", tmp);
+        return ret;
+    }
+    if (j->gpu) {
+        j->out_fmt.pix_fmt = vkcu_gpu_host_format(j->out_fmt.pix_fmt);
+        vkcu_gpu_chain_reinit(j->gpu);
+    }
+    return 0;
 }
 
 /* Returns 1 when the frame lies inside the trim window [trim_start,
@@ -323,19 +536,10 @@ static int handle_frame(job *j, AVFrame *f)
         j->t_first = vkcu_now();
     vkcu_frame_clock_stamp(&j->clock, j->dec->avctx, f);
     vkcu_frame_plain_layout(f);
-    if (frame_is_corrupt(f)) {
-        j->r->frames_corrupt++;
-        if (j->p->strict) {
-            snprintf(j->err, j->errlen, "%s: frame %lld: corrupt picture (decode errors)", j->p->input,
-                     (long long)j->frames_seen);
-            av_frame_unref(f);
-            return VKCU_ERR_INPUT;
-        }
-        LOGW("%s: frame %lld: corrupt picture, skipped (use %s to stop)", j->p->input, (long long)j->frames_seen,
-             VKCU_SETTING_IS("strict", "1"));
-        j->frames_seen++;
+    int ret = mark_damage(j, f);
+    if (ret < 0) {
         av_frame_unref(f);
-        return 0;
+        return ret;
     }
     if (!in_window(j, f)) {
         av_frame_unref(f);
@@ -351,18 +555,16 @@ static int handle_frame(job *j, AVFrame *f)
         vkcu_progress_update(&j->progress, j->r->frames_out, 0);
         return 0;
     }
-    if (!j->sink_ready) {
-        int ret = first_frame(j, f);
-        if (ret < 0) {
-            av_frame_unref(f);
-            return ret;
-        }
+    ret = !j->sink_ready ? first_frame(j, f) : format_change(j, f);
+    if (ret < 0) {
+        av_frame_unref(f);
+        return ret;
     }
     /* The output starts at zero: at the cut, or at the input's start. */
     f->pts -= j->trim_start != AV_NOPTS_VALUE ? j->trim_start : j->clock.origin;
     j->r->frames_in++;
     if (j->gpu) {
-        int ret = gpu_drain(j, 0);
+        ret = gpu_drain(j, 0);
         if (ret < 0) {
             av_frame_unref(f);
             return ret;
@@ -374,14 +576,17 @@ static int handle_frame(job *j, AVFrame *f)
         ret = vkcu_gpu_push(j->gpu, owned, j->err, j->errlen);
         return ret;
     }
-    int ret = cpu_chain_feed(j, f);
+    ret = cpu_chain_feed(j, f);
     av_frame_unref(f);
     return ret;
 }
 
 static int decode_packet(job *j, const AVPacket *pkt, AVFrame *frame)
 {
+    int64_t rejected = j->dec->packets_rejected;
     int ret = vkcu_decoder_send(j->dec, pkt, j->p->strict, j->err, j->errlen);
+    if (j->dec->packets_rejected != rejected)
+        damage_seen(j);
     if (ret == AVERROR_EOF)
         ret = 0;
     if (ret < 0 && ret != AVERROR(EAGAIN))
@@ -393,6 +598,7 @@ static int decode_packet(job *j, const AVPacket *pkt, AVFrame *frame)
         if (r < 0) {
             if (r == AVERROR_INVALIDDATA && !j->p->strict) {
                 j->r->frames_corrupt++;
+                damage_seen(j);
                 LOGW("%s: undecodable frame skipped (use %s to stop)", j->p->input, VKCU_SETTING_IS("strict", "1"));
                 continue;
             }
@@ -413,10 +619,36 @@ static int decode_packet(job *j, const AVPacket *pkt, AVFrame *frame)
     return 0;
 }
 
-/* gpu/'s question to the job: does its hash sink take GPU digests? */
+/* VKCU_ENGINE_STATS=1 (gpu/enginestats.h): the process's engine figures
+ * so far, one log line per queue and a summary, at the end of each GPU job. */
+static void log_engine_stats(void)
+{
+    vkcu_engine_stats s;
+    size_t len = 16384;
+    char *text = av_malloc(len);
+    if (!text)
+        return;
+    vkcu_engine_stats_get(&s);
+    vkcu_engine_stats_text(&s, text, len);
+    for (char *line = text, *end; *line; line = end + 1) {
+        if (!(end = strchr(line, '\n')))
+            break;
+        *end = 0;
+        LOGI("%s", line);
+    }
+    av_free(text);
+}
+
+/* gpu/'s question to the job: does its hash sink take GPU digests? Not
+ * for frames it must scale first (a format change mid-stream). */
 static int digest_instead(void *opaque, enum AVPixelFormat host_fmt)
 {
-    return vkcu_hash_on_gpu(opaque, host_fmt);
+    const job *j = opaque;
+    if (j->sink_ready && sink_takes_one_format(j) &&
+        (host_fmt != j->sink_fmt.pix_fmt || j->out_fmt.width != j->sink_fmt.width ||
+         j->out_fmt.height != j->sink_fmt.height))
+        return 0;
+    return vkcu_hash_on_gpu(j->p, host_fmt);
 }
 
 static int open_backend(job *j)
@@ -432,13 +664,22 @@ static int open_backend(job *j)
             .stall_timeout_ms = p->stall_timeout_ms,
             .frames_wanted = p->sink != VKCU_SINK_NULL,
             .vulkan_download = p->download == VKCU_DOWNLOAD_VULKAN,
+            .decode_queue_pin = p->decode_queue + 1,
             .digest_instead = digest_instead,
-            .opaque = (void *)p,
+            .opaque = j,
+            .cuda_pool = p->cuda_pool,
         };
         ret = vkcu_gpu_open(&gc, &j->gpu, why, sizeof(why));
         if (ret < 0) {
+            /* A GPU that cannot honour a setting (a decode queue it lacks) fails the job on any backend. */
+            if (ret == VKCU_ERR_USAGE) {
+                snprintf(j->err, j->errlen, "%s: %s", p->input, why);
+                return VKCU_ERR_DEVICE;
+            }
             if (p->backend == VKCU_BACKEND_GPU) {
-                snprintf(j->err, j->errlen, "%s: %s: %s", p->input, VKCU_SETTING_IS("backend", "gpu"), why);
+                /* A machine without the GPU still runs the job: say how. */
+                snprintf(j->err, j->errlen, "%s: %s: %s; %s processes it without a GPU", p->input,
+                         VKCU_SETTING_IS("backend", "gpu"), why, VKCU_SETTING_IS("backend", "cpu"));
                 return VKCU_ERR_DEVICE;
             }
             LOGV("no GPU backend (%s); using the CPU reference", why);
@@ -466,14 +707,15 @@ static int open_backend(job *j)
                  VKCU_SETTING_IS("require_gpu_decode", "1"));
         return VKCU_ERR_DEVICE;
     }
-    /* Hashes and comparisons must repeat exactly: FFmpeg's threaded decoders
-     * conceal a damaged picture from whatever another thread has finished by
-     * then (frame and slice threads alike), so damaged streams decode
-     * differently from run to run unless the decoder has one thread. */
-    int threads = p->decode_threads > 0                                           ? p->decode_threads
-                  : p->sink == VKCU_SINK_HASH || p->sink == VKCU_SINK_CALLBACK ? 1
-                                                                               : j->threads;
-    return vkcu_decoder_open(j->demux, NULL, threads, &j->dec, j->err, j->errlen);
+    /* One decode policy for every sink, so that hash, compare, verify and
+     * transcode give the same frames of the same input on every run:
+     * FFmpeg's threaded decoders (frame and slice threads alike) conceal a
+     * damaged picture from whatever another thread has finished by then,
+     * so a damaged stream decodes differently from run to run (and frame
+     * counts change) unless the decoder has one thread. More threads are
+     * the caller's choice (decode_threads), for clean streams. */
+    return vkcu_decoder_open(j->demux, NULL, p->decode_threads > 0 ? p->decode_threads : 1, &j->dec, j->err,
+                             j->errlen);
 }
 
 /* Where output timestamps count from, as ffmpeg's CLI takes it: the
@@ -670,6 +912,38 @@ static double process_cpu_seconds(void)
            ru.ru_stime.tv_usec / 1e6;
 }
 
+/* What became of the decoded frames, said once at the end of a job that
+ * did not hand every one of them to the sink as it was decoded. */
+static void warn_frame_counts(const job *j)
+{
+    const vkcu_job_params *p = j->p;
+    const vkcu_job_result *r = j->r;
+    const int hashes = p->sink == VKCU_SINK_HASH || (p->sink == VKCU_SINK_CALLBACK && p->callback_timing);
+    char size[64];
+    snprintf(size, sizeof(size), "%s %dx%d", av_get_pix_fmt_name(j->sink_fmt.pix_fmt), j->sink_fmt.width,
+             j->sink_fmt.height);
+    if (hashes && p->timing == VKCU_TIMING_FFMPEG) {
+        if (r->frames_dropped)
+            LOGW("%s: %lld of %lld decoded frames were dropped by their timestamps, as ffmpeg's framemd5 drops them; "
+                 "%s takes every decoded frame", p->input, (long long)r->frames_dropped, (long long)r->frames_out,
+                 VKCU_SETTING_IS("timing", "decoded"));
+        if (r->frames_duplicated)
+            LOGW("%s: %lld frames were repeated to fill gaps in their timestamps; %s takes each decoded frame once",
+                 p->input, (long long)r->frames_duplicated, VKCU_SETTING_IS("timing", "decoded"));
+        if (r->frames_rescaled)
+            LOGW("%s: %lld of %lld frames were scaled to the first frame's %s, as ffmpeg's framemd5 scales them; "
+                 "%s keeps every frame's own size", p->input, (long long)r->frames_rescaled, (long long)r->frames_out,
+                 size, VKCU_SETTING_IS("timing", "decoded"));
+    } else if (p->sink == VKCU_SINK_ENCODE && r->frames_rescaled) {
+        LOGW("%s: %lld of %lld frames were scaled to the first frame's %s for the encoder: the stream changes "
+             "format mid-way", p->input, (long long)r->frames_rescaled, (long long)r->frames_out, size);
+    }
+    if (r->frames_concealed)
+        LOGW("%s: %lld frames decoded from damaged data (the decoder concealed errors in them or in the pictures "
+             "they refer to, up to the next key frame): kept and marked as concealed; other decoders conceal "
+             "differently", p->input, (long long)r->frames_concealed);
+}
+
 int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
 {
     job j_ = { 0 }, *j = &j_;
@@ -679,6 +953,7 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
     memset(r, 0, sizeof(*r));
     j->p = p;
     j->r = r;
+    j->marked_since_key = -1;
     j->err = r->error;
     j->errlen = sizeof(r->error);
     j->threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -710,6 +985,7 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
     if (p->backend != VKCU_BACKEND_CPU) {
         if (p->sink == VKCU_SINK_ENCODE) /* the GPU's device then carries the encoder's queue */
             vkcu_vkdev_expect(1, vkcu_vkencode_op(p->encoder) | vkcu_vkencode_op(p->gpu_encoder));
+        vkcu_vkdev_expect_decode_queue(p->decode_queue); /* the device then has it, claimed */
         vkcu_gpu_prepare(p->device);
         j->gpu_prepared = 1;
     }
@@ -721,7 +997,7 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
     j->tb = j->demux->video->time_base;
     if (p->sink == VKCU_SINK_ENCODE && p->output && strcmp(p->output, "-")) {
         /* Refused now rather than after the decoder and GPU are set up. */
-        const char *inputs[] = { p->input, NULL };
+        const char *inputs[] = { p->input, p->pipeline_file, NULL };
         if ((ret = vkcu_outfile_check(p->output, p->overwrite, inputs, j->err, j->errlen)) < 0)
             goto fail;
     }
@@ -820,13 +1096,13 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
             goto fail;
     }
     if (!j->sink_ready && (p->start_time >= 0 || p->start_frame > 0 || p->duration >= 0 || p->frame_count >= 0) &&
-        j->frames_seen > r->frames_corrupt) {
+        j->frames_seen > 0) {
         /* Frames were decoded, the trim window just holds none of them. */
         const char *start = VKCU_SETTING(p->start_frame >= 0 ? "start_frame" : "start_time");
         const char *length = VKCU_SETTING(p->frame_count >= 0 ? "frame_count" : "duration");
         snprintf(j->err, j->errlen, "%s: the %s/%s range holds no frame (%lld decoded around it); "
                  "give a longer %s or an earlier %s", p->input, start, length,
-                 (long long)(j->frames_seen - r->frames_corrupt), length, start);
+                 (long long)j->frames_seen, length, start);
         ret = VKCU_ERR_USAGE;
         goto fail;
     }
@@ -847,12 +1123,11 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
     }
     if (ret < 0)
         goto fail;
-    if (r->frames_corrupt)
-        LOGW("%s: %lld corrupt frame(s) skipped", p->input, (long long)r->frames_corrupt);
     ret = p->decode_only ? 0 : j->sink.cls->close(&j->sink, 1);
     j->sink_ready = 0;
     if (ret < 0)
         goto fail;
+    warn_frame_counts(j);
     vkcu_progress_update(&j->progress, r->frames_out, 1);
     ret = 0;
 fail:
@@ -866,8 +1141,12 @@ fail:
         char buf[128];
         snprintf(j->err, j->errlen, "%s: %s", p->input, vkcu_err_str(ret, buf, sizeof(buf)));
     }
+    /* A write or an open cut short by a stop signal (an output FIFO that
+     * nobody reads) is the stop, not a failure of the output. */
+    if (ret == VKCU_ERR_OUTPUT && vkcu_stop_requested())
+        ret = VKCU_ERR_INTERRUPT;
     if (ret == VKCU_ERR_OUTPUT && p->sink == VKCU_SINK_HASH && p->hash_out_name)
-        snprintf(j->err, j->errlen, "%s: cannot write the hashes (disk full?)", p->hash_out_name);
+        snprintf(j->err, j->errlen, "%s: cannot write the hashes (disk full, or over the file size limit?)", p->hash_out_name);
     if (ret == AVERROR(ETIMEDOUT) && p->deadline > 0)
         snprintf(j->err, j->errlen, "%s: stopped at its time limit after %" PRId64 " frames", p->input, r->frames_out);
     if (ret == VKCU_ERR_INTERRUPT)
@@ -906,6 +1185,8 @@ fail:
         r->fps_steady = (r->frames_out - 1) / (vkcu_now() - j->t_first);
     av_packet_free(&pkt);
     av_frame_free(&frame);
+    av_frame_free(&j->scaled);
+    sws_freeContext(j->sws);
     for (int i = 0; i < j->nb_early; i++)
         av_packet_free(&j->early[i]);
     /* The handoff thread may still run operators: stop it before freeing them. */
@@ -918,6 +1199,8 @@ fail:
     if (j->gpu_prepared) { /* no set-up thread outlives the job (the process may exit next) */
         vkcu_gpu_prepare_wait(p->device);
         setup_timeline(j, t0, t_demux, t_open);
+        if (vkcu_engine_stats_on())
+            log_engine_stats();
     }
     return ret;
 }

@@ -1,15 +1,34 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Callback sink: processed frames go to a function of the caller's
  * (vkcu compare reads two jobs' frames this way; API users get a
- * vkcu_picture, which needs no FFmpeg header to read). */
+ * vkcu_picture, which needs no FFmpeg header to read). With the job's
+ * callback_timing (compare against a hash list), the frames are those the
+ * hash sink would hash, timed as its lines: onto 1/frame rate by the job's
+ * timing rule. */
 #include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
 
 #include "stage.h"
+#include "timing.h"
+
+typedef struct callback_sink {
+    int timed;              /* callback_timing: frames through `sync` */
+    vkcu_frame_sync sync;
+    int64_t last_pts;       /* VKCU_TIMING_DECODED: no frame goes below the previous one */
+} callback_sink;
 
 static int callback_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb)
 {
     const vkcu_job_params *p = s->params;
+    callback_sink *c = s->priv;
+    if (p->callback_timing) {
+        /* The hash sink's rule (regress/sink_hash.c), so that frames pair with a list's lines. */
+        c->timed = 1;
+        vkcu_frame_sync_init(&c->sync, p->timing == VKCU_TIMING_DECODED ? VKCU_FPS_PASSTHROUGH : VKCU_FPS_VFR,
+                             fmt->frame_rate, tb, NULL);
+        c->last_pts = AV_NOPTS_VALUE;
+        tb = c->sync.tb_out;
+    }
     vkcu_stream_info info = {
         .tb_num = tb.num, .tb_den = tb.den,
         .fps_num = fmt->frame_rate.num, .fps_den = fmt->frame_rate.den ? fmt->frame_rate.den : 1,
@@ -20,7 +39,7 @@ static int callback_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational 
     return p->on_open ? p->on_open(p->cb_opaque, &info) : 0;
 }
 
-static int callback_write(vkcu_sink *s, AVFrame *frame)
+static int deliver(vkcu_sink *s, AVFrame *frame)
 {
     const vkcu_job_params *p = s->params;
     if (p->on_frame)
@@ -55,14 +74,42 @@ static int callback_write(vkcu_sink *s, AVFrame *frame)
     return p->on_picture(p->cb_opaque, &pic);
 }
 
+static int timed_emit(void *opaque, AVFrame *frame)
+{
+    vkcu_sink *s = opaque;
+    callback_sink *c = s->priv;
+    if (s->params->timing == VKCU_TIMING_DECODED) { /* as the hash sink's lines (and ffmpeg's muxer) */
+        if (c->last_pts != AV_NOPTS_VALUE && frame->pts < c->last_pts)
+            frame->pts = c->last_pts;
+        c->last_pts = frame->pts;
+    }
+    return deliver(s, frame);
+}
+
+static int callback_write(vkcu_sink *s, AVFrame *frame)
+{
+    callback_sink *c = s->priv;
+    return c->timed ? vkcu_frame_sync_push(&c->sync, frame, timed_emit, s) : deliver(s, frame);
+}
+
 static int callback_close(vkcu_sink *s, int ok)
 {
-    (void)s, (void)ok;
-    return 0;
+    callback_sink *c = s->priv;
+    int ret = 0;
+    if (!c->timed)
+        return 0;
+    if (ok)
+        ret = vkcu_frame_sync_push(&c->sync, NULL, timed_emit, s);
+    s->result->frames_dropped += c->sync.dropped;
+    s->result->frames_duplicated += c->sync.duplicated;
+    vkcu_frame_sync_free(&c->sync);
+    c->timed = 0;
+    return ret;
 }
 
 const vkcu_sink_class vkcu_sink_callback = {
     .name = "callback",
+    .priv_size = sizeof(callback_sink),
     .open = callback_open,
     .write_frame = callback_write,
     .close = callback_close,

@@ -19,6 +19,9 @@
 #include <libavutil/pixdesc.h>
 
 #include "util/log.h"
+#include "encoder_files.h"
+#include "audio_encode.h"
+#include "encoders.h"
 #include "stage.h"
 #include "timing.h"
 #include "gpu/vkencode.h"
@@ -63,6 +66,7 @@ typedef struct encode_sink {
     AVStream *vst;
     int *stream_map;        /* input stream -> output stream, -1: dropped */
     int nb_map;
+    vkcu_audio_enc **audio; /* per input stream: its re-encoder (audio the container cannot hold), or NULL */
     AVPacket *pkt;
     AVFrame *hw_frame;      /* Vulkan encode: the uploaded frame */
     AVBufferRef *vk_device; /* Vulkan encode: the GPU's shared device (gpu/device.c) */
@@ -72,6 +76,7 @@ typedef struct encode_sink {
     int to_stdout;          /* -o -: the output is standard output */
     int64_t *last_dts;      /* per output stream: the last dts muxed (encoder thread) */
     char tmp[4200];
+    vkcu_encoder_files files; /* what the encoder options make the encoder write, under the output rule */
     int header_written;
     int64_t frames;         /* frames handed to the encoder (encoder thread) */
     /* The encoder thread owns enc and oc between open and close: it encodes
@@ -93,26 +98,6 @@ typedef struct encode_sink {
     double t_encode, t_mux, t_idle; /* encoder thread time, seconds (--stats) */
     char thread_err[512];
 } encode_sink;
-
-static const char *default_encoder(const AVOutputFormat *ofmt, const char *path, int named)
-{
-    const char *ext = strrchr(path, '.');
-    char first[16] = "";
-    if ((!ext || named) && ofmt->extensions) { /* -f FORMAT, standard output: the container's usual extension */
-        snprintf(first, sizeof(first), "%.*s", (int)strcspn(ofmt->extensions, ","), ofmt->extensions);
-        ext = NULL;
-    }
-    ext = ext ? ext + 1 : first;
-    if (!av_strcasecmp(ext, "y4m"))
-        return "wrapped_avframe";
-    if (!av_strcasecmp(ext, "nut") || !av_strcasecmp(ext, "yuv") || !av_strcasecmp(ext, "raw"))
-        return "rawvideo";
-    if (!av_strcasecmp(ext, "ivf") || !av_strcasecmp(ext, "webm") || !av_strcasecmp(ext, "obu"))
-        return "libsvtav1";
-    if (!av_strcasecmp(ext, "hevc") || !av_strcasecmp(ext, "h265") || !av_strcasecmp(ext, "265"))
-        return "libx265";
-    return "libx264";
-}
 
 static int pix_fmt_supported(const AVCodec *codec, enum AVPixelFormat fmt)
 {
@@ -175,6 +160,9 @@ static int configure_encoder(vkcu_sink *s, const AVCodec *codec, const vkcu_vide
     const vkcu_job_params *p = s->params;
     const vkcu_demux *d = s->demux;
     const char *path = p->output;
+    /* the options with the encoder's own files renamed to their temporaries */
+    const char *user_opts = ((encode_sink *)s->priv)->files.opts ? ((encode_sink *)s->priv)->files.opts
+                                                                  : p->encoder_opts;
     int ret = 0;
     AVCodecContext *enc = avcodec_alloc_context3(codec);
     if (!enc)
@@ -214,6 +202,13 @@ static int configure_encoder(vkcu_sink *s, const AVCodec *codec, const vkcu_vide
     if (p->crf >= 0 && av_opt_set_int(enc->priv_data, "crf", p->crf, 0) < 0 &&
         av_opt_set_int(enc->priv_data, "qp", p->crf, 0) < 0)
         LOGW("%s: encoder %s has no crf (or qp) option; %s ignored", path, codec->name, VKCU_SETTING("crf"));
+    /* Named presets and tunes against the encoder's list, before its library sees (and prints about) them. */
+    char why[700];
+    if (p->preset && *p->preset && vkcu_encoder_check_choice(codec, "preset", p->preset, why, sizeof(why)) < 0) {
+        snprintf(s->err, s->errlen, "%s: %s", path, why);
+        ret = VKCU_ERR_USAGE;
+        goto fail;
+    }
     if (p->preset && *p->preset && av_opt_set(enc->priv_data, "preset", p->preset, 0) < 0) {
         snprintf(s->err, s->errlen, "%s: encoder %s has no preset '%s'", path, codec->name, p->preset);
         ret = VKCU_ERR_USAGE;
@@ -224,10 +219,10 @@ static int configure_encoder(vkcu_sink *s, const AVCodec *codec, const vkcu_vide
      * --encoder-opt threads=N still overrides. */
     enc->thread_count = 0;
     vkcu_vkencode_defaults(enc);
-    quiet_encoder_logs(enc, codec, p->encoder_opts);
-    if (p->encoder_opts && *p->encoder_opts) {
+    quiet_encoder_logs(enc, codec, user_opts);
+    if (user_opts && *user_opts) {
         AVDictionary *opts = NULL;
-        if (av_dict_parse_string(&opts, p->encoder_opts, "=", ":", 0) < 0) {
+        if (av_dict_parse_string(&opts, user_opts, "=", ":", 0) < 0) {
             snprintf(s->err, s->errlen, "%s: cannot parse '%s' (expected key=value:key=value)",
                      VKCU_SETTING("encoder_opts"), p->encoder_opts);
             av_dict_free(&opts);
@@ -236,6 +231,13 @@ static int configure_encoder(vkcu_sink *s, const AVCodec *codec, const vkcu_vide
         }
         const AVDictionaryEntry *t = NULL;
         while ((t = av_dict_iterate(opts, t))) {
+            if ((!strcmp(t->key, "preset") || !strcmp(t->key, "tune")) &&
+                vkcu_encoder_check_choice(codec, t->key, t->value, why, sizeof(why)) < 0) {
+                snprintf(s->err, s->errlen, "%s: %s", VKCU_SETTING("encoder_opts"), why);
+                av_dict_free(&opts);
+                ret = VKCU_ERR_USAGE;
+                goto fail;
+            }
             if (av_opt_set(enc, t->key, t->value, AV_OPT_SEARCH_CHILDREN) < 0) {
                 snprintf(s->err, s->errlen, "%s: %s has no option %s=%s", VKCU_SETTING("encoder_opts"), codec->name,
                          t->key, t->value);
@@ -256,6 +258,46 @@ fail:
 }
 
 
+/* An audio stream the job encodes rather than copies: the one the container
+ * cannot hold (with the container's audio encoder), or every one with a
+ * named audio_encoder. 1: encoded (its output stream mapped); 0: copy or
+ * drop it as other streams; <0: the job fails (a named encoder that cannot
+ * be set up), with s->err set. */
+static int audio_stream(vkcu_sink *s, const AVOutputFormat *ofmt, AVStream *ist, int copy)
+{
+    encode_sink *e = s->priv;
+    const vkcu_job_params *p = s->params;
+    const char *named = p->audio_encoder && *p->audio_encoder && strcmp(p->audio_encoder, "auto") ? p->audio_encoder
+                                                                                                   : NULL;
+    if ((named && !strcmp(named, "copy")) || (copy && !named) || (ofmt->flags & AVFMT_NOTIMESTAMPS))
+        return 0;
+    const AVCodec *codec = named ? avcodec_find_encoder_by_name(named) : vkcu_audio_encoder_for(ofmt);
+    if (!codec)
+        return 0; /* the check refused unknown names: here, no encoder fits the container */
+    char why[512] = "";
+    int ret = vkcu_audio_enc_open(&e->audio[ist->index], ist, codec, e->oc, why, sizeof(why));
+    if (ret < 0) {
+        if (named) {
+            snprintf(s->err, s->errlen, "%s: stream %d (audio %s): %s: %s", p->output, ist->index,
+                     avcodec_get_name(ist->codecpar->codec_id), VKCU_SETTING_IS("audio_encoder", named), why);
+            return VKCU_ERR_USAGE;
+        }
+        LOGW("%s: stream %d (audio %s) cannot go into %s, nor be encoded with %s (%s); dropped", s->demux->path,
+             ist->index, avcodec_get_name(ist->codecpar->codec_id), ofmt->name, codec->name, why);
+        ist->discard = AVDISCARD_ALL;
+        return 1;
+    }
+    e->stream_map[ist->index] = vkcu_audio_enc_stream(e->audio[ist->index]);
+    if (named)
+        LOGV("%s: stream %d (audio %s) encoded with %s", s->demux->path, ist->index,
+             avcodec_get_name(ist->codecpar->codec_id), codec->name);
+    else
+        LOGI("%s: stream %d (audio %s) cannot go into %s: encoded with %s (%s chooses another, %s drops it)",
+             s->demux->path, ist->index, avcodec_get_name(ist->codecpar->codec_id), ofmt->name, codec->name,
+             VKCU_SETTING("audio_encoder"), VKCU_SETTING_IS("no_audio", "1"));
+    return 1;
+}
+
 /* Undoes what open_encoder made (a candidate that did not open). */
 static void drop_encoder(vkcu_sink *s)
 {
@@ -264,6 +306,8 @@ static void drop_encoder(vkcu_sink *s)
     av_frame_free(&e->hw_frame);
     av_buffer_unref(&e->vk_device);
     vkcu_frame_sync_free(&e->sync);
+    vkcu_encoder_files_abort(&e->files);
+    memset(&e->files, 0, sizeof(e->files));
     s->gpu_frames = NULL;
 }
 
@@ -288,12 +332,14 @@ static int open_encoder(vkcu_sink *s, const char *encname, const vkcu_video_form
     }
     const AVCodec *codec = avcodec_find_encoder_by_name(encname);
     if (!codec || codec->type != AVMEDIA_TYPE_VIDEO) {
+        char names[400];
+        vkcu_video_encoder_names(NULL, names, sizeof(names));
         if (vke && !codec)
             snprintf(s->err, s->errlen, "%s: encoder %s is not available in this build (FFmpeg %s; FFmpeg 8.1 has "
                      "it); use %s", path, encname, av_version_info(), VKCU_SETTING_IS("encoder", vke->cpu_twin));
         else
-            snprintf(s->err, s->errlen, "%s: %s '%s' is not available in this build (try libx264, libx265, libsvtav1, "
-                     "ffv1, rawvideo)", path, codec ? "not a video encoder:" : "encoder", encname);
+            snprintf(s->err, s->errlen, "%s: %s '%s' is not available in this build (its video encoders: %s)", path,
+                     codec ? "not a video encoder:" : "encoder", encname, names);
         return VKCU_ERR_USAGE;
     }
     if (vke) {
@@ -314,9 +360,11 @@ static int open_encoder(vkcu_sink *s, const char *encname, const vkcu_video_form
         ret = VKCU_ERR_USAGE;
         goto fail;
     }
-    if (avformat_query_codec(ofmt, codec->id, FF_COMPLIANCE_NORMAL) == 0) {
-        snprintf(s->err, s->errlen, "%s: %s cannot hold %s video (pick another extension or %s)", path,
-                 ofmt->name, avcodec_get_name(codec->id), VKCU_SETTING("encoder"));
+    if (vkcu_muxer_takes(ofmt, codec->id) == 0) {
+        char takes[300];
+        vkcu_muxer_encoders(ofmt, takes, sizeof(takes));
+        snprintf(s->err, s->errlen, "%s: %s cannot hold %s video (pick another extension or %s%s%s)", path,
+                 ofmt->name, avcodec_get_name(codec->id), VKCU_SETTING("encoder"), takes[0] ? ": it takes " : "", takes);
         ret = VKCU_ERR_USAGE;
         goto fail;
     }
@@ -329,6 +377,13 @@ static int open_encoder(vkcu_sink *s, const char *encname, const vkcu_video_form
     vkcu_frame_sync_init(&e->sync, vkcu_fps_mode_for(ofmt, d->fmt->nb_streams), fmt->frame_rate, *tb, rates);
     *tb = e->sync.tb_out;
 
+    {
+        const char *inputs[] = { p->input, p->pipeline_file, NULL };
+        ret = vkcu_encoder_files_begin(&e->files, p->encoder_opts, codec->name, path, p->overwrite, inputs, s->err,
+                                       s->errlen);
+        if (ret < 0)
+            goto fail;
+    }
     ret = configure_encoder(s, codec, fmt, *tb, !!(ofmt->flags & AVFMT_GLOBALHEADER), &e->enc);
     if (ret < 0)
         goto fail;
@@ -418,7 +473,7 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
         snprintf(s->err, s->errlen, "%s: unknown output format (use an extension such as .mkv, .mp4, .nut, .y4m)", path);
         return VKCU_ERR_USAGE;
     }
-    const char *encname = p->encoder && *p->encoder && strcmp(p->encoder, "auto") ? p->encoder : default_encoder(ofmt, path, !!p->output_format);
+    const char *encname = p->encoder && *p->encoder && strcmp(p->encoder, "auto") ? p->encoder : vkcu_default_encoder(ofmt, path, !!p->output_format);
     /* A GPU encoder the job prefers (a preset's gpu-encoder), tried first on
      * the GPU backend; where it cannot take the frames, `encname`. */
     const char *gpu_pick = p->gpu_encoder && *p->gpu_encoder && s->result->path != VKCU_PATH_CPU &&
@@ -463,7 +518,7 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
     }
     /* Only now, with every option checked, does the output appear. */
     if (!e->to_stdout) {
-        const char *inputs[] = { p->input, NULL };
+        const char *inputs[] = { p->input, p->pipeline_file, NULL };
         ret = vkcu_outfile_begin(path, p->overwrite, inputs, e->tmp, sizeof(e->tmp), s->err, s->errlen);
         if (ret < 0)
             goto fail_out;
@@ -481,7 +536,8 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
     /* Streams: video first at the input's position, others copied. */
     e->nb_map = d->fmt->nb_streams;
     e->stream_map = av_calloc(e->nb_map, sizeof(int));
-    if (!e->stream_map) {
+    e->audio = av_calloc(e->nb_map, sizeof(*e->audio));
+    if (!e->stream_map || !e->audio) {
         ret = AVERROR(ENOMEM);
         goto fail_out;
     }
@@ -524,9 +580,27 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
             ist->discard = AVDISCARD_ALL;
             continue;
         }
-        if (ofmt->flags & AVFMT_NOTIMESTAMPS || avformat_query_codec(ofmt, ist->codecpar->codec_id, FF_COMPLIANCE_NORMAL) != 1) {
-            LOGW("%s: stream %d (%s %s) cannot go into %s; dropped", d->path, i, av_get_media_type_string(t),
-                 avcodec_get_name(ist->codecpar->codec_id), ofmt->name);
+        if (t == AVMEDIA_TYPE_AUDIO && p->no_audio) {
+            LOGV("%s: stream %d (audio %s) dropped (%s)", d->path, i, avcodec_get_name(ist->codecpar->codec_id),
+                 VKCU_SETTING_IS("no_audio", "1"));
+            ist->discard = AVDISCARD_ALL;
+            continue;
+        }
+        int copy = !(ofmt->flags & AVFMT_NOTIMESTAMPS) &&
+                   avformat_query_codec(ofmt, ist->codecpar->codec_id, FF_COMPLIANCE_NORMAL) == 1;
+        if (t == AVMEDIA_TYPE_AUDIO && (ret = audio_stream(s, ofmt, ist, copy)) != 0) {
+            if (ret < 0)
+                goto fail_out;
+            continue; /* encoded */
+        }
+        if (!copy) {
+            if (t == AVMEDIA_TYPE_AUDIO)
+                LOGW("%s: stream %d (audio %s) cannot go into %s, and no audio encoder of this build can; dropped "
+                     "(%s drops audio without this warning)", d->path, i, avcodec_get_name(ist->codecpar->codec_id),
+                     ofmt->name, VKCU_SETTING_IS("no_audio", "1"));
+            else
+                LOGW("%s: stream %d (%s %s) cannot go into %s; dropped", d->path, i, av_get_media_type_string(t),
+                     avcodec_get_name(ist->codecpar->codec_id), ofmt->name);
             ist->discard = AVDISCARD_ALL; /* not read: nor does it count for where the output starts */
             continue;
         }
@@ -1045,11 +1119,24 @@ static int encode_write(vkcu_sink *s, AVFrame *frame)
     return vkcu_frame_sync_push(&e->sync, frame, encode_emit, s);
 }
 
+/* An encoded audio packet, to the queue (enqueue takes it). */
+static int audio_emit(void *opaque, AVPacket *pkt)
+{
+    return enqueue(opaque, NULL, pkt);
+}
+
 static int encode_packet(vkcu_sink *s, AVPacket *pkt)
 {
     encode_sink *e = s->priv;
     if (pkt->stream_index >= e->nb_map || e->stream_map[pkt->stream_index] < 0)
         return 0;
+    if (e->audio[pkt->stream_index]) {
+        char why[512] = "";
+        int ret = vkcu_audio_enc_send(e->audio[pkt->stream_index], pkt, audio_emit, s, why, sizeof(why));
+        if (ret < 0 && !s->err[0])
+            snprintf(s->err, s->errlen, "%s: %s", s->params->output, why);
+        return ret;
+    }
     AVStream *ist = s->demux->fmt->streams[pkt->stream_index];
     AVPacket *copy = av_packet_clone(pkt);
     if (!copy)
@@ -1070,6 +1157,13 @@ static int encode_close(vkcu_sink *s, int ok)
     if (e->thread_running && finish) {
         /* The last frame repeated, where the frame rate wants it. */
         ret = vkcu_frame_sync_push(&e->sync, NULL, encode_emit, s);
+        /* The audio encoders' last packets. */
+        for (int i = 0; ret >= 0 && e->audio && i < e->nb_map; i++)
+            if (e->audio[i]) {
+                char why[512] = "";
+                if ((ret = vkcu_audio_enc_send(e->audio[i], NULL, audio_emit, s, why, sizeof(why))) < 0 && !s->err[0])
+                    snprintf(s->err, s->errlen, "%s: %s", s->params->output, why);
+            }
         if (ret < 0 && ok)
             finish = 0;
     }
@@ -1138,11 +1232,20 @@ static int encode_close(vkcu_sink *s, int ok)
     av_frame_free(&e->hw_frame);
     av_buffer_unref(&e->vk_device);
     av_packet_free(&e->pkt);
+    for (int i = 0; e->audio && i < e->nb_map; i++)
+        vkcu_audio_enc_close(&e->audio[i]);
+    av_freep(&e->audio);
     av_freep(&e->stream_map);
     av_freep(&e->last_dts);
     e->header_written = 0;
+    int published = 0;
     if (e->tmp[0]) {
-        if (ok && ret >= 0)
+        published = ok && ret >= 0;
+        if (ok && ret >= 0 && s->params->before_publish &&
+            (ret = s->params->before_publish(s->params->publish_opaque, e->tmp, s->params->output, s->err,
+                                             s->errlen)) < 0)
+            vkcu_outfile_abort(e->tmp);
+        else if (ok && ret >= 0)
             ret = vkcu_outfile_commit(e->tmp, s->params->output, s->err, s->errlen);
         else if (s->params->keep_partial && strcmp(e->tmp, s->params->output)) {
             char err[512];
@@ -1151,7 +1254,14 @@ static int encode_close(vkcu_sink *s, int ok)
         } else
             vkcu_outfile_abort(e->tmp);
         e->tmp[0] = 0;
+    } else {
+        published = ok && ret >= 0; /* standard output */
     }
+    /* The encoder's own files (closed with the encoder above) follow the output. */
+    if (published && ret >= 0)
+        ret = vkcu_encoder_files_commit(&e->files, s->err, s->errlen);
+    else
+        vkcu_encoder_files_abort(&e->files);
     if (ret >= 0)
         return 0;
     return ret;

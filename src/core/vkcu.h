@@ -51,7 +51,9 @@ typedef struct vkcu_job_params {
     int gop;                     /* 0: encoder default */
     const char *encoder_opts;    /* "k=v:k=v" passed to the encoder */
     int faststart;               /* 1: MP4/MOV index (moov) moved before the media data, for web playback */
-    int decode_threads;          /* software decoder threads; 0: one per core, or 1 for hash/compare sinks */
+    int no_audio;                /* 1: audio streams dropped */
+    const char *audio_encoder;   /* NULL/"auto": copy, else the container's audio codec; "copy"; an encoder name */
+    int decode_threads;          /* software decoder threads; 0: one (damaged streams decode alike on every run) */
     int encode_workers;          /* intra-GOP encoders (FFV1): GOPs encoded at once; 0: auto, 1: one encoder */
     int overwrite;               /* 1: replace an existing output */
     int keep_partial;            /* 1: keep the partial output on failure */
@@ -68,11 +70,21 @@ typedef struct vkcu_job_params {
     int ring_size;               /* interop ring slots, VKCU_RING_SIZE_MIN..MAX (vkcu_job_run: -EINVAL otherwise) */
     int stall_timeout_ms;        /* watchdog: no frame out of the decoder for this long fails */
     int timeline_handoff;        /* 1: one timeline semaphore instead of binary ready/done */
+    int decode_queue;            /* >= 0: the Vulkan decode queue the decoder submits on; -1: one the process claimed */
     enum vkcu_download download; /* how GPU frames reach the host (frames hashed on the GPU stay a CUDA copy) */
     int max_frames;              /* >0: stop after this many output frames */
     int require_gpu_decode;      /* 1: a software decode (CPU path or GPU fallback) is an error (VKCU_ERR_DEVICE) */
     double deadline;             /* >0: vkcu_now() after which the job stops and fails (verify's timeout) */
     int decode_only;             /* 1: decode and drop frames (benchmarks: no handoff, no operators) */
+    const char *pipeline_file;   /* the preset the settings came from: an input of the job, never written over */
+    /* Called with the finished temporary of the encoded output just before
+     * it is moved into place (the batch writes its resume record there);
+     * <0 fails the job with err set. NULL: none. */
+    int (*before_publish)(void *opaque, const char *tmp, const char *path, char *err, size_t errlen);
+    void *publish_opaque;
+    enum vkcu_timing timing;     /* hash sink (and callback_timing): which frames, at what size (vkcu/job.h) */
+    int callback_timing;         /* 1: the callback sink gives the frames the hash sink would hash, timed as its
+                                  * lines in 1/frame rate (on_open's time base): compare's media inputs */
     /* VKCU_SINK_CALLBACK: see vkcu_open_callback/vkcu_frame_callback (vkcu/chain.h).
      * The library's own users (compare) take FFmpeg's frame (on_frame); the
      * public API's take a vkcu_picture (on_picture). */
@@ -80,6 +92,11 @@ typedef struct vkcu_job_params {
     int (*on_frame)(void *opaque, const struct AVFrame *frame);
     vkcu_frame_callback on_picture;
     void *cb_opaque;
+    /* On the GPU, with on_frame: >0 keeps the frames in CUDA device memory,
+     * in a pool of this many buffers (gpu.h, cuda_pool); on_frame then gets
+     * frames with device pointers (vkcu_frame_cuda_device says so). A reader
+     * (core/reader.c) sets it. 0: host frames. */
+    int cuda_pool;
     /* reporting */
     int progress;                /* 1: progress reports to progress_cb (none without one) */
     vkcu_progress_callback progress_cb;

@@ -16,6 +16,17 @@
  * the shared context, so all users of one queue share one mutex.
  * VKCU_DECODE_QUEUE_SPREAD=0 turns the spreading off (for measurements).
  *
+ * Across processes: each process has its own VkDevice, and queue i of the
+ * decode family is the same engine in every one of them, so processes that
+ * all used queues 0 and 1 shared two engines. Before making the device, a
+ * process therefore claims as many decode queues as it runs streams, and
+ * its compute queues, on the least-claimed queues of the GPU (gpu/qclaim.c:
+ * locks the kernel drops when the process ends), creates queues up to the
+ * highest one claimed, and its lanes go round the queues it claimed. Where
+ * claims cannot be taken it falls back to queues 0, 1, ... (a -v line).
+ * A pinned decode queue (the decode_queue setting) is claimed and used by
+ * every decoder of its jobs.
+ *
  * The shared device is vkcu's own (gpu/vkdev.c: decode queues for the
  * streams the process expects, one compute queue, an encode queue when a
  * Vulkan encoder is wanted), made on the process's one Vulkan instance
@@ -32,17 +43,35 @@
 #include <string.h>
 #include <unistd.h>
 #include <cuda_runtime_api.h>
+#include <libavcodec/version.h>
+#include <libavutil/avutil.h>
 #include <libavutil/hwcontext.h>
 #include <libavutil/hwcontext_vulkan.h>
 
 #include "device.h"
+#include "probe.h"
+#include "enginestats.h"
+#include "qclaim.h"
 #include "vkdev.h"
 #include "vkfn.h"
 #include "vkinstance.h"
 #include "util/log.h"
 
 #define MAX_DEVICES 16
-#define MAX_LANES 8
+#define MAX_LANES 16      /* trampoline sets: lanes of every GPU together */
+#define MAX_LANE_QUEUES 16 /* decode queues a process uses on one GPU */
+
+enum { ROLE_DECODE, ROLE_COMPUTE, NB_ROLES };
+static const char *const role_names[NB_ROLES] = { "decode", "compute" };
+
+/* The queues of one role a process uses on one GPU: those it claimed
+ * (distinct, in the order taken), or 0, 1, ... without claims. */
+typedef struct queue_choice {
+    vkcu_qclaim *claim;             /* NULL: no claims held */
+    uint32_t family, have;          /* the family and how many queues the GPU has in it */
+    uint32_t queue[MAX_LANE_QUEUES];
+    uint32_t nb;
+} queue_choice;
 
 enum { SD_FREE, SD_OPENING, SD_READY, SD_FAILED };
 
@@ -51,6 +80,7 @@ typedef struct shared_device {
     int cuda_device;
     AVBufferRef *master;           /* owns the VkDevice (ours or FFmpeg's) */
     uint32_t decode_qf, nb_decode; /* decode family and its queue count */
+    queue_choice choice[NB_ROLES]; /* the queues this process took on this GPU */
     unsigned next_lane;
     pthread_t opener;              /* the thread vkcu_vkdev_prepare started */
     int opener_joinable;
@@ -73,25 +103,39 @@ static shared_device devices[MAX_DEVICES];
 static PFN_vkGetInstanceProcAddr real_gipa;
 static PFN_vkGetDeviceProcAddr real_gdpa;
 static PFN_vkGetDeviceQueue real_gdq;
-static uint32_t lane_decode_qf[MAX_LANES], lane_nb_decode[MAX_LANES];
+static int engine_stats; /* VKCU_ENGINE_STATS=1 (gpu/enginestats.h), read before the first device is made */
+
+/* What each set of trampolines maps FFmpeg's decode queue index i to:
+ * queue[i % nb] of family qf (nb 0: the slot is free). A slot is filled
+ * once, under the registry lock, before any context using it exists, and
+ * shared by every stream (of any GPU) that wants the same mapping. */
+static struct lane_map {
+    uint32_t qf, nb;
+    uint32_t queue[MAX_LANE_QUEUES];
+} lane_maps[MAX_LANES];
 
 static uint32_t remap(int lane, uint32_t qf, uint32_t index)
 {
-    if (qf != lane_decode_qf[lane] || !lane_nb_decode[lane])
+    const struct lane_map *m = &lane_maps[lane];
+    if (qf != m->qf || !m->nb)
         return index;
-    return (index + (uint32_t)lane) % lane_nb_decode[lane];
+    return m->queue[index % m->nb];
 }
 
 #define LANE_FNS(k)                                                                                     \
     static VKAPI_ATTR void VKAPI_CALL gdq_##k(VkDevice d, uint32_t qf, uint32_t i, VkQueue *q)          \
     {                                                                                                   \
-        real_gdq(d, qf, remap(k, qf, i), q);                                                            \
+        uint32_t phys = remap(k, qf, i);                                                                \
+        real_gdq(d, qf, phys, q);                                                                       \
+        if (engine_stats)                                                                               \
+            vkcu_engine_stats_queue(d, qf, phys, *q);                                                   \
     }                                                                                                   \
     static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL gdpa_##k(VkDevice d, const char *name)             \
     {                                                                                                   \
         if (!strcmp(name, "vkGetDeviceQueue"))                                                          \
             return (PFN_vkVoidFunction)gdq_##k;                                                         \
-        return real_gdpa(d, name);                                                                      \
+        PFN_vkVoidFunction timed = engine_stats ? vkcu_engine_stats_hook(name) : NULL;                  \
+        return timed ? timed : real_gdpa(d, name);                                                      \
     }                                                                                                   \
     static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL gipa_##k(VkInstance inst, const char *name)        \
     {                                                                                                   \
@@ -99,7 +143,8 @@ static uint32_t remap(int lane, uint32_t qf, uint32_t index)
             return (PFN_vkVoidFunction)gdpa_##k;                                                        \
         if (!strcmp(name, "vkGetDeviceQueue"))                                                          \
             return (PFN_vkVoidFunction)gdq_##k;                                                         \
-        return real_gipa(inst, name);                                                                   \
+        PFN_vkVoidFunction timed = engine_stats ? vkcu_engine_stats_hook(name) : NULL;                  \
+        return timed ? timed : real_gipa(inst, name);                                                   \
     }
 LANE_FNS(0)
 LANE_FNS(1)
@@ -109,8 +154,17 @@ LANE_FNS(4)
 LANE_FNS(5)
 LANE_FNS(6)
 LANE_FNS(7)
-static const PFN_vkGetInstanceProcAddr lane_gipa[MAX_LANES] = { gipa_0, gipa_1, gipa_2, gipa_3,
-                                                                gipa_4, gipa_5, gipa_6, gipa_7 };
+LANE_FNS(8)
+LANE_FNS(9)
+LANE_FNS(10)
+LANE_FNS(11)
+LANE_FNS(12)
+LANE_FNS(13)
+LANE_FNS(14)
+LANE_FNS(15)
+static const PFN_vkGetInstanceProcAddr lane_gipa[MAX_LANES] = { gipa_0,  gipa_1,  gipa_2,  gipa_3,  gipa_4,  gipa_5,
+                                                                gipa_6,  gipa_7,  gipa_8,  gipa_9,  gipa_10, gipa_11,
+                                                                gipa_12, gipa_13, gipa_14, gipa_15 };
 
 typedef struct lane_ctx {
     AVBufferRef *master;
@@ -120,7 +174,14 @@ typedef struct lane_ctx {
 static void lane_lock(AVHWDeviceContext *ctx, uint32_t qf, uint32_t index)
 {
     lane_ctx *l = ctx->user_opaque;
-    vkcu_vk_queue_lock((AVHWDeviceContext *)l->master->data, qf, remap(l->lane, qf, index));
+    AVHWDeviceContext *m = (AVHWDeviceContext *)l->master->data;
+    if (!engine_stats) {
+        vkcu_vk_queue_lock(m, qf, remap(l->lane, qf, index));
+        return;
+    }
+    double t0 = vkcu_now();
+    vkcu_vk_queue_lock(m, qf, remap(l->lane, qf, index));
+    vkcu_engine_stats_lock_wait(vkcu_now() - t0);
 }
 
 static void lane_unlock(AVHWDeviceContext *ctx, uint32_t qf, uint32_t index)
@@ -183,7 +244,7 @@ static void *cuda_probe_main(void *arg)
     struct cudaDeviceProp prop;
     cudaError_t ce = cudaGetDeviceCount(&n);
     if (ce != cudaSuccess || n == 0)
-        snprintf(c->err, sizeof(c->err), "no CUDA device (%s)", ce != cudaSuccess ? cudaGetErrorString(ce) : "none found");
+        vkcu_cuda_absent_text(ce, c->err, sizeof(c->err));
     else if (c->device < 0 || c->device >= n)
         {
         char ordinal[16];
@@ -289,7 +350,102 @@ static uint32_t decode_queues_wanted(void)
     int n = e ? atoi(e) : (int)atomic_load(&expect_streams);
     if (!e && n < 2)
         n = 2;
-    return n < 1 ? 1 : n > MAX_LANES ? MAX_LANES : (uint32_t)n;
+    return n < 1 ? 1 : n > MAX_LANE_QUEUES ? MAX_LANE_QUEUES : (uint32_t)n;
+}
+
+/* Decode claims: one per stream the process expects (VKCU_VK_DECODE_QUEUES
+ * when set), so that other processes see how loaded each queue is. */
+static uint32_t decode_claims_wanted(void)
+{
+    const char *e = getenv("VKCU_VK_DECODE_QUEUES");
+    int n = e ? atoi(e) : (int)atomic_load(&expect_streams);
+    return n < 1 ? 1 : n > VKCU_QCLAIM_MAX_CLAIMS ? VKCU_QCLAIM_MAX_CLAIMS : (uint32_t)n;
+}
+
+/* The decode queue the process's jobs pin (the decode_queue setting), for
+ * the device's creation; -1: none. The first one said wins. */
+static atomic_int expect_pin = -1;
+
+void vkcu_vkdev_expect_decode_queue(int queue)
+{
+    int none = -1;
+    if (queue >= 0)
+        atomic_compare_exchange_strong(&expect_pin, &none, queue);
+}
+
+/* Fills qc with the queues of one role this process uses on the GPU
+ * `uuid`, in family `family` of `have` queues: `claims` claims on the
+ * least-claimed queues (all on `pin` when pin >= 0), or, where claims
+ * cannot be taken, queues 0..fallback-1 (or the pin). Returns how many
+ * queues the device needs in that family: the highest chosen + 1. */
+static uint32_t choose_queues(queue_choice *qc, int role, const uint8_t uuid[16], uint32_t family, uint32_t have,
+                              uint32_t claims, uint32_t fallback, int pin)
+{
+    memset(qc, 0, sizeof(*qc));
+    qc->family = family;
+    qc->have = have;
+    if (have > MAX_LANE_QUEUES)
+        have = MAX_LANE_QUEUES;
+    if (have < 1)
+        return 0;
+    if (pin >= (int)have)
+        pin = -1; /* the job that pinned it says why it cannot run (vkcu_vkdev_acquire) */
+    char dir[512], why[512] = "";
+    if (vkcu_qclaim_dir(dir, sizeof(dir), 1, why, sizeof(why)) == 0 &&
+        vkcu_qclaim_take(dir, uuid, role_names[role], family, have, claims, pin, &qc->claim, why, sizeof(why)) == 0) {
+        char list[128] = "";
+        for (uint32_t k = 0; k < vkcu_qclaim_count(qc->claim); k++) {
+            uint32_t q = vkcu_qclaim_queue(qc->claim, k), seen = 0;
+            for (uint32_t i = 0; i < qc->nb; i++)
+                seen |= qc->queue[i] == q;
+            if (!seen && qc->nb < MAX_LANE_QUEUES) {
+                qc->queue[qc->nb++] = q;
+                snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%u", qc->nb > 1 ? " " : "", q);
+            }
+        }
+        LOGV("GPU: %s queue%s %s of family %u (%u claim%s in %s: the least-claimed queues of this GPU%s)",
+             role_names[role], qc->nb > 1 ? "s" : "", list, family, vkcu_qclaim_count(qc->claim),
+             vkcu_qclaim_count(qc->claim) > 1 ? "s" : "", dir, pin >= 0 ? "; pinned" : "");
+    } else {
+        if (pin >= 0)
+            qc->queue[qc->nb++] = (uint32_t)pin;
+        else
+            for (uint32_t q = 0; q < fallback && q < have; q++)
+                qc->queue[qc->nb++] = q;
+        LOGV("GPU: no %s queue claims (%s): %s queues from 0, whatever other processes use", role_names[role], why,
+             role_names[role]);
+    }
+    uint32_t top = 0;
+    for (uint32_t i = 0; i < qc->nb; i++)
+        if (qc->queue[i] + 1 > top)
+            top = qc->queue[i] + 1;
+    return top;
+}
+
+static void release_choice(queue_choice qc[NB_ROLES])
+{
+    for (int r = 0; r < NB_ROLES; r++) {
+        vkcu_qclaim_release(&qc[r].claim);
+        qc[r].nb = 0;
+    }
+}
+
+/* FFmpeg's device has every queue: the choice only picks among them. */
+static void choose_in_device(queue_choice qc[NB_ROLES], const AVVulkanDeviceContext *hw, const uint8_t uuid[16])
+{
+    int dec = -1, comp = -1;
+    for (int i = 0; i < hw->nb_qf; i++) {
+        if (dec < 0 && (hw->qf[i].flags & VK_QUEUE_VIDEO_DECODE_BIT_KHR))
+            dec = i;
+        if (comp < 0 && (hw->qf[i].flags & VK_QUEUE_COMPUTE_BIT))
+            comp = i;
+    }
+    if (dec >= 0)
+        choose_queues(&qc[ROLE_DECODE], ROLE_DECODE, uuid, (uint32_t)hw->qf[dec].idx, (uint32_t)hw->qf[dec].num,
+                      decode_claims_wanted(), decode_queues_wanted(), atomic_load(&expect_pin));
+    if (comp >= 0)
+        choose_queues(&qc[ROLE_COMPUTE], ROLE_COMPUTE, uuid, (uint32_t)hw->qf[comp].idx, (uint32_t)hw->qf[comp].num,
+                      compute_queues_wanted(), compute_queues_wanted(), -1);
 }
 
 /* VKCU_VK_EXTRA_EXTS=A,B: more device extensions for our device (for
@@ -324,7 +480,8 @@ static void add_extra_exts(vkcu_vk_plan *plan)
  * only), checked against CUDA's UUID afterwards (and made again on the
  * right GPU if it was not it). Only the chosen device's queue families and
  * extensions are read. */
-static int own_master(cuda_probe *c, int speculate, AVBufferRef **out, vkcu_vkdev_times *t, char *err, size_t errlen)
+static int own_master(cuda_probe *c, int speculate, AVBufferRef **out, vkcu_vkdev_times *t, queue_choice qc[NB_ROLES],
+                      char *err, size_t errlen)
 {
     const vkcu_vk_instance *vi = vkcu_vk_instance_get(NULL, err, errlen);
     if (!vi)
@@ -376,14 +533,25 @@ static int own_master(cuda_probe *c, int speculate, AVBufferRef **out, vkcu_vkde
         return VKCU_ERR_DEVICE;
     }
     add_extra_exts(&plan);
+    /* Queues up to the highest one this process claims (vkCreateDevice makes queues 0..n-1 of a family). */
+    if (plan.decode_family >= 0)
+        plan.nb_decode = choose_queues(&qc[ROLE_DECODE], ROLE_DECODE, d->uuid, (uint32_t)plan.decode_family,
+                                       caps->qf[plan.decode_family].count, decode_claims_wanted(),
+                                       plan.nb_decode, atomic_load(&expect_pin));
+    uint32_t nb_compute = choose_queues(&qc[ROLE_COMPUTE], ROLE_COMPUTE, d->uuid, (uint32_t)plan.compute_family,
+                                        caps->qf[plan.compute_family].count, compute_queues_wanted(), plan.nb_compute, -1);
+    if (nb_compute)
+        plan.nb_compute = nb_compute;
     vkcu_vk_device_stamps st;
     int ret = vkcu_vk_device_create(vi, pick, &plan, out, &st, err, errlen);
     t->t_device0 = st.start;
     t->t_device1 = st.created;
     t->t_hwctx1 = st.initialised;
     t->device_ms = (st.initialised - st.start) * 1e3;
-    if (ret < 0)
+    if (ret < 0) {
+        release_choice(qc);
         return VKCU_ERR_DEVICE;
+    }
     t->nb_decode = plan.decode_family >= 0 ? plan.nb_decode : 0;
     t->nb_compute = plan.nb_compute;
     t->nb_encode = plan.encode_family >= 0;
@@ -393,14 +561,16 @@ static int own_master(cuda_probe *c, int speculate, AVBufferRef **out, vkcu_vkde
     if (c->ret < 0) {
         snprintf(err, errlen, "%s", c->err);
         av_buffer_unref(out);
+        release_choice(qc);
         return c->ret;
     }
     if (!memcmp(d->uuid, c->uuid, 16))
         return 0;
     LOGV("GPU: CUDA device %d is not Vulkan device %s; opening the one with its UUID", c->device, d->name);
     av_buffer_unref(out);
+    release_choice(qc);
     *t = (vkcu_vkdev_times){ 0 };
-    return own_master(c, 0, out, t, err, errlen);
+    return own_master(c, 0, out, t, qc, err, errlen);
 }
 
 static int has_ext(const AVVulkanDeviceContext *hw, const char *name)
@@ -434,6 +604,8 @@ static int open_master(shared_device *sd, int cuda_device, char *err, size_t err
         cuda_probe_main(c);
     vkcu_vkdev_times t = { 0 };
     AVBufferRef *master = NULL;
+    queue_choice qc[NB_ROLES];
+    memset(qc, 0, sizeof(qc));
     const char *mode = getenv("VKCU_VULKAN_DEVICE");
     int ret;
     if (mode && strcmp(mode, "ffmpeg") && strcmp(mode, "vkcu") && strcmp(mode, "auto")) {
@@ -442,7 +614,7 @@ static int open_master(shared_device *sd, int cuda_device, char *err, size_t err
         mode = NULL;
     }
     if (!mode || strcmp(mode, "ffmpeg")) {
-        ret = own_master(c, 1, &master, &t, err, errlen);
+        ret = own_master(c, 1, &master, &t, qc, err, errlen);
         t.own = ret >= 0;
         if (ret < 0 && atomic_load(&c->done) && c->ret < 0)
             goto done; /* no CUDA device: FFmpeg's device would not help */
@@ -488,8 +660,12 @@ static int open_master(shared_device *sd, int cuda_device, char *err, size_t err
         ret = VKCU_ERR_DEVICE;
         goto done;
     }
+    if (!t.own)
+        choose_in_device(qc, hw, c->uuid);
     sd->master = master;
     memcpy(sd->uuid, c->uuid, 16);
+    memcpy(sd->choice, qc, sizeof(qc));
+    memset(qc, 0, sizeof(qc)); /* sd holds the claims now, for the process's life */
     master = NULL;
     for (int i = 0; i < hw->nb_qf; i++)
         if (hw->qf[i].flags & VK_QUEUE_VIDEO_DECODE_BIT_KHR) {
@@ -507,8 +683,12 @@ static int open_master(shared_device *sd, int cuda_device, char *err, size_t err
         real_gipa = hw->get_proc_addr;
         real_gdpa = (PFN_vkGetDeviceProcAddr)real_gipa(hw->inst, "vkGetDeviceProcAddr");
         real_gdq = (PFN_vkGetDeviceQueue)real_gdpa(hw->act_dev, "vkGetDeviceQueue");
+        engine_stats = vkcu_engine_stats_on(); /* before any stream's context exists */
     }
     pthread_mutex_unlock(&registry_lock);
+    if (engine_stats)
+        vkcu_engine_stats_device(hw->inst, hw->phys_dev, hw->act_dev, hw->get_proc_addr, sd->decode_qf,
+                                 sd->choice[ROLE_COMPUTE].nb ? sd->choice[ROLE_COMPUTE].family : UINT32_MAX);
     LOGV("GPU: CUDA device %d (%s) = Vulkan device %s (%s device%s); %u decode queues in family %u", cuda_device,
          c->name, pr.properties.deviceName, t.own ? "vkcu's" : "FFmpeg's", t.speculative ? ", opened before CUDA answered" : "",
          sd->nb_decode, sd->decode_qf);
@@ -516,6 +696,7 @@ static int open_master(shared_device *sd, int cuda_device, char *err, size_t err
          "CUDA context goes on being made)", t.instance_ms, t.device_ms, t.cuda_ms, t.total_ms);
     ret = 0;
 done:
+    release_choice(qc); /* what a failed attempt claimed */
     av_buffer_unref(&master);
     if (cuda_running) { /* the context keeps being made beside the job; joined by vkcu_vkdev_prepare_wait */
         sd->cuda_thread = cuda_thread;
@@ -563,6 +744,7 @@ static shared_device *claim_slot(int cuda_device)
             sd->master = NULL;
             sd->next_lane = 0;
             sd->decode_qf = sd->nb_decode = 0;
+            memset(sd->choice, 0, sizeof(sd->choice));
             sd->times = (vkcu_vkdev_times){ 0 };
             sd->probe = NULL;
             sd->cuda_joinable = 0;
@@ -694,7 +876,63 @@ static int ready_device(int cuda_device, shared_device **out, char *err, size_t 
     }
 }
 
-int vkcu_vkdev_acquire(int cuda_device, AVBufferRef **out, int *lane_out, char *err, size_t errlen)
+/* VKCU_VK_DECODE_THREADS=N (a measurement knob, FFmpeg 8.1 and later:
+ * docs/performance.md): the Vulkan decoder's frame threads. FFmpeg 8.1
+ * gives a decoder min(2 x queues, 2 x threads) execution contexts (frames
+ * in flight), so each lane then tells FFmpeg of at least N decode queues
+ * (they all map onto the lane's own). FFmpeg 7.1's frame threads stall with
+ * the Vulkan hwaccel (DESIGN.md): there it stays 1. */
+int vkcu_vkdev_decode_threads(void)
+{
+    const char *e = getenv("VKCU_VK_DECODE_THREADS");
+    int n = e ? atoi(e) : 1;
+    if (n > 1 && LIBAVCODEC_VERSION_MAJOR < 62) {
+        static atomic_int warned;
+        if (!atomic_exchange(&warned, 1))
+            LOGW("VKCU_VK_DECODE_THREADS=%d ignored: FFmpeg %s's frame threads stall with the Vulkan hwaccel", n,
+                 av_version_info());
+        return 1;
+    }
+    return n < 1 ? 1 : n > MAX_LANE_QUEUES ? MAX_LANE_QUEUES : n;
+}
+
+/* VKCU_DECODE_QUEUES_PER_STREAM: 2 (default) spreads a decoder's two
+ * execution contexts over its lane's queue and the next one, 1 keeps both
+ * on its own queue (a measurement knob: docs/performance.md). */
+static int queues_per_stream(void)
+{
+    const char *e = getenv("VKCU_DECODE_QUEUES_PER_STREAM");
+    return e && !strcmp(e, "1") ? 1 : 2;
+}
+
+/* Registry locked: the trampoline set whose map is *want, filled now when
+ * no set has it yet; lane 0 is the identity (FFmpeg's own choice). */
+static int find_lane(const struct lane_map *want)
+{
+    if (!want->nb)
+        return 0;
+    int free_lane = -1, same_home = -1;
+    for (int i = 1; i < MAX_LANES; i++) {
+        const struct lane_map *m = &lane_maps[i];
+        if (!m->nb) {
+            if (free_lane < 0)
+                free_lane = i;
+            continue;
+        }
+        if (m->qf == want->qf && m->nb == want->nb && !memcmp(m->queue, want->queue, want->nb * sizeof(want->queue[0])))
+            return i;
+        if (same_home < 0 && m->qf == want->qf && m->queue[0] == want->queue[0])
+            same_home = i;
+    }
+    if (free_lane >= 0) {
+        lane_maps[free_lane] = *want;
+        return free_lane;
+    }
+    LOGV("GPU: every decode lane is taken; this decoder shares another's (queue %u)", want->queue[0]);
+    return same_home >= 0 ? same_home : 0;
+}
+
+int vkcu_vkdev_acquire(int cuda_device, int decode_queue, AVBufferRef **out, int *lane_out, char *err, size_t errlen)
 {
     int ret = 0;
     *out = NULL;
@@ -702,18 +940,51 @@ int vkcu_vkdev_acquire(int cuda_device, AVBufferRef **out, int *lane_out, char *
     shared_device *sd;
     if ((ret = ready_device(cuda_device, &sd, err, errlen)) < 0)
         goto done;
-    const char *spread = getenv("VKCU_DECODE_QUEUE_SPREAD");
-    int lanes = sd->nb_decode > 1 ? (int)sd->nb_decode : 1;
-    if (lanes > MAX_LANES)
-        lanes = MAX_LANES;
-    int lane = spread && !strcmp(spread, "0") ? 0 : (int)(sd->next_lane++ % (unsigned)lanes);
-    if (real_gdq == NULL || (int)sizeof(lane_gipa) / (int)sizeof(lane_gipa[0]) <= lane) {
-        snprintf(err, errlen, "internal: no queue lane");
+    if (real_gdq == NULL) {
+        snprintf(err, errlen, "internal: no vkGetDeviceQueue");
         ret = AVERROR_BUG;
         goto done;
     }
-    lane_decode_qf[lane] = sd->decode_qf;
-    lane_nb_decode[lane] = sd->nb_decode;
+    /* The decode queues FFmpeg's contexts land on, as a lane's map. */
+    const char *spread = getenv("VKCU_DECODE_QUEUE_SPREAD");
+    const queue_choice *choice = &sd->choice[ROLE_DECODE];
+    struct lane_map want = { .qf = sd->decode_qf };
+    int stream = (int)sd->next_lane; /* the stream's number on this device: its compute queue follows it */
+    if (decode_queue >= 0) {
+        if ((uint32_t)decode_queue >= sd->nb_decode) {
+            char q[16];
+            snprintf(q, sizeof(q), "%d", decode_queue);
+            if (!sd->nb_decode)
+                snprintf(err, errlen, "%s: the GPU has no video decode queue", VKCU_SETTING_IS("decode_queue", q));
+            else if ((uint32_t)decode_queue >= choice->have || (uint32_t)decode_queue >= MAX_LANE_QUEUES)
+                snprintf(err, errlen, "%s: the GPU's video decode family has %u queue%s (0..%u)",
+                         VKCU_SETTING_IS("decode_queue", q), choice->have, choice->have == 1 ? "" : "s",
+                         (choice->have < MAX_LANE_QUEUES ? choice->have : MAX_LANE_QUEUES) - 1);
+            else
+                snprintf(err, errlen, "%s: this process's Vulkan device was made with decode queues 0..%u (by an "
+                         "earlier job that pinned none or another)", VKCU_SETTING_IS("decode_queue", q),
+                         sd->nb_decode - 1);
+            ret = VKCU_ERR_USAGE; /* the job fails on any backend (core/pipeline.c) */
+            goto done;
+        }
+        want.nb = 1;
+        want.queue[0] = (uint32_t)decode_queue;
+        sd->next_lane++;
+    } else if (!(spread && !strcmp(spread, "0")) && choice->nb) {
+        unsigned l = sd->next_lane++ % choice->nb;
+        want.queue[want.nb++] = choice->queue[l];
+        if (queues_per_stream() == 2 && choice->nb > 1)
+            want.queue[want.nb++] = choice->queue[(l + 1) % choice->nb];
+    } else {
+        sd->next_lane++; /* identity: FFmpeg's own queue choice */
+    }
+    int lane = find_lane(&want);
+    if (want.nb > 1)
+        LOGV("GPU: stream %d of CUDA device %d decodes on queues %u and %u of family %u", stream, cuda_device,
+             want.queue[0], want.queue[1], sd->decode_qf);
+    else if (want.nb)
+        LOGV("GPU: stream %d of CUDA device %d decodes on queue %u of family %u", stream, cuda_device, want.queue[0],
+             sd->decode_qf);
 
     AVHWDeviceContext *m = (AVHWDeviceContext *)sd->master->data;
     AVBufferRef *ref = av_hwdevice_ctx_alloc(AV_HWDEVICE_TYPE_VULKAN);
@@ -728,6 +999,10 @@ int vkcu_vkdev_acquire(int cuda_device, AVBufferRef **out, int *lane_out, char *
     AVVulkanDeviceContext *hw = dc->hwctx;
     /* Same instance, device, features, extensions and queue families. */
     *hw = *(AVVulkanDeviceContext *)m->hwctx;
+    int threads = vkcu_vkdev_decode_threads();
+    for (int i = 0; threads > 1 && want.nb && i < hw->nb_qf; i++)
+        if (hw->qf[i].idx == (int)sd->decode_qf && hw->qf[i].num < threads)
+            hw->qf[i].num = threads; /* FFmpeg's indices past the made ones map onto the lane's queues too */
     hw->get_proc_addr = lane_gipa[lane];
     vkcu_vk_queue_lock_set(dc, lane_lock, lane_unlock);
     l->master = av_buffer_ref(sd->master);
@@ -747,10 +1022,26 @@ int vkcu_vkdev_acquire(int cuda_device, AVBufferRef **out, int *lane_out, char *
         goto done;
     }
     *out = ref;
-    *lane_out = lane;
+    *lane_out = stream;
 done:
     pthread_mutex_unlock(&registry_lock);
     return ret;
+}
+
+uint32_t vkcu_vkdev_compute_queue(int cuda_device, int lane, uint32_t family, uint32_t num)
+{
+    if (num < 1)
+        return 0;
+    uint32_t q = num - 1 - (uint32_t)lane % num; /* from the last down: FFmpeg's own work starts at 0 */
+    pthread_mutex_lock(&registry_lock);
+    shared_device *sd = find_device(cuda_device);
+    if (sd && sd->state == SD_READY) {
+        const queue_choice *c = &sd->choice[ROLE_COMPUTE];
+        if (c->nb && c->family == family && c->queue[(uint32_t)lane % c->nb] < num)
+            q = c->queue[(uint32_t)lane % c->nb];
+    }
+    pthread_mutex_unlock(&registry_lock);
+    return q;
 }
 
 /* ---- Vulkan Video encode ---- */

@@ -37,6 +37,12 @@ typedef struct vkcu_vkdev_times {
  * Thread-safe. */
 void vkcu_vkdev_expect(unsigned streams, uint32_t encode_op);
 
+/* The decode queue the process's jobs pin (the decode_queue setting), said
+ * before the device is made so that it has that queue and claims it
+ * (gpu/qclaim.h); -1 does nothing, and the first queue said wins.
+ * Thread-safe. */
+void vkcu_vkdev_expect_decode_queue(int queue);
+
 /* Starts creating the shared device of CUDA device `cuda_device` on a
  * background thread (CUDA's start on another), so that demuxing runs beside
  * it; returns at once. Does nothing without an NVIDIA driver or when the
@@ -48,9 +54,21 @@ void vkcu_vkdev_prepare_wait(int cuda_device);
 
 /* A Vulkan AVHWDeviceContext for one stream on CUDA device `cuda_device`
  * (the Vulkan device with the same UUID, created on first use and kept for
- * the process). *lane says which decode queues the stream's decoder uses.
- * Release with av_buffer_unref. Thread-safe. */
-int vkcu_vkdev_acquire(int cuda_device, AVBufferRef **out, int *lane, char *err, size_t errlen);
+ * the process). Its decoder submits on the next queue(s) of those the
+ * process claimed, or on decode_queue when that is >= 0 (VKCU_ERR_USAGE
+ * naming the setting when the device has no such queue). *lane: the
+ * stream's number on the device (vkcu_vkdev_compute_queue). Release with
+ * av_buffer_unref. Thread-safe. */
+int vkcu_vkdev_acquire(int cuda_device, int decode_queue, AVBufferRef **out, int *lane, char *err, size_t errlen);
+
+/* The Vulkan decoder's frame threads: 1, or VKCU_VK_DECODE_THREADS with
+ * FFmpeg 8.1 and later (a measurement knob). Thread-safe. */
+int vkcu_vkdev_decode_threads(void);
+
+/* The queue of compute family `family` (which has `num` queues in the
+ * device context) that stream `lane` hands frames over on: the next of the
+ * compute queues the process claimed, else the num-1-lane % num th. */
+uint32_t vkcu_vkdev_compute_queue(int cuda_device, int lane, uint32_t family, uint32_t num);
 
 /* The set-up times of the shared device; -1 when it is not made. */
 int vkcu_vkdev_times_get(int cuda_device, vkcu_vkdev_times *t);

@@ -12,6 +12,9 @@
  * the slot's `drained`, writes, signals `filled`) and a Vulkan transfer
  * reads the slot back into a host-visible buffer (outring_vk.h), which pop()
  * hands over after the transfer's fence.
+ * With cfg.cuda_pool (a reader's frames on the GPU, devframes.c) the planar
+ * kernel writes into a buffer of the session's device pool instead, and
+ * pop() hands that buffer over: the frame never leaves device memory.
  * For a Vulkan encoder taking the session's frames (vkcu_gpu_encode_into)
  * the same ring carries them in the layout of the encoder's images (the
  * video encoders' NV12/P010, vkcu_cuda_to_semiplanar; the compute encoders'
@@ -148,6 +151,16 @@ int vkcu_gpu_download_create(vkcu_gpu *g, char *err, size_t errlen)
     if (g->enc_frames && !g->digest && g->cfg.frames_wanted &&
         (ret = encode_ring_create(g, dev_out, ow, oh, err, errlen)) <= 0)
         return ret;
+    /* Frames that stay on the device: the pool's buffers take the staging
+     * buffers' place and are handed over themselves. */
+    if (g->cfg.cuda_pool > 0 && !g->digest && !g->enc_frames && g->cfg.frames_wanted) {
+        if ((ret = vkcu_devpool_create(g->cuda_device, g->stream, g->host_size, g->cfg.cuda_pool, &g->devpool, err,
+                                       errlen)) < 0)
+            return ret;
+        LOGV("GPU: frames stay in device memory: a pool of %d buffers of %zu bytes (%s)", g->cfg.cuda_pool,
+             g->host_size, av_get_pix_fmt_name(g->host_fmt));
+        return 0;
+    }
     /* Frames that reach the host leave through the output ring when asked;
      * a digest (32 bytes) stays a CUDA copy, and the null sink reads nothing. */
     if (g->cfg.vulkan_download && !g->digest && g->cfg.frames_wanted) {
@@ -178,6 +191,28 @@ int vkcu_gpu_download_create(vkcu_gpu *g, char *err, size_t errlen)
     return 0;
 fail:
     return ret;
+}
+
+/* A buffer of the device pool for the next output, waiting while the
+ * consumer holds them all; closing the session ends the wait. */
+static int devpool_take(vkcu_gpu *g, AVBufferRef **buf, char *err, size_t errlen)
+{
+    for (;;) {
+        int failed;
+        if ((*buf = vkcu_devpool_get(g->devpool, 50, &failed)))
+            return 0;
+        if (failed) {
+            snprintf(err, errlen, "CUDA: cannot allocate a frame buffer of %zu bytes on the device", g->host_size);
+            return VKCU_ERR_DEVICE;
+        }
+        pthread_mutex_lock(&g->lock);
+        int quit = g->quit;
+        pthread_mutex_unlock(&g->lock);
+        if (quit) {
+            snprintf(err, errlen, "GPU session closed with output pending");
+            return AVERROR_EXIT;
+        }
+    }
 }
 
 /* Waits for room in the output queue: an operator that multiplies frames
@@ -232,6 +267,12 @@ static int start_download(vkcu_gpu *g, int s, const vkcu_gpu_frame *out, int pen
     }
     if (g->outring && (ret = vkcu_outring_cuda_begin(&g->outring_cu, g->stream, out_slot, &staging, err, errlen)) < 0)
         return ret;
+    if (g->devpool) {
+        av_buffer_unref(&pf->host);
+        if ((ret = devpool_take(g, &pf->host, err, errlen)) < 0)
+            return ret;
+        staging = pf->host->data;
+    }
     /* No CPU consumer (null sink): frames end on the GPU. */
     int e = !g->cfg.frames_wanted ? 0
             : g->enc_frames && g->enc_semi
@@ -271,6 +312,8 @@ static int finish_host_copy(vkcu_gpu *g, int s, const vkcu_gpu_frame *out, int o
         if ((ret = vkcu_outring_readback(g->outring, out_slot, 1, 1, &pf->host, &pf->ticket, err, errlen)) < 0)
             return ret;
         g->dtoh_bytes += (int64_t)g->host_size;
+    } else if (g->devpool) {
+        /* The planes are in pf->host, on the device, already. */
     } else if (g->digest) {
         CU_CHECK(cudaMemcpyAsync(g->digests + (size_t)idx * VKCU_BLAKE3_LEN, g->b3_digest, VKCU_BLAKE3_LEN,
                                  cudaMemcpyDeviceToHost, g->stream));
@@ -289,8 +332,13 @@ static int finish_host_copy(vkcu_gpu *g, int s, const vkcu_gpu_frame *out, int o
     pf->slot = s;
     pf->pts = out->pts;
     pf->duration = out->duration;
-    pf->flags = out->flags & (AV_FRAME_FLAG_INTERLACED | AV_FRAME_FLAG_TOP_FIELD_FIRST);
+    pf->flags = out->flags & (AV_FRAME_FLAG_INTERLACED | AV_FRAME_FLAG_TOP_FIELD_FIRST | AV_FRAME_FLAG_CORRUPT |
+                              (g->devpool ? AV_FRAME_FLAG_KEY : 0));
     pf->repeat_pict = out->repeat_pict;
+    pf->host_fmt = g->host_fmt;
+    const vkcu_video_format *of = g->chain && g->chain->nb_ops ? &g->chain->ops[g->chain->nb_ops - 1]->out : NULL;
+    pf->width = of ? of->width : g->ring_w;
+    pf->height = of ? of->height : g->ring_h;
     pthread_mutex_lock(&g->lock);
     g->pend_tail++;
     if (vkcu_gpu_in_flight(g) > g->max_in_flight)
@@ -356,10 +404,9 @@ int vkcu_gpu_pop(vkcu_gpu *g, AVFrame *out, int wait, char *err, size_t errlen)
         av_frame_move_ref(out, pf->vkframe);
         av_frame_free(&pf->vkframe);
     } else {
-        out->format = g->host_fmt;
-        const vkcu_video_format *of = g->chain && g->chain->nb_ops ? &g->chain->ops[g->chain->nb_ops - 1]->out : NULL;
-        out->width = of ? of->width : g->ring_w;
-        out->height = of ? of->height : g->ring_h;
+        out->format = pf->host_fmt;
+        out->width = pf->width;
+        out->height = pf->height;
         out->buf[0] = pf->host;
         pf->host = NULL;
         for (int p = 0; p < 4 && out->buf[0]; p++) {
@@ -382,7 +429,12 @@ int vkcu_gpu_pop(vkcu_gpu *g, AVFrame *out, int wait, char *err, size_t errlen)
     }
     out->pts = pf->pts;
     out->duration = pf->duration;
-    out->flags = (out->flags & ~(AV_FRAME_FLAG_INTERLACED | AV_FRAME_FLAG_TOP_FIELD_FIRST)) | pf->flags;
+    out->flags = (out->flags & ~(AV_FRAME_FLAG_INTERLACED | AV_FRAME_FLAG_TOP_FIELD_FIRST | AV_FRAME_FLAG_CORRUPT |
+                                 (g->devpool ? AV_FRAME_FLAG_KEY : 0))) | pf->flags;
+    if (g->devpool && vkcu_devpool_mark(g->devpool, out) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return AVERROR(ENOMEM);
+    }
     out->repeat_pict = pf->repeat_pict;
     pthread_mutex_lock(&g->lock);
     g->pend_head++;
@@ -393,6 +445,32 @@ fail:
     return ret;
 }
 
+void vkcu_gpu_download_release(vkcu_gpu *g)
+{
+    /* Pinned buffers still held downstream (a frame queued behind the
+     * encoder) outlive the pool: each is freed when its last user lets go. */
+    av_buffer_pool_uninit(&g->host_pool);
+    vkcu_devpool_close(&g->devpool); /* buffers still held are freed as they come back */
+    /* The output ring: CUDA's imports before the Vulkan objects they map. */
+    vkcu_outring_cuda_release(&g->outring_cu);
+    vkcu_outring_free(&g->outring);
+    for (int s = 0; s < g->nb_slots; s++) {
+        if (g->slot[s].staging)
+            cudaFree(g->slot[s].staging);
+        g->slot[s].staging = NULL;
+    }
+    if (g->b3_scratch)
+        cudaFree(g->b3_scratch);
+    if (g->b3_digest)
+        cudaFree(g->b3_digest);
+    if (g->digests)
+        cudaFreeHost(g->digests);
+    g->b3_scratch = NULL;
+    g->b3_digest = NULL;
+    g->digests = NULL;
+    g->digest = 0;
+}
+
 void vkcu_gpu_download_free(vkcu_gpu *g)
 {
     for (int i = 0; i < MAX_PENDING; i++) {
@@ -400,19 +478,7 @@ void vkcu_gpu_download_free(vkcu_gpu *g)
         av_frame_free(&g->pending[i].vkframe);
     }
     av_buffer_unref(&g->enc_frames);
-    av_buffer_pool_uninit(&g->host_pool);
-    /* The output ring: CUDA's imports before the Vulkan objects they map. */
-    vkcu_outring_cuda_release(&g->outring_cu);
-    vkcu_outring_free(&g->outring);
-    for (int s = 0; s < g->nb_slots; s++)
-        if (g->slot[s].staging)
-            cudaFree(g->slot[s].staging);
-    if (g->b3_scratch)
-        cudaFree(g->b3_scratch);
-    if (g->b3_digest)
-        cudaFree(g->b3_digest);
-    if (g->digests)
-        cudaFreeHost(g->digests);
+    vkcu_gpu_download_release(g);
 }
 
 const vkcu_frame_digest *vkcu_frame_digest_get(const AVFrame *frame)

@@ -34,12 +34,18 @@ typedef struct vkcu_gpu_config {
     int stall_timeout_ms;  /* how long a slot's fence may take before the device counts as stalled */
     int frames_wanted;     /* 0: nothing leaves the GPU (null sink) */
     int vulkan_download;   /* 1: frames leave through the output ring, read back by Vulkan (docs/gpu-rings.md) */
+    int decode_queue_pin;  /* N > 0: the decoder submits on Vulkan decode queue N - 1; 0: on those the process claimed */
     /* Called once the chain's output is known, with the planar layout its
      * frames would be downloaded in: 1 when the consumer takes BLAKE3
      * digests computed on the GPU (vkcu_frame_digest) instead of frames.
      * NULL: always frames. */
     int (*digest_instead)(void *opaque, enum AVPixelFormat host_fmt);
     void *opaque;
+    /* >0: frames stay in CUDA device memory (devframes.c): the chain's
+     * output is written, in the planar host layout, into a buffer of a pool
+     * of this many, and pop() hands that buffer over (vkcu_frame_cuda_device
+     * says so); push() waits while all are out. 0: frames go to the host. */
+    int cuda_pool;
 } vkcu_gpu_config;
 
 /* What a session did, for --stats and reports. */
@@ -94,8 +100,19 @@ void vkcu_gpu_set_chain(vkcu_gpu *g, vkcu_chain *chain);
  * at their depth; another planar format) also leave as host frames (said at
  * verbose level). */
 int vkcu_gpu_encode_into(vkcu_gpu *g, AVBufferRef *frames, char *why, size_t whylen);
-/* frame: takes ownership (unreferenced inside); NULL flushes the chain. */
+/* frame: takes ownership (unreferenced inside); NULL flushes the chain
+ * (at the end, or before a format change; frames may follow). A frame of
+ * another software format or visible size than the ring's makes the
+ * session drain, then build the input ring, the download (and the output
+ * ring) again for it, importing once per new slot, and set up the chain's
+ * GPU side again (docs/gpu-rings.md, format changes). */
 int vkcu_gpu_push(vkcu_gpu *g, AVFrame *frame, char *err, size_t errlen);
+/* A format change mid-stream: the caller has flushed the chain (push NULL),
+ * popped every frame and set the chain up again for the new format
+ * (vkcu_chain_reinit, which frees the operators' GPU side): the next frame
+ * pushed makes the rings and the chain's GPU side again, whatever its
+ * format. */
+void vkcu_gpu_chain_reinit(vkcu_gpu *g);
 /* 0 with a host frame, AVERROR(EAGAIN) when none is (ready and) pending. */
 int vkcu_gpu_pop(vkcu_gpu *g, AVFrame *out, int wait, char *err, size_t errlen);
 /* Frames pushed whose host copy has not been popped yet. */
@@ -111,5 +128,25 @@ enum AVPixelFormat vkcu_gpu_host_format(enum AVPixelFormat device_fmt);
 
 /* Whether this binary can reach a CUDA device at all (no driver: 0). */
 int vkcu_gpu_available(void);
+
+/* ---- frames in CUDA device memory (devframes.c) ---- */
+/* Makes `device` the calling thread's current CUDA device and returns the
+ * one that was (-1: none known); vkcu_cuda_leave puts it back. For calls
+ * made on threads that are not the library's (a reader's caller, a
+ * consumer releasing a frame), whose current device belongs to them. */
+int vkcu_cuda_enter(int device);
+void vkcu_cuda_leave(int saved, int device);
+/* The CUDA device whose memory a frame's planes are in (a frame popped
+ * from a session with cuda_pool, or a copy of one), or -1 for a host frame. */
+int vkcu_frame_cuda_device(const AVFrame *frame);
+/* A consumer is done with the frame's memory once the work it queued on
+ * `stream` (cudaStream_t, DLPack's numbering: 1 legacy default, 2 per-thread
+ * default; 0 and -1 taken as 1) so far has run: the buffer is reused or
+ * freed only after that. Call before dropping the reference. Any thread;
+ * the thread's current CUDA device is left as it was. */
+void vkcu_frame_cuda_release_after(const AVFrame *frame, int64_t stream);
+/* A copy of a CUDA frame in device memory of its own (not the pool's), the
+ * same layout; complete when the call returns. Any thread. */
+int vkcu_frame_cuda_copy(const AVFrame *src, AVFrame **copy, char *err, size_t errlen);
 
 #endif

@@ -34,8 +34,8 @@ int vkcu_gpu_full(const vkcu_gpu *g)
     return vkcu_gpu_pending(g) >= g->nb_slots;
 }
 
-/* The first frame fixes the ring's format and size, the host layout, and
- * sets up the chain's GPU side. */
+/* The first frame (and the first after a format change) fixes the ring's
+ * format and size, the host layout, and sets up the chain's GPU side. */
 static int first_frame(vkcu_gpu *g, enum AVPixelFormat sw, int w, int h, char *err, size_t errlen)
 {
     int ret = vkcu_gpu_ring_create(g, sw, w, h, err, errlen);
@@ -46,6 +46,57 @@ static int first_frame(vkcu_gpu *g, enum AVPixelFormat sw, int w, int h, char *e
          g->slot[0].nb_planes, av_get_pix_fmt_name(sw), w, h, (long long)g->imports,
          g->digest ? "; frames hashed on the GPU (BLAKE3)" : "");
     return vkcu_gpu_chain_init(g, err, errlen);
+}
+
+/* A format change mid-stream (gpu.h): once the job has popped every frame
+ * of the old format (their host buffers, digests and output-ring tickets
+ * belong to the old layout), the GPU is made idle and the rings and the
+ * download are freed as at close, CUDA's side first, then made again for
+ * the new format, each new slot imported once; the chain's GPU side is set
+ * up again. The decoder's images are FFmpeg's: nothing of them is kept. */
+static int rebuild(vkcu_gpu *g, enum AVPixelFormat sw, int w, int h, char *err, size_t errlen)
+{
+    int ret = 0;
+    pthread_mutex_lock(&g->lock);
+    while (g->pend_tail != g->pend_head && !g->quit)
+        pthread_cond_wait(&g->cond, &g->lock);
+    int quit = g->quit;
+    pthread_mutex_unlock(&g->lock);
+    if (quit) {
+        snprintf(err, errlen, "GPU session closed during a format change");
+        return AVERROR_EXIT;
+    }
+    CU_CHECK(cudaStreamSynchronize(g->stream));
+    VkDevice dev = g->hwctx->act_dev;
+    /* CUDA has waited every copy's `ready`: the fences are signalled, or about to be. */
+    uint64_t timeout = (uint64_t)(g->cfg.stall_timeout_ms > 0 ? g->cfg.stall_timeout_ms : 5000) * 1000000ull;
+    for (int s = 0; s < g->nb_slots; s++) {
+        frame_slot *sl = &g->slot[s];
+        if (!sl->submitted)
+            continue;
+        VkResult r = g->vk.vkWaitForFences(dev, 1, &sl->fence, VK_TRUE, timeout);
+        if (r != VK_SUCCESS) {
+            snprintf(err, errlen, "Vulkan: handoff of slot %d did not complete before a format change (%s)", s,
+                     vkcu_vk_result_str(r));
+            return VKCU_ERR_DEVICE;
+        }
+        sl->submitted = 0;
+    }
+    LOGV("GPU: the stream changes format (%s %dx%d -> %s %dx%d): interop ring and download made again",
+         av_get_pix_fmt_name(g->ring_fmt), g->ring_w, g->ring_h, av_get_pix_fmt_name(sw), w, h);
+    vkcu_gpu_download_release(g);
+    vkcu_gpu_ring_release(g);
+    g->rebuilds++;
+    return first_frame(g, sw, w, h, err, errlen);
+fail:
+    return ret;
+}
+
+void vkcu_gpu_chain_reinit(vkcu_gpu *g)
+{
+    pthread_mutex_lock(&g->lock);
+    g->rebuild = 1;
+    pthread_mutex_unlock(&g->lock);
 }
 
 static int handoff_frame(vkcu_gpu *g, AVFrame *frame, char *err, size_t errlen)
@@ -63,14 +114,16 @@ static int handoff_frame(vkcu_gpu *g, AVFrame *frame, char *err, size_t errlen)
                                 : frame->format;
     int vis_w, vis_h;
     vkcu_frame_visible_size(frame, &vis_w, &vis_h);
+    pthread_mutex_lock(&g->lock);
+    int reinit = g->rebuild;
+    g->rebuild = 0;
+    pthread_mutex_unlock(&g->lock);
     if (!g->ring_ready) {
         if ((ret = first_frame(g, sw, vis_w, vis_h, err, errlen)) < 0)
             goto fail;
-    } else if (sw != g->ring_fmt || vis_w != g->ring_w || vis_h != g->ring_h) {
-        snprintf(err, errlen, "the stream changes format mid-way (%s %dx%d -> %s %dx%d); not supported on the GPU path",
-                 av_get_pix_fmt_name(g->ring_fmt), g->ring_w, g->ring_h, av_get_pix_fmt_name(sw), vis_w, vis_h);
-        ret = VKCU_ERR_INPUT;
-        goto fail;
+    } else if (reinit || sw != g->ring_fmt || vis_w != g->ring_w || vis_h != g->ring_h) {
+        if ((ret = rebuild(g, sw, vis_w, vis_h, err, errlen)) < 0)
+            goto fail;
     }
     if ((ret = vkcu_gpu_reserve_pending(g, err, errlen)) < 0)
         goto fail;

@@ -5,12 +5,14 @@
  * Also the short form behind `vkcu --version` and `vkcu formats`: whether
  * CUDA and Vulkan work here, and which codecs decode on a matched GPU.
  */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 #include <cuda_runtime_api.h>
 #include <libavcodec/avcodec.h>
 
 #include "outring_vk.h"
+#include "qclaim.h"
 #include "vkdev.h"
 #include "vkencode.h"
 #include "vkinstance.h"
@@ -19,6 +21,28 @@
 #include "probe.h"
 
 #define MAX_DEV 16
+
+const char *vkcu_cuda_absent_text(int ce, char *buf, size_t size)
+{
+    /* The static runtime loads the driver's libcuda.so.1 itself; without it
+     * every call fails with "driver version is insufficient". */
+    void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (driver)
+        dlclose(driver);
+    if (!driver && (ce == cudaErrorInsufficientDriver || ce == cudaErrorNoDevice || ce == cudaSuccess))
+        snprintf(buf, size, "no CUDA device: no NVIDIA driver found (libcuda.so.1 is not installed)");
+    else if (ce == cudaErrorInsufficientDriver) {
+        int rt = 0, drv = 0;
+        cudaRuntimeGetVersion(&rt);
+        cudaDriverGetVersion(&drv);
+        snprintf(buf, size, "no CUDA device: the NVIDIA driver supports CUDA %d.%d, older than the CUDA %d.%d vkcu "
+                 "was built with (update the driver)", drv / 1000, drv % 1000 / 10, rt / 1000, rt % 1000 / 10);
+    } else if (ce == cudaSuccess || ce == cudaErrorNoDevice)
+        snprintf(buf, size, "no CUDA device: no NVIDIA GPU found (the driver is installed but sees no device)");
+    else
+        snprintf(buf, size, "no CUDA device (%s)", cudaGetErrorString((cudaError_t)ce));
+    return buf;
+}
 
 static void uuid_str(const uint8_t *u, char *out)
 {
@@ -82,7 +106,7 @@ void vkcu_probe_summary(vkcu_probe_info *info)
     int n = 0;
     cudaError_t ce = cudaGetDeviceCount(&n);
     if (ce != cudaSuccess) {
-        snprintf(info->cuda_error, sizeof(info->cuda_error), "%s", cudaGetErrorString(ce));
+        vkcu_cuda_absent_text(ce, info->cuda_error, sizeof(info->cuda_error));
         n = 0;
     }
     info->nb_cuda = n;
@@ -103,9 +127,68 @@ int vkcu_probe_gpu_decodes(const vkcu_probe_info *info, int codec_id)
     VkVideoCodecOperationFlagsKHR op;
     switch (vkcu_vk_decode_kind(codec_id, &op)) {
     case VKCU_VK_DECODE_VIDEO: return (info->gpu_decode_ops & op) ? VKCU_GPU_DECODE_VIDEO : VKCU_GPU_DECODE_NONE;
-    case VKCU_VK_DECODE_COMPUTE: return info->nb_pairs > 0 ? VKCU_GPU_DECODE_COMPUTE : VKCU_GPU_DECODE_NONE;
+    case VKCU_VK_DECODE_COMPUTE: {
+        char why[256];
+        return info->nb_pairs > 0 && vkcu_vk_compute_decode_ok(codec_id, -1, why, sizeof(why))
+                   ? VKCU_GPU_DECODE_COMPUTE
+                   : VKCU_GPU_DECODE_NONE;
+    }
     default: return VKCU_GPU_DECODE_NONE;
     }
+}
+
+/* Claims listing: one line per GPU, role and family, its queues' claims. */
+typedef struct claims_out {
+    FILE *out;
+    const vkcu_vk_instance *vi;
+    char head[160]; /* the line being written (GPU role family) */
+    int lines;
+} claims_out;
+
+static void claims_line(void *opaque, const char *gpu, const char *role, uint32_t family, uint32_t queue, uint32_t n)
+{
+    claims_out *c = opaque;
+    char head[160];
+    snprintf(head, sizeof(head), "%s %s %u", gpu, role, family);
+    if (strcmp(head, c->head)) {
+        if (c->head[0])
+            fputc('\n', c->out);
+        snprintf(c->head, sizeof(c->head), "%s", head);
+        uint8_t uuid[16];
+        for (int i = 0; i < 16; i++) {
+            unsigned b = 0;
+            sscanf(gpu + 2 * i, "%2x", &b);
+            uuid[i] = (uint8_t)b;
+        }
+        char u[40];
+        uuid_str(uuid, u);
+        int dev = c->vi ? vkcu_vk_find_uuid(c->vi, uuid) : -1;
+        fprintf(c->out, "  %s%s%s%s, %s queue family %u:", u, dev >= 0 ? " (" : "", dev >= 0 ? c->vi->devs[dev].name : "",
+                dev >= 0 ? ")" : "", role, family);
+        c->lines++;
+    } else {
+        fputc(',', c->out);
+    }
+    fprintf(c->out, " queue %u: %u claim%s", queue, n, n == 1 ? "" : "s");
+}
+
+/* The queues vkcu processes hold now (gpu/qclaim.h), per GPU. */
+static void write_claims(FILE *out, const vkcu_vk_instance *vi)
+{
+    char dir[512], why[512];
+    if (vkcu_qclaim_dir(dir, sizeof(dir), 0, why, sizeof(why)) < 0) {
+        fprintf(out, "Queue claims: none kept (%s); processes sharing a GPU then all start at queue 0\n", why);
+        return;
+    }
+    fprintf(out, "Queue claims of running vkcu processes (%s):\n", dir);
+    claims_out c = { .out = out, .vi = vi };
+    int n = vkcu_qclaim_list(dir, claims_line, &c);
+    if (c.lines)
+        fputc('\n', out);
+    if (n < 0)
+        fprintf(out, "  cannot read the folder\n");
+    else if (!n)
+        fprintf(out, "  none\n");
 }
 
 int vkcu_probe_write(FILE *out)
@@ -179,8 +262,8 @@ int vkcu_probe_write(FILE *out)
     int n = 0;
     cudaError_t ce = cudaGetDeviceCount(&n);
     if (ce != cudaSuccess || n == 0) {
-        fprintf(out, "  no CUDA device (%s): no NVIDIA GPU/driver here; vkcu uses the CPU backend\n",
-                ce != cudaSuccess ? cudaGetErrorString(ce) : "none found");
+        char cuda_why[256];
+        fprintf(out, "  %s: vkcu uses the CPU backend\n", vkcu_cuda_absent_text(ce, cuda_why, sizeof(cuda_why)));
     }
     for (int i = 0; ce == cudaSuccess && i < n && i < MAX_DEV; i++) {
         struct cudaDeviceProp prop;
@@ -210,5 +293,6 @@ int vkcu_probe_write(FILE *out)
                 VKCU_SETTING_IS("backend", "auto"));
     fprintf(out, "Decode paths: Vulkan Video where a device lists the codec above; otherwise software decode%s\n",
             pairs ? " + one upload into the CUDA interop ring" : " on the CPU backend");
+    write_claims(out, vi);
     return pairs ? 0 : VKCU_ERR_DEVICE;
 }

@@ -134,3 +134,24 @@ void vkcu_gpu_ring_free_vk(vkcu_gpu *g)
     if (g->timeline)
         g->vk.vkDestroySemaphore(dev, g->timeline, NULL);
 }
+
+void vkcu_gpu_ring_release(vkcu_gpu *g)
+{
+    VkDevice dev = g->hwctx->act_dev;
+    vkcu_gpu_ring_free_cuda(g);
+    vkcu_gpu_ring_free_vk(g);
+    for (int s = 0; s < g->nb_slots; s++) {
+        frame_slot *sl = &g->slot[s];
+        if (sl->cmd)
+            g->vk.vkFreeCommandBuffers(dev, g->pool, 1, &sl->cmd);
+        /* the staging buffer is the download's (vkcu_gpu_download_release) */
+        uint8_t *staging = sl->staging;
+        memset(sl, 0, sizeof(*sl));
+        sl->staging = staging;
+    }
+    g->timeline = VK_NULL_HANDLE;
+    g->cu_timeline = NULL;
+    g->tl_frames = 0;
+    g->frame_no = 0;
+    g->ring_ready = 0;
+}

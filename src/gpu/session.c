@@ -18,6 +18,7 @@
 #include <string.h>
 #include <libavutil/mem.h>
 
+#include "probe.h"
 #include "session_priv.h"
 #include "util/log.h"
 
@@ -51,8 +52,8 @@ static int pick_queue(vkcu_gpu *g)
     if (best < 0)
         return -1;
     g->qf = g->hwctx->qf[best].idx;
-    /* From the last queue down, one per stream: FFmpeg's own work starts at 0. */
-    g->queue_index = (uint32_t)(g->hwctx->qf[best].num - 1 - g->lane % g->hwctx->qf[best].num);
+    /* The process's compute queues in turn (claimed across processes: gpu/device.c). */
+    g->queue_index = vkcu_vkdev_compute_queue(g->cuda_device, g->lane, g->qf, (uint32_t)g->hwctx->qf[best].num);
     return 0;
 }
 
@@ -67,7 +68,7 @@ int vkcu_gpu_open(const vkcu_gpu_config *p, vkcu_gpu **out, char *err, size_t er
     vkcu_vkdev_prepare(p->device);
     cudaError_t ce = cudaGetDeviceCount(&n);
     if (ce != cudaSuccess || n == 0) {
-        snprintf(err, errlen, "no CUDA device (%s)", ce != cudaSuccess ? cudaGetErrorString(ce) : "none found");
+        vkcu_cuda_absent_text(ce, err, errlen);
         return VKCU_ERR_DEVICE;
     }
     if (p->device < 0 || p->device >= n) {
@@ -96,7 +97,7 @@ int vkcu_gpu_open(const vkcu_gpu_config *p, vkcu_gpu **out, char *err, size_t er
     CU_CHECK(cudaGetDeviceProperties(&prop, p->device));
     double t1 = vkcu_now();
     int lane = 0;
-    ret = vkcu_vkdev_acquire(p->device, &g->vk_device, &lane, err, errlen);
+    ret = vkcu_vkdev_acquire(p->device, p->decode_queue_pin - 1, &g->vk_device, &lane, err, errlen);
     LOGD("GPU set-up: CUDA runtime %.0f ms, then %.0f ms more for the Vulkan device", (t1 - t0) * 1e3,
          (vkcu_now() - t1) * 1e3);
     if (ret < 0)

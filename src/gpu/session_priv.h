@@ -64,7 +64,9 @@ typedef struct pending_frame {
     cudaEvent_t ev_start, ev_ops, ev_end;
     int slot;                           /* -1: flushed from the chain */
     int64_t pts, duration;
-    int flags, repeat_pict;             /* the interlace flags of the chain's output frame */
+    int flags, repeat_pict;             /* the interlace (and concealed) flags of the chain's output frame */
+    enum AVPixelFormat host_fmt;        /* the frame's host layout: the session's when it was downloaded */
+    int width, height;
     int vk_timed;
     int ticket;                         /* the output ring's readback (-1: a CUDA copy) */
     AVFrame *vkframe;                   /* zero-copy encode: the encoder's frame (else NULL) */
@@ -93,6 +95,8 @@ struct vkcu_gpu {
     int nb_slots;
     frame_slot slot[MAX_SLOTS];
     int ring_ready;
+    int rebuild;                        /* vkcu_gpu_chain_reinit: the next frame makes the rings again (lock) */
+    int64_t rebuilds;                   /* times the rings were made again for a new format */
     enum AVPixelFormat ring_fmt;        /* sw format of the frames in the ring */
     int ring_w, ring_h;
     int64_t frame_no;
@@ -116,6 +120,8 @@ struct vkcu_gpu {
     VkImageLayout enc_layout;           /* the layout the frames are left in */
     vkcu_slot_layout enc_slot;
     int enc_semi;
+    /* cfg.cuda_pool: frames handed over in device buffers of this pool (devframes.c). */
+    struct vkcu_devpool *devpool;
     /* Frames hashed on the GPU (cfg.digest_instead): digests instead of frames. */
     int digest;
     void *b3_scratch;                   /* device: the tree's chaining values */
@@ -184,6 +190,10 @@ void vkcu_gpu_slot_frame(const vkcu_gpu *g, const frame_slot *sl, vkcu_gpu_frame
 int vkcu_gpu_ring_upload(vkcu_gpu *g, int s, const AVFrame *frame, char *err, size_t errlen);
 void vkcu_gpu_ring_free_cuda(vkcu_gpu *g);
 void vkcu_gpu_ring_free_vk(vkcu_gpu *g);
+/* A format change: the ring's CUDA side, then its Vulkan objects (command
+ * buffers included), every slot cleared for vkcu_gpu_ring_create. The GPU
+ * must be idle: no Vulkan copy or CUDA work on the slots in flight. */
+void vkcu_gpu_ring_release(vkcu_gpu *g);
 
 /* record.c */
 /* Records and submits the Vulkan copy of a decoded frame into slot s. */
@@ -217,6 +227,27 @@ pending_frame *vkcu_gpu_pending_next(vkcu_gpu *g);
  * published to pop(). slot: where the staging buffer is taken from. */
 int vkcu_gpu_download(vkcu_gpu *g, int slot, const vkcu_gpu_frame *out, char *err, size_t errlen);
 void vkcu_gpu_download_free(vkcu_gpu *g);
+/* What download_create made for the current format (staging, pinned pool,
+ * digest buffers, the output ring), freed for a format change: CUDA's
+ * imports before the Vulkan objects; the encoder's frames context stays.
+ * Nothing may be pending (every frame popped). */
+void vkcu_gpu_download_release(vkcu_gpu *g);
+
+/* devframes.c: a bounded pool of device buffers of one size. */
+typedef struct vkcu_devpool vkcu_devpool;
+/* count buffers of `size` bytes on CUDA device `device`, made as they are
+ * first needed; their reuse is ordered on `stream` (the session's). */
+int vkcu_devpool_create(int device, cudaStream_t stream, size_t size, int count, vkcu_devpool **out, char *err,
+                        size_t errlen);
+/* A free buffer, or NULL when none is back within timeout_ms (or CUDA
+ * cannot allocate one: then *failed is set). Work queued on the pool's
+ * stream after the call runs after every consumer's use of the buffer. */
+AVBufferRef *vkcu_devpool_get(vkcu_devpool *p, int timeout_ms, int *failed);
+/* Marks a frame whose buf[0] came from vkcu_devpool_get (before it leaves). */
+int vkcu_devpool_mark(vkcu_devpool *p, AVFrame *frame);
+/* The session's end: later waits no longer touch its stream; buffers that
+ * come back are freed, and the pool with the last of them. *p is cleared. */
+void vkcu_devpool_close(vkcu_devpool **p);
 
 /* stats.c */
 /* Adds a popped frame's GPU timings to the --stats totals. */

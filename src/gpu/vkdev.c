@@ -17,11 +17,13 @@
  * One compute queue serves transfers too: compute families accept transfer
  * commands, and FFmpeg only uses these queues to set up frames.
  */
+#include <stdlib.h>
 #include <string.h>
 #include <libavcodec/avcodec.h>
 #include <libavutil/hwcontext.h>
 #include <libavutil/hwcontext_vulkan.h>
 #include <libavutil/mem.h>
+#include <libavutil/pixdesc.h>
 
 #include "vkdev.h"
 #include "util/log.h"
@@ -136,6 +138,39 @@ int vkcu_vk_decode_kind(int codec_id, VkVideoCodecOperationFlagsKHR *op)
     default: return VKCU_VK_DECODE_COMPUTE;
     }
     return VKCU_VK_DECODE_VIDEO;
+}
+
+int vkcu_vk_compute_decode_ok(int codec_id, int sw_format, char *why, size_t whylen)
+{
+    const char *mode = getenv("VKCU_COMPUTE_DECODE");
+    if (mode && !strcmp(mode, "off")) {
+        snprintf(why, whylen, "VKCU_COMPUTE_DECODE=off");
+        return 0;
+    }
+    if (mode && !strcmp(mode, "all"))
+        return 1;
+    /* FFmpeg 8.1's ProRes and ProRes RAW shaders transform in floating
+     * point (libavcodec/vulkan/dct.glsl), the software decoders in integers:
+     * the H200 gave other bytes on every ProRes frame of the corpus. */
+    if (codec_id == AV_CODEC_ID_PRORES || codec_id == AV_CODEC_ID_PRORES_RAW) {
+        snprintf(why, whylen, "FFmpeg's Vulkan %s decoder is not bit-exact to its software decoder (floating-point "
+                 "IDCT)", avcodec_get_name(codec_id));
+        return 0;
+    }
+    /* FFmpeg's compute decoders hand these formats out in another layout
+     * than the software decoder does (ff_vk_frame_params: packed RGB for
+     * planar 10-bit RGB, RGB0 for RGB24/BGR0, GBRP16 for RGB48, ...). */
+    static const enum AVPixelFormat remapped[] = {
+        AV_PIX_FMT_GBRAP16LE, AV_PIX_FMT_GBRAP16BE, AV_PIX_FMT_GBRP10LE, AV_PIX_FMT_GBRP10BE, AV_PIX_FMT_RGB24,
+        AV_PIX_FMT_BGR0, AV_PIX_FMT_RGB48LE, AV_PIX_FMT_RGB48BE, AV_PIX_FMT_RGBA64BE, AV_PIX_FMT_GRAY16BE,
+    };
+    for (size_t i = 0; i < sizeof(remapped) / sizeof(remapped[0]); i++)
+        if (sw_format == remapped[i]) {
+            snprintf(why, whylen, "FFmpeg's Vulkan %s decoder gives %s frames in another layout",
+                     avcodec_get_name(codec_id), av_get_pix_fmt_name(sw_format));
+            return 0;
+        }
+    return 1;
 }
 
 /* feature: the extension's feature struct (0: none), whose supported

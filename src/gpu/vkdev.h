@@ -68,6 +68,15 @@ int vkcu_vk_plan_device(const vkcu_vk_queue_family *qf, int nqf, const char *con
 enum { VKCU_VK_DECODE_NONE = 0, VKCU_VK_DECODE_VIDEO = 1, VKCU_VK_DECODE_COMPUTE = 2 };
 int vkcu_vk_decode_kind(int codec_id, VkVideoCodecOperationFlagsKHR *op);
 
+/* Whether vkcu takes FFmpeg's compute decoder for a codec whose software
+ * decoder gives sw_format (AV_PIX_FMT_NONE: not known yet; the codec alone
+ * is judged): only where its frames are the software decoder's, bit for
+ * bit and in the same layout, so that the GPU backend keeps giving the CPU
+ * backend's frames. 1 yes; 0 no, with the reason in why (then software
+ * decode + upload). VKCU_COMPUTE_DECODE=all takes every compute decoder (to
+ * measure the others), =off none. Thread-safe. */
+int vkcu_vk_compute_decode_ok(int codec_id, int sw_format, char *why, size_t whylen);
+
 /* When each step of vkcu_vk_device_create ended (vkcu_now() stamps). */
 typedef struct vkcu_vk_device_stamps {
     double start, created, initialised; /* called; vkCreateDevice returned; FFmpeg's init returned */

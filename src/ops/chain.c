@@ -16,6 +16,7 @@
 #include <libavutil/mem.h>
 
 #include "util/log.h"
+#include "util/near.h"
 #include "util/number.h"
 #include "op.h"
 #include "util/pool.h"
@@ -137,9 +138,17 @@ int vkcu_chain_parse(const char *text, vkcu_chain *chain, char *err, size_t errl
         const vkcu_op_class *cls = vkcu_op_find(name);
         if (!cls) {
             char known[256] = "";
-            for (int i = 0; vkcu_op_classes[i]; i++)
+            const char *names[64];
+            int nb_names = 0;
+            for (int i = 0; vkcu_op_classes[i]; i++) {
                 snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s", i ? ", " : "",
                          vkcu_op_classes[i]->name);
+                if (nb_names < 64)
+                    names[nb_names++] = vkcu_op_classes[i]->name;
+            }
+            const char *near = vkcu_nearest_word(name, names, nb_names);
+            if (near)
+                PARSE_ERR(start, "unknown operator '%s': did you mean '%s'? (known: %s)", name, near, known);
             PARSE_ERR(start, "unknown operator '%s' (known: %s)", name, known);
         }
         if (chain->nb_ops >= (int)(sizeof(chain->ops) / sizeof(chain->ops[0])))
@@ -160,35 +169,44 @@ int vkcu_chain_parse(const char *text, vkcu_chain *chain, char *err, size_t errl
 
         if (pos < len && text[pos] == '=') {
             pos++;
-            size_t first = pos;
-            /* key=value pairs joined by ':' until ',' or the end */
+            /* key=value pairs joined by ':' until ',' or the end; values
+             * without a key come first and take the keys in their order, as
+             * ffmpeg's filters take them ("scale=320:180", "denoise=tnr:sigma=6") */
+            int positional = 0, named = 0, nb_keys = 0;
+            unsigned given = 0;
+            char keys[512] = "";
+            for (int i = 0; cls->keys && cls->keys[i].name; i++, nb_keys++)
+                snprintf(keys + strlen(keys), sizeof(keys) - strlen(keys), "%s%s", i ? ", " : "", cls->keys[i].name);
             for (;;) {
                 size_t kstart = pos;
                 while (pos < len && text[pos] != '=' && text[pos] != ':' && text[pos] != ',')
                     pos++;
                 int ki;
                 const char *key;
-                if ((pos >= len || text[pos] != '=') && kstart == first && cls->keys && cls->keys[0].name) {
-                    /* "denoise=tnr:sigma=6": a bare first value belongs to the first key */
-                    ki = 0;
-                    key = cls->keys[0].name;
-                    pos = kstart - 1;
-                } else if (!cls->keys || !cls->keys[0].name) {
+                if (!nb_keys) {
                     PARSE_ERR(kstart, "%s has no keys (write just '%s')", name, name);
+                } else if ((pos >= len || text[pos] != '=') && named) {
+                    PARSE_ERR(kstart, "expected key=value after '%s=': a value without its key comes only before "
+                              "the first key=value (keys in order: %s)", name, keys);
                 } else if (pos >= len || text[pos] != '=') {
-                    PARSE_ERR(kstart, "expected key=value after '%s='", name);
+                    if (positional >= nb_keys)
+                        PARSE_ERR(kstart, "%s takes %d value%s in order (%s): one too many", name, nb_keys,
+                                  nb_keys > 1 ? "s" : "", keys);
+                    ki = positional++;
+                    key = cls->keys[ki].name;
+                    pos = kstart - 1;
                 } else {
                     op->text[pos] = 0;
                     key = op->text + kstart;
                     ki = key_index(cls, key);
+                    named = 1;
                 }
-                if (ki < 0) {
-                    char keys[512] = "";
-                    for (int i = 0; cls->keys && cls->keys[i].name; i++)
-                        snprintf(keys + strlen(keys), sizeof(keys) - strlen(keys), "%s%s", i ? ", " : "",
-                                 cls->keys[i].name);
+                if (ki < 0)
                     PARSE_ERR(kstart, "%s has no key '%s' (keys: %s)", name, key, keys);
-                }
+                if (ki < 32 && (given & (1u << ki)))
+                    PARSE_ERR(kstart, "%s: %s is given twice", name, key);
+                if (ki < 32)
+                    given |= 1u << ki;
                 pos++;
                 size_t vstart = pos;
                 while (pos < len && text[pos] != ':' && text[pos] != ',')
@@ -244,6 +262,18 @@ int vkcu_chain_init(vkcu_chain *chain, const vkcu_video_format *in, vkcu_video_f
     }
     *out = cur;
     return 0;
+}
+
+int vkcu_chain_reinit(vkcu_chain *chain, const vkcu_video_format *in, vkcu_video_format *out, char *err,
+                      size_t errlen)
+{
+    for (int i = 0; i < chain->nb_ops; i++) {
+        vkcu_op *op = chain->ops[i];
+        if (op->cls->uninit && op->priv)
+            op->cls->uninit(op);
+        av_freep(&op->priv);
+    }
+    return vkcu_chain_init(chain, in, out, err, errlen);
 }
 
 int vkcu_chain_drive(const vkcu_chain *chain, int i, void *in, const vkcu_chain_backend *be,

@@ -34,6 +34,17 @@ const char *vkcu_operator_name(int index)
     return NULL;
 }
 
+const char *vkcu_operator_key(const char *name, int index)
+{
+    const vkcu_op_class *cls = name ? vkcu_op_find(name) : NULL;
+    if (!cls || index < 0)
+        return NULL;
+    for (int i = 0; cls->keys && cls->keys[i].name; i++)
+        if (i == index)
+            return cls->keys[i].name;
+    return NULL;
+}
+
 int vkcu_operator_describe(const char *name, FILE *out)
 {
     static const char *const types[] = { "int", "number", "choice", "text" };

@@ -78,6 +78,12 @@ typedef struct vkcu_op_class {
     const char *accuracy;
     const vkcu_op_key *keys;     /* terminated by a zero entry */
     size_t priv_size;
+    /* 1: each output is made from one input frame alone, one for one, at its
+     * time (no neighbours, no state between frames, no retiming), so the
+     * operator may run on any frame by itself: random access (reader.h)
+     * takes only chains of such operators. 0 (the safe default): it may
+     * look at other frames. */
+    int per_frame;
     /* Checks key values against each other, whatever the input: limits no
      * single key's range expresses. vkcu_chain_parse calls it, so a preset
      * check (`vkcu pipelines FILE`) refuses exactly the chains a job start
@@ -129,6 +135,13 @@ int vkcu_chain_parse(const char *text, vkcu_chain *chain, char *err, size_t errl
 /* Runs init over the chain; *out is the last operator's output format. */
 int vkcu_chain_init(vkcu_chain *chain, const vkcu_video_format *in, vkcu_video_format *out,
                     char *err, size_t errlen);
+/* A format change mid-stream: every operator is set up again from scratch
+ * for the new input format (its state dropped: tnr's history, fps's clock,
+ * scale's weights), as at the first frame. The caller flushes the chain
+ * first, so no frame it held is lost, and on the GPU has no work of the
+ * chain in flight: uninit frees GPU memory too. The parsed options stay. */
+int vkcu_chain_reinit(vkcu_chain *chain, const vkcu_video_format *in, vkcu_video_format *out, char *err,
+                      size_t errlen);
 void vkcu_chain_free(vkcu_chain *chain);
 /* A backend of the chain driver: how one operator runs and where its frames
  * come from and go. A frame is the backend's own type (AVFrame on the CPU,

@@ -74,6 +74,7 @@ const vkcu_op_class vkcu_op_copy = {
     .accuracy = "exact: the frames' bytes, unchanged",
     .keys = copy_keys,
     .priv_size = sizeof(copy_priv),
+    .per_frame = 1,
     .run_cpu = copy_run_cpu,
     .run_gpu = copy_run_gpu,
     .uninit = copy_uninit,

@@ -349,6 +349,7 @@ const vkcu_op_class vkcu_op_scale = {
     .accuracy = "CPU and CUDA bytes identical (integer taps); within 1 LSB of zimg's resize on >= 99.9% of samples",
     .keys = scale_keys,
     .priv_size = sizeof(scale_priv),
+    .per_frame = 1,
     .check = scale_check,
     .init = scale_init,
     .run_cpu = scale_run_cpu,

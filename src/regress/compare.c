@@ -114,17 +114,71 @@ static int json_int_member(const json_t *o, const char *key, int64_t *v)
 
 static int parse_rational(const char *s, AVRational *q)
 {
-    int num, den;
-    if (sscanf(s, "%d/%d", &num, &den) != 2 || num <= 0 || den <= 0)
+    char *end;
+    errno = 0;
+    long long num = strtoll(s, &end, 10), den;
+    if (errno || end == s || *end != '/' || num <= 0 || num > INT_MAX)
         return -1;
-    *q = (AVRational){ num, den };
+    s = end + 1;
+    den = strtoll(s, &end, 10);
+    if (errno || end == s || den <= 0 || den > INT_MAX)
+        return -1;
+    *q = (AVRational){ (int)num, (int)den };
+    return 0;
+}
+
+/* One number of a frame line and the separator after it: 0, -1 when it is
+ * no number, -2 when it is outside [lo, hi] (sscanf would have clipped or
+ * wrapped it silently). */
+static int frame_field(const char **p, long long lo, long long hi, long long *v)
+{
+    const char *s = *p;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    if (!((*s >= '0' && *s <= '9') || ((*s == '-' || *s == '+') && s[1] >= '0' && s[1] <= '9')))
+        return -1;
+    char *end;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (errno == ERANGE || x < lo || x > hi)
+        return -2;
+    s = end;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    if (*s != ',')
+        return -1;
+    *v = x;
+    *p = s + 1;
+    return 0;
+}
+
+/* "stream, dts, pts, duration, size, hash" as framemd5 writes it. */
+static int frame_line(const char *s, int *stream, long long *dts, long long *pts, long long *dur, int *size,
+                      char *hash, size_t hashlen)
+{
+    long long v[5];
+    static const long long lo[5] = { INT_MIN, LLONG_MIN, LLONG_MIN, LLONG_MIN, INT_MIN };
+    static const long long hi[5] = { INT_MAX, LLONG_MAX, LLONG_MAX, LLONG_MAX, INT_MAX };
+    for (int i = 0; i < 5; i++) {
+        int r = frame_field(&s, lo[i], hi[i], &v[i]);
+        if (r < 0)
+            return r;
+    }
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strcspn(s, " \t");
+    if (!n || n >= hashlen)
+        return -1;
+    memcpy(hash, s, n);
+    hash[n] = 0;
+    *stream = (int)v[0], *dts = v[1], *pts = v[2], *dur = v[3], *size = (int)v[4];
     return 0;
 }
 
 /* *known: the text has shown itself a hash list (a header, or a frame line).
  * Until then an error quotes nothing of it: it may be any file at all. */
-static int parse_line(vkcu_hash_list *l, char *line, const char *name, int lineno, int *known, char *err,
-                      size_t errlen)
+static int parse_line(vkcu_hash_list *l, char *line, const char *name, int lineno, int *known, int *concealed,
+                      char *err, size_t errlen)
 {
     while (*line == ' ' || *line == '\t')
         line++;
@@ -153,6 +207,11 @@ static int parse_line(vkcu_hash_list *l, char *line, const char *name, int linen
             parse_rational(line + 6 + strspn(line + 6, " "), &l->tb);
         } else if (!strncmp(line, "#dimensions 0:", 14)) {
             sscanf(line + 14, " %dx%d", &l->width, &l->height);
+        } else if (!strncmp(line, VKCU_HASH_TIMING_MARK, strlen(VKCU_HASH_TIMING_MARK))) {
+            const char *v = line + strlen(VKCU_HASH_TIMING_MARK);
+            l->decoded = !strcmp(v + strspn(v, " "), "decoded");
+        } else if (!strncmp(line, VKCU_HASH_CONCEALED_MARK, strlen(VKCU_HASH_CONCEALED_MARK))) {
+            *concealed = 1; /* the next frame line's */
         }
         return 0;
     }
@@ -178,6 +237,12 @@ static int parse_line(vkcu_hash_list *l, char *line, const char *name, int linen
                 l->width = (int)v;
             if (json_int_member(o, "height", &v) == 0 && v > 0 && v <= INT_MAX)
                 l->height = (int)v;
+            const char *timing = json_string_value(json_object_get(o, "timing"));
+            l->decoded = timing && !strcmp(timing, "decoded");
+            json_decref(o);
+            return 0;
+        }
+        if (type && !strcmp(type, "summary")) { /* the counts at the end: no frame */
             json_decref(o);
             return 0;
         }
@@ -189,6 +254,7 @@ static int parse_line(vkcu_hash_list *l, char *line, const char *name, int linen
             if (json_int_member(o, "duration", &e.duration) < 0)
                 e.duration = 1;
             e.size = json_int_member(o, "size", &v) == 0 && v >= 0 && v <= INT_MAX ? (int)v : 0;
+            e.concealed = json_is_true(json_object_get(o, "concealed"));
         }
         json_decref(o);
         if (!ok || !valid_hex(e.hash))
@@ -197,12 +263,19 @@ static int parse_line(vkcu_hash_list *l, char *line, const char *name, int linen
         int stream;
         long long dts, pts, dur;
         char hash[80];
-        if (sscanf(line, "%d , %lld , %lld , %lld , %d , %79s", &stream, &dts, &pts, &dur, &e.size, hash) != 6 ||
-            !valid_hex(hash))
+        int r = frame_line(line, &stream, &dts, &pts, &dur, &e.size, hash, sizeof(hash));
+        if (r == -2 && *known) {
+            snprintf(err, errlen, "%s:%d: a number out of range (stream and size are 32-bit, dts, pts and duration "
+                     "64-bit integers): %.60s", name, lineno, line);
+            return VKCU_ERR_INPUT;
+        }
+        if (r < 0 || !valid_hex(hash))
             goto bad;
         if (stream != 0)
             return 0; /* framemd5 of a file with audio: only the first stream is video here */
         e.dts = dts, e.pts = pts, e.duration = dur;
+        e.concealed = *concealed;
+        *concealed = 0;
         snprintf(e.hash, sizeof(e.hash), "%s", hash);
     }
     for (char *c = e.hash; *c; c++)
@@ -228,7 +301,7 @@ int vkcu_hash_list_parse(const char *text, size_t len, const char *name, vkcu_ha
 {
     memset(l, 0, sizeof(*l));
     l->tb = (AVRational){ 0, 1 };
-    int lineno = 0, ret = 0, known = 0;
+    int lineno = 0, ret = 0, known = 0, concealed = 0;
     size_t pos = 0, cap = 0;
     char *line = NULL;
     while (pos < len && ret >= 0) {
@@ -249,7 +322,14 @@ int vkcu_hash_list_parse(const char *text, size_t len, const char *name, vkcu_ha
         memcpy(line, text + pos, end - pos);
         line[end - pos] = 0;
         lineno++;
-        ret = parse_line(l, line, name, lineno, &known, err, errlen);
+        if (memchr(line, 0, end - pos)) {
+            /* C strings end there: the rest of the line would go unseen. */
+            snprintf(err, errlen, "%s:%d: %s NUL byte", name, lineno,
+                     known ? "a frame hash line with a" : "not a hash list: a");
+            ret = VKCU_ERR_INPUT;
+            break;
+        }
+        ret = parse_line(l, line, name, lineno, &known, &concealed, err, errlen);
         pos = end + 1;
     }
     free(line);
@@ -841,7 +921,9 @@ static int side_advance(side *s, const align *al)
     return 0;
 }
 
-static int side_open(side *s, const char *path, char label, const vkcu_job_params *job)
+/* Reads a side that is a hash list (s->is_list set); a media file is left
+ * for side_open_media, once both sides' timing is known. */
+static int side_open_list(side *s, const char *path, char label)
 {
     memset(s, 0, sizeof(*s));
     s->path = path;
@@ -857,9 +939,25 @@ static int side_open(side *s, const char *path, char label, const vkcu_job_param
             snprintf(s->err, sizeof(s->err), "%s: the hash list has no time base ('#tb 0:' line)", path);
             ret = VKCU_ERR_INPUT;
         }
-        return ret;
     }
-    return source_open(job, path, &s->src, s->err, sizeof(s->err));
+    return ret;
+}
+
+static int side_open_media(side *s, const vkcu_job_params *job)
+{
+    return s->is_list ? 0 : source_open(job, s->path, &s->src, s->err, sizeof(s->err));
+}
+
+/* Whether a side's head item is marked as decoded from damaged data. */
+static int side_concealed(const side *s)
+{
+    return s->is_list ? s->entry->concealed : !!(s->frame->flags & AV_FRAME_FLAG_CORRUPT);
+}
+
+static const char *concealed_where(const side *a, const side *b)
+{
+    int ca = side_concealed(a), cb = side_concealed(b);
+    return ca && cb ? "in A and B" : ca ? "in A" : "in B";
 }
 
 static void side_close(side *s)
@@ -932,10 +1030,10 @@ static int write_png(const char *path, int overwrite, const char *const *inputs,
         ret = VKCU_ERR_OUTPUT;
         goto fail;
     }
-    FILE *f = fopen(tmp, "wb");
-    int ok = f && fwrite(png, 1, size, f) == (size_t)size;
-    if (f && fclose(f) != 0)
-        ok = 0;
+    FILE *f = vkcu_outfile_fopen(tmp, "wb");
+    if (f)
+        fwrite(png, 1, size, f); /* a short write leaves the stream's error flag for the close */
+    int ok = f && vkcu_outfile_fclose(f, tmp) == 0;
     if (!ok) {
         snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
         ret = VKCU_ERR_OUTPUT;
@@ -1031,7 +1129,7 @@ static int draw_difference(const vkcu_compare_params *p, const AVFrame *a, const
     snprintf(label, sizeof(label), "x%d", maxd ? (255 + maxd - 1) / maxd : 1);
     lw = (int)strlen(label) * 4 * scale;
     put_text(rgb->data[0], rgb->linesize[0], w, total_h, (w - lw) / 2, ty, scale, label);
-    const char *inputs[] = { p->a, p->b, NULL };
+    const char *inputs[] = { p->a, p->b, p->job->pipeline_file, NULL };
     ret = write_png(p->diff_image, p->overwrite, inputs, rgb, err, errlen);
 done:
     av_frame_free(&rgb);
@@ -1153,9 +1251,15 @@ static int pair_hashes(run *x)
         return AVERROR(ENOMEM);
     }
     int same = !strcmp(ha, hb) && sa == sb;
-    char t[32];
+    int concealed = side_concealed(a) || side_concealed(b);
+    char t[32], note[64] = "";
     fmt_time(t, sizeof(t), a->secs);
-    if (!same) {
+    if (concealed)
+        snprintf(note, sizeof(note), " (concealed by the decoder %s%s)", concealed_where(a, b),
+                 x->p->exclude_concealed ? ", left out" : "");
+    if (!same && concealed)
+        x->r->concealed_differing++;
+    if (!same && !(concealed && x->p->exclude_concealed)) {
         x->r->differing++;
         x->r->over_limit++;
         if (x->r->first_diff < 0) {
@@ -1167,10 +1271,10 @@ static int pair_hashes(run *x)
     }
     FILE *o = same ? (x->p->per_frame ? x->p->report : NULL) : line_out(x, 0);
     if (o && same)
-        fprintf(o, "frame %" PRId64 " (pts %s): same hash %s\n", a->index, t, ha);
+        fprintf(o, "frame %" PRId64 " (pts %s): same hash %s%s\n", a->index, t, ha, note);
     else if (o)
-        fprintf(o, "frame %" PRId64 " (pts %s): hashes differ: A %s (size %d), B %s (size %d)\n", a->index, t, ha, sa, hb,
-                sb);
+        fprintf(o, "frame %" PRId64 " (pts %s): hashes differ: A %s (size %d), B %s (size %d)%s\n", a->index, t, ha, sa,
+                hb, sb, note);
     return 0;
 }
 
@@ -1186,7 +1290,7 @@ static int rows_open(run *x)
 {
     const vkcu_compare_params *p = x->p;
     const char *files[2] = { p->csv, p->json };
-    const char *inputs[] = { p->a, p->b, NULL };
+    const char *inputs[] = { p->a, p->b, p->job->pipeline_file, NULL };
     for (int k = 0; k < 2; k++) {
         if (!files[k])
             continue;
@@ -1203,7 +1307,7 @@ static int rows_open(run *x)
         if (vkcu_outfile_begin(p->csv, p->overwrite, inputs, x->csv_tmp, sizeof(x->csv_tmp), x->r->error,
                                sizeof(x->r->error)) < 0)
             return VKCU_ERR_OUTPUT;
-        x->csv = fopen(x->csv_tmp, "w");
+        x->csv = vkcu_outfile_fopen(x->csv_tmp, "w");
         if (!x->csv) {
             snprintf(x->r->error, sizeof(x->r->error), "%s: cannot write: %s", p->csv, strerror(errno));
             vkcu_outfile_abort(x->csv_tmp);
@@ -1286,6 +1390,17 @@ static int rows_add(run *x, const frame_row *row_data)
     return 0;
 }
 
+/* What became of a media side's decoded frames (null for a hash list). */
+static json_t *side_counts(const side *s)
+{
+    if (s->is_list || !s->src)
+        return json_null();
+    const vkcu_job_result *r = &s->src->r;
+    return json_pack("{sIsIsIsIsI}", "decoded", (json_int_t)r->frames_in, "dropped", (json_int_t)r->frames_dropped,
+                     "duplicated", (json_int_t)r->frames_duplicated, "rescaled", (json_int_t)r->frames_rescaled,
+                     "concealed", (json_int_t)r->frames_concealed);
+}
+
 static const char *align_name(enum vkcu_compare_align a)
 {
     return a == VKCU_ALIGN_PTS ? "pts" : a == VKCU_ALIGN_INDEX ? "index" : "start";
@@ -1297,8 +1412,7 @@ static int rows_finish(run *x)
     const vkcu_compare_params *p = x->p;
     vkcu_compare_result *r = x->r;
     if (x->csv) {
-        int bad = ferror(x->csv);
-        bad |= fclose(x->csv) != 0;
+        int bad = vkcu_outfile_fclose(x->csv, x->csv_tmp) != 0;
         x->csv = NULL;
         if (bad) {
             snprintf(r->error, sizeof(r->error), "%s: cannot write: %s", p->csv, strerror(errno));
@@ -1316,18 +1430,23 @@ static int rows_finish(run *x)
             return AVERROR(ENOMEM);
         if (vkcu_json_set_bytes(root, "a", p->a) < 0 || vkcu_json_set_bytes(root, "b", p->b) < 0 ||
             json_object_set_new(root, "align", json_string(align_name(p->align))) < 0 ||
-            vkcu_json_set_bytes(root, "result", r->verdict) < 0 || json_object_set(root, "frames", x->rows) < 0) {
+            vkcu_json_set_bytes(root, "result", r->verdict) < 0 ||
+            json_object_set_new(root, "counts", json_pack("{soso}", "a", side_counts(&x->a), "b", side_counts(&x->b))) < 0 ||
+            json_object_set_new(root, "concealed", json_integer((json_int_t)r->concealed)) < 0 ||
+            json_object_set(root, "frames", x->rows) < 0) {
             json_decref(root);
             return AVERROR(ENOMEM);
         }
-        const char *inputs[] = { p->a, p->b, NULL };
+        const char *inputs[] = { p->a, p->b, p->job->pipeline_file, NULL };
         int ret = vkcu_outfile_begin(p->json, p->overwrite, inputs, tmp, sizeof(tmp), r->error, sizeof(r->error));
         if (ret >= 0) {
             char *text = vkcu_json_text(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
-            FILE *f = text ? fopen(tmp, "w") : NULL;
-            int bad = !f || fputs(text, f) == EOF || fputc('\n', f) == EOF;
-            if (f && fclose(f) != 0)
-                bad = 1;
+            FILE *f = text ? vkcu_outfile_fopen(tmp, "w") : NULL;
+            if (f) {
+                fputs(text, f);
+                fputc('\n', f);
+            }
+            int bad = !f || vkcu_outfile_fclose(f, tmp) != 0;
             free(text);
             if (bad) {
                 snprintf(r->error, sizeof(r->error), "%s: cannot write: %s", p->json, strerror(errno));
@@ -1445,15 +1564,13 @@ static int write_report(run *x)
 {
     const vkcu_compare_params *p = x->p;
     vkcu_compare_result *r = x->r;
-    const char *inputs[] = { p->a, p->b, NULL };
+    const char *inputs[] = { p->a, p->b, p->job->pipeline_file, NULL };
     char tmp[4200], buf[128];
     if (vkcu_outfile_begin(p->report_html, p->overwrite, inputs, tmp, sizeof(tmp), r->error, sizeof(r->error)) < 0)
         return VKCU_ERR_OUTPUT;
-    FILE *f = fopen(tmp, "w");
+    FILE *f = vkcu_outfile_fopen(tmp, "w");
     int ret = f ? vkcu_html_compare_page(f, p, r, x->plot) : AVERROR(errno);
-    int bad = !f || ferror(f);
-    if (f && fclose(f) != 0)
-        bad = 1;
+    int bad = !f || vkcu_outfile_fclose(f, tmp) != 0;
     if (ret < 0 || bad) {
         snprintf(r->error, sizeof(r->error), "%s: cannot write: %s", p->report_html,
                  ret < 0 ? vkcu_err_str(ret, buf, sizeof(buf)) : strerror(errno));
@@ -1672,11 +1789,33 @@ static int pair_frames(run *x)
                  a->index);
         return ret;
     }
-    r->max_diff = m.max_diff > r->max_diff ? m.max_diff : r->max_diff;
+    if (m.max_diff > r->max_diff) {
+        r->max_diff = m.max_diff;
+        r->max_diff_index = a->index;
+    }
+    int concealed = side_concealed(a) || side_concealed(b);
+    const char *where = concealed ? concealed_where(a, b) : ""; /* before the frames may move to worst_a/b */
     int differs = m.max_diff > 0;
     int over = x->exact ? differs
                         : (x->p->max_diff >= 0 && m.max_diff > x->p->max_diff) ||
                               (!isnan(x->p->min_psnr) && m.psnr_avg < x->p->min_psnr);
+    if (differs && concealed)
+        r->concealed_differing++;
+    if (concealed && x->p->exclude_concealed) {
+        /* Counted apart: the decoder, not the pipeline, made these pixels. */
+        FILE *o = differs ? line_out(x, 0) : (x->p->per_frame ? x->p->report : NULL);
+        if (o) {
+            fprintf(o, "frame %" PRId64 " (pts %s): %s (concealed by the decoder %s, left out): ", a->index, t,
+                    differs ? "differs" : "identical", where);
+            print_metrics(o, &m);
+            if ((ret = end_frame_line(x, o)) < 0) {
+                snprintf(r->error, sizeof(r->error), "out of memory");
+                return ret;
+            }
+        }
+        return 0;
+    }
+    r->max_diff = m.max_diff > r->max_diff ? m.max_diff : r->max_diff;
     if (differs) {
         r->differing++;
         if (r->first_diff < 0) {
@@ -1703,9 +1842,12 @@ static int pair_frames(run *x)
             note_problem(x, "frame %" PRId64 " (pts %s) is outside the limits: max diff %d, PSNR %.2f dB", a->index, t,
                          m.max_diff, m.psnr_avg);
     }
-    FILE *o = differs ? line_out(x, 0) : (x->p->per_frame ? x->p->report : NULL);
+    /* Frames within the limits are listed only with per_frame: a PASS is its summary. */
+    FILE *o = over ? line_out(x, 0) : x->p->per_frame ? line_out(x, 1) : NULL;
     if (o) {
         fprintf(o, "frame %" PRId64 " (pts %s): %s", a->index, t, !differs ? "identical; " : over ? "DIFFERS: " : "differs (within limits): ");
+        if (concealed)
+            fprintf(o, "(concealed by the decoder %s) ", where);
         print_metrics(o, &m);
         if ((ret = end_frame_line(x, o)) < 0) {
             snprintf(r->error, sizeof(r->error), "out of memory");
@@ -1720,6 +1862,8 @@ static int do_pair(run *x)
     side *a = &x->a, *b = &x->b;
     vkcu_compare_result *r = x->r;
     r->paired++;
+    if (side_concealed(a) || side_concealed(b))
+        r->concealed++;
     int64_t dk = a->key - b->key;
     if (dk < 0)
         dk = -dk;
@@ -1756,9 +1900,11 @@ static void set_alignment(run *x)
         x->al.ts_tolerance = 0;
         return;
     }
-    /* Two media files: microseconds; frames pair within half a frame
-     * interval, and timestamps closer than 1 ms (Matroska's precision) agree. */
-    x->al.tb = (AVRational){ 1, 1000000 };
+    /* Two media files: frames pair within half a frame interval, and
+     * timestamps closer than 1 ms (Matroska's precision) agree. Keys count
+     * microseconds, or finer units where half a frame interval would be
+     * fewer than 500 of them (a y4m at F1000000:1): rounding to a coarse
+     * unit must not leave frames unpaired. */
     double fps = 0;
     if (a->src->frame_rate.num > 0)
         fps = av_q2d(a->src->frame_rate);
@@ -1766,8 +1912,14 @@ static void set_alignment(run *x)
         fps = fmax(fps, av_q2d(b->src->frame_rate));
     if (fps <= 0)
         fps = 25;
-    x->al.window = (int64_t)(0.5e6 / fps) - 1;
-    x->al.ts_tolerance = 1000;
+    int64_t units = 1000000;
+    while (units <= INT_MAX / 10 && 0.5 * (double)units / fps < 500)
+        units *= 10;
+    x->al.tb = (AVRational){ 1, (int)units };
+    x->al.window = (int64_t)(0.5 * (double)units / fps) - 1;
+    if (x->al.window < 0)
+        x->al.window = 0;
+    x->al.ts_tolerance = FFMIN(units / 1000, x->al.window);
 }
 
 static void fmt_fps(char *buf, size_t n, AVRational q)
@@ -1841,15 +1993,24 @@ static void summarize(run *x)
             if (r->vmaf)
                 fprintf(o, "VMAF mean:%f min:%f (frame %" PRId64 "), libvmaf model %s\n", r->vmaf_mean, r->vmaf_min,
                         r->vmaf_min_index, VKCU_VMAF_MODEL);
+            /* Each figure with its own frame: the largest difference and the
+             * largest MSE (lowest PSNR) need not be in the same one. */
             fprintf(o, "max diff: %d", r->max_diff);
-            if (r->worst_index >= 0)
-                fprintf(o, " (worst frame %" PRId64 ")", r->worst_index);
+            if (r->max_diff_index >= 0)
+                fprintf(o, " (frame %" PRId64 ")", r->max_diff_index);
             fputc('\n', o);
+            if (r->worst_index >= 0)
+                fprintf(o, "worst frame: %" PRId64 " (lowest PSNR: %.2f dB, max diff %d)\n", r->worst_index,
+                        r->worst.psnr_avg, r->worst.max_diff);
         }
     }
     if (o) {
-        fprintf(o, "frames: A %" PRId64 ", B %" PRId64 ", paired %" PRId64 ", differing %" PRId64 "\n", r->frames_a,
+        fprintf(o, "frames: A %" PRId64 ", B %" PRId64 ", paired %" PRId64 ", differing %" PRId64, r->frames_a,
                 r->frames_b, r->paired, r->differing);
+        if (r->concealed)
+            fprintf(o, "; concealed by the decoder %" PRId64 " (%" PRId64 " of them differ%s)", r->concealed,
+                    r->concealed_differing, p->exclude_concealed ? ", left out of the verdict" : "");
+        fputc('\n', o);
         if (r->first_diff >= 0)
             fprintf(o, "first differing frame: %" PRId64 " (pts %.3f s)\n", r->first_diff, r->first_diff_time);
     }
@@ -1870,11 +2031,21 @@ static void summarize(run *x)
     /* The mean, as VMAF is quoted; a NAN mean (nothing scored) fails too. */
     int vmaf_low = !isnan(p->min_vmaf) && !(r->vmaf_mean >= p->min_vmaf);
     r->pass = !count_bad && !r->ts_mismatch && !r->format_mismatch && !r->over_limit && !vmaf_low;
-    if (r->pass && !r->differing)
+    char concealed[160] = "";
+    if (r->concealed && p->exclude_concealed)
+        snprintf(concealed, sizeof(concealed), "; %" PRId64 " concealed by the decoder left out (%" PRId64 " differ)",
+                 r->concealed, r->concealed_differing);
+    else if (r->concealed_differing)
+        snprintf(concealed, sizeof(concealed), "; %" PRId64 " of them concealed by the decoder: %s leaves those out",
+                 r->concealed_differing, VKCU_SETTING_IS("exclude_concealed", "1"));
+    if (r->pass && !r->differing && r->concealed && p->exclude_concealed)
+        snprintf(r->verdict, sizeof(r->verdict), "PASS: %" PRId64 " of %" PRId64 " frames identical%s",
+                 r->paired - r->concealed, r->paired, concealed);
+    else if (r->pass && !r->differing)
         snprintf(r->verdict, sizeof(r->verdict), "IDENTICAL: %" PRId64 " frames", r->paired);
     else if (r->pass)
-        snprintf(r->verdict, sizeof(r->verdict), "PASS: %" PRId64 " of %" PRId64 " frames differ, within %s", r->differing,
-                 r->paired, limits);
+        snprintf(r->verdict, sizeof(r->verdict), "PASS: %" PRId64 " of %" PRId64 " frames differ, within %s%s",
+                 r->differing, r->paired, limits, p->exclude_concealed ? concealed : "");
     else if (count_bad)
         snprintf(r->verdict, sizeof(r->verdict),
                  "MISMATCH: frame count differs: A has %" PRId64 ", B has %" PRId64 " (%" PRId64 " only in A, %" PRId64
@@ -1883,8 +2054,9 @@ static void summarize(run *x)
     else if (r->format_mismatch)
         snprintf(r->verdict, sizeof(r->verdict), "MISMATCH: %s", x->first_problem);
     else if (r->over_limit)
-        snprintf(r->verdict, sizeof(r->verdict), "MISMATCH: %" PRId64 " of %" PRId64 " frames %s (%s); first: %s",
-                 r->over_limit, r->paired, x->exact ? "differ" : "outside the limits", limits, x->first_problem);
+        snprintf(r->verdict, sizeof(r->verdict), "MISMATCH: %" PRId64 " of %" PRId64 " frames %s (%s%s); first: %s",
+                 r->over_limit, r->paired, x->exact ? "differ" : "outside the limits", limits, concealed,
+                 x->first_problem);
     else if (vmaf_low && isnan(r->vmaf_mean))
         snprintf(r->verdict, sizeof(r->verdict), "MISMATCH: no frame was scored for %s %g", VKCU_SETTING("min_vmaf"),
                  p->min_vmaf);
@@ -1902,21 +2074,23 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
 {
     run x_ = { 0 }, *x = &x_;
     memset(r, 0, sizeof(*r));
-    r->first_diff = r->worst_index = -1;
+    r->first_diff = r->worst_index = r->max_diff_index = -1;
     r->psnr_min = INFINITY;
     x->p = p;
     x->r = r;
     x->exact = p->max_diff < 0 && isnan(p->min_psnr) && isnan(p->min_vmaf);
     r->vmaf_mean = r->vmaf_min = NAN;
     r->vmaf_min_index = -1;
-    const char *inputs[] = { p->a, p->b, NULL };
+    const char *inputs[] = { p->a, p->b, p->job->pipeline_file, NULL };
     int ret = 0;
     int want_vmaf = p->vmaf || !isnan(p->min_vmaf);
     if (want_vmaf && !vkcu_vmaf_available()) {
         vkcu_vmaf_missing(VKCU_SETTING(p->vmaf ? "vmaf" : "min_vmaf"), r->error, sizeof(r->error));
         return VKCU_ERR_USAGE; /* before anything is read or written */
     }
-    if (p->diff_image && (ret = vkcu_outfile_check(p->diff_image, p->overwrite, inputs, r->error, sizeof(r->error))) < 0)
+    if (p->diff_image && ((ret = vkcu_outfile_not_terminal(p->diff_image, VKCU_SETTING("diff_image"), r->error,
+                                                           sizeof(r->error))) < 0 ||
+                          (ret = vkcu_outfile_check(p->diff_image, p->overwrite, inputs, r->error, sizeof(r->error))) < 0))
         return ret; /* before decoding anything */
     if (p->report_html &&
         (ret = vkcu_outfile_check(p->report_html, p->overwrite, inputs, r->error, sizeof(r->error))) < 0)
@@ -1930,9 +2104,23 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
             }
     if ((p->report_html || p->plot_out) && !(x->plot = vkcu_compare_plot_alloc()))
         return AVERROR(ENOMEM);
-    ret = side_open(&x->a, p->a, 'A', p->job);
+    ret = side_open_list(&x->a, p->a, 'A');
     if (ret >= 0)
-        ret = side_open(&x->b, p->b, 'B', p->job_b ? p->job_b : p->job);
+        ret = side_open_list(&x->b, p->b, 'B');
+    if (ret >= 0) {
+        /* Media sides give the frames their partner holds: against a hash
+         * list those `vkcu hash` lists with the list's timing (a list of
+         * every decoded frame says so); between media files every decoded
+         * frame, timed as a list of every decoded frame with that timing. */
+        vkcu_job_params ja = *p->job, jb = p->job_b ? *p->job_b : *p->job;
+        int decoded = p->timing == VKCU_TIMING_DECODED || (x->a.is_list && x->a.list.decoded) ||
+                      (x->b.is_list && x->b.list.decoded);
+        ja.timing = jb.timing = decoded ? VKCU_TIMING_DECODED : VKCU_TIMING_FFMPEG;
+        ja.callback_timing = jb.callback_timing = decoded || x->a.is_list || x->b.is_list;
+        ret = side_open_media(&x->a, &ja);
+        if (ret >= 0)
+            ret = side_open_media(&x->b, &jb);
+    }
     if (ret < 0) {
         av_strlcpy(r->error, x->a.err[0] ? x->a.err : x->b.err, sizeof(r->error));
         goto done;

@@ -23,9 +23,17 @@
 #include "core/stage.h"
 
 /* ---- hash lists ---- */
+/* Comment lines of vkcu's framemd5 and framecrc lists (readers of those
+ * formats skip lines that start with '#'): "#timing: decoded" in the
+ * header of a list of every decoded frame (VKCU_TIMING_DECODED), and
+ * "#concealed: ..." before the line of a frame decoded from damaged data. */
+#define VKCU_HASH_TIMING_MARK "#timing:"
+#define VKCU_HASH_CONCEALED_MARK "#concealed:"
+
 typedef struct vkcu_hash_entry {
     int64_t dts, pts, duration;
     int size;
+    int concealed;           /* marked as decoded from damaged data */
     char hash[68];           /* lower-case hex */
 } vkcu_hash_entry;
 
@@ -34,6 +42,7 @@ typedef struct vkcu_hash_list {
     int algo_known;          /* 0: the text named no algorithm (FFmpeg's default is MD5) */
     AVRational tb;           /* {0,1} when the text does not say */
     int width, height;       /* 0 when unknown */
+    int decoded;             /* 1: the list holds every decoded frame (VKCU_TIMING_DECODED) */
     int nb, cap;
     vkcu_hash_entry *entries;
 } vkcu_hash_list;
@@ -74,6 +83,10 @@ typedef struct vkcu_compare_params {
     const char *report_html;       /* one self-contained HTML page (report.h); NULL: none */
     struct vkcu_compare_plot **plot_out; /* non-NULL: receives the plot data (the caller frees it with
                                           * vkcu_compare_plot_free) when the comparison ran; verify --html */
+    enum vkcu_timing timing;       /* media inputs: VKCU_TIMING_DECODED reads every decoded frame as a hash list of
+                                    * that timing holds them; against a hash list, the list's own timing
+                                    * (its "#timing:" line) wins when it says decoded */
+    int exclude_concealed;         /* 1: pairs marked concealed on either side are counted apart, not failed */
 } vkcu_compare_params;
 
 void vkcu_compare_params_default(vkcu_compare_params *p);

@@ -14,7 +14,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <libavutil/avstring.h>
 #include <libavutil/mathematics.h>
 
@@ -52,6 +54,8 @@ void vkcu_manifest_free(vkcu_manifest **pm)
     free(m->cases);
     free(m->path);
     free(m->dir);
+    if (m->dirfd >= 0)
+        close(m->dirfd);
     free(m);
     *pm = NULL;
 }
@@ -66,9 +70,19 @@ static char *trim(char *s)
     return s;
 }
 
-/* An inline expectation line, as `vkcu hash` writes it: "0, dts, pts, ...". */
+/* The mark `vkcu hash` writes before the line of a frame decoded from
+ * damaged data: part of an inline expectation (not a comment). */
+static int is_concealed_mark(const char *s)
+{
+    return !strncmp(s, VKCU_HASH_CONCEALED_MARK, strlen(VKCU_HASH_CONCEALED_MARK));
+}
+
+/* An inline expectation line, as `vkcu hash` writes it: "0, dts, pts, ...",
+ * or the concealed mark before one. */
 static int is_frame_line(const char *s)
 {
+    if (is_concealed_mark(s))
+        return 1;
     if (!isdigit((unsigned char)*s))
         return 0;
     while (isdigit((unsigned char)*s))
@@ -190,14 +204,22 @@ static int set_key(vkcu_manifest *m, vkcu_manifest_case *c, const char *key, con
         if (vkcu_parse_number(value, 0, 100, &x) < 0)
             SYNTAX("min-vmaf '%s' is not a number in [0, 100] (the mean VMAF score)", value);
         c->min_vmaf = x;
+    } else if (!strcmp(key, "timing")) {
+        if (strcmp(value, "ffmpeg") && strcmp(value, "decoded"))
+            SYNTAX("timing '%s' is not ffmpeg or decoded", value);
+        c->timing = !strcmp(value, "decoded") ? VKCU_TIMING_DECODED : VKCU_TIMING_FFMPEG;
+    } else if (!strcmp(key, "concealed")) {
+        if (strcmp(value, "exclude") && strcmp(value, "include"))
+            SYNTAX("concealed '%s' is not exclude or include", value);
+        c->exclude_concealed = !strcmp(value, "exclude");
     } else if (!strcmp(key, "timeout")) {
         double x;
         if (vkcu_parse_number(value, 0.001, 1e6, &x) < 0)
             SYNTAX("timeout '%s' is not a number of seconds in [0.001, 1000000]", value);
         c->timeout = x;
     } else {
-        SYNTAX("unknown key '%s' (input, chain, pipeline, backend, backends, algo, frames, strict, hashes, "
-               "reference, max-diff, min-psnr, min-vmaf, timeout)", key);
+        SYNTAX("unknown key '%s' (input, chain, pipeline, backend, backends, algo, frames, strict, timing, "
+               "concealed, hashes, reference, max-diff, min-psnr, min-vmaf, timeout)", key);
     }
     return 0;
 }
@@ -221,14 +243,68 @@ static int check_case(vkcu_manifest *m, vkcu_manifest_case *c, char *err, size_t
     return 0;
 }
 
+/* Case names seen so far, for the duplicate check: an open-addressing
+ * table of case indices, so that a manifest of N cases loads in O(N). */
+typedef struct name_table {
+    int *slot; /* case index + 1; 0: free */
+    size_t size; /* a power of two, at least twice the cases */
+} name_table;
+
+static size_t name_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return (size_t)h;
+}
+
+/* The index of the case named `name`, or -1. */
+static int name_find(const name_table *t, const vkcu_manifest *m, const char *name)
+{
+    if (!t->size)
+        return -1;
+    for (size_t k = name_hash(name) & (t->size - 1); t->slot[k]; k = (k + 1) & (t->size - 1))
+        if (!strcmp(m->cases[t->slot[k] - 1].name, name))
+            return t->slot[k] - 1;
+    return -1;
+}
+
+/* Adds case `index` (its name set); <0 out of memory. */
+static int name_add(name_table *t, const vkcu_manifest *m, int index)
+{
+    if ((size_t)index * 2 + 2 > t->size) {
+        size_t size = t->size ? t->size * 2 : 64;
+        int *slot = calloc(size, sizeof(*slot));
+        if (!slot)
+            return -1;
+        for (size_t i = 0; i < t->size; i++)
+            if (t->slot[i]) {
+                size_t k = name_hash(m->cases[t->slot[i] - 1].name) & (size - 1);
+                while (slot[k])
+                    k = (k + 1) & (size - 1);
+                slot[k] = t->slot[i];
+            }
+        free(t->slot);
+        t->slot = slot;
+        t->size = size;
+    }
+    size_t k = name_hash(m->cases[index].name) & (t->size - 1);
+    while (t->slot[k])
+        k = (k + 1) & (t->size - 1);
+    t->slot[k] = index + 1;
+    return 0;
+}
+
 int vkcu_manifest_load(const char *path, vkcu_manifest **out, char *err, size_t errlen)
 {
+    name_table names = { NULL, 0 };
     vkcu_manifest *m = calloc(1, sizeof(*m));
     int ret = 0, lineno = 0, seen_version = 0, cap = 0;
     vkcu_manifest_case *c = NULL;
     *out = NULL;
     if (!m || !(m->path = strdup(path)))
         goto nomem;
+    m->dirfd = -1;
     {
         const char *slash = strrchr(path, '/');
         m->dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
@@ -237,12 +313,15 @@ int vkcu_manifest_load(const char *path, vkcu_manifest **out, char *err, size_t 
     }
     if ((ret = load_lines(m, err, errlen)) < 0)
         goto fail;
+    /* Resolved once: what --update writes below it stays below it, whatever
+     * links change while the cases run. */
+    m->dirfd = open(m->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     for (int i = 0; i < m->nb_lines; i++) {
         char buf[4096];
         lineno = i + 1;
         snprintf(buf, sizeof(buf), "%s", m->lines[i]);
         char *s = trim(buf);
-        if (!*s || *s == '#')
+        if (!*s || (*s == '#' && !(c && is_concealed_mark(s))))
             continue;
         if (!seen_version) {
             int64_t v;
@@ -278,13 +357,13 @@ int vkcu_manifest_load(const char *path, vkcu_manifest **out, char *err, size_t 
                 ret = VKCU_ERR_INPUT;
                 goto fail;
             }
-            for (int k = 0; k < m->nb_cases; k++)
-                if (!strcmp(m->cases[k].name, nm)) {
-                    snprintf(err, errlen, "%s:%d: case '%s' already defined on line %d", path, lineno, nm,
-                             m->cases[k].line);
-                    ret = VKCU_ERR_INPUT;
-                    goto fail;
-                }
+            int same = name_find(&names, m, nm);
+            if (same >= 0) {
+                snprintf(err, errlen, "%s:%d: case '%s' already defined on line %d", path, lineno, nm,
+                         m->cases[same].line);
+                ret = VKCU_ERR_INPUT;
+                goto fail;
+            }
             if (c && (ret = check_case(m, c, err, errlen)) < 0)
                 goto fail;
             if (m->nb_cases == cap) {
@@ -303,7 +382,11 @@ int vkcu_manifest_load(const char *path, vkcu_manifest **out, char *err, size_t 
             c->min_psnr = NAN;
             c->min_vmaf = NAN;
             c->backend = VKCU_BACKEND_AUTO;
+            c->timing = -1;
+            c->exclude_concealed = -1;
             if (!(c->name = strdup(nm)))
+                goto nomem;
+            if (name_add(&names, m, m->nb_cases - 1) < 0)
                 goto nomem;
             continue;
         }
@@ -349,11 +432,13 @@ int vkcu_manifest_load(const char *path, vkcu_manifest **out, char *err, size_t 
         goto fail;
     }
     *out = m;
+    free(names.slot);
     return 0;
 nomem:
     ret = AVERROR(ENOMEM);
     snprintf(err, errlen, "%s: out of memory", path);
 fail:
+    free(names.slot);
     vkcu_manifest_free(&m);
     return ret;
 }
@@ -502,6 +587,7 @@ static int inside_folder(const vkcu_manifest *m, const char *path, char *why, si
 
 typedef struct hash_diff {
     int changed, missing, extra;
+    int concealed, concealed_changed; /* pairs marked concealed on either side; of them, the ones that differ */
     char first[400];
 } hash_diff;
 
@@ -515,7 +601,8 @@ static int entries_equal(const vkcu_hash_entry *a, const vkcu_hash_entry *b)
  * first of them. marks (room for got->nb + want->nb, or NULL) receives one
  * mark per frame in time order, as vkcu_html_frame_strip draws them.
  * Returns the number of frames in that order. */
-static int diff_lists(const vkcu_hash_list *got, const vkcu_hash_list *want, hash_diff *d, char *marks)
+static int diff_lists(const vkcu_hash_list *got, const vkcu_hash_list *want, int exclude_concealed, hash_diff *d,
+                      char *marks)
 {
     int nb_marks = 0;
     memset(d, 0, sizeof(*d));
@@ -527,7 +614,10 @@ static int diff_lists(const vkcu_hash_list *got, const vkcu_hash_list *want, has
         const vkcu_hash_entry *w = j < want->nb ? &want->entries[j] : NULL;
         int64_t wpts = w ? av_rescale_q(w->pts, wtb, tb) : 0;
         if (g && w && g->pts == wpts) {
-            if (!entries_equal(g, w)) {
+            const int concealed = g->concealed || w->concealed, equal = entries_equal(g, w);
+            d->concealed += concealed;
+            d->concealed_changed += concealed && !equal;
+            if (!equal && !(concealed && exclude_concealed)) {
                 if (!d->changed && !d->missing && !d->extra) {
                     if (strcmp(g->hash, w->hash))
                         snprintf(d->first, sizeof(d->first), "frame %d (pts %" PRId64 "): hash %s, expected %s", i,
@@ -540,7 +630,7 @@ static int diff_lists(const vkcu_hash_list *got, const vkcu_hash_list *want, has
                 d->changed++;
             }
             if (marks)
-                marks[nb_marks] = entries_equal(g, w) ? '=' : 'c';
+                marks[nb_marks] = equal || (concealed && exclude_concealed) ? '=' : 'c';
             nb_marks++;
             i++, j++;
         } else if (!w || (g && g->pts < wpts)) {
@@ -564,13 +654,29 @@ static int diff_lists(const vkcu_hash_list *got, const vkcu_hash_list *want, has
     return nb_marks;
 }
 
-static void describe_diff(const hash_diff *d, int got, int want, char *out, size_t n)
+/* "; 3 concealed by the decoder (2 differ, left out)": frames marked in
+ * either list, said apart from real differences. */
+static void describe_concealed(const hash_diff *d, int exclude, char *out, size_t n)
 {
+    out[0] = 0;
+    if (d->concealed && exclude)
+        snprintf(out, n, "; %d concealed by the decoder (%d differ, left out)", d->concealed, d->concealed_changed);
+    else if (d->concealed_changed)
+        snprintf(out, n, "; %d of them concealed by the decoder (concealed = exclude leaves those out)",
+                 d->concealed_changed);
+    else if (d->concealed)
+        snprintf(out, n, "; %d concealed by the decoder, equal", d->concealed);
+}
+
+static void describe_diff(const hash_diff *d, int exclude, int got, int want, char *out, size_t n)
+{
+    char concealed[128];
+    describe_concealed(d, exclude, concealed, sizeof(concealed));
     if (d->missing || d->extra)
-        snprintf(out, n, "%d frames, expected %d (%d missing, %d not expected, %d changed); first: %s", got, want,
-                 d->missing, d->extra, d->changed, d->first);
+        snprintf(out, n, "%d frames, expected %d (%d missing, %d not expected, %d changed%s); first: %s", got, want,
+                 d->missing, d->extra, d->changed, concealed, d->first);
     else
-        snprintf(out, n, "%d of %d frames differ; first: %s", d->changed, want, d->first);
+        snprintf(out, n, "%d of %d frames differ%s; first: %s", d->changed, want, concealed, d->first);
 }
 
 /* ------------------------------------------------------------------ */
@@ -627,6 +733,7 @@ static int case_job(const vkcu_manifest *m, const vkcu_manifest_case *c, const v
     job->chain = c->chain;
     job->max_frames = c->max_frames;
     job->strict = c->strict;
+    job->timing = c->timing >= 0 ? (enum vkcu_timing)c->timing : p->timing;
     job->hash_algo = c->algo;
     if (c->pipeline) {
         /* A file (a '/' or ".pipe") is relative to the manifest; a name is searched as --pipeline does. */
@@ -656,10 +763,10 @@ static int write_text_file(const char *path, const char *text, size_t len, int o
     int ret = vkcu_outfile_begin(path, overwrite, inputs, tmp, sizeof(tmp), err, errlen);
     if (ret < 0)
         return VKCU_ERR_OUTPUT;
-    FILE *f = fopen(tmp, "w");
-    int ok = f && fwrite(text, 1, len, f) == len;
-    if (f && fclose(f) != 0)
-        ok = 0;
+    FILE *f = vkcu_outfile_fopen(tmp, "w");
+    if (f)
+        fwrite(text, 1, len, f); /* a short write leaves the stream's error flag for the close */
+    int ok = f && vkcu_outfile_fclose(f, tmp) == 0;
     if (!ok) {
         snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
         vkcu_outfile_abort(tmp);
@@ -669,12 +776,27 @@ static int write_text_file(const char *path, const char *text, size_t len, int o
     return ret < 0 ? VKCU_ERR_OUTPUT : 0;
 }
 
+/* A file below the manifest's folder (path from vkcu_manifest_path, checked
+ * by inside_folder), written relative to the folder held open since the
+ * manifest was loaded; elsewhere (allow_outside) by its path. */
+static int write_confined(const vkcu_manifest *m, int confined, const char *path, const char *text, size_t len,
+                          const char *const *inputs, char *err, size_t errlen)
+{
+    size_t dn = strlen(m->dir);
+    const char *rel = !strchr(path, '/') && !strcmp(m->dir, ".") ? path
+                      : !strncmp(path, m->dir, dn) && path[dn] == '/' ? path + dn + 1 : NULL;
+    if (!confined || m->dirfd < 0 || !rel)
+        return write_text_file(path, text, len, 1, inputs, err, errlen);
+    int ret = vkcu_outfile_write_at(m->dirfd, rel, path, text, len, 1, inputs, err, errlen);
+    return ret < 0 ? VKCU_ERR_OUTPUT : 0;
+}
+
 /* Replaces a case's inline frame lines with the frame lines of `text`. */
 static int update_inline(vkcu_manifest *m, vkcu_manifest_case *c, const char *text)
 {
     int nb_new = 0;
     for (const char *p = text; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p))
-        if (*p != '#' && *p != '\n')
+        if ((*p != '#' || is_concealed_mark(p)) && *p != '\n')
             nb_new++;
     int first = c->inline_first >= 0 ? c->inline_first : c->last_line + 1;
     int nb_old = c->inline_first >= 0 ? c->inline_last - c->inline_first + 1 : 0;
@@ -688,7 +810,7 @@ static int update_inline(vkcu_manifest *m, vkcu_manifest_case *c, const char *te
     for (const char *p = text; *p;) {
         const char *nl = strchr(p, '\n');
         size_t n = nl ? (size_t)(nl - p) : strlen(p);
-        if (*p != '#' && n)
+        if ((*p != '#' || is_concealed_mark(p)) && n)
             lines[k++] = strndup(p, n);
         p += n + (nl ? 1 : 0);
     }
@@ -729,7 +851,7 @@ static int save_manifest(vkcu_manifest *m, char *err, size_t errlen)
     for (int i = 0; i < m->nb_lines; i++)
         p += sprintf(p, "%s\n", m->lines[i]);
     /* --update rewrites the manifest itself: the one input it may replace. */
-    int ret = write_text_file(m->path, text, len, 1, NULL, err, errlen);
+    int ret = write_confined(m, 1, m->path, text, len, NULL, err, errlen);
     free(text);
     return ret;
 }
@@ -841,8 +963,9 @@ static int run_hash_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_ver
         goto done;
     }
     hash_diff d = { 0 };
+    const int exclude = c->exclude_concealed >= 0 ? c->exclude_concealed : p->exclude_concealed;
     char *marks = have_want && p->html ? malloc((size_t)got.nb + want.nb) : NULL;
-    int nb_marks = have_want ? diff_lists(&got, &want, &d, marks) : 0;
+    int nb_marks = have_want ? diff_lists(&got, &want, exclude, &d, marks) : 0;
     int same = have_want && !d.changed && !d.missing && !d.extra;
     if (marks && !same && !p->update) {
         cr->marks = marks;
@@ -852,8 +975,10 @@ static int run_hash_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_ver
     }
     const char *ran = res.path == VKCU_PATH_CPU ? "cpu" : "gpu";
     if (same) {
-        snprintf(cr->message, sizeof(cr->message), "%d frames, %s hashes equal (%s)", got.nb,
-                 vkcu_hash_algo_name(job->hash_algo), ran);
+        char concealed[128];
+        describe_concealed(&d, exclude, concealed, sizeof(concealed));
+        snprintf(cr->message, sizeof(cr->message), "%d frames, %s hashes equal%s (%s)", got.nb,
+                 vkcu_hash_algo_name(job->hash_algo), concealed, ran);
         cr->status = CASE_PASS;
     } else if (!p->update) {
         if (!have_want)
@@ -861,7 +986,7 @@ static int run_hash_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_ver
                      "no expected hashes (record them: rerun %s with %s)", m->path, VKCU_SETTING_IS("update", "1"));
         else {
             char what[700];
-            describe_diff(&d, got.nb, want.nb, what, sizeof(what));
+            describe_diff(&d, exclude, got.nb, want.nb, what, sizeof(what));
             snprintf(cr->message, sizeof(cr->message), "%s (%s; if intended: rerun %s with %s)", what, ran,
                      m->path, VKCU_SETTING_IS("update", "1"));
         }
@@ -871,10 +996,11 @@ static int run_hash_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_ver
         if (!have_want)
             snprintf(what, sizeof(what), "recorded %d frames", got.nb);
         else
-            describe_diff(&d, got.nb, want.nb, what, sizeof(what));
+            describe_diff(&d, exclude, got.nb, want.nb, what, sizeof(what));
         if (sidecar) {
-            const char *inputs[] = { input, m->path, NULL };
-            ret = write_text_file(sidecar, out, outlen, 1, inputs, err, errlen); /* --update: replacing is the point */
+            const char *inputs[] = { input, m->path, job->pipeline_file, NULL };
+            /* --update: replacing is the point */
+            ret = write_confined(m, !p->allow_outside, sidecar, out, outlen, inputs, err, errlen);
         } else {
             ret = update_inline(m, c, out);
             *dirty = 1;
@@ -917,6 +1043,8 @@ static int run_metric_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_v
     cp.min_psnr = c->min_psnr;
     cp.min_vmaf = c->min_vmaf;
     cp.vmaf_ref_b = 1; /* the case's reference is VMAF's reference */
+    cp.timing = job->timing;
+    cp.exclude_concealed = c->exclude_concealed >= 0 ? c->exclude_concealed : p->exclude_concealed;
     if (p->html)
         cp.plot_out = &cr->plot;
     vkcu_compare_result r;
@@ -954,8 +1082,9 @@ static int run_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_verify_p
     cr->m = m;
     double t0 = vkcu_now();
     char jerr[1024] = "";
-    vkcu_preset *preset = calloc(1, sizeof(*preset));
-    if (!preset)
+    /* Only a case with a pipeline needs one (a few KB: not for every case of a big suite). */
+    vkcu_preset *preset = c->pipeline ? calloc(1, sizeof(*preset)) : NULL;
+    if (c->pipeline && !preset)
         return AVERROR(ENOMEM);
     int ret = case_job(m, c, p, &job, preset, &backend, jerr, sizeof(jerr));
     double limit = c->timeout > 0 ? c->timeout : p->timeout;
@@ -999,13 +1128,78 @@ static void xml_escaped(FILE *f, const char *s)
     }
 }
 
-/* Every file a verify run reads (manifests, case inputs and references),
- * NULL-terminated, for the rule that no output replaces an input. */
+typedef struct file_id {
+    dev_t dev;
+    ino_t ino;
+    char *path;
+} file_id;
+
+static int cmp_file_id(const void *a, const void *b)
+{
+    const file_id *x = a, *y = b;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/* The paths of v (n of them, malloc'ed) that exist, one per file: a big
+ * suite names one clip in thousands of cases, and every output is checked
+ * against each input by device and inode. A file that does not exist yet
+ * cannot be written over. Frees what it drops; NULL-terminated. */
+static int cmp_str(const void *a, const void *b)
+{
+    const char *x = *(char *const *)a, *y = *(char *const *)b;
+    return x && y ? strcmp(x, y) : (x != NULL) - (y != NULL);
+}
+
+static char **distinct_files(char **v, int n)
+{
+    file_id *ids = malloc((size_t)(n ? n : 1) * sizeof(*ids));
+    int k = 0;
+    /* the same name once, before any stat */
+    qsort(v, (size_t)n, sizeof(*v), cmp_str);
+    for (int i = 1; i < n; i++)
+        if (v[i] && v[i - 1] && !strcmp(v[i], v[i - 1])) {
+            free(v[i - 1]);
+            v[i - 1] = NULL;
+        }
+    if (!ids) {
+        for (int i = 0; i < n; i++)
+            free(v[i]);
+        free(v);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        if (v[i] && stat(v[i], &st) == 0)
+            ids[k++] = (file_id){ st.st_dev, st.st_ino, v[i] };
+        else
+            free(v[i]);
+    }
+    qsort(ids, (size_t)k, sizeof(*ids), cmp_file_id);
+    int m = 0;
+    for (int i = 0; i < k; i++) {
+        if (m && !cmp_file_id(&ids[m - 1], &ids[i])) {
+            free(ids[i].path);
+            continue;
+        }
+        ids[m++] = ids[i];
+    }
+    for (int i = 0; i < m; i++)
+        v[i] = ids[i].path;
+    v[m] = NULL;
+    free(ids);
+    return v;
+}
+
+/* Every file a verify run reads (manifests, case inputs, references,
+ * expected hashes files and presets), NULL-terminated, for the rule that
+ * no output replaces an input. */
 static char **verify_inputs(vkcu_manifest **ms, int nb)
 {
     int n = 0;
     for (int k = 0; k < nb; k++)
-        n += 1 + 2 * ms[k]->nb_cases;
+        n += 1 + 4 * ms[k]->nb_cases;
     char **v = calloc((size_t)n + 1, sizeof(*v));
     if (!v)
         return NULL;
@@ -1019,9 +1213,21 @@ static char **verify_inputs(vkcu_manifest **ms, int nb)
                 n++;
             if (c->reference && (v[n] = vkcu_manifest_path(ms[k], c->reference, perr, sizeof(perr))))
                 n++;
+            if (c->hashes && (v[n] = vkcu_manifest_path(ms[k], c->hashes, perr, sizeof(perr))))
+                n++;
+            if (c->pipeline) {
+                /* as case_job finds it: a file relative to the manifest, or a name in the presets folders */
+                size_t len = strlen(c->pipeline);
+                char where[4096 + 256];
+                if (strchr(c->pipeline, '/') || (len > 5 && !strcmp(c->pipeline + len - 5, VKCU_PRESET_EXT)))
+                    v[n] = vkcu_manifest_path(ms[k], c->pipeline, perr, sizeof(perr));
+                else if (vkcu_preset_locate(c->pipeline, where, sizeof(where)) > 0)
+                    v[n] = strdup(where);
+                n += v[n] != NULL;
+            }
         }
     }
-    return v;
+    return distinct_files(v, n);
 }
 
 static void free_inputs(char **v)
@@ -1107,8 +1313,20 @@ typedef struct verify_task {
     vkcu_manifest_case *c;
     case_result *cr;
     int ret, state; /* 0 waiting, 1 running, 2 done */
-    char err[1024];
+    char *err;      /* why ret < 0 (malloc'ed), or NULL: per case only when it failed, for big suites */
 } verify_task;
+
+/* run_case, keeping the message of a failure in t->err. */
+static int run_task(verify_task *t, const vkcu_verify_params *p, int *dirty)
+{
+    char err[1024] = "";
+    int ret = run_case(t->m, t->c, p, t->cr, dirty, err, sizeof(err));
+    if (ret >= 0 && *dirty)
+        ret = save_manifest(t->m, err, sizeof(err));
+    if (ret < 0 && !(t->err = strdup(err)))
+        ret = AVERROR(ENOMEM);
+    return ret;
+}
 
 typedef struct verify_pool {
     verify_task *t;
@@ -1127,7 +1345,7 @@ static void *verify_worker(void *arg)
         t->state = 1;
         pthread_mutex_unlock(&vp->lock);
         int dirty = 0; /* --update runs one case at a time: nothing to rewrite here */
-        t->ret = run_case(t->m, t->c, vp->p, t->cr, &dirty, t->err, sizeof(t->err));
+        t->ret = run_task(t, vp->p, &dirty);
         pthread_mutex_lock(&vp->lock);
         t->state = 2;
         pthread_cond_broadcast(&vp->done);
@@ -1344,6 +1562,7 @@ int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *
             if (vkcu_thread_create(&threads[nb_threads], verify_worker, &pool))
                 break;
     int shown = 0;
+    double last_flush = 0;
     for (int i = 0; i < nb_res; i++) {
         verify_task *t = &tasks[i];
         if (nb_threads) {
@@ -1353,13 +1572,11 @@ int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *
             pthread_mutex_unlock(&pool.lock);
         } else {
             int dirty = 0;
-            t->ret = run_case(t->m, t->c, p, t->cr, &dirty, t->err, sizeof(t->err));
-            if (t->ret >= 0 && dirty)
-                t->ret = save_manifest(t->m, t->err, sizeof(t->err));
+            t->ret = run_task(t, p, &dirty);
         }
         if (t->ret < 0) {
             ret = t->ret;
-            snprintf(err, errlen, "%s", t->err);
+            snprintf(err, errlen, "%s", t->err ? t->err : "out of memory");
             pthread_mutex_lock(&pool.lock);
             pool.stop = 1;
             pthread_mutex_unlock(&pool.lock);
@@ -1369,7 +1586,13 @@ int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *
         static const char *tags[] = { "PASS", "FAIL", "SKIP", "UPDATED" };
         if (o) {
             fprintf(o, "%s %s: %s\n", tags[cr->status], t->c->name, cr->message);
-            fflush(o);
+            /* Lines show as cases end (a CI log), but a suite of 200k quick
+             * cases is not 200k writes: at most ten flushes a second. */
+            double now = vkcu_now();
+            if (now - last_flush >= 0.1) {
+                fflush(o);
+                last_flush = now;
+            }
         }
         shown++;
         passed += cr->status == CASE_PASS;
@@ -1432,6 +1655,8 @@ done:
         free(res[i].marks);
     }
     free(res);
+    for (int i = 0; tasks && i < total; i++)
+        free(tasks[i].err);
     free(tasks);
     return ret;
 }

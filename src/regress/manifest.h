@@ -40,11 +40,14 @@ typedef struct vkcu_manifest_case {
     double min_psnr;            /* NAN: unset */
     double min_vmaf;            /* NAN: unset; the mean VMAF against the reference (needs libvmaf) */
     double timeout;             /* seconds; 0: verify's --timeout */
+    int timing;                 /* enum vkcu_timing; -1: not set (verify's default) */
+    int exclude_concealed;      /* 1 exclude, 0 include; -1: not set (verify's default) */
 } vkcu_manifest_case;
 
 typedef struct vkcu_manifest {
     char *path;
     char *dir;                  /* folder relative paths start from */
+    int dirfd;                  /* that folder, held open (O_PATH) from the load on: --update writes below it */
     char **lines;               /* the text, one entry per line, for --update rewrites */
     int nb_lines;
     vkcu_manifest_case *cases;
@@ -76,6 +79,8 @@ typedef struct vkcu_verify_params {
     int fail_fast;              /* 1: stop at the first failing case (in manifest order) */
     const char *summary;        /* Markdown summary path; NULL: none */
     const char *html;           /* one self-contained HTML page (report.h); NULL: none */
+    enum vkcu_timing timing;    /* cases without a 'timing' key */
+    int exclude_concealed;      /* cases without a 'concealed' key */
 } vkcu_verify_params;
 
 void vkcu_verify_params_default(vkcu_verify_params *p);

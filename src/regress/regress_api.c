@@ -53,6 +53,11 @@ static int check_compare(const vkcu_compare_job *job, char *err, size_t errlen)
         return vkcu_invalid(err, errlen, "%s %d is not start, pts or index", VKCU_SETTING("align"), (int)job->align);
     if (job->max_frames < 0)
         return vkcu_invalid(err, errlen, "%s %d is negative", VKCU_SETTING("max_frames"), job->max_frames);
+    if (job->timing < VKCU_TIMING_FFMPEG || job->timing > VKCU_TIMING_DECODED)
+        return vkcu_invalid(err, errlen, "%s %d is not ffmpeg or decoded", VKCU_SETTING("timing"), (int)job->timing);
+    if (job->exclude_concealed < 0 || job->exclude_concealed > 1)
+        return vkcu_invalid(err, errlen, "%s %d is not 0 or 1", VKCU_SETTING("exclude_concealed"),
+                            job->exclude_concealed);
     for (int k = 0; k < 3; k++) {
         const char *c = k == 0 ? job->chain : k == 1 ? job->chain_a : job->chain_b;
         char why[512];
@@ -106,6 +111,7 @@ int vkcu_compare(vkcu_context *ctx, const vkcu_compare_job *job, vkcu_compare_re
         p->frame_count = job->frame_count;
         p->max_frames = job->max_frames;
         p->strict = job->strict;
+        p->pipeline_file = job->pipeline_file;
         if ((ret = side_chain(job->chain, k ? job->chain_b : job->chain_a, &owned[k], &p->chain)) < 0)
             goto end;
     }
@@ -128,6 +134,8 @@ int vkcu_compare(vkcu_context *ctx, const vkcu_compare_job *job, vkcu_compare_re
     cp.json = job->json;
     cp.report_html = job->report_html;
     cp.overwrite = job->overwrite;
+    cp.timing = job->timing;
+    cp.exclude_concealed = job->exclude_concealed;
     ret = vkcu_compare_run(&cp, result);
     if (ret < 0 && ret != VKCU_ERR_MISMATCH)
         LOGE("%s", result->error[0] ? result->error : "compare failed");
@@ -155,6 +163,8 @@ int vkcu_verify(vkcu_context *ctx, const vkcu_verify_job *job)
         ret = vkcu_invalid(NULL, 0, "%d case names given without a list", job->nb_cases);
     else if (!job->out)
         ret = vkcu_invalid(NULL, 0, "verify needs a stream for its lines");
+    else if (job->timing < VKCU_TIMING_FFMPEG || job->timing > VKCU_TIMING_DECODED)
+        ret = vkcu_invalid(NULL, 0, "%s %d is not ffmpeg or decoded", VKCU_SETTING("timing"), (int)job->timing);
     else {
         vkcu_job_params base;
         vkcu_context_job_params(ctx, &base);
@@ -175,6 +185,8 @@ int vkcu_verify(vkcu_context *ctx, const vkcu_verify_job *job)
         vp.fail_fast = job->fail_fast;
         vp.summary = job->summary;
         vp.html = job->html;
+        vp.timing = job->timing;
+        vp.exclude_concealed = job->exclude_concealed;
         ret = vkcu_verify_run(job->manifests, job->nb_manifests, &vp, err, sizeof(err));
         if (ret < 0 && ret != VKCU_ERR_MISMATCH)
             LOGE("%s", err[0] ? err : "verify failed");

@@ -24,6 +24,7 @@
 #include <libavutil/pixdesc.h>
 
 #include "util/blake3.h"
+#include "util/file.h"
 #include "compare.h"
 #include "util/json.h"
 #include "util/log.h"
@@ -41,11 +42,13 @@ typedef struct hash_item {
     char hex[AV_HASH_MAX_SIZE * 2 + 1];
     int size, ret, state; /* 0 empty, 1 queued, 2 hashing, 3 done */
     int64_t pts, dur;
+    int concealed;      /* the frame is marked damaged (AV_FRAME_FLAG_CORRUPT, core/pipeline.c) */
 } hash_item;
 
 typedef struct hash_sink {
     AVRational out_tb;
-    vkcu_frame_sync sync; /* onto 1/frame rate, as ffmpeg -f framemd5 (variable frame rate) */
+    vkcu_frame_sync sync; /* onto 1/frame rate, as ffmpeg -f framemd5 (variable frame rate), or passed through */
+    int64_t last_pts;   /* VKCU_TIMING_DECODED: the previous line's, which no later one goes below */
     int64_t frames;     /* lines written */
     enum vkcu_hash_algo algo;
     hash_item ring[HASH_RING];
@@ -214,16 +217,29 @@ static int write_line(vkcu_sink *s, hash_item *it)
     if (s->params->hash_format == VKCU_HASH_FORMAT_JSON) {
         json_t *j = json_pack("{sIsIsIsiss}", "frame", (json_int_t)h->frames, "pts", (json_int_t)pts, "duration",
                               (json_int_t)dur, "size", it->size, "hash", it->hex);
+        if (j && it->concealed && json_object_set_new(j, "concealed", json_true()) < 0) {
+            json_decref(j);
+            j = NULL;
+        }
         if (vkcu_json_write_line(o, j, 1) < 0) {
+            if (ferror(o) && vkcu_stream_reader_gone(o))
+                return VKCU_ERR_PIPE_CLOSED; /* as for the other formats below */
             snprintf(s->err, s->errlen, "cannot write hashes: output error");
             return VKCU_ERR_OUTPUT;
         }
-    } else if (s->params->hash_format == VKCU_HASH_FORMAT_FRAMECRC) {
-        fprintf(o, "0, %10" PRId64 ", %10" PRId64 ", %8" PRId64 ", %8d, 0x%s\n", pts, pts, dur, it->size, it->hex);
-    } else
-        fprintf(o, "0, %10" PRId64 ", %10" PRId64 ", %8" PRId64 ", %8d, %s\n", pts, pts, dur, it->size, it->hex);
+    } else {
+        /* A comment line, which framemd5 readers (FFmpeg's, vkcu's) skip;
+         * vkcu's marks the frame line after it (compare.c). */
+        if (it->concealed)
+            fprintf(o, "%s frame %" PRId64 ", pts %" PRId64 ": decoded from damaged data\n", VKCU_HASH_CONCEALED_MARK,
+                    h->frames, pts);
+        if (s->params->hash_format == VKCU_HASH_FORMAT_FRAMECRC)
+            fprintf(o, "0, %10" PRId64 ", %10" PRId64 ", %8" PRId64 ", %8d, 0x%s\n", pts, pts, dur, it->size, it->hex);
+        else
+            fprintf(o, "0, %10" PRId64 ", %10" PRId64 ", %8" PRId64 ", %8d, %s\n", pts, pts, dur, it->size, it->hex);
+    }
     h->frames++;
-    if (ferror(o) && errno == EPIPE)
+    if (ferror(o) && vkcu_stream_reader_gone(o))
         return VKCU_ERR_PIPE_CLOSED; /* a reader such as `head` has what it wanted */
     if (ferror(o)) {
         snprintf(s->err, s->errlen, "cannot write hashes: output error");
@@ -293,8 +309,10 @@ static int hash_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb)
         return AVERROR(EAGAIN);
     }
     vkcu_demux *d = s->demux;
-    vkcu_frame_sync_init(&h->sync, VKCU_FPS_VFR, fmt->frame_rate, tb, NULL);
+    const int decoded = s->params->timing == VKCU_TIMING_DECODED;
+    vkcu_frame_sync_init(&h->sync, decoded ? VKCU_FPS_PASSTHROUGH : VKCU_FPS_VFR, fmt->frame_rate, tb, NULL);
     h->out_tb = h->sync.tb_out;
+    h->last_pts = AV_NOPTS_VALUE;
     FILE *o = s->params->hash_out;
     if (s->params->hash_format == VKCU_HASH_FORMAT_JSON) {
         /* input last: the fixed keys keep their columns whatever the name */
@@ -303,11 +321,17 @@ static int hash_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb)
         json_t *j = json_pack("{sssssssssisi}", "type", "header", "hash", vkcu_hash_algo_name(s->params->hash_algo),
                               "tb", tbs, "pix_fmt", av_get_pix_fmt_name(fmt->pix_fmt), "width", fmt->width, "height",
                               fmt->height);
+        if (j && decoded && json_object_set_new(j, "timing", json_string("decoded")) < 0) {
+            json_decref(j);
+            j = NULL;
+        }
         if (!j || vkcu_json_set_bytes(j, "input", d->path) < 0) {
             json_decref(j);
             j = NULL;
         }
         if (vkcu_json_write_line(o, j, 1) < 0) {
+            if (ferror(o) && vkcu_stream_reader_gone(o))
+                return VKCU_ERR_PIPE_CLOSED;
             snprintf(s->err, s->errlen, "cannot write hashes: output error");
             return VKCU_ERR_OUTPUT;
         }
@@ -319,6 +343,8 @@ static int hash_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb)
     } else {
         fprintf(o, "#format: frame checksums\n#version: 2\n#hash: %s\n#software: vkcu (%s)\n",
                 vkcu_hash_algo_name(s->params->hash_algo), av_get_pix_fmt_name(fmt->pix_fmt));
+        if (decoded) /* every decoded frame at its own size: compare reads the media side the same way */
+            fprintf(o, "%s decoded\n", VKCU_HASH_TIMING_MARK);
         fprintf(o, "#tb 0: %d/%d\n#media_type 0: video\n#codec_id 0: rawvideo\n#dimensions 0: %dx%d\n",
                 h->out_tb.num, h->out_tb.den, fmt->width, fmt->height);
         AVRational sar = s->demux->video->codecpar->sample_aspect_ratio;
@@ -331,6 +357,14 @@ static int hash_emit(void *opaque, AVFrame *frame)
 {
     vkcu_sink *s = opaque;
     hash_sink *h = s->priv;
+    if (s->params->timing == VKCU_TIMING_DECODED) {
+        /* As ffmpeg's muxer moves a timestamp that goes backward ("non-monotonic
+         * DTS"): onto the previous one, which framemd5 allows. */
+        if (h->last_pts != AV_NOPTS_VALUE && frame->pts < h->last_pts)
+            frame->pts = h->last_pts;
+        h->last_pts = frame->pts;
+    }
+    const int concealed = !!(frame->flags & AV_FRAME_FLAG_CORRUPT);
     if (s->params->hash_format == VKCU_HASH_FORMAT_WHOLE) {
         int size;
         if (vkcu_frame_digest_get(frame)) {
@@ -364,6 +398,7 @@ static int hash_emit(void *opaque, AVFrame *frame)
         it->ret = 0;
         it->pts = frame->pts;
         it->dur = frame->duration;
+        it->concealed = concealed;
         it->state = 3;
         h->tail++;
         pthread_cond_broadcast(&h->done);
@@ -378,6 +413,7 @@ static int hash_emit(void *opaque, AVFrame *frame)
     it->frame = ref;
     it->pts = frame->pts;
     it->dur = frame->duration;
+    it->concealed = concealed;
     it->state = 1;
     h->tail++;
     pthread_mutex_unlock(&h->lock);
@@ -389,6 +425,24 @@ static int hash_write(vkcu_sink *s, AVFrame *frame)
 {
     hash_sink *h = s->priv;
     return vkcu_frame_sync_push(&h->sync, frame, hash_emit, s);
+}
+
+/* The JSON list's last line: what became of the decoded frames (a reader
+ * of frame lines skips it: its type is "summary"). */
+static int write_summary(vkcu_sink *s)
+{
+    const hash_sink *h = s->priv;
+    const vkcu_job_result *r = s->result;
+    json_t *j = json_pack("{sssIsIsIsIsIsIsIss}", "type", "summary", "frames", (json_int_t)h->frames, "decoded",
+                          (json_int_t)r->frames_in, "dropped", (json_int_t)r->frames_dropped, "duplicated",
+                          (json_int_t)r->frames_duplicated, "rescaled", (json_int_t)r->frames_rescaled, "concealed",
+                          (json_int_t)r->frames_concealed, "format_changes", (json_int_t)r->format_changes, "timing",
+                          s->params->timing == VKCU_TIMING_DECODED ? "decoded" : "ffmpeg");
+    if (vkcu_json_write_line(s->params->hash_out, j, 1) < 0) {
+        snprintf(s->err, s->errlen, "cannot write hashes: output error");
+        return errno == EPIPE ? VKCU_ERR_PIPE_CLOSED : VKCU_ERR_OUTPUT;
+    }
+    return 0;
 }
 
 static int hash_close(vkcu_sink *s, int ok)
@@ -426,6 +480,10 @@ static int hash_close(vkcu_sink *s, int ok)
         ret = vkcu_frame_sync_push(&h->sync, NULL, hash_emit, s);
     if (ok && ret >= 0)
         ret = flush_lines(s, 0);
+    s->result->frames_dropped += h->sync.dropped;
+    s->result->frames_duplicated += h->sync.duplicated;
+    if (ok && ret >= 0 && s->params->hash_format == VKCU_HASH_FORMAT_JSON)
+        ret = write_summary(s);
     vkcu_frame_sync_free(&h->sync);
     vkcu_queue_close(h->work); /* the workers hash what is queued, then end */
     for (int i = 0; i < h->nb_workers; i++)
@@ -437,7 +495,7 @@ static int hash_close(vkcu_sink *s, int ok)
     vkcu_queue_free(&h->work, NULL);
     pthread_cond_destroy(&h->done);
     if (ret >= 0 && fflush(s->params->hash_out))
-        ret = errno == EPIPE ? VKCU_ERR_PIPE_CLOSED : VKCU_ERR_OUTPUT;
+        ret = vkcu_stream_reader_gone(s->params->hash_out) ? VKCU_ERR_PIPE_CLOSED : VKCU_ERR_OUTPUT;
     return ret;
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The whole-file reader (util/file.h). */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -64,4 +65,18 @@ enum vkcu_read_status vkcu_read_file(const char *path, size_t max, int flags, ch
     *data = buf;
     *len = n;
     return VKCU_READ_OK;
+}
+
+int vkcu_stream_reader_gone(FILE *f)
+{
+    if (errno == EPIPE)
+        return 1;
+    /* errno may be another call's by now: ask the descriptor. A pipe
+     * whose reader closed polls as an error for its writer. */
+    struct stat st;
+    int fd = fileno(f);
+    if (fd < 0 || fstat(fd, &st) < 0 || !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+        return 0;
+    struct pollfd p = { .fd = fd, .events = POLLOUT };
+    return poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP));
 }

@@ -9,6 +9,7 @@
 #define VKCU_UTIL_FILE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 enum vkcu_read_status {
     VKCU_READ_OK = 0,
@@ -27,5 +28,10 @@ enum vkcu_read_status {
  * FIFOs are read to their end unless VKCU_READ_REGULAR refuses them. On
  * any status but OK nothing is allocated. Thread-safe. */
 enum vkcu_read_status vkcu_read_file(const char *path, size_t max, int flags, char **data, size_t *len, int *os_err);
+
+/* After a write error on f: 1 when its reader went away (EPIPE, or a pipe
+ * or socket with no reader left: `| head`), which is a quiet end and not
+ * an error; 0 for any other error (a full disk, /dev/full, EFBIG). */
+int vkcu_stream_reader_gone(FILE *f);
 
 #endif

@@ -120,3 +120,25 @@ int vkcu_format_gpu_carries(enum AVPixelFormat fmt, char *why, size_t whylen)
     snprintf(why, whylen, "the GPU interop ring cannot carry %s frames (%s)", name, reason);
     return 0;
 }
+
+int vkcu_format_change(const vkcu_video_format *from, const vkcu_video_format *to)
+{
+    int change = 0;
+    if (from->width != to->width || from->height != to->height)
+        change |= VKCU_CHANGE_SIZE;
+    if (from->pix_fmt != to->pix_fmt)
+        change |= VKCU_CHANGE_LAYOUT;
+    if (from->matrix != to->matrix || from->range != to->range || from->primaries != to->primaries ||
+        from->transfer != to->transfer || from->chroma_loc != to->chroma_loc)
+        change |= VKCU_CHANGE_COLOUR;
+    return change;
+}
+
+const char *vkcu_format_describe(const vkcu_video_format *f, char *buf, size_t size)
+{
+    const char *name = av_get_pix_fmt_name(f->pix_fmt);
+    int n = snprintf(buf, size, "%s %dx%d", name ? name : "unknown", f->width, f->height);
+    if (n >= 0 && (size_t)n < size && (f->matrix != AVCOL_SPC_UNSPECIFIED || f->range != AVCOL_RANGE_UNSPECIFIED))
+        snprintf(buf + n, size - (size_t)n, ", %s %s", av_color_space_name(f->matrix), av_color_range_name(f->range));
+    return buf;
+}

@@ -39,6 +39,22 @@ void vkcu_frame_plain_layout(AVFrame *frame);
  * and chains: what refuses an input is the operators' and the encoder's own
  * checks, which both backends share. */
 int vkcu_format_gpu_carries(enum AVPixelFormat fmt, char *why, size_t whylen);
+/* What changed between two formats of decoded frames, one bit each
+ * (0: nothing the operators or the GPU ring depend on):
+ * - VKCU_CHANGE_SIZE: the visible width or height;
+ * - VKCU_CHANGE_LAYOUT: the pixel format (depth, chroma subsampling, planes);
+ * - VKCU_CHANGE_COLOUR: matrix, range, primaries, transfer or chroma siting.
+ * A stream that changes mid-way (new parameter sets, a joined recording)
+ * sets the operators up again on any of them; the GPU ring is made again
+ * for a change of size or layout. */
+enum {
+    VKCU_CHANGE_SIZE = 1 << 0,
+    VKCU_CHANGE_LAYOUT = 1 << 1,
+    VKCU_CHANGE_COLOUR = 1 << 2,
+};
+int vkcu_format_change(const vkcu_video_format *from, const vkcu_video_format *to);
+/* "yuv420p10le 256x192" (with ", bt709 tv" when the colour is tagged): for messages. */
+const char *vkcu_format_describe(const vkcu_video_format *f, char *buf, size_t size);
 struct AVPixFmtDescriptor;
 /* Why no operator can address this layout's samples as whole bytes
  * (unknown, palette, bit-packed or Bayer, float, big-endian), or NULL.

@@ -3,20 +3,26 @@
  * Many streams on one GPU, in one process: N threads each run a job
  * (Vulkan decode -> interop ring -> CUDA chain, no host consumer) on the
  * same clip; prints the aggregate fps. Run by tools/bench.sh on the GPU.
- * Usage: bench_multistream CLIP STREAMS [CHAIN] [LOOPS]
- * LOOPS: each stream runs its job that many times in a row, so that a
- * short clip makes a run long enough for nvidia-smi's one-second samples.
+ * Usage: bench_multistream CLIP STREAMS [CHAIN] [LOOPS] [RING]
+ * CHAIN "none": decode only (frames dropped after the decoder, as
+ * `vkcu --decode-only --null`). LOOPS: each stream runs its job that many
+ * times in a row, so that a short clip makes a run long enough for
+ * nvidia-smi's one-second samples. RING: interop ring slots (default 4).
  * Also prints the process's CPU time (user, system) over the timed part,
- * to tell a CPU-bound aggregate from an engine-bound one.
+ * to tell a CPU-bound aggregate from an engine-bound one, the slowest and
+ * fastest stream, and with VKCU_ENGINE_STATS=1 each queue's engine busy
+ * time over the timed part (gpu/enginestats.h: the "engine:" lines).
  * Exit 77 without a GPU.
  */
 #include <pthread.h>
 #include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "gpu/device.h"
+#include "gpu/enginestats.h"
 #include "gpu/gpu.h"
 #include "core/vkcu.h"
 
@@ -25,15 +31,20 @@ typedef struct stream_job {
     vkcu_job_result r;
     int ret, loops;
     long long frames;
+    double seconds;
 } stream_job;
+
+static double now(void);
 
 static void *run(void *arg)
 {
     stream_job *s = arg;
+    double t0 = now();
     for (int i = 0; i < s->loops && s->ret >= 0; i++) {
         s->ret = vkcu_job_run(&s->p, &s->r);
         s->frames += s->r.frames_out;
     }
+    s->seconds = now() - t0;
     return NULL;
 }
 
@@ -55,7 +66,7 @@ static double now(void)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s CLIP STREAMS [CHAIN] [LOOPS]\n", argv[0]);
+        fprintf(stderr, "usage: %s CLIP STREAMS [CHAIN|none] [LOOPS] [RING]\n", argv[0]);
         return 2;
     }
     if (!vkcu_gpu_available()) {
@@ -85,15 +96,22 @@ int main(int argc, char **argv)
         fprintf(stderr, "warm-up failed: %s\n", wr.error);
         return 1;
     }
+    const char *chain = argc > 3 ? argv[3] : "convert=format=yuv420p";
+    int decode_only = !strcmp(chain, "none");
     for (int i = 0; i < n; i++) {
         vkcu_job_params_default(&s[i].p);
         s[i].p.input = argv[1];
         s[i].p.sink = VKCU_SINK_NULL;
         s[i].p.backend = VKCU_BACKEND_GPU;
         s[i].p.progress = 0;
-        s[i].p.chain = argc > 3 ? argv[3] : "convert=format=yuv420p";
+        s[i].p.decode_only = decode_only;
+        s[i].p.chain = decode_only ? NULL : chain;
         s[i].loops = argc > 4 && atoi(argv[4]) > 0 ? atoi(argv[4]) : 1;
+        if (argc > 5)
+            s[i].p.ring_size = atoi(argv[5]);
     }
+    if (vkcu_engine_stats_on())
+        vkcu_engine_stats_reset(); /* the timed part only, not the warm-up */
     double t0 = now(), u0 = cpu_seconds(0), s0 = cpu_seconds(1);
     for (int i = 0; i < n; i++)
         pthread_create(&t[i], NULL, run, &s[i]);
@@ -108,10 +126,25 @@ int main(int argc, char **argv)
         }
     }
     double el = now() - t0, us = cpu_seconds(0) - u0, ss = cpu_seconds(1) - s0;
+    double lo = 0, hi = 0;
+    for (int i = 0; i < n; i++) {
+        double f = s[i].seconds > 0 ? s[i].frames / s[i].seconds : 0;
+        if (!i || f < lo)
+            lo = f;
+        if (!i || f > hi)
+            hi = f;
+    }
     printf("streams=%d frames=%lld seconds=%.3f aggregate_fps=%.1f path=%s failed=%d cpu_user_s=%.2f cpu_sys_s=%.2f "
-           "cores=%.2f cpu_us_per_frame=%.1f\n",
+           "cores=%.2f cpu_us_per_frame=%.1f stream_fps_min=%.1f stream_fps_max=%.1f\n",
            n, frames, el, frames / el, vkcu_path_name(s[0].r.path), failed, us, ss, (us + ss) / el,
-           frames ? (us + ss) * 1e6 / frames : 0.0);
+           frames ? (us + ss) * 1e6 / frames : 0.0, lo, hi);
+    if (vkcu_engine_stats_on()) {
+        static char text[16384];
+        vkcu_engine_stats st;
+        vkcu_engine_stats_get(&st);
+        vkcu_engine_stats_text(&st, text, sizeof(text));
+        fputs(text, stdout);
+    }
     free(s);
     free(t);
     return failed ? 1 : 0;

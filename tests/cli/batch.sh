@@ -78,14 +78,15 @@ cp "$m/av1.ivf" "$in/sub/deeper/"
 cp "$m/h264-aac.mp4" "$in/.hidden/skip.mp4"; cp "$m/h264-aac.mp4" "$in/.dotfile.mp4"
 echo "notes" > "$in/notes.txt"
 good="h264-aac.mp4 hevc10.mkv sub/vfr.mkv sub/corrupt.h264 sub/deeper/av1.ivf"
-badf="empty.mp4 not-video.mp4 truncated.mp4 notes.txt"
+badf="empty.mp4 not-video.mp4 truncated.mp4"
+skipf="notes.txt" # not media: skipped, not failed (issue 28)
 # Frames after corrupt data are concealed differently from run to run by
 # the threaded software decoder: compare bytes only for clean files.
 exact="h264-aac.mp4 hevc10.mkv sub/vfr.mkv sub/deeper/av1.ivf"
 out=$TMP/out
 "$V" batch "$in" "$out" --backend cpu --pipeline regression-hash -r --jobs 2 --report "$TMP/rep.jsonl" > "$TMP/stdout" 2> "$TMP/err"
 rc=$?
-[ "$rc" = 3 ] && grep -q "^batch: 5 done, 0 skipped, 4 failed" "$TMP/err" && pass "batch: good and bad files, exit 3, summary line" \
+[ "$rc" = 3 ] && grep -q "^batch: 5 done, 1 skipped, 3 failed" "$TMP/err" && pass "batch: good and bad files, exit 3, summary line" \
   || fail "batch: exit $rc, $(grep '^batch:' "$TMP/err")"
 ok=1
 for f in $badf; do
@@ -106,24 +107,28 @@ done
   [ "$(find "$out" -type f ! -name '.vkcu-*.settings' | wc -l)" = 5 ] && [ "$(find "$out" -name '.vkcu-*.settings' | wc -l)" = 5 ] &&
   pass "no partial outputs, hidden inputs skipped" || fail "leftovers: $(find "$out" -type f | tr '\n' ' ')"
 
-python3 - "$TMP/rep.jsonl" "$good" "$badf" > "$TMP/pyout" 2>&1 <<'EOF'
+python3 - "$TMP/rep.jsonl" "$good" "$badf" "$skipf" > "$TMP/pyout" 2>&1 <<'EOF'
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
 files, summary = lines[:-1], lines[-1]
-good, bad = sys.argv[2].split(), sys.argv[3].split()
+good, bad, skipped = sys.argv[2].split(), sys.argv[3].split(), sys.argv[4].split()
 assert summary.get("summary") is True, summary
-assert (summary["files"], summary["done"], summary["skipped"], summary["failed"]) == (9, 5, 0, 4), summary
+assert (summary["files"], summary["done"], summary["skipped"], summary["failed"]) == (9, 5, 1, 3), summary
 assert summary["exit_code"] == 3 and summary["pipeline"] == "regression-hash"
-assert sorted(f["file"] for f in files) == sorted(good + bad), [f["file"] for f in files]
+assert sorted(f["file"] for f in files) == sorted(good + bad + skipped), [f["file"] for f in files]
 for f in files:
     for k in ("file", "status", "frames", "fps", "path", "error", "exit_code", "output"):
         assert k in f, (k, f)
     if f["file"] in good:
         assert f["status"] == "done" and f["frames"] > 0 and f["path"] == "cpu" and f["error"] is None, f
+    elif f["file"] in skipped:
+        assert f["status"] == "skipped" and f["reason"] == "not media" and f["output"] is None, f
     else:
         assert f["status"] == "failed" and f["exit_code"] == 3 and f["error"] and f["output"] is None, f
 assert sum(f["frames"] for f in files) == summary["frames"]
 assert [f["corrupt_frames"] > 0 for f in files if f["file"] == "sub/corrupt.h264"] == [True]
+assert [f["concealed_frames"] >= f["corrupt_frames"] for f in files if f["file"] == "sub/corrupt.h264"] == [True]
+assert all(f["dropped_frames"] == f["rescaled_frames"] == 0 for f in files if f["file"] in good)
 print("ok")
 EOF
 [ "$(cat "$TMP/pyout")" = ok ] && pass "report: valid JSON lines, one per file plus summary" || fail "report: $(tail -2 "$TMP/pyout")"
@@ -133,9 +138,9 @@ snap > "$TMP/snap1"
 "$V" batch "$in" "$out" --backend cpu --pipeline regression-hash -r --jobs 2 --resume --report "$TMP/rep2.jsonl" 2> "$TMP/err"
 rc=$?
 snap > "$TMP/snap2"
-[ "$rc" = 3 ] && grep -q "^batch: 0 done, 5 skipped, 4 failed" "$TMP/err" && cmp -s "$TMP/snap1" "$TMP/snap2" &&
-  [ "$(grep -c '"status": "skipped"' "$TMP/rep2.jsonl")" = 5 ] &&
-  pass "--resume afterwards does nothing more (5 skipped, outputs untouched, bad files still reported)" \
+[ "$rc" = 3 ] && grep -q "^batch: 0 done, 6 skipped, 3 failed" "$TMP/err" && cmp -s "$TMP/snap1" "$TMP/snap2" &&
+  [ "$(grep -c '"status": "skipped"' "$TMP/rep2.jsonl")" = 6 ] &&
+  pass "--resume afterwards does nothing more (6 skipped, outputs untouched, bad files still reported)" \
   || fail "--resume: exit $rc, $(grep '^batch:' "$TMP/err"), outputs changed: $(diff "$TMP/snap1" "$TMP/snap2" | head -2)"
 expect "existing outputs without --resume or -y" 4 "h264-aac.framemd5: already exists \\(use --resume" -- \
   "$V" batch "$in" "$out" --backend cpu --pipeline regression-hash -r --include 'h264-aac.mp4'
@@ -145,9 +150,10 @@ expect "existing outputs without --resume or -y" 4 "h264-aac.framemd5: already e
 # ---- dry run, globs, shards ----
 "$V" batch "$in" "$TMP/dry" --pipeline regression-hash -r --dry-run --report "$TMP/dry.jsonl" > "$TMP/plan" 2> "$TMP/err"
 rc=$?
-[ "$rc" = 0 ] && [ ! -e "$TMP/dry" ] && [ ! -e "$TMP/dry.jsonl" ] && [ "$(grep -c '^process ' "$TMP/plan")" = 9 ] &&
-  pass "--dry-run lists 9 files and writes nothing" || fail "--dry-run: exit $rc, $(wc -l < "$TMP/plan") lines, $(ls -d "$TMP"/dry* 2>/dev/null)"
-plan() { "$V" batch "$in" "$TMP/dry" --dry-run "$@" 2>/dev/null | awk '/^process/ {print $2}' | tr '\n' ' '; }
+[ "$rc" = 0 ] && [ ! -e "$TMP/dry" ] && [ ! -e "$TMP/dry.jsonl" ] && [ "$(grep -c '^process ' "$TMP/plan")" = 8 ] &&
+  [ "$(grep -c '^skip  *notes.txt .*# not media' "$TMP/plan")" = 1 ] &&
+  pass "--dry-run lists 9 files (notes.txt: skip, not media) and writes nothing" || fail "--dry-run: exit $rc, $(wc -l < "$TMP/plan") lines, $(ls -d "$TMP"/dry* 2>/dev/null)"
+plan() { "$V" batch "$in" "$TMP/dry" --dry-run "$@" 2>/dev/null | awk '/^(process|skip)/ {print $2}' | tr '\n' ' '; }
 got=$(plan -r --include '*.mp4')
 [ "$got" = "empty.mp4 h264-aac.mp4 not-video.mp4 truncated.mp4 " ] && pass "--include glob on names" || fail "--include: $got"
 got=$(plan -r --exclude sub --exclude '*.txt')

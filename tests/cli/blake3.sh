@@ -84,7 +84,8 @@ import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
 want = [l.split()[1] for l in open(sys.argv[2])]
 assert lines[0]["type"] == "header" and lines[0]["hash"] == "BLAKE3", lines[0]
-assert [l["hash"] for l in lines[1:]] == want, (lines[1:], want)
+assert lines[-1]["type"] == "summary" and lines[-1]["frames"] == len(want), lines[-1]
+assert [l["hash"] for l in lines[1:-1]] == want, (lines[1:-1], want)
 PYEOF
 
 # compare reads blake3 lists: against the clip (hashed the same way) and

@@ -180,6 +180,33 @@ if [ -n "$built" ]; then
 fi
 rm -f "$stage/usr/local/cuda"
 
+# The Python package: installed where the system's python3 reads packages for
+# the prefix, it loads the staged library (its _paths.py names LIBDIR; in a
+# stage the library is elsewhere, so VKCU_LIBRARY points there), registers
+# its pytest plugin, and its frames hash as vkcu hash's.
+pydir=$(cd "$stage" && find . -path '*/vkcu/__init__.py' -printf '%h\n' | head -1)
+py=$(command -v /usr/bin/python3 || command -v python3)
+if [ -z "$pydir" ] || [ -z "$py" ]; then
+  skip "install: the Python package: no python3 here${pydir:+ to import it}"
+else
+  site=$stage/${pydir#./}/..
+  got=$(cd "$TMP" && VKCU_LIBRARY="$P/lib/libvkcu.so.$major" PYTHONPATH="$site" "$py" - "$MEDIA/h264-aac.mp4" 2>&1 <<'PYEOF'
+import hashlib, sys
+from importlib.metadata import entry_points
+import vkcu, vkcu._lib, vkcu._paths
+f = next(iter(vkcu.open(sys.argv[1], backend="cpu")))
+plugin = [e.value for e in entry_points(group="pytest11") if e.name == "vkcu"]
+print(vkcu.__version__, vkcu._lib.lib._name, vkcu._paths.LIBDIRS, plugin, hashlib.md5(f.tobytes()).hexdigest())
+PYEOF
+)
+  want=$("$VKCU" hash "$MEDIA/h264-aac.mp4" --backend cpu 2> /dev/null | grep -v '^#' | head -1 | awk '{print $NF}')
+  if [ "$got" = "$version $P/lib/libvkcu.so.$major ['$prefix/lib'] ['vkcu.pytest_plugin'] $want" ]; then
+    pass "install: the Python package in ${pydir#./usr/local/} imports, loads the staged library, registers its pytest plugin, hashes as vkcu hash"
+  else
+    fail "install: the Python package: '$got', expected frame md5 $want"
+  fi
+fi
+
 # A second install over the first changes nothing and is still removed whole.
 unset PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR
 if ! make -s -C "$root" --no-print-directory DESTDIR="$stage" PREFIX="$prefix" install > "$TMP/install2.log" 2>&1; then

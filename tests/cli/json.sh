@@ -18,8 +18,10 @@ if "$VKCU" hash --backend cpu --format json "$TMP/in/$odd" > "$TMP/h.jsonl" 2> "
   msg=$(python3 - "$TMP/h.jsonl" "$TMP/h.framemd5" "$TMP/in/$odd" <<'PY' 2>&1
 import json, os, sys
 lines = [json.loads(l) for l in open(sys.argv[1], 'rb').read().decode('utf-8').splitlines()]
-head, frames = lines[0], lines[1:]
+head, frames, summary = lines[0], lines[1:-1], lines[-1]
 assert head["type"] == "header", head
+assert summary["type"] == "summary" and summary["frames"] == len(frames) == summary["decoded"], summary
+assert (summary["dropped"], summary["rescaled"], summary["concealed"]) == (0, 0, 0), summary
 assert os.fsencode(head["input"]) == os.fsencode(sys.argv[3]), (head["input"], sys.argv[3])
 ref = [l.split(", ")[-1].strip() for l in open(sys.argv[2]) if not l.startswith("#")]
 assert [f["hash"] for f in frames] == ref, "hashes differ from framemd5"

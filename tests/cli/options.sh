@@ -99,7 +99,8 @@ done
 "$V" hash --backend cpu --frames 3 -qo"$TMP/c" "$in" 2> "$TMP/err" && "$V" hash --backend cpu --frames 3 -yqo "$TMP/c" "$in" 2>> "$TMP/err"
 cmp -s "$TMP/a" "$TMP/c" && pass "options: grouped short options -qo FILE, -yqo FILE and -oFILE" || fail "options: -qoFILE: $(head -1 "$TMP/err")"
 expect "options: -j0 names -j and its range" 2 "^vkcu: error: -j: '0' is not an integer in \\[1, 256\\]" -- "$V" batch "$MEDIA" "$TMP/o" --dry-run -j0
-"$V" batch "$MEDIA" "$TMP/o" --dry-run -j2 > "$TMP/j2" 2>&1 && "$V" batch "$MEDIA" "$TMP/o" --dry-run --jobs 2 > "$TMP/jobs2" 2>&1
+# (media/gen's plan holds failures, two inputs for one output: the dry run exits 2 as the run would)
+"$V" batch "$MEDIA" "$TMP/o" --dry-run -j2 > "$TMP/j2" 2>&1; "$V" batch "$MEDIA" "$TMP/o" --dry-run --jobs 2 > "$TMP/jobs2" 2>&1
 [ -s "$TMP/j2" ] && cmp -s "$TMP/j2" "$TMP/jobs2" && [ ! -e "$TMP/o" ] && pass "options: batch -j2 as --jobs 2" || fail "options: -j2: $(head -1 "$TMP/j2")"
 mkdir -p "$TMP/dash" && cp "$in" "$TMP/dash/--frames=3"
 (cd "$TMP/dash" && "$V" hash --backend cpu --frames 3 -- --frames=3) > "$TMP/d" 2> "$TMP/err"

@@ -81,6 +81,8 @@ static void device_neg(vkcu_settings *s) { s->device = -1; }
 static void stall_neg(vkcu_settings *s) { s->stall_timeout_ms = -1; }
 static void backend_bad(vkcu_settings *s) { s->backend = (enum vkcu_backend)7; }
 static void threads_big(vkcu_settings *s) { s->decode_threads = 257; }
+static void queue_big(vkcu_settings *s) { s->decode_queue = VKCU_DECODE_QUEUE_MAX + 1; }
+static void queue_neg(vkcu_settings *s) { s->decode_queue = -2; }
 
 static void test_settings(void)
 {
@@ -90,11 +92,14 @@ static void test_settings(void)
     bad_setting("stall timeout -1", stall_neg, "stall_timeout_ms -1");
     bad_setting("backend 7", backend_bad, "backend 7");
     bad_setting("decode threads 257", threads_big, "decode_threads 257");
+    bad_setting("decode queue 64", queue_big, "decode_queue 64 is out of range [-1, 63]");
+    bad_setting("decode queue -2", queue_neg, "decode_queue -2 is out of range [-1, 63]");
 
     CHECK(vkcu_open(NULL, NULL) == -EINVAL, "vkcu_open(NULL) accepted");
     vkcu_settings s;
     vkcu_default_settings(&s);
     CHECK(s.ring_size >= VKCU_RING_SIZE_MIN && s.ring_size <= VKCU_RING_SIZE_MAX, "default ring size %d", s.ring_size);
+    CHECK(s.decode_queue == -1, "default decode queue %d (expected -1: the claimed queues)", s.decode_queue);
     log_capture c;
     vkcu_context *ctx = open_capturing(&c, &s);
     CHECK(ctx, "defaults refused: %s", c.last_error);
@@ -345,6 +350,16 @@ static void test_chains(void)
     }
     CHECK(strstr(text, "accuracy:") && strstr(text, "default"), "describe scale: '%.200s'", text);
     CHECK(vkcu_operator_describe("nosuchop", stdout) == -EINVAL, "describe nosuchop");
+    /* keys in the order values without a key take them */
+    const char *k0 = vkcu_operator_key("scale", 0), *k1 = vkcu_operator_key("scale", 1);
+    CHECK(k0 && k1 && !strcmp(k0, "w") && !strcmp(k1, "h"), "scale's first keys: %s, %s", k0 ? k0 : "(null)",
+          k1 ? k1 : "(null)");
+    CHECK(!vkcu_operator_key("copy", 0) && !vkcu_operator_key("nosuchop", 0) && !vkcu_operator_key("scale", -1) &&
+          !vkcu_operator_key(NULL, 0), "no keys for copy, an unknown operator or a negative index");
+    CHECK(vkcu_chain_check("scale=32:24:bicubic", err, sizeof(err)) == 0, "values in key order: %s", err);
+    err[0] = 0;
+    CHECK(vkcu_chain_check("scal=32", err, sizeof(err)) == -EINVAL && strstr(err, "did you mean 'scale'"),
+          "misspelt operator: '%s'", err);
     char buf[128];
     CHECK(vkcu_error_string(-EINVAL, buf, sizeof(buf)) == buf && buf[0], "error string");
     CHECK(strcmp(vkcu_error_string(VKCU_ERR_INPUT, buf, sizeof(buf)), "invalid input") == 0, "VKCU_ERR_INPUT: %s", buf);

@@ -112,6 +112,7 @@ static void test_defaults(void)
     CHECK(!s.recursive && !s.resume && !s.overwrite && !s.dry_run && !s.nb_include && !s.nb_exclude && !s.nb_devices,
           "a default flag or count is set");
     CHECK(!s.file_callback && !s.progress_callback, "default callbacks set");
+    CHECK(!s.all_files, "default: media files only (all_files %d)", s.all_files);
     CHECK(s.job.sink == VKCU_SINK_ENCODE && s.job.crf == -1 && s.job.video_stream == -1,
           "default job: sink %d crf %d stream %d", (int)s.job.sink, s.job.crf, s.job.video_stream);
 }
@@ -317,6 +318,52 @@ static void test_batch(vkcu_context *ctx, log_capture *c, const char *dir)
           (int)sn.status[b], sn.error[b]);
 }
 
+/* Media files only by default: notes.txt is skipped (not media), claims
+ * no output, and is no failure; with all_files it is an input again. A dry
+ * run whose plan holds a failure returns the run's error. */
+static void test_media(vkcu_context *ctx, const char *dir)
+{
+    char in[600], out[600], path[700], good[700];
+    snprintf(in, sizeof(in), "%s/media-in", dir);
+    snprintf(out, sizeof(out), "%s/media-out", dir);
+    mkdir(in, 0777);
+    snprintf(good, sizeof(good), "%s/in/" GOOD, dir);
+    snprintf(path, sizeof(path), "%s/crop-h264.mkv", in);
+    int ok = copy_file(good, path) == 0;
+    snprintf(path, sizeof(path), "%s/crop-h264.txt", in); /* the same stem: it would map to the same output */
+    FILE *f = fopen(path, "w");
+    ok &= f && fputs("notes about the clip\n", f) >= 0 && fclose(f) == 0;
+    CHECK(ok, "cannot make %s", in);
+    vkcu_batch_settings s;
+    vkcu_batch_default_settings(&s);
+    s.in_dir = in;
+    s.out_dir = out;
+    s.extension = ".framemd5";
+    s.job.sink = VKCU_SINK_HASH;
+    seen sn;
+    memset(&sn, 0, sizeof(sn));
+    s.file_callback = on_file;
+    s.file_opaque = &sn;
+    vkcu_batch_result r;
+    int ret = vkcu_batch_run(ctx, &s, &r);
+    int t = !strcmp(sn.name[0], "crop-h264.txt") ? 0 : 1;
+    CHECK(ret == 0 && r.total == 2 && r.done == 1 && r.skipped == 1 && r.failed == 0,
+          "media only: %d, %d files, %d done, %d skipped, %d failed", ret, r.total, r.done, r.skipped, r.failed);
+    CHECK(sn.files == 2 && sn.status[t] == VKCU_BATCH_SKIPPED && sn.reason[t] == VKCU_BATCH_REASON_NOT_MEDIA &&
+          !sn.had_job[t] && sn.error[t] == 0, "crop-h264.txt: status %d reason %d", (int)sn.status[t],
+          (int)sn.reason[t]);
+    /* every file as an input: the text file now claims the same output and fails, and so does its dry run */
+    snprintf(out, sizeof(out), "%s/media-out2", dir);
+    s.all_files = 1;
+    s.dry_run = 1;
+    memset(&sn, 0, sizeof(sn));
+    ret = vkcu_batch_run(ctx, &s, &r);
+    CHECK(ret == VKCU_ERR_USAGE && r.planned == 1 && r.failed == 1, "all files, dry run: %d, %d planned, %d failed",
+          ret, r.planned, r.failed);
+    s.all_files = 2;
+    CHECK(vkcu_batch_run(ctx, &s, &r) == -EINVAL && strstr(r.error, "all-files"), "all_files 2: '%s'", r.error);
+}
+
 int main(void)
 {
     const char *media = getenv("MEDIA");
@@ -354,6 +401,7 @@ int main(void)
         snprintf(path, sizeof(path), "%s/out", dir);
         test_validation(ctx, &c, in, path);
         test_batch(ctx, &c, dir);
+        test_media(ctx, dir);
     }
     vkcu_close(&ctx);
 

@@ -4,7 +4,8 @@
  * program outside the library uses them: only <vkcu/vkcu.h>. Presets: the
  * listing (sorted, each name once, the first folder winning, hidden and
  * other files left out, a callback that stops it), loading by name and by
- * path, a broken file named with its line, a preset applied to a job.
+ * path, a broken file named with its line, a preset applied to a job (its
+ * file then an input of the job: never written over, even with overwrite).
  * Probe: the report comes line by line and agrees with the summary and
  * with the CUDA device count (whatever this machine has).
  */
@@ -109,6 +110,32 @@ static void test_presets(const char *dir)
           job.faststart == 1 && job.sink == VKCU_SINK_ENCODE && job.input == NULL,
           "applied: chain '%s' crf %d encoder %s preset %s", job.chain ? job.chain : "NULL", job.crf,
           job.encoder ? job.encoder : "NULL", job.preset ? job.preset : "NULL");
+    CHECK(job.pipeline_file == ps.path, "applied: pipeline_file %s", job.pipeline_file ? job.pipeline_file : "NULL");
+    {
+        /* The preset's file is read by the job: not an output, even with overwrite. */
+        vkcu_settings s;
+        vkcu_default_settings(&s);
+        s.backend = VKCU_BACKEND_CPU;
+        s.log_level = VKCU_LOG_QUIET;
+        vkcu_context *ctx = NULL;
+        CHECK(vkcu_open(&ctx, &s) == 0, "vkcu_open");
+        vkcu_job hj;
+        vkcu_default_job(&hj);
+        vkcu_preset_apply(&ps, &hj);
+        hj.input = "media/conformance/64x64-I-P-B-P-high.h264";
+        hj.sink = VKCU_SINK_HASH;
+        hj.hash_path = ps.path;
+        hj.overwrite = 1;
+        hj.chain = NULL;
+        vkcu_job_result r;
+        ret = vkcu_run(ctx, &hj, &r);
+        CHECK(ret == VKCU_ERR_OUTPUT && strstr(r.error, "an input of this job"), "hash_path = the preset, overwrite: "
+              "%d '%s'", ret, r.error);
+        vkcu_preset again;
+        CHECK(vkcu_preset_load(ps.path, &again, err, sizeof(err)) == 0 && !strcmp(again.chain, ps.chain),
+              "the preset changed: %s", err);
+        vkcu_close(&ctx);
+    }
 
     char path[700];
     snprintf(path, sizeof(path), "%s/alpha-hash.pipe", one);

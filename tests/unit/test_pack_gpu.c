@@ -257,7 +257,7 @@ int main(void)
     memset(&e, 0, sizeof(e));
     char err[512] = "";
     int lane = 0;
-    if (vkcu_vkdev_acquire(0, &e.dev, &lane, err, sizeof(err)) < 0) {
+    if (vkcu_vkdev_acquire(0, -1, &e.dev, &lane, err, sizeof(err)) < 0) {
         printf("FAIL the CUDA device's Vulkan device: %s\n", err);
         return 1;
     }

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Cross-process queue claims on the GPU (run by tests/gpu.sh; issue 27.1).
+# Other processes hold claims on decode queues 0..K-1 of the GPU (holders:
+# `test_qclaim hold`, which claims as vkcu does and keeps its claims until
+# its standard input ends); a vkcu job started beside them must then decode
+# on queue K, the least-claimed one, with the CPU backend's hashes (its
+# device made with the queues up to K). With claims off it decodes on queue
+# 0; --decode-queue N decodes on N; a queue the GPU lacks fails with exit 5
+# and one line naming decode_queue's option. Nothing is timed: the holders
+# say on a line of their own which queues they took.
+set -u
+out=$(mktemp -d)
+writers=
+cleanup() { for w in $writers; do eval "exec $w>&-"; done; wait; rm -rf "$out"; }
+trap cleanup EXIT
+export XDG_RUNTIME_DIR=$out/run # claims of this test only
+mkdir -m 700 "$XDG_RUNTIME_DIR"
+unset VKCU_QUEUE_CLAIMS
+holder=$TESTBIN/test_qclaim
+in=$MEDIA/hevc10.mkv
+frames() { grep -v '^#' "$1"; }
+[ -x "$holder" ] || { echo "SKIP claims: $holder missing (tools/gpu-bundle.sh packs it)"; exit 0; }
+[ -s "$in" ] || { echo "FAIL claims: $in missing (make media)"; exit 0; }
+
+# CUDA device 0's Vulkan twin: its UUID and its video decode family (index, queues).
+timeout -s KILL 60 "$VKCU" probe > "$out/probe" 2>&1
+vk=$(sed -n 's/^  CUDA 0 = Vulkan \([0-9]*\) .*/\1/p' "$out/probe" | head -1)
+uuid=$(awk -v v="[$vk]" '$1 == v {for (i = 1; i <= NF; i++) if ($i == "UUID") {gsub("[-,]", "", $(i + 1)); print $(i + 1); exit}}' "$out/probe")
+read -r family nq <<< "$(awk -v v="[$vk]" '$1 ~ /^\[/ {on = ($1 == v)} on && /queue family [0-9]+:.*video-decode/ {
+  sub(":", "", $3); print $3, $4; exit}' "$out/probe")"
+if [ -z "$vk" ] || [ ${#uuid} != 32 ] || [ -z "${nq:-}" ] || [ "$nq" -lt 3 ]; then
+  echo "SKIP claims: no video decode family of 3+ queues on CUDA device 0's Vulkan device (vk '$vk', uuid '$uuid', family '${family:-}' ${nq:-?} queues)"
+  exit 0
+fi
+
+start_holder() { # CLAIMS: a holder of CLAIMS claims on the decode family; its queues in $held (not in a
+  local w r line  # subshell: the holder keeps its claims while this shell keeps its standard input open)
+  mkfifo "$out/in$1.$$" "$out/out$1.$$" 2> /dev/null || true
+  (for f in $writers; do eval "exec $f>&-"; done
+   exec "$holder" hold "$uuid" decode "$family" "$nq" "$1" < "$out/in$1.$$" > "$out/out$1.$$") &
+  exec {w}> "$out/in$1.$$"
+  exec {r}< "$out/out$1.$$"
+  read -r line <&"$r"
+  exec {r}<&-
+  rm -f "$out/in$1.$$" "$out/out$1.$$"
+  writers="$writers $w"
+  held=$line
+}
+queue_of() { sed -n 's/.*stream 0 of CUDA device 0 decodes on queues\{0,1\} \([0-9]*\).*/\1/p' "$1" | head -1; }
+
+timeout -s KILL 300 "$VKCU" hash --backend cpu "$in" -o "$out/cpu" -y 2> /dev/null
+n=$(frames "$out/cpu" | wc -l)
+start_holder 2
+held1=$held
+start_holder 1
+if [ "$held1 $held" != "0 1 2" ]; then
+  echo "FAIL claims: the holders took '$held1' and '$held', expected '0 1' and '2'"
+else
+  timeout -s KILL 300 "$VKCU" hash --backend gpu --log-level verbose "$in" -o "$out/g3" -y 2> "$out/g3.err"
+  rc=$? q=$(queue_of "$out/g3.err")
+  if [ $rc = 0 ] && [ "$q" = 3 ] && [ "$n" -gt 0 ] && cmp -s <(frames "$out/g3") <(frames "$out/cpu"); then
+    echo "PASS claims-least-claimed: beside holders of queues 0-2 a job decoded on queue 3, $n frames = CPU"
+  else
+    echo "FAIL claims-least-claimed: exit $rc, queue '$q' (expected 3): $(grep -m2 'queue' "$out/g3.err" | tr '\n' ' ')"
+  fi
+  VKCU_QUEUE_CLAIMS=off timeout -s KILL 300 "$VKCU" hash --backend gpu --log-level verbose "$in" -o "$out/g0" -y \
+    2> "$out/g0.err"
+  rc=$? q=$(queue_of "$out/g0.err")
+  if [ $rc = 0 ] && [ "$q" = 0 ] && grep -q 'no decode queue claims (queue claims are off' "$out/g0.err" &&
+    cmp -s <(frames "$out/g0") <(frames "$out/cpu"); then
+    echo "PASS claims-off: with claims off the job decoded on queue 0 (as before claims), frames = CPU"
+  else
+    echo "FAIL claims-off: exit $rc, queue '$q': $(grep -m2 'queue' "$out/g0.err" | tr '\n' ' ')"
+  fi
+  last=$((nq - 1))
+  timeout -s KILL 300 "$VKCU" hash --backend gpu --log-level verbose --decode-queue "$last" "$in" -o "$out/gp" -y \
+    2> "$out/gp.err"
+  rc=$? q=$(queue_of "$out/gp.err")
+  if [ $rc = 0 ] && [ "$q" = "$last" ] && cmp -s <(frames "$out/gp") <(frames "$out/cpu"); then
+    echo "PASS claims-pin: --decode-queue $last decoded on queue $last, frames = CPU"
+  else
+    echo "FAIL claims-pin: exit $rc, queue '$q' (expected $last): $(grep -m2 'queue' "$out/gp.err" | tr '\n' ' ')"
+  fi
+  timeout -s KILL 300 "$VKCU" hash --backend gpu --decode-queue "$nq" "$in" -o "$out/gx" -y 2> "$out/gx.err"
+  rc=$?
+  if [ $rc = 5 ] && [ "$(wc -l < "$out/gx.err")" = 1 ] &&
+    grep -q -- "--decode-queue $nq: the GPU's video decode family has $nq queues (0..$last)" "$out/gx.err" && [ ! -e "$out/gx" ]; then
+    echo "PASS claims-pin-missing: --decode-queue $nq: exit 5, one line, no output"
+  else
+    echo "FAIL claims-pin-missing: exit $rc: $(head -2 "$out/gx.err" | tr '\n' ' ')"
+  fi
+fi
