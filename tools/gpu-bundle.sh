@@ -9,19 +9,24 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-ffbin=$(sed -n 's/^FFMPEG_BIN := //p' build/deps.mk)
+# BUILD: the build folder to pack (default build/). A build for the GPU
+# machine's architecture alone (make BUILD=build-sm90 CUDA_ARCHS=90) packs
+# to a fraction of the default fat build, whose binaries hold every GPU
+# architecture's code (72 MB packed: over the device tool's 64 MiB).
+b=${BUILD:-build}
+ffbin=$(sed -n 's/^FFMPEG_BIN := //p' "$b/deps.mk")
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib" "$stage/tests" .gpu
-strip -o "$stage/bin/vkcu" build/vkcu
+strip -o "$stage/bin/vkcu" "$b/vkcu"
 strip -o "$stage/bin/ffmpeg" "$ffbin/ffmpeg"
 strip -o "$stage/bin/ffprobe" "$ffbin/ffprobe"
-for t in build/tests/*gpu* build/tests/bench_* build/tests/test_qclaim; do # test_qclaim: gpu.d/claims.sh's holders
+for t in "$b"/tests/*gpu* "$b"/tests/bench_* "$b"/tests/test_qclaim; do # test_qclaim: gpu.d/claims.sh's holders
   [ -x "$t" ] && strip -o "$stage/tests/$(basename "$t")" "$t"
 done
 # libvkcu.so for the Python package (python/ travels with the checkout; it
 # finds the library on LD_LIBRARY_PATH, which tools/gpu-env.sh sets).
-strip -o "$stage/lib/libvkcu.so.0" build/libvkcu.so.0
+strip -o "$stage/lib/libvkcu.so.0" "$b/libvkcu.so.0"
 # Shared libraries outside the C/C++ runtime.
 for f in "$stage"/bin/* "$stage"/tests/* "$stage"/lib/libvkcu.so.0; do ldd "$f" 2>/dev/null; done |
   awk '$3 ~ /^\// {print $3}' | sort -u |
