@@ -51,6 +51,7 @@ typedef struct vkcu_preset {
     char extension[16];       /* ".mkv"; "" when the file gives none */
     enum vkcu_hash_algo hash_algo;
     enum vkcu_hash_format hash_format;
+    char gpu_encoder[32];     /* "gpu-encoder": a Vulkan encoder used instead of `encoder` where it can (vkcu_job) */
 } vkcu_preset;
 
 /**
@@ -78,8 +79,8 @@ VKCU_API int vkcu_preset_load(const char *name_or_path, vkcu_preset *out, char *
 VKCU_API const char *vkcu_preset_extension(const vkcu_preset *ps);
 
 /**
- * Sets a job's chain, encoder, crf, encoder preset, bitrate, GOP, encoder
- * options, faststart and hash settings from a preset. The sink, the input
+ * Sets a job's chain, encoder (and GPU encoder), crf, encoder preset,
+ * bitrate, GOP, encoder options, faststart and hash settings from a preset. The sink, the input
  * and the output are left to the caller.
  *
  * @param ps  the preset; the job points into it, so it must outlive the

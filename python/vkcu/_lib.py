@@ -65,6 +65,7 @@ class Job(Structure):
         ("start_time", c_double), ("duration", c_double), ("start_frame", c_int64), ("frame_count", c_int64),
         ("max_frames", c_int), ("strict", c_int), ("require_gpu_decode", c_int), ("decode_only", c_int),
         ("pipeline_file", c_char_p), ("no_audio", c_int), ("audio_encoder", c_char_p), ("timing", c_int),
+        ("gpu_encoder", c_char_p),
     ]
 
 
@@ -82,6 +83,8 @@ class JobResult(Structure):
         ("setup_ms_cuda", c_double), ("setup_vk_device", c_char * 64), ("setup_timeline", c_char * 512),
         ("frames_concealed", c_int64), ("frames_dropped", c_int64), ("frames_duplicated", c_int64),
         ("frames_rescaled", c_int64), ("format_changes", c_int64),
+        ("encoder", c_char * 32), ("encoded_bytes", c_int64), ("gpu_ms_encode", c_double),
+        ("gpu_encode_frames", c_int64), ("cpu_seconds", c_double),
     ]
 
 

@@ -353,6 +353,7 @@ static void report_file(batch_run *b, const batch_file *f, const char *in, const
     vkcu_json_set_fixed(j, "seconds", jr ? jr->seconds : 0.0, 3);
     vkcu_json_set_fixed(j, "fps", jr ? jr->fps : 0.0, 2);
     vkcu_json_set_bytes(j, "path", jr && jr->path != VKCU_PATH_NONE ? vkcu_path_name(jr->path) : NULL);
+    vkcu_json_set_bytes(j, "encoder", jr && jr->encoder[0] ? jr->encoder : NULL);
     json_object_set_new(j, "device", device >= 0 ? json_integer(device) : json_null());
     json_object_set_new(j, "exit_code", json_integer(err ? vkcu_exit_code(err) : 0));
     vkcu_json_set_bytes(j, "error", why);
@@ -531,6 +532,10 @@ static void settings_text(const vkcu_job_params *p, const char *in, char *buf, s
     size_t n = strlen(buf);
     if (p->sink == VKCU_SINK_ENCODE && (p->no_audio || (p->audio_encoder && strcmp(p->audio_encoder, "auto"))))
         snprintf(buf + n, len - n, "audio=%s\n", p->no_audio ? "none" : p->audio_encoder);
+    /* Only when set, so that records made before the key existed still match. */
+    size_t used = strlen(buf);
+    if (p->gpu_encoder && *p->gpu_encoder && used < len)
+        snprintf(buf + used, len - used, "gpu-encoder=%s\n", p->gpu_encoder);
 }
 
 /* The record beside an output: ".vkcu-HASH.settings" (short, whatever the

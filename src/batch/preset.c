@@ -25,6 +25,7 @@
 #include "util/file.h"
 #include "util/log.h"
 #include "util/number.h"
+#include "gpu/vkencode.h"
 #include "ops/op.h"
 #include "preset.h"
 
@@ -33,11 +34,11 @@
 /* Keys that may appear once; "op" and "encoder-opt" may repeat. */
 enum preset_key {
     KEY_DESCRIPTION, KEY_OP, KEY_OUTPUT, KEY_ENCODER, KEY_CRF, KEY_PRESET, KEY_BITRATE, KEY_GOP,
-    KEY_ENCODER_OPT, KEY_CONTAINER, KEY_HASH, KEY_HASH_FORMAT, KEY_FASTSTART, KEY_COUNT
+    KEY_ENCODER_OPT, KEY_CONTAINER, KEY_HASH, KEY_HASH_FORMAT, KEY_FASTSTART, KEY_GPU_ENCODER, KEY_COUNT
 };
 static const char *const key_names[KEY_COUNT] = {
     "description", "op", "output", "encoder", "crf", "preset", "bitrate", "gop",
-    "encoder-opt", "container", "hash", "hash-format", "faststart",
+    "encoder-opt", "container", "hash", "hash-format", "faststart", "gpu-encoder",
 };
 
 typedef struct parse_state {
@@ -209,6 +210,17 @@ static int parse_statement(parse_state *s, int line, int key, int col, const cha
         if (!avcodec_find_encoder_by_name(v))
             return perr(s, line, col, "encoder: '%s' is not an encoder of this build (libx264, libx265, ffv1, ...)", v);
         return copy_value(s, line, col, ps->encoder, sizeof(ps->encoder), v, name);
+    case KEY_GPU_ENCODER:
+        /* Any of FFmpeg's Vulkan encoders, whether this build has it or not:
+         * a job without it uses `encoder`. */
+        if (!vkcu_vkencode_is_vulkan(v)) {
+            char names[128] = "";
+            for (int i = 0; vkcu_vkencode_get(i); i++)
+                snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? ", " : "",
+                         vkcu_vkencode_get(i)->name);
+            return perr(s, line, col, "gpu-encoder: '%s' is not one of FFmpeg's Vulkan encoders (%s)", v, names);
+        }
+        return copy_value(s, line, col, ps->gpu_encoder, sizeof(ps->gpu_encoder), v, name);
     case KEY_CRF:
         return parse_int_value(s, line, col, name, v, 0, VKCU_CRF_MAX, &ps->crf);
     case KEY_PRESET:
@@ -253,12 +265,55 @@ static int parse_statement(parse_state *s, int line, int key, int col, const cha
     return VKCU_ERR_USAGE;
 }
 
+/* The preset's encoder preset and options against `codec`, the way the
+ * encode sink sets them. */
+static int check_options(parse_state *s, const vkcu_preset *ps, const AVCodec *codec)
+{
+    if (!ps->encoder_preset[0] && !ps->encoder_opts[0])
+        return 0;
+    const char *name = codec ? codec->name : ps->encoder;
+    AVCodecContext *enc = codec ? avcodec_alloc_context3(codec) : NULL;
+    AVDictionary *opts = NULL;
+    int ret = 0;
+    if (!enc)
+        return perr(s, s->line_of[KEY_ENCODER], s->col_of[KEY_ENCODER], "encoder: cannot set up '%s'", name);
+    char why[700];
+    if (ps->encoder_preset[0] && vkcu_encoder_check_choice(codec, "preset", ps->encoder_preset, why, sizeof(why)) < 0) {
+        ret = perr(s, s->line_of[KEY_PRESET], s->col_of[KEY_PRESET], "preset: %s", why);
+        goto done;
+    }
+    if (ps->encoder_preset[0] && av_opt_set(enc->priv_data, "preset", ps->encoder_preset, 0) < 0) {
+        ret = perr(s, s->line_of[KEY_PRESET], s->col_of[KEY_PRESET], "preset: encoder %s has no preset '%s'",
+                   name, ps->encoder_preset);
+        goto done;
+    }
+    if (ps->encoder_opts[0] && av_dict_parse_string(&opts, ps->encoder_opts, "=", ":", 0) >= 0) {
+        const AVDictionaryEntry *t = NULL;
+        while ((t = av_dict_iterate(opts, t))) {
+            if ((!strcmp(t->key, "preset") || !strcmp(t->key, "tune")) &&
+                vkcu_encoder_check_choice(codec, t->key, t->value, why, sizeof(why)) < 0) {
+                ret = perr(s, s->line_of[KEY_ENCODER_OPT], s->col_of[KEY_ENCODER_OPT], "encoder-opt: %s", why);
+                goto done;
+            }
+            if (av_opt_set(enc, t->key, t->value, AV_OPT_SEARCH_CHILDREN) < 0) {
+                ret = perr(s, s->line_of[KEY_ENCODER_OPT], s->col_of[KEY_ENCODER_OPT],
+                           "encoder-opt: encoder %s has no option %s=%s", name, t->key, t->value);
+                goto done;
+            }
+        }
+    }
+done:
+    av_dict_free(&opts);
+    avcodec_free_context(&enc);
+    return ret;
+}
+
 /* Checks that need the whole file: keys that contradict the output kind,
  * encoder options and preset against the encoder, the container. */
 static int check_whole(parse_state *s, vkcu_preset *ps)
 {
     static const int encode_keys[] = { KEY_ENCODER, KEY_CRF, KEY_PRESET, KEY_BITRATE, KEY_GOP, KEY_ENCODER_OPT,
-                                       KEY_FASTSTART };
+                                       KEY_FASTSTART, KEY_GPU_ENCODER };
     static const int hash_keys[] = { KEY_HASH, KEY_HASH_FORMAT };
     if (!s->line_of[KEY_DESCRIPTION])
         return perr(s, 1, 1, "no 'description' line (add one: `vkcu pipelines` shows it)");
@@ -290,11 +345,26 @@ static int check_whole(parse_state *s, vkcu_preset *ps)
      * `vkcu pipelines FILE` accepts also starts: an encoder's options need
      * the encoder named (they are its own), and the container must take it. */
     if (!ps->encoder[0]) {
-        int key = s->line_of[KEY_PRESET] ? KEY_PRESET : KEY_ENCODER_OPT;
+        int key = s->line_of[KEY_PRESET] ? KEY_PRESET : s->line_of[KEY_GPU_ENCODER] ? KEY_GPU_ENCODER : KEY_ENCODER_OPT;
         if (s->line_of[key])
             return perr(s, s->line_of[key], s->col_of[key], "'%s' needs an 'encoder' line (its options are the "
-                        "encoder's own: libx264, libx265, ffv1, ...)", key_names[key]);
+                        "encoder's own: libx264, libx265, ffv1, ...; a gpu-encoder needs the one to use without "
+                        "it)", key_names[key]);
         return 0;
+    }
+    /* The GPU encoder, where this build has it, takes the same options and
+     * container (it encodes the same bitstream as `encoder`). */
+    const AVCodec *gpu = ps->gpu_encoder[0] ? avcodec_find_encoder_by_name(ps->gpu_encoder) : NULL;
+    if (gpu) {
+        const AVCodec *cpu = avcodec_find_encoder_by_name(ps->encoder);
+        if (cpu && cpu->id != gpu->id)
+            return perr(s, s->line_of[KEY_GPU_ENCODER], s->col_of[KEY_GPU_ENCODER],
+                        "gpu-encoder: %s encodes %s, the encoder on line %d (%s) %s: both must encode the same format",
+                        gpu->name, avcodec_get_name(gpu->id), s->line_of[KEY_ENCODER], cpu->name,
+                        avcodec_get_name(cpu->id));
+        int ret = check_options(s, ps, gpu);
+        if (ret < 0)
+            return ret;
     }
     const AVCodec *codec = avcodec_find_encoder_by_name(ps->encoder);
     if (codec && ps->extension[0]) {
@@ -307,43 +377,7 @@ static int check_whole(parse_state *s, vkcu_preset *ps)
                         "container: %s files cannot hold %s (encoder on line %d)", ps->extension + 1, ps->encoder,
                         s->line_of[KEY_ENCODER]);
     }
-    if (!ps->encoder_preset[0] && !ps->encoder_opts[0])
-        return 0;
-    /* Option names are checked the way the encode sink sets them. */
-    AVCodecContext *enc = codec ? avcodec_alloc_context3(codec) : NULL;
-    AVDictionary *opts = NULL;
-    int ret = 0;
-    if (!enc)
-        return perr(s, s->line_of[KEY_ENCODER], s->col_of[KEY_ENCODER], "encoder: cannot set up '%s'", ps->encoder);
-    char why[700];
-    if (ps->encoder_preset[0] && vkcu_encoder_check_choice(codec, "preset", ps->encoder_preset, why, sizeof(why)) < 0) {
-        ret = perr(s, s->line_of[KEY_PRESET], s->col_of[KEY_PRESET], "preset: %s", why);
-        goto done;
-    }
-    if (ps->encoder_preset[0] && av_opt_set(enc->priv_data, "preset", ps->encoder_preset, 0) < 0) {
-        ret = perr(s, s->line_of[KEY_PRESET], s->col_of[KEY_PRESET], "preset: encoder %s has no preset '%s'",
-                   ps->encoder, ps->encoder_preset);
-        goto done;
-    }
-    if (ps->encoder_opts[0] && av_dict_parse_string(&opts, ps->encoder_opts, "=", ":", 0) >= 0) {
-        const AVDictionaryEntry *t = NULL;
-        while ((t = av_dict_iterate(opts, t))) {
-            if ((!strcmp(t->key, "preset") || !strcmp(t->key, "tune")) &&
-                vkcu_encoder_check_choice(codec, t->key, t->value, why, sizeof(why)) < 0) {
-                ret = perr(s, s->line_of[KEY_ENCODER_OPT], s->col_of[KEY_ENCODER_OPT], "encoder-opt: %s", why);
-                goto done;
-            }
-            if (av_opt_set(enc, t->key, t->value, AV_OPT_SEARCH_CHILDREN) < 0) {
-                ret = perr(s, s->line_of[KEY_ENCODER_OPT], s->col_of[KEY_ENCODER_OPT],
-                           "encoder-opt: encoder %s has no option %s=%s", ps->encoder, t->key, t->value);
-                goto done;
-            }
-        }
-    }
-done:
-    av_dict_free(&opts);
-    avcodec_free_context(&enc);
-    return ret;
+    return check_options(s, ps, codec);
 }
 
 /* The key `word` is a typo of (at most two edits from), or NULL. */
@@ -614,6 +648,7 @@ void vkcu_preset_apply_params(const vkcu_preset *ps, vkcu_job_params *p)
 {
     p->chain = ps->chain;
     p->encoder = ps->encoder[0] ? ps->encoder : NULL;
+    p->gpu_encoder = ps->gpu_encoder[0] ? ps->gpu_encoder : NULL;
     p->crf = ps->crf;
     p->preset = ps->encoder_preset[0] ? ps->encoder_preset : NULL;
     p->bitrate = ps->bitrate;

@@ -80,6 +80,7 @@ void vkcu_preset_apply(const vkcu_preset *ps, vkcu_job *job)
 {
     job->chain = ps->chain;
     job->encoder = ps->encoder[0] ? ps->encoder : NULL;
+    job->gpu_encoder = ps->gpu_encoder[0] ? ps->gpu_encoder : NULL;
     job->crf = ps->crf;
     job->preset = ps->encoder_preset[0] ? ps->encoder_preset : NULL;
     job->bitrate = ps->bitrate;

@@ -41,9 +41,18 @@ static void print_stats(const cli_job *p, const vkcu_job_result *r, FILE *out)
     }
     if (p->j.sink == VKCU_SINK_ENCODE && r->frames_out > 0) {
         double n = (double)r->frames_out;
-        fprintf(out, "stats: encoder thread ms/frame: encode=%.3f mux=%.3f idle=%.3f\n", r->enc_ms_encode / n,
+        fprintf(out, "stats: encoder=%s encoded_bytes=%lld; encoder thread ms/frame: encode=%.3f mux=%.3f idle=%.3f\n",
+                r->encoder[0] ? r->encoder : "none", (long long)r->encoded_bytes, r->enc_ms_encode / n,
                 r->enc_ms_mux / n, r->enc_ms_idle / n);
+        if (r->gpu_encode_frames > 0)
+            fprintf(out, "stats: encoder gpu ms/frame: busy=%.4f over %lld frames (timestamps around its submissions): "
+                    "alone it would run at %.1f fps\n", r->gpu_ms_encode / (double)r->gpu_encode_frames,
+                    (long long)r->gpu_encode_frames,
+                    r->gpu_ms_encode > 0 ? 1000.0 * (double)r->gpu_encode_frames / r->gpu_ms_encode : 0.0);
     }
+    if (r->frames_out > 0)
+        fprintf(out, "stats: host cpu ms/frame=%.3f (process user+system %.3fs)\n",
+                r->cpu_seconds * 1000 / (double)r->frames_out, r->cpu_seconds);
 }
 
 /* logged: the library has sent the error to the log callback already. */

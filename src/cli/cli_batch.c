@@ -29,6 +29,8 @@ static void print_preset(const vkcu_preset *ps, FILE *out)
                 vkcu_hash_format_name(ps->hash_format));
     } else {
         fprintf(out, "  output: encode with %s", ps->encoder[0] ? ps->encoder : "the container's default encoder");
+        if (ps->gpu_encoder[0])
+            fprintf(out, " (%s on the GPU backend where it can take the frames)", ps->gpu_encoder);
         if (ps->crf >= 0)
             fprintf(out, ", crf %d", ps->crf);
         if (ps->encoder_preset[0])

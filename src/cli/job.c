@@ -67,7 +67,10 @@ int cli_job_apply(cli_job *p, enum cli_verb_id verb, const cli_option *o, const 
         vkcu_set_log_level(VKCU_LOG_ERROR);
         break;
     case OPT_LOG_LEVEL: vkcu_set_log_level((enum vkcu_log_level)v->i); break; /* the choices in enum order */
-    case OPT_ENCODER: p->j.encoder = arg; break;
+    case OPT_ENCODER: /* the encoder named, also over a preset's gpu-encoder */
+        p->j.encoder = arg;
+        p->j.gpu_encoder = NULL;
+        break;
     case OPT_CRF: p->j.crf = (int)v->i; break;
     case OPT_BITRATE: p->j.bitrate = v->i; break;
     case OPT_PRESET: p->j.preset = arg; break;

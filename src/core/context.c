@@ -258,6 +258,7 @@ void vkcu_context_describe(const vkcu_context *c, const vkcu_job *job, vkcu_job_
     p->sink = job->sink;
     p->chain = job->chain;
     p->encoder = job->encoder;
+    p->gpu_encoder = job->gpu_encoder;
     p->crf = job->crf;
     p->bitrate = job->bitrate;
     p->preset = job->preset;

@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -901,6 +902,16 @@ static void setup_timeline(job *j, double t0, double t_demux, double t_open)
                      (steps[i].b - t0) * 1e3);
 }
 
+/* User and system time of the whole process so far. */
+static double process_cpu_seconds(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) < 0)
+        return 0;
+    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+           ru.ru_stime.tv_usec / 1e6;
+}
+
 /* What became of the decoded frames, said once at the end of a job that
  * did not hand every one of them to the sink as it was decoded. */
 static void warn_frame_counts(const job *j)
@@ -948,7 +959,7 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
     j->threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (j->threads < 1)
         j->threads = 1;
-    double t0 = vkcu_now(), t_demux = 0, t_open = 0;
+    double t0 = vkcu_now(), t_demux = 0, t_open = 0, cpu0 = process_cpu_seconds();
     /* Checked here, whatever the backend, and never clamped below. */
     if (p->ring_size < VKCU_RING_SIZE_MIN || p->ring_size > VKCU_RING_SIZE_MAX) {
         snprintf(j->err, j->errlen, "ring_size %d is not in [%d, %d] (interop ring slots)", p->ring_size,
@@ -973,7 +984,7 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
     /* The GPU's devices are made beside the demuxer's probing. */
     if (p->backend != VKCU_BACKEND_CPU) {
         if (p->sink == VKCU_SINK_ENCODE) /* the GPU's device then carries the encoder's queue */
-            vkcu_vkdev_expect(1, vkcu_vkencode_op(p->encoder));
+            vkcu_vkdev_expect(1, vkcu_vkencode_op(p->encoder) | vkcu_vkencode_op(p->gpu_encoder));
         vkcu_vkdev_expect_decode_queue(p->decode_queue); /* the device then has it, claimed */
         vkcu_gpu_prepare(p->device);
         j->gpu_prepared = 1;
@@ -1149,7 +1160,8 @@ fail:
         r->imports = c.imports;
         r->dtod_copies = c.dtod_copies;
         r->htod_bytes = c.htod_bytes;
-        r->dtoh_bytes = c.dtoh_bytes;
+        /* A Vulkan encoder's packets are the bytes of the video that come back. */
+        r->dtoh_bytes = c.dtoh_bytes + (vkcu_vkencode_is_vulkan(r->encoder) ? r->encoded_bytes : 0);
         r->vk_readbacks = c.vk_readbacks;
         r->max_in_flight = c.max_in_flight;
         r->gpu_ms_copy = c.ms_copy;
@@ -1162,6 +1174,7 @@ fail:
         snprintf(r->setup_vk_device, sizeof(r->setup_vk_device), "%s", c.setup_vk_device);
     }
     r->seconds = vkcu_now() - t0;
+    r->cpu_seconds = process_cpu_seconds() - cpu0;
     r->setup_seconds = j->t_first ? j->t_first - t0 : r->seconds;
     if (j->t_backend) {
         r->setup_ms_decoder = FFMAX(j->ms_backend - r->setup_ms_gpu_open, 0);

@@ -70,6 +70,8 @@ typedef struct encode_sink {
     AVPacket *pkt;
     AVFrame *hw_frame;      /* Vulkan encode: the uploaded frame */
     AVBufferRef *vk_device; /* Vulkan encode: the GPU's shared device (gpu/device.c) */
+    vkcu_vkencode_timer *timer; /* Vulkan encode: timestamps around the encoder's submissions (encoder thread) */
+    int64_t video_bytes;    /* bytes of the video packets written (encoder thread) */
     vkcu_frame_sync sync;   /* frames onto the encoder's 1/frame rate, as the muxer wants (job thread) */
     int to_stdout;          /* -o -: the output is standard output */
     int64_t *last_dts;      /* per output stream: the last dts muxed (encoder thread) */
@@ -216,6 +218,7 @@ static int configure_encoder(vkcu_sink *s, const AVCodec *codec, const vkcu_vide
      * default is 1, which leaves x264/x265 on one frame thread).
      * --encoder-opt threads=N still overrides. */
     enc->thread_count = 0;
+    vkcu_vkencode_defaults(enc);
     quiet_encoder_logs(enc, codec, user_opts);
     if (user_opts && *user_opts) {
         AVDictionary *opts = NULL;
@@ -295,6 +298,147 @@ static int audio_stream(vkcu_sink *s, const AVOutputFormat *ofmt, AVStream *ist,
     return 1;
 }
 
+/* Undoes what open_encoder made (a candidate that did not open). */
+static void drop_encoder(vkcu_sink *s)
+{
+    encode_sink *e = s->priv;
+    avcodec_free_context(&e->enc);
+    av_frame_free(&e->hw_frame);
+    av_buffer_unref(&e->vk_device);
+    vkcu_frame_sync_free(&e->sync);
+    vkcu_encoder_files_abort(&e->files);
+    memset(&e->files, 0, sizeof(e->files));
+    s->gpu_frames = NULL;
+}
+
+/* Finds, checks, configures and opens encoder `encname` for frames of `fmt`
+ * (a Vulkan encoder with its device and frames context); *tb in: the
+ * frames' time base, out: the encoder's. Errors go to s->err; what was made
+ * is undone. */
+static int open_encoder(vkcu_sink *s, const char *encname, const vkcu_video_format *fmt, const AVOutputFormat *ofmt,
+                        AVRational *tb, const AVCodec **out)
+{
+    encode_sink *e = s->priv;
+    const vkcu_job_params *p = s->params;
+    vkcu_demux *d = s->demux;
+    const char *path = p->output;
+    const vkcu_vkencoder *vke = vkcu_vkencode_find(encname);
+    int ret;
+    if (vke && !vke->video_op && s->result->path == VKCU_PATH_CPU) {
+        /* FFmpeg's compute encoders take frames from the GPU's output ring. */
+        snprintf(s->err, s->errlen, "%s: %s runs on the GPU backend only (this job runs on the CPU); use %s", path,
+                 VKCU_SETTING_IS("encoder", encname), VKCU_SETTING_IS("encoder", vke->cpu_twin));
+        return VKCU_ERR_DEVICE;
+    }
+    const AVCodec *codec = avcodec_find_encoder_by_name(encname);
+    if (!codec || codec->type != AVMEDIA_TYPE_VIDEO) {
+        char names[400];
+        vkcu_video_encoder_names(NULL, names, sizeof(names));
+        if (vke && !codec)
+            snprintf(s->err, s->errlen, "%s: encoder %s is not available in this build (FFmpeg %s; FFmpeg 8.1 has "
+                     "it); use %s", path, encname, av_version_info(), VKCU_SETTING_IS("encoder", vke->cpu_twin));
+        else
+            snprintf(s->err, s->errlen, "%s: %s '%s' is not available in this build (its video encoders: %s)", path,
+                     codec ? "not a video encoder:" : "encoder", encname, names);
+        return VKCU_ERR_USAGE;
+    }
+    if (vke) {
+        /* Before anything is created: a GPU that cannot run it, no output.
+         * The GPU backend encodes on its own GPU; the CPU path (video
+         * encoders only) on any that can. */
+        char why[512];
+        int cuda = s->result->path == VKCU_PATH_CPU ? -1 : p->device;
+        if (vkcu_vkencode_device(encname, cuda, &e->vk_device, why, sizeof(why)) < 0) {
+            snprintf(s->err, s->errlen, "%s: %s: %s; use %s%s", path, VKCU_SETTING_IS("encoder", encname), why,
+                     VKCU_SETTING_IS("encoder", vke->cpu_twin), vke->video_op ? " or auto" : "");
+            return VKCU_ERR_DEVICE;
+        }
+    }
+    if (!e->vk_device && !pix_fmt_supported(codec, fmt->pix_fmt)) {
+        snprintf(s->err, s->errlen, "%s: encoder %s cannot take %s frames (add convert=format=... to the chain)",
+                 path, codec->name, av_get_pix_fmt_name(fmt->pix_fmt));
+        ret = VKCU_ERR_USAGE;
+        goto fail;
+    }
+    if (vkcu_muxer_takes(ofmt, codec->id) == 0) {
+        char takes[300];
+        vkcu_muxer_encoders(ofmt, takes, sizeof(takes));
+        snprintf(s->err, s->errlen, "%s: %s cannot hold %s video (pick another extension or %s%s%s)", path,
+                 ofmt->name, avcodec_get_name(codec->id), VKCU_SETTING("encoder"), takes[0] ? ": it takes " : "", takes);
+        ret = VKCU_ERR_USAGE;
+        goto fail;
+    }
+    /* The encoder's time base is 1/frame rate, and frames are repeated or
+     * dropped as the container wants, both as ffmpeg's CLI does. */
+    const void *rates = NULL;
+    int nb_rates = 0;
+    if (avcodec_get_supported_config(NULL, codec, AV_CODEC_CONFIG_FRAME_RATE, 0, &rates, &nb_rates) < 0)
+        rates = NULL;
+    vkcu_frame_sync_init(&e->sync, vkcu_fps_mode_for(ofmt, d->fmt->nb_streams), fmt->frame_rate, *tb, rates);
+    *tb = e->sync.tb_out;
+
+    {
+        const char *inputs[] = { p->input, p->pipeline_file, NULL };
+        ret = vkcu_encoder_files_begin(&e->files, p->encoder_opts, codec->name, path, p->overwrite, inputs, s->err,
+                                       s->errlen);
+        if (ret < 0)
+            goto fail;
+    }
+    ret = configure_encoder(s, codec, fmt, *tb, !!(ofmt->flags & AVFMT_GLOBALHEADER), &e->enc);
+    if (ret < 0)
+        goto fail;
+    if (e->vk_device) {
+        char why[512];
+        ret = vkcu_vkencode_setup(e->enc, e->vk_device, fmt->pix_fmt, why, sizeof(why));
+        if (ret < 0) {
+            snprintf(s->err, s->errlen, "%s: %s: %s", path, VKCU_SETTING_IS("encoder", encname), why);
+            goto fail;
+        }
+        e->hw_frame = av_frame_alloc();
+        if (!e->hw_frame) {
+            ret = AVERROR(ENOMEM);
+            goto fail;
+        }
+        s->gpu_frames = e->enc->hw_frames_ctx;
+    }
+    ret = avcodec_open2(e->enc, codec, NULL);
+    if (ret < 0) {
+        char buf[128];
+        const AVPixFmtDescriptor *pd = av_pix_fmt_desc_get(e->enc->pix_fmt);
+        int subw = pd ? 1 << pd->log2_chroma_w : 1, subh = pd ? 1 << pd->log2_chroma_h : 1;
+        if (vke) {
+            /* Set-up on the GPU (shaders, buffers, queues) failed: the device's doing. */
+            snprintf(s->err, s->errlen, "%s: cannot open encoder %s on the GPU: %s; use %s", path, codec->name,
+                     vkcu_err_str(ret, buf, sizeof(buf)), VKCU_SETTING_IS("encoder", vke->cpu_twin));
+            ret = ret == AVERROR(EINVAL) || ret == AVERROR_INVALIDDATA || ret == AVERROR_PATCHWELCOME ? VKCU_ERR_USAGE
+                                                                                                   : VKCU_ERR_DEVICE;
+        } else if (fmt->width > 8192 || fmt->height > 8192) {
+            snprintf(s->err, s->errlen, "%s: encoder %s cannot take %dx%d frames (over its size limit); "
+                     "use %s or a smaller input", path, codec->name, fmt->width, fmt->height,
+                     VKCU_SETTING_IS("encoder", "ffv1"));
+            ret = VKCU_ERR_INPUT;
+        } else if (fmt->width % subw || fmt->height % subh) {
+            /* x264/x265 refuse subsampled pictures of odd size with a generic error */
+            snprintf(s->err, s->errlen, "%s: encoder %s cannot take %dx%d %s frames (not a multiple of the chroma "
+                     "subsampling, %dx%d); use -2 for a side in scale, or %s", path, codec->name,
+                     fmt->width, fmt->height, av_get_pix_fmt_name(e->enc->pix_fmt), subw, subh,
+                     VKCU_SETTING_IS("encoder", "ffv1"));
+            ret = VKCU_ERR_USAGE;
+        } else {
+            snprintf(s->err, s->errlen, "%s: cannot open encoder %s: %s (check %s/%s/%s)", path,
+                     codec->name, vkcu_err_str(ret, buf, sizeof(buf)), VKCU_SETTING("crf"), VKCU_SETTING("preset"),
+                     VKCU_SETTING("encoder_opts"));
+            ret = VKCU_ERR_USAGE;
+        }
+        goto fail;
+    }
+    *out = codec;
+    return 0;
+fail:
+    drop_encoder(s);
+    return ret;
+}
+
 static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb)
 {
     encode_sink *e = s->priv;
@@ -330,94 +474,30 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
         return VKCU_ERR_USAGE;
     }
     const char *encname = p->encoder && *p->encoder && strcmp(p->encoder, "auto") ? p->encoder : vkcu_default_encoder(ofmt, path, !!p->output_format);
-    if (vkcu_vkencode_is_vulkan(encname)) {
-        /* Before anything is created: no encode queue, no output. The GPU
-         * backend encodes on its own GPU; the CPU path on any that can. */
-        char why[512];
-        int cuda = s->result->path == VKCU_PATH_CPU ? -1 : p->device;
-        if (vkcu_vkencode_device(encname, cuda, &e->vk_device, why, sizeof(why)) < 0) {
-            snprintf(s->err, s->errlen, "%s: %s: %s; use %s or auto", path, VKCU_SETTING_IS("encoder", encname), why,
-                     VKCU_SETTING_IS("encoder", !strcmp(encname, "hevc_vulkan") ? "libx265" : "libx264"));
-            return VKCU_ERR_DEVICE;
+    /* A GPU encoder the job prefers (a preset's gpu-encoder), tried first on
+     * the GPU backend; where it cannot take the frames, `encname`. */
+    const char *gpu_pick = p->gpu_encoder && *p->gpu_encoder && s->result->path != VKCU_PATH_CPU &&
+                                   strcmp(p->gpu_encoder, encname) ? p->gpu_encoder : NULL;
+    const AVCodec *codec = NULL;
+    AVRational tb_in = tb;
+    for (int pick = !gpu_pick; pick < 2; pick++) {
+        const char *name = pick ? encname : gpu_pick;
+        tb = tb_in;
+        ret = open_encoder(s, name, fmt, ofmt, &tb, &codec);
+        if (ret >= 0)
+            break;
+        if (!pick) {
+            LOGV("%s: %s not used (%s); %s instead", path, name, s->err, encname);
+            s->err[0] = 0;
+            continue;
         }
-    }
-    const AVCodec *codec = avcodec_find_encoder_by_name(encname);
-    if (!codec || codec->type != AVMEDIA_TYPE_VIDEO) {
-        char names[400];
-        vkcu_video_encoder_names(NULL, names, sizeof(names));
-        snprintf(s->err, s->errlen, "%s: %s '%s' is not available in this build (its video encoders: %s)", path,
-                 codec ? "not a video encoder:" : "encoder", encname, names);
-        return VKCU_ERR_USAGE;
-    }
-    if (!e->vk_device && !pix_fmt_supported(codec, fmt->pix_fmt)) {
-        snprintf(s->err, s->errlen, "%s: encoder %s cannot take %s frames (add convert=format=... to the chain)",
-                 path, codec->name, av_get_pix_fmt_name(fmt->pix_fmt));
-        return VKCU_ERR_USAGE;
-    }
-    if (vkcu_muxer_takes(ofmt, codec->id) == 0) {
-        char takes[300];
-        vkcu_muxer_encoders(ofmt, takes, sizeof(takes));
-        snprintf(s->err, s->errlen, "%s: %s cannot hold %s video (pick another extension or %s%s%s)", path,
-                 ofmt->name, avcodec_get_name(codec->id), VKCU_SETTING("encoder"), takes[0] ? ": it takes " : "", takes);
-        return VKCU_ERR_USAGE;
-    }
-    /* The encoder's time base is 1/frame rate, and frames are repeated or
-     * dropped as the container wants, both as ffmpeg's CLI does. */
-    const void *rates = NULL;
-    int nb_rates = 0;
-    if (avcodec_get_supported_config(NULL, codec, AV_CODEC_CONFIG_FRAME_RATE, 0, &rates, &nb_rates) < 0)
-        rates = NULL;
-    vkcu_frame_sync_init(&e->sync, vkcu_fps_mode_for(ofmt, d->fmt->nb_streams), fmt->frame_rate, tb, rates);
-    tb = e->sync.tb_out;
-
-    {
-        const char *inputs[] = { p->input, p->pipeline_file, NULL };
-        ret = vkcu_encoder_files_begin(&e->files, p->encoder_opts, codec->name, path, p->overwrite, inputs, s->err,
-                                       s->errlen);
-        if (ret < 0)
-            goto fail_out;
-    }
-    ret = configure_encoder(s, codec, fmt, tb, !!(ofmt->flags & AVFMT_GLOBALHEADER), &e->enc);
-    if (ret < 0)
         goto fail_out;
+    }
+    snprintf(s->result->encoder, sizeof(s->result->encoder), "%s", codec->name);
     if (e->vk_device) {
-        char why[512];
-        ret = vkcu_vkencode_setup(e->enc, e->vk_device, fmt->pix_fmt, why, sizeof(why));
-        if (ret < 0) {
-            snprintf(s->err, s->errlen, "%s: %s: %s", path, VKCU_SETTING_IS("encoder", encname), why);
-            goto fail_out;
-        }
-        e->hw_frame = av_frame_alloc();
-        if (!e->hw_frame) {
-            ret = AVERROR(ENOMEM);
-            goto fail_out;
-        }
-        s->gpu_frames = e->enc->hw_frames_ctx;
-    }
-    ret = avcodec_open2(e->enc, codec, NULL);
-    if (ret < 0) {
-        char buf[128];
-        const AVPixFmtDescriptor *pd = av_pix_fmt_desc_get(e->enc->pix_fmt);
-        int subw = pd ? 1 << pd->log2_chroma_w : 1, subh = pd ? 1 << pd->log2_chroma_h : 1;
-        if (fmt->width > 8192 || fmt->height > 8192) {
-            snprintf(s->err, s->errlen, "%s: encoder %s cannot take %dx%d frames (over its size limit); "
-                     "use %s or a smaller input", path, codec->name, fmt->width, fmt->height,
-                     VKCU_SETTING_IS("encoder", "ffv1"));
-            ret = VKCU_ERR_INPUT;
-        } else if (fmt->width % subw || fmt->height % subh) {
-            /* x264/x265 refuse subsampled pictures of odd size with a generic error */
-            snprintf(s->err, s->errlen, "%s: encoder %s cannot take %dx%d %s frames (not a multiple of the chroma "
-                     "subsampling, %dx%d); use -2 for a side in scale, or %s", path, codec->name,
-                     fmt->width, fmt->height, av_get_pix_fmt_name(e->enc->pix_fmt), subw, subh,
-                     VKCU_SETTING_IS("encoder", "ffv1"));
-            ret = VKCU_ERR_USAGE;
-        } else {
-            snprintf(s->err, s->errlen, "%s: cannot open encoder %s: %s (check %s/%s/%s)", path,
-                     codec->name, vkcu_err_str(ret, buf, sizeof(buf)), VKCU_SETTING("crf"), VKCU_SETTING("preset"),
-                     VKCU_SETTING("encoder_opts"));
-            ret = VKCU_ERR_USAGE;
-        }
-        goto fail_out;
+        LOGV("%s: %s encodes on the GPU%s", path, codec->name, vkcu_vkencode_op(codec->name) ? "'s video encode queue"
+                                                                                          : "'s compute queue");
+        e->timer = vkcu_vkencode_timer_new(e->vk_device);
     }
     e->max_frames = QUEUE_FRAMES;
     if (!e->hw_frame && (ret = setup_workers(s, codec, fmt, tb, !!(ofmt->flags & AVFMT_GLOBALHEADER))) < 0)
@@ -670,6 +750,8 @@ static int write_out(vkcu_sink *s, AVPacket *pkt)
     int64_t pts = pkt->pts, dts = pkt->dts;
     int index = pkt->stream_index;
     mend_timestamps(s, pkt);
+    if (index == e->vst->index)
+        e->video_bytes += pkt->size;
     int ret = av_interleaved_write_frame(e->oc, pkt);
     e->t_mux += vkcu_now() - t;
     if (ret == AVERROR(EINVAL) && !(e->oc->pb && e->oc->pb->error < 0)) {
@@ -742,7 +824,9 @@ static int encode_one(vkcu_sink *s, AVFrame *frame)
         in = e->hw_frame;
     }
     double t = vkcu_now();
+    vkcu_vkencode_timer_before(e->timer, in);
     ret = avcodec_send_frame(e->enc, in);
+    vkcu_vkencode_timer_after(e->timer, in);
     e->t_encode += vkcu_now() - t;
     if (in == e->hw_frame)
         av_frame_unref(e->hw_frame);
@@ -1099,6 +1183,8 @@ static int encode_close(vkcu_sink *s, int ok)
             s->result->enc_ms_encode = e->t_encode * 1000;
             s->result->enc_ms_mux = e->t_mux * 1000;
             s->result->enc_ms_idle = e->t_idle * 1000;
+            s->result->encoded_bytes = e->video_bytes;
+            vkcu_vkencode_timer_result(e->timer, &s->result->gpu_ms_encode, &s->result->gpu_encode_frames);
         }
         while (e->q_count) { /* every thread has ended: no lock needed */
             queue_item it = pop_head(e);
@@ -1141,6 +1227,7 @@ static int encode_close(vkcu_sink *s, int ok)
     e->oc = NULL;
     free_workers(e);
     s->gpu_frames = NULL;
+    vkcu_vkencode_timer_free(&e->timer);
     avcodec_free_context(&e->enc);
     av_frame_free(&e->hw_frame);
     av_buffer_unref(&e->vk_device);

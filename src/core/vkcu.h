@@ -44,6 +44,7 @@ typedef struct vkcu_job_params {
     const char *chain;           /* operator chain text, NULL or "" for none */
     /* encode */
     const char *encoder;         /* NULL/"auto": from the output extension */
+    const char *gpu_encoder;     /* a Vulkan encoder preferred on the GPU backend where it can take the frames; NULL: none */
     int crf;                     /* -1: encoder default */
     int64_t bitrate;             /* bits/s, 0: encoder default */
     const char *preset;

@@ -1143,6 +1143,20 @@ done:
     return ret;
 }
 
+/* ---- FFmpeg's compute encoders (ffv1_vulkan, prores_ks_vulkan) ---- */
+
+int vkcu_vkdev_acquire_compute(int cuda_device, AVBufferRef **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    pthread_mutex_lock(&registry_lock);
+    shared_device *sd;
+    int ret = ready_device(cuda_device, &sd, err, errlen);
+    if (ret == 0 && !(*out = av_buffer_ref(sd->master)))
+        ret = AVERROR(ENOMEM);
+    pthread_mutex_unlock(&registry_lock);
+    return ret;
+}
+
 /* ---- the set-up timeline ---- */
 
 void vkcu_vkdev_timeline(int cuda_device, double t0, char *buf, size_t len)

@@ -90,4 +90,11 @@ void vkcu_vkdev_timeline(int cuda_device, double t0, char *buf, size_t len);
  * there is none. Release with av_buffer_unref. Thread-safe. */
 int vkcu_vkdev_acquire_encode(int cuda_device, uint32_t encode_op, AVBufferRef **out, char *err, size_t errlen);
 
+/* The shared device of CUDA device `cuda_device` itself (the VkDevice the
+ * GPU session decodes and hands frames on), for FFmpeg's compute encoders
+ * (ffv1_vulkan, prores_ks_vulkan), which submit on its compute queue. The
+ * caller checks its features (vkshader.h). Release with av_buffer_unref.
+ * Thread-safe. */
+int vkcu_vkdev_acquire_compute(int cuda_device, AVBufferRef **out, char *err, size_t errlen);
+
 #endif

@@ -16,9 +16,11 @@
  * kernel writes into a buffer of the session's device pool instead, and
  * pop() hands that buffer over: the frame never leaves device memory.
  * For a Vulkan encoder taking the session's frames (vkcu_gpu_encode_into)
- * the same ring carries them in the encoder's semi-planar layout
- * (vkcu_cuda_to_semiplanar) and one Vulkan submission copies the slot into
- * an image of the encoder's frames context (vkcu_outring_to_frame): pop()
+ * the same ring carries them in the layout of the encoder's images (the
+ * video encoders' NV12/P010, vkcu_cuda_to_semiplanar; the compute encoders'
+ * planar images of the chain's own format, vkcu_cuda_to_planar) and one
+ * Vulkan submission copies the slot into an image of the encoder's frames
+ * context (vkcu_outring_to_frame): pop()
  * hands over that AV_PIX_FMT_VULKAN frame, whose timeline orders the
  * encoder after the copy, so nothing waits on the host.
  */
@@ -76,13 +78,14 @@ int vkcu_gpu_encode_into(vkcu_gpu *g, AVBufferRef *frames, char *why, size_t why
 {
     AVHWFramesContext *fc = (AVHWFramesContext *)frames->data;
     AVVulkanFramesContext *vfc = fc->hwctx;
+    vkcu_slot_layout l;
     why[0] = 0;
     if (fc->format != AV_PIX_FMT_VULKAN || fc->device_ctx->type != AV_HWDEVICE_TYPE_VULKAN)
         snprintf(why, whylen, "the encoder's frames are not Vulkan frames");
     else if (((AVVulkanDeviceContext *)fc->device_ctx->hwctx)->act_dev != g->hwctx->act_dev)
         snprintf(why, whylen, "the encoder runs on another Vulkan device than the decoder and CUDA's ring");
-    else if (fc->sw_format != AV_PIX_FMT_NV12 && fc->sw_format != AV_PIX_FMT_P010)
-        snprintf(why, whylen, "the encoder takes %s images (the ring writes NV12 or P010)",
+    else if (vkcu_outring_layout(fc->sw_format, fc->width, fc->height, &l) < 0)
+        snprintf(why, whylen, "the encoder takes %s images, which the output ring has no layout for",
                  av_get_pix_fmt_name(fc->sw_format));
     else if (!(vfc->usage & VK_IMAGE_USAGE_TRANSFER_DST_BIT))
         snprintf(why, whylen, "the encoder's images cannot be written by a transfer");
@@ -94,26 +97,33 @@ int vkcu_gpu_encode_into(vkcu_gpu *g, AVBufferRef *frames, char *why, size_t why
         snprintf(why, whylen, "out of memory");
         return 1;
     }
+    /* A video encoder's images stay in its source layout; a compute
+     * encoder's barrier takes its images from whatever layout they are in. */
     g->enc_layout = vfc->usage & VK_IMAGE_USAGE_VIDEO_ENCODE_SRC_BIT_KHR ? VK_IMAGE_LAYOUT_VIDEO_ENCODE_SRC_KHR
                                                                          : VK_IMAGE_LAYOUT_GENERAL;
     return 0;
 }
 
 /* The output ring in the encoder's layout, when the chain's output fits the
- * encoder's frames; else the frames go to the host after all. */
+ * encoder's frames: NV12/P010 images (the Vulkan Video encoders) take any
+ * 4:2:0 output of their depth, packed on the GPU; other images (the compute
+ * encoders) take the chain's output in its own planar layout, byte for byte.
+ * Else the frames go to the host after all (the sink uploads them). */
 static int encode_ring_create(vkcu_gpu *g, enum AVPixelFormat dev_out, int w, int h, char *err, size_t errlen)
 {
     AVHWFramesContext *fc = (AVHWFramesContext *)g->enc_frames->data;
     int depth16 = fc->sw_format == AV_PIX_FMT_P010;
-    int fits = depth16 ? dev_out == AV_PIX_FMT_P010 || dev_out == AV_PIX_FMT_YUV420P10
-                       : dev_out == AV_PIX_FMT_NV12 || dev_out == AV_PIX_FMT_YUV420P;
-    if (!fits || fc->width != w || fc->height != h) {
+    g->enc_semi = depth16 || fc->sw_format == AV_PIX_FMT_NV12;
+    int fits = !g->enc_semi ? fc->sw_format == g->host_fmt
+               : depth16    ? dev_out == AV_PIX_FMT_P010 || dev_out == AV_PIX_FMT_YUV420P10
+                            : dev_out == AV_PIX_FMT_NV12 || dev_out == AV_PIX_FMT_YUV420P;
+    if (!fits || fc->width != w || fc->height != h || vkcu_outring_layout(fc->sw_format, w, h, &g->enc_slot) < 0) {
         LOGV("GPU: %s %dx%d frames do not fit the encoder's %s %dx%d images; they go through the host",
              av_get_pix_fmt_name(dev_out), w, h, av_get_pix_fmt_name(fc->sw_format), fc->width, fc->height);
         av_buffer_unref(&g->enc_frames);
         return 1;
     }
-    size_t size = vkcu_outring_semiplanar_layout(depth16, w, h, g->enc_offset, g->enc_pitch);
+    size_t size = g->enc_slot.size;
     vkcu_outring_params rp = { .vk_device = g->vk_device, .vk = &g->vk, .queue_family = g->qf,
                                .queue_index = g->queue_index, .nb_slots = g->nb_slots, .frame_size = size,
                                .export_semaphores = 1 };
@@ -122,8 +132,8 @@ static int encode_ring_create(vkcu_gpu *g, enum AVPixelFormat dev_out, int w, in
         ret = vkcu_outring_cuda_import(&g->outring_cu, g->outring, size, err, errlen);
     g->imports += g->outring_cu.imports;
     if (ret == 0)
-        LOGV("GPU: output ring: %d slots of %zu bytes (%s), copied into the encoder's images on the GPU", g->nb_slots,
-             size, av_get_pix_fmt_name(fc->sw_format));
+        LOGV("GPU: output ring: %d slots of %zu bytes (%s, %s), copied into the encoder's images on the GPU",
+             g->nb_slots, size, av_get_pix_fmt_name(fc->sw_format), g->enc_semi ? "packed on the GPU" : "as the chain writes it");
     return ret;
 }
 
@@ -265,9 +275,11 @@ static int start_download(vkcu_gpu *g, int s, const vkcu_gpu_frame *out, int pen
     }
     /* No CPU consumer (null sink): frames end on the GPU. */
     int e = !g->cfg.frames_wanted ? 0
-            : g->enc_frames       ? vkcu_cuda_to_semiplanar(out, staging, g->enc_offset, g->enc_pitch, g->stream)
-                                  : vkcu_cuda_to_planar(out, g->host_fmt, staging, g->host_offset, g->host_linesize,
-                                                        g->stream);
+            : g->enc_frames && g->enc_semi
+                ? vkcu_cuda_to_semiplanar(out, staging, g->enc_slot.offset, g->enc_slot.pitch, g->stream)
+            : g->enc_frames
+                ? vkcu_cuda_to_planar(out, g->host_fmt, staging, g->enc_slot.offset, g->enc_slot.pitch, g->stream)
+                : vkcu_cuda_to_planar(out, g->host_fmt, staging, g->host_offset, g->host_linesize, g->stream);
     if (!e && g->digest)
         e = vkcu_cuda_blake3(staging, g->host_size, g->b3_scratch, g->b3_digest, g->stream);
     if (e) {
@@ -292,8 +304,8 @@ static int finish_host_copy(vkcu_gpu *g, int s, const vkcu_gpu_frame *out, int o
         /* The encoder's own image, filled from the slot on the GPU; the
          * frame's timeline (not a host wait) orders the encoder after it. */
         int ticket;
-        if ((ret = vkcu_outring_to_frame(g->outring, out_slot, pf->vkframe, g->enc_offset, g->enc_pitch,
-                                         g->enc_layout, &ticket, err, errlen)) < 0)
+        if ((ret = vkcu_outring_to_frame(g->outring, out_slot, pf->vkframe, &g->enc_slot, g->enc_layout, &ticket,
+                                         err, errlen)) < 0)
             goto fail;
     } else if (g->outring) {
         /* After CUDA queued `filled` (a binary wait only after its signal). */

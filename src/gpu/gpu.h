@@ -85,15 +85,20 @@ AVBufferRef *vkcu_gpu_vulkan_device(vkcu_gpu *g);
 /* Sets the chain run on the CUDA stream (after vkcu_chain_init). */
 void vkcu_gpu_set_chain(vkcu_gpu *g, vkcu_chain *chain);
 /* Zero-copy Vulkan encode (docs/gpu-rings.md): the chain's frames leave as
- * AV_PIX_FMT_VULKAN frames of `frames`, the Vulkan encoder's frames context
- * (hw_frames_ctx of h264_vulkan/hevc_vulkan), each filled on the GPU from a
- * slot of the output ring that the chain's last kernel wrote in NV12 / P010
- * layout; no host copy. Call after vkcu_gpu_set_chain, before the first
- * push. 0: taken (a reference is kept); 1: not possible here, with the
- * reason in `why` (frames then leave as host frames, as without the call):
- * the frames' images are on another Vulkan device than the session's,
- * are not NV12/P010 of the chain's output size, cannot be written by a
- * transfer, or the chain's output is not 4:2:0 at 8 or 10 bits. */
+ * AV_PIX_FMT_VULKAN frames of `frames`, a Vulkan encoder's frames context
+ * (hw_frames_ctx of h264_vulkan/hevc_vulkan, or of FFmpeg 8.1's compute
+ * encoders ffv1_vulkan/prores_ks_vulkan), each filled on the GPU from a
+ * slot of the output ring that the chain's last kernel wrote in the layout
+ * of the images (NV12/P010, packed from any 4:2:0 output of that depth;
+ * other formats, the chain's own planar layout); no host copy. Call after
+ * vkcu_gpu_set_chain, before the first push. 0: taken (a reference is
+ * kept); 1: not possible here, with the reason in `why` (frames then leave
+ * as host frames, as without the call): the frames' images are on another
+ * Vulkan device than the session's, of a format without a slot layout, or
+ * cannot be written by a transfer. Taken frames whose images do not fit the
+ * chain's output (another size; NV12/P010 for an output that is not 4:2:0
+ * at their depth; another planar format) also leave as host frames (said at
+ * verbose level). */
 int vkcu_gpu_encode_into(vkcu_gpu *g, AVBufferRef *frames, char *why, size_t whylen);
 /* frame: takes ownership (unreferenced inside); NULL flushes the chain
  * (at the end, or before a format change; frames may follow). A frame of

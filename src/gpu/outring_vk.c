@@ -7,6 +7,7 @@
 #include <libavutil/error.h>
 #include <libavutil/hwcontext.h>
 #include <libavutil/hwcontext_vulkan.h>
+#include <libavutil/imgutils.h>
 #include <libavutil/macros.h>
 #include <libavutil/mem.h>
 #include <libavutil/pixdesc.h>
@@ -353,19 +354,19 @@ static int slot_submit(vkcu_outring *r, int s, int ti, int wait_filled, int sign
     r->vk->vkCmdPipelineBarrier2(t->cmd, &di);
     VK_TRY(r->vk->vkEndCommandBuffer(t->cmd));
 
-    VkSemaphoreSubmitInfo w[4], sg[4];
+    VkSemaphoreSubmitInfo w[8], sg[8];
     int nw = 0, ns = 0;
     if (wait_filled)
         w[nw++] = (VkSemaphoreSubmitInfo){ .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
                                            .semaphore = r->slot[s].filled,
                                            .stageMask = VK_PIPELINE_STAGE_2_TRANSFER_BIT };
-    for (int i = 0; i < nb_waits && nw < 4; i++)
+    for (int i = 0; i < nb_waits && nw < 8; i++)
         w[nw++] = waits[i];
     if (signal_drained)
         sg[ns++] = (VkSemaphoreSubmitInfo){ .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
                                             .semaphore = r->slot[s].drained,
                                             .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT };
-    for (int i = 0; i < nb_signals && ns < 4; i++)
+    for (int i = 0; i < nb_signals && ns < 8; i++)
         sg[ns++] = signals[i];
     VkCommandBufferSubmitInfo cbi = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, .commandBuffer = t->cmd };
     VkSubmitInfo2 si = { .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2, .waitSemaphoreInfoCount = (uint32_t)nw,
@@ -421,20 +422,71 @@ fail:
     return VKCU_ERR_DEVICE;
 }
 
-int vkcu_outring_to_frame(vkcu_outring *r, int s, AVFrame *dst, const size_t offset[2], const int pitch[2],
-                          VkImageLayout layout, int *ticket, char *err, size_t errlen)
+int vkcu_outring_layout(int format, int w, int h, vkcu_slot_layout *l)
 {
-    if (dst->format != AV_PIX_FMT_VULKAN || !dst->hw_frames_ctx) {
+    memset(l, 0, sizeof(*l));
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get((enum AVPixelFormat)format);
+    if (!d || (d->flags & (AV_PIX_FMT_FLAG_HWACCEL | AV_PIX_FMT_FLAG_BITSTREAM | AV_PIX_FMT_FLAG_PAL)) || w < 1 ||
+        h < 1 || w > 32768 || h > 32768)
+        return AVERROR(EINVAL);
+    int nb = av_pix_fmt_count_planes((enum AVPixelFormat)format);
+    if (nb < 1 || nb > 4)
+        return AVERROR(EINVAL);
+    l->format = format;
+    l->width = w;
+    l->height = h;
+    l->nb_planes = nb;
+    size_t off = 0;
+    for (int p = 0; p < nb; p++) {
+        /* Planes 1 and 2 are chroma (subsampled); 0 and an alpha plane 3 are full size. */
+        int chroma = (p == 1 || p == 2) && !(d->flags & AV_PIX_FMT_FLAG_RGB);
+        l->plane_w[p] = chroma ? AV_CEIL_RSHIFT(w, d->log2_chroma_w) : w;
+        l->plane_h[p] = chroma ? AV_CEIL_RSHIFT(h, d->log2_chroma_h) : h;
+        int row = av_image_get_linesize((enum AVPixelFormat)format, w, p);
+        if (row <= 0 || row % l->plane_w[p])
+            return AVERROR(EINVAL); /* bit-packed samples: no whole texel per pixel */
+        l->texel[p] = row / l->plane_w[p];
+        /* 64 bytes and a whole number of texels: lcm(64, texel). */
+        int unit = 64;
+        while (unit % l->texel[p])
+            unit += 64;
+        l->pitch[p] = (row + unit - 1) / unit * unit; /* unit need not be a power of two */
+        l->offset[p] = off;
+        off += (size_t)l->pitch[p] * l->plane_h[p];
+    }
+    l->size = off;
+    return 0;
+}
+
+int vkcu_outring_to_frame(vkcu_outring *r, int s, AVFrame *dst, const vkcu_slot_layout *l, VkImageLayout layout,
+                          int *ticket, char *err, size_t errlen)
+{
+    if (dst->format != AV_PIX_FMT_VULKAN || !dst->hw_frames_ctx || !dst->data[0]) {
         snprintf(err, errlen, "output ring: the destination is not a Vulkan frame");
         return VKCU_ERR_DEVICE;
     }
     AVHWFramesContext *hwfc = (AVHWFramesContext *)dst->hw_frames_ctx->data;
     AVVulkanFramesContext *vkfc = hwfc->hwctx;
     AVVkFrame *vkf = (AVVkFrame *)dst->data[0];
-    int depth16 = hwfc->sw_format == AV_PIX_FMT_P010;
-    if (hwfc->sw_format != AV_PIX_FMT_NV12 && !depth16) {
-        snprintf(err, errlen, "output ring: frames of %s; the encode consumer takes NV12 or P010",
-                 av_get_pix_fmt_name(hwfc->sw_format));
+    if (hwfc->sw_format != l->format || dst->width != l->width || dst->height != l->height) {
+        snprintf(err, errlen, "output ring: the slot holds %s %dx%d, the destination frame is %s %dx%d",
+                 av_get_pix_fmt_name((enum AVPixelFormat)l->format), l->width, l->height,
+                 av_get_pix_fmt_name(hwfc->sw_format), dst->width, dst->height);
+        return VKCU_ERR_DEVICE;
+    }
+    if (l->size > r->frame_size) {
+        snprintf(err, errlen, "output ring: a %zu-byte frame does not fit slots of %zu bytes", l->size, r->frame_size);
+        return VKCU_ERR_DEVICE;
+    }
+    /* One multi-planar image (FFmpeg's default where the driver has the
+     * format), or one image per plane. */
+    int nb_img = 0;
+    while (nb_img < AV_NUM_DATA_POINTERS && vkf->img[nb_img])
+        nb_img++;
+    int multiplane = nb_img == 1 && l->nb_planes > 1;
+    if (nb_img != 1 && nb_img != l->nb_planes) {
+        snprintf(err, errlen, "output ring: a %s frame of %d images for %d planes", av_get_pix_fmt_name(hwfc->sw_format),
+                 nb_img, l->nb_planes);
         return VKCU_ERR_DEVICE;
     }
     int ti;
@@ -442,9 +494,7 @@ int vkcu_outring_to_frame(vkcu_outring *r, int s, AVFrame *dst, const size_t off
     if (!cmd)
         return VKCU_ERR_DEVICE;
     vkfc->lock_frame(hwfc, vkf);
-    /* One multi-planar image (FFmpeg's default), or one image per plane. */
-    int multiplane = !vkf->img[1], nb_img = multiplane ? 1 : 2;
-    VkImageMemoryBarrier2 bar[2];
+    VkImageMemoryBarrier2 bar[4];
     for (int i = 0; i < nb_img; i++)
         bar[i] = (VkImageMemoryBarrier2){
             .sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2,
@@ -463,17 +513,15 @@ int vkcu_outring_to_frame(vkcu_outring *r, int s, AVFrame *dst, const size_t off
     VkDependencyInfo di = { .sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO, .imageMemoryBarrierCount = (uint32_t)nb_img,
                             .pImageMemoryBarriers = bar };
     r->vk->vkCmdPipelineBarrier2(cmd, &di);
-    int bytes = depth16 ? 2 : 1;
-    for (int p = 0; p < 2; p++) {
-        /* bufferRowLength is in texels of the plane's format (R8/R16, then R8G8/R16G16). */
-        int texel = bytes * (p ? 2 : 1);
+    static const VkImageAspectFlags plane_aspect[] = { VK_IMAGE_ASPECT_PLANE_0_BIT, VK_IMAGE_ASPECT_PLANE_1_BIT,
+                                                       VK_IMAGE_ASPECT_PLANE_2_BIT };
+    for (int p = 0; p < l->nb_planes; p++) {
+        /* bufferRowLength counts texels of the plane's format (R8, R16, R8G8, R16G16B16A16 ...). */
         VkBufferImageCopy region = {
-            .bufferOffset = offset[p],
-            .bufferRowLength = (uint32_t)(pitch[p] / texel),
-            .imageSubresource = { multiplane ? (p ? VK_IMAGE_ASPECT_PLANE_1_BIT : VK_IMAGE_ASPECT_PLANE_0_BIT)
-                                             : VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1 },
-            .imageExtent = { (uint32_t)(p ? (dst->width + 1) >> 1 : dst->width),
-                             (uint32_t)(p ? (dst->height + 1) >> 1 : dst->height), 1 },
+            .bufferOffset = l->offset[p],
+            .bufferRowLength = (uint32_t)(l->pitch[p] / l->texel[p]),
+            .imageSubresource = { multiplane ? plane_aspect[p] : VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1 },
+            .imageExtent = { (uint32_t)l->plane_w[p], (uint32_t)l->plane_h[p], 1 },
         };
         r->vk->vkCmdCopyBufferToImage(cmd, r->slot[s].buffer, vkf->img[multiplane ? 0 : p],
                                       VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
@@ -488,7 +536,7 @@ int vkcu_outring_to_frame(vkcu_outring *r, int s, AVFrame *dst, const size_t off
     }
     /* FFmpeg's contract for the frame: wait each image's timeline at
      * sem_value, signal sem_value + 1, then record the value, layout and access. */
-    VkSemaphoreSubmitInfo wait[2], signal[2];
+    VkSemaphoreSubmitInfo wait[4] = { 0 }, signal[4] = { 0 };
     for (int i = 0; i < nb_img; i++) {
         wait[i] = (VkSemaphoreSubmitInfo){ .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, .semaphore = vkf->sem[i],
                                            .value = vkf->sem_value[i],
@@ -511,13 +559,14 @@ int vkcu_outring_to_frame(vkcu_outring *r, int s, AVFrame *dst, const size_t off
 
 size_t vkcu_outring_semiplanar_layout(int depth16, int w, int h, size_t offset[2], int pitch[2])
 {
-    int bytes = depth16 ? 2 : 1;
-    /* The chroma row holds ceil(w/2) pairs: for odd widths one sample more than w. */
-    pitch[0] = FFALIGN(w * bytes, 64);
-    pitch[1] = FFALIGN(((w + 1) >> 1) * 2 * bytes, 64);
-    offset[0] = 0;
-    offset[1] = (size_t)pitch[0] * h;
-    return offset[1] + (size_t)pitch[1] * ((h + 1) >> 1);
+    vkcu_slot_layout l;
+    if (vkcu_outring_layout(depth16 ? AV_PIX_FMT_P010 : AV_PIX_FMT_NV12, w, h, &l) < 0)
+        return 0;
+    for (int p = 0; p < 2; p++) {
+        offset[p] = l.offset[p];
+        pitch[p] = l.pitch[p];
+    }
+    return l.size;
 }
 
 int vkcu_outring_encode_format(const vkcu_vkfn *vk, AVBufferRef *vk_device, const char *encoder, int depth,
@@ -607,7 +656,8 @@ static int has_ext(const char *const *exts, int n, const char *name)
 }
 
 VkVideoCodecOperationFlagsKHR vkcu_outring_caps(const vkcu_vk_queue_family *qf, int nqf, const char *const *exts,
-                                                int nexts, char *line, size_t len)
+                                                int nexts, const vkcu_outring_compute *compute_enc, int nb_compute,
+                                                char *line, size_t len)
 {
     int mem = has_ext(exts, nexts, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
     int sem = has_ext(exts, nexts, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
@@ -616,7 +666,14 @@ VkVideoCodecOperationFlagsKHR vkcu_outring_caps(const vkcu_vk_queue_family *qf, 
         o += (size_t)snprintf(line + o, len - o, "%s%s%s)", mem ? "" : VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME,
                               !mem && !sem ? ", " : "", sem ? "" : VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
     VkVideoCodecOperationFlagsKHR ops = 0;
-    int family = -1, any_encode = 0;
+    int family = -1, any_encode = 0, compute = -1;
+    /* The compute family vkcu's device takes (vkdev.c): one without graphics or video first. */
+    for (int pass = 0; pass < 2 && compute < 0; pass++)
+        for (int i = 0; i < nqf && compute < 0; i++)
+            if ((qf[i].flags & VK_QUEUE_COMPUTE_BIT) && qf[i].count &&
+                (pass || !(qf[i].flags & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_VIDEO_DECODE_BIT_KHR |
+                                          VK_QUEUE_VIDEO_ENCODE_BIT_KHR))))
+                compute = i;
     for (int i = 0; i < nqf; i++) {
         if (!(qf[i].flags & VK_QUEUE_VIDEO_ENCODE_BIT_KHR) || !qf[i].count)
             continue;
@@ -632,10 +689,36 @@ VkVideoCodecOperationFlagsKHR vkcu_outring_caps(const vkcu_vk_queue_family *qf, 
             family = i;
         ops |= o2;
     }
+    if (!(mem && sem)) {
+        if (o < len)
+            snprintf(line + o, len - o, "; zero-copy encode: no (needs the output ring)");
+        return 0;
+    }
+    /* The compute encoders (ffv1_vulkan, prores_ks_vulkan): a compute queue
+     * and the features of their shaders, where this build has them; those
+     * that can, together, then each that cannot, with why. */
+    if (o < len)
+        o += (size_t)snprintf(line + o, len - o, "; zero-copy encode: ");
+    if (!nb_compute && o < len)
+        o += (size_t)snprintf(line + o, len - o, "ffv1_vulkan prores_ks_vulkan: not in this build");
+    int usable = 0;
+    for (int i = 0; i < nb_compute && compute >= 0; i++)
+        if (!compute_enc[i].missing || !*compute_enc[i].missing) {
+            if (o < len)
+                o += (size_t)snprintf(line + o, len - o, "%s%s", usable ? " " : "", compute_enc[i].name);
+            usable++;
+        }
+    if (usable && o < len)
+        o += (size_t)snprintf(line + o, len - o, " (compute queue family %d)", compute);
+    for (int i = 0, shown = usable; i < nb_compute; i++) {
+        if (compute >= 0 && (!compute_enc[i].missing || !*compute_enc[i].missing))
+            continue;
+        if (o < len)
+            o += (size_t)snprintf(line + o, len - o, "%s%s: no (%s%s)", shown++ ? "; " : "", compute_enc[i].name,
+                                  compute < 0 ? "no compute queue" : "lacks ", compute < 0 ? "" : compute_enc[i].missing);
+    }
     const char *why = NULL;
-    if (!(mem && sem))
-        why = "needs the output ring";
-    else if (!any_encode)
+    if (!any_encode)
         why = "no Vulkan video encode queue";
     else if (!has_ext(exts, nexts, VK_KHR_VIDEO_QUEUE_EXTENSION_NAME) ||
              !has_ext(exts, nexts, VK_KHR_VIDEO_ENCODE_QUEUE_EXTENSION_NAME))
@@ -645,9 +728,9 @@ VkVideoCodecOperationFlagsKHR vkcu_outring_caps(const vkcu_vk_queue_family *qf, 
     if (why) {
         ops = 0;
         if (o < len)
-            snprintf(line + o, len - o, "; zero-copy encode: no (%s)", why);
+            snprintf(line + o, len - o, "; h264_vulkan hevc_vulkan: no (%s)", why);
     } else if (o < len) {
-        snprintf(line + o, len - o, "; zero-copy encode: yes (%s%s%s, queue family %d)",
+        snprintf(line + o, len - o, "; %s%s%s (video encode queue family %d)",
                  ops & VK_VIDEO_CODEC_OPERATION_ENCODE_H264_BIT_KHR ? "h264_vulkan" : "",
                  ops == (VK_VIDEO_CODEC_OPERATION_ENCODE_H264_BIT_KHR | VK_VIDEO_CODEC_OPERATION_ENCODE_H265_BIT_KHR) ? " " : "",
                  ops & VK_VIDEO_CODEC_OPERATION_ENCODE_H265_BIT_KHR ? "hevc_vulkan" : "", family);

@@ -3,9 +3,10 @@
  * The Vulkan side of the output ring (CUDA -> Vulkan), free of CUDA so that
  * it runs on any Vulkan device (CI uses lavapipe).
  *
- * Slot s holds one output frame of the chain, in the planar host layout the
- * GPU download writes (vkcu_cuda_to_planar), or for a Vulkan encoder in its
- * semi-planar layout (vkcu_cuda_to_semiplanar): an exportable device-local
+ * Slot s holds one output frame of the chain (vkcu_outring_layout), in the
+ * planar host layout the GPU download writes (vkcu_cuda_to_planar: the
+ * readback, and FFmpeg's compute encoders), or for a Vulkan Video encoder
+ * in its semi-planar layout (vkcu_cuda_to_semiplanar): an exportable device-local
  * buffer on dedicated memory, which CUDA imports once as linear memory, and
  * two binary semaphores, exportable as opaque FDs and imported once:
  *   filled   CUDA signals it when the frame is in the slot; the Vulkan
@@ -83,26 +84,56 @@ int vkcu_outring_export_semaphores(vkcu_outring *r, int s, int *filled_fd, int *
  * must have been submitted (enqueued on CUDA's stream) before this call. */
 int vkcu_outring_readback(vkcu_outring *r, int s, int wait_filled, int signal_drained, AVBufferRef **host,
                           int *ticket, char *err, size_t errlen);
-/* The encode consumer's submission (zero-copy Vulkan Video encode): copies
- * slot s, holding a semi-planar frame (NV12 or P010: luma at offset[0],
- * interleaved chroma at offset[1], rows pitch[p] bytes apart), into `dst`,
- * a frame of a Vulkan frames context on the ring's device, of the same
- * size: for h264_vulkan/hevc_vulkan, one from the encoder's frames context,
- * whose images carry the usage the encode profile asks for
- * (vkcu_outring_encode_format). FFmpeg's AVVkFrame contract: lock_frame
- * around the use; the submission waits each image's timeline at sem_value
- * and signals sem_value + 1; the new value, layout (`layout`: for the
- * encoder VK_IMAGE_LAYOUT_VIDEO_ENCODE_SRC_KHR) and access are stored in
- * the frame. Waits `filled`, signals `drained`, as the readback does;
- * *ticket as for the readback. */
-int vkcu_outring_to_frame(vkcu_outring *r, int s, AVFrame *dst, const size_t offset[2], const int pitch[2],
-                          VkImageLayout layout, int *ticket, char *err, size_t errlen);
-/* The semi-planar slot layout vkcu_outring_to_frame copies from, for a
- * w x h frame: 8-bit NV12 (depth16 0) or P010 (depth16 1: 16-bit samples,
- * the value in the high 10 bits, as FFmpeg's P010): luma rows at offset[0],
- * then the interleaved CbCr rows at offset[1], every row pitch[p] bytes
- * (64-byte aligned: a whole number of texels for the copy's row length, and
- * plane offsets the copy may start at). Returns the frame's size. */
+/* Where a frame lies in a slot, plane by plane: plane p of `format` (FFmpeg's
+ * plane order) at offset[p], its rows pitch[p] bytes apart, the planes one
+ * after another. A pitch is a multiple of 64 bytes and of the plane's texel
+ * (its bytes per pixel: the copy's row length counts texels). The layouts:
+ * - planar (yuv420p, yuv422p10, yuv444p16, yuva444p10 ...): what the GPU
+ *   download writes (vkcu_cuda_to_planar, the host layout of FFmpeg's
+ *   planar formats, values in the low bits), read by the readback and by
+ *   the compute encoders (ffv1_vulkan, prores_ks_vulkan) whose images hold
+ *   those same bytes;
+ * - semi-planar NV12 / P010 (vkcu_cuda_to_semiplanar): luma, then the
+ *   interleaved CbCr rows, P010's 10-bit value in the high bits, for the
+ *   Vulkan Video encoders;
+ * - packed (rgba64 ...): one plane. */
+typedef struct vkcu_slot_layout {
+    int format;                /* enum AVPixelFormat */
+    int width, height;
+    int nb_planes;
+    size_t offset[4];
+    int pitch[4];
+    int texel[4];              /* bytes per pixel of plane p */
+    int plane_w[4], plane_h[4]; /* plane p in pixels */
+    size_t size;               /* bytes of the whole frame */
+} vkcu_slot_layout;
+
+/* Fills *l for a w x h frame of `format` (a software format of at most four
+ * planes). AVERROR(EINVAL) for hardware or bitstream formats and sizes
+ * outside 1..32768. */
+int vkcu_outring_layout(int format, int w, int h, vkcu_slot_layout *l);
+
+/* The encode consumer's submission (zero-copy encode, every Vulkan
+ * encoder: h264_vulkan / hevc_vulkan on a video encode queue, ffv1_vulkan /
+ * prores_ks_vulkan on a compute queue): copies slot s, holding a frame laid
+ * out as *l, into `dst`, a frame of a Vulkan frames context on the ring's
+ * device whose sw_format and size are l's (an encoder's own frames: for the
+ * video encoders images with the usage the encode profile asks for,
+ * vkcu_outring_encode_format; for the compute encoders FFmpeg's default
+ * usage, which has STORAGE). One vkCmdCopyBufferToImage per plane, into
+ * the plane's image (one image per plane) or the plane's aspect (one
+ * multi-planar image). FFmpeg's AVVkFrame contract: lock_frame around the
+ * use; the submission waits each image's timeline at sem_value and signals
+ * sem_value + 1; the new value, layout (`layout`: VIDEO_ENCODE_SRC_KHR for a
+ * video encoder, GENERAL for the compute encoders, whose own barrier takes
+ * it from there) and access are stored in the frame. Waits `filled`,
+ * signals `drained`, as the readback does; *ticket as for the readback.
+ * A frame of another format or size is refused before any submission. */
+int vkcu_outring_to_frame(vkcu_outring *r, int s, AVFrame *dst, const vkcu_slot_layout *l, VkImageLayout layout,
+                          int *ticket, char *err, size_t errlen);
+/* The NV12 (depth16 0) / P010 (depth16 1) layout of vkcu_outring_layout as
+ * two offsets and pitches (vkcu_cuda_to_semiplanar's arguments). Returns
+ * the frame's size. */
 size_t vkcu_outring_semiplanar_layout(int depth16, int w, int h, size_t offset[2], int pitch[2]);
 /* What the encoder's input images must be on this device, asked of the
  * driver (vkGetPhysicalDeviceVideoFormatPropertiesKHR with the encode
@@ -121,15 +152,26 @@ int vkcu_outring_wait(vkcu_outring *r, int ticket, uint64_t timeout_ns, char *er
 /* Submissions made and bytes read back so far. */
 int64_t vkcu_outring_readbacks(const vkcu_outring *r);
 
+/* One of FFmpeg's compute encoders this build has, and the shader
+ * features the device lacks for it (vkshader.h; "" or NULL: none). */
+typedef struct vkcu_outring_compute {
+    const char *name;
+    const char *missing;
+} vkcu_outring_compute;
+
 /* What a device offers the output ring, as one line for `vkcu probe`:
- * the ring itself (external memory and semaphore FDs), and zero-copy Vulkan
- * Video encode of the ring's frames (a queue family with a video encode
- * queue for H.264 or HEVC, with VK_KHR_video_encode_queue and the codec's
- * encode extension). Returns the encode operations usable (0: none).
- * Pure: no Vulkan calls (qf and exts as vkcu_vk_queue_families and
- * vkcu_vk_device_exts give them). */
+ * the ring itself (external memory and semaphore FDs), then which of
+ * FFmpeg's Vulkan encoders can take its frames without the host (zero-copy
+ * encode): the compute encoders of this build (none: "not in this build")
+ * on a compute queue family where the device has the features they need;
+ * the video encoders on a queue family with a video encode queue for H.264
+ * or HEVC, with VK_KHR_video_encode_queue and the codec's encode extension.
+ * Returns the video encode operations usable (0: none). Pure: no Vulkan
+ * calls (qf and exts as vkcu_vk_queue_families and vkcu_vk_device_exts give
+ * them). */
 VkVideoCodecOperationFlagsKHR vkcu_outring_caps(const vkcu_vk_queue_family *qf, int nqf, const char *const *exts,
-                                                int nexts, char *line, size_t len);
+                                                int nexts, const vkcu_outring_compute *compute, int nb_compute,
+                                                char *line, size_t len);
 
 /* Waits for the ring's submissions, then frees everything but host buffers
  * still referenced. Accepts NULL; clears the pointer. Free CUDA's imports

@@ -14,7 +14,9 @@
 #include "outring_vk.h"
 #include "qclaim.h"
 #include "vkdev.h"
+#include "vkencode.h"
 #include "vkinstance.h"
+#include "vkshader.h"
 #include "util/log.h"
 #include "probe.h"
 
@@ -226,8 +228,23 @@ int vkcu_probe_write(FILE *out)
                 vkcu_vk_caps_has(caps, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) ? "yes" : "no",
                 vkcu_vk_caps_has(caps, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME) ? "yes" : "no",
                 vkcu_vk_caps_has(caps, VK_KHR_VIDEO_QUEUE_EXTENSION_NAME) ? "yes" : "no");
-        char ring_caps[256];
-        vkcu_outring_caps(caps->qf, caps->nqf, caps->exts, caps->nb_exts, ring_caps, sizeof(ring_caps));
+        /* Which of FFmpeg's compute encoders this build has, and the shader
+         * features each needs that the device lacks. */
+        vkcu_vk_features feats;
+        vkcu_vk_features_query(vi->fn.vkGetInstanceProcAddr, vi->inst, d->pd, caps->exts, caps->nb_exts, &feats);
+        vkcu_outring_compute comp[4];
+        char missing[4][512];
+        int nc = 0;
+        for (int e = 0; vkcu_vkencode_get(e) && nc < 4; e++) {
+            const vkcu_vkencoder *ve = vkcu_vkencode_get(e);
+            if (ve->video_op || !avcodec_find_encoder_by_name(ve->name))
+                continue;
+            vkcu_vk_encoder_features_missing(&feats, ve->name, missing[nc], sizeof(missing[nc]));
+            comp[nc] = (vkcu_outring_compute){ ve->name, missing[nc] };
+            nc++;
+        }
+        char ring_caps[1536];
+        vkcu_outring_caps(caps->qf, caps->nqf, caps->exts, caps->nb_exts, comp, nc, ring_caps, sizeof(ring_caps));
         fprintf(out, "      %s\n", ring_caps);
         for (int q = 0; q < caps->nqf; q++) {
             VkQueueFlags f = caps->qf[q].flags;

@@ -113,11 +113,13 @@ struct vkcu_gpu {
     vkcu_outring *outring;
     vkcu_outring_cuda outring_cu;
     /* Zero-copy encode (vkcu_gpu_encode_into): the encoder's frames context;
-     * the ring's slots then hold NV12/P010 (semi-planar) frames at these offsets. */
+     * the ring's slots then hold frames laid out as enc_slot: NV12/P010
+     * (semi-planar, enc_semi) for a video encoder, the chain's planar host
+     * layout for a compute encoder. */
     AVBufferRef *enc_frames;
     VkImageLayout enc_layout;           /* the layout the frames are left in */
-    size_t enc_offset[2];
-    int enc_pitch[2];
+    vkcu_slot_layout enc_slot;
+    int enc_semi;
     /* cfg.cuda_pool: frames handed over in device buffers of this pool (devframes.c). */
     struct vkcu_devpool *devpool;
     /* Frames hashed on the GPU (cfg.digest_instead): digests instead of frames. */

@@ -34,6 +34,8 @@ bad value 'description x\nop convert=format=purple\n'
 bad container 'description x\ncontainer   xyz\n'
 bad encoder 'description x\nencoder x265\n'
 bad novalue 'description x\ncrf\n'
+bad gpuenc 'description x\nencoder ffv1\ngpu-encoder  ffv1_vulcan\n'
+bad gpuenc-alone 'description x\ngpu-encoder ffv1_vulkan\n'
 expect "preset error: operator key, file:line:column" 2 "op-key.pipe:2:16: op: denoise has no key 'sigmaa'" -- "$V" pipelines "$TMP/op-key.pipe"
 expect "preset error: unknown key" 2 "key.pipe:3:3: unknown key 'encodr'" -- "$V" pipelines "$TMP/key.pipe"
 expect "preset error: crf range" 2 "crf.pipe:2:5: crf: '99' is not an integer in \\[0, 63\\]" -- "$V" pipelines "$TMP/crf.pipe"
@@ -46,6 +48,8 @@ expect "preset error: operator value" 2 "value.pipe:2:19: op: convert: format=pu
 expect "preset error: container" 2 "container.pipe:2:13: container: no muxer for '.xyz'" -- "$V" pipelines "$TMP/container.pipe"
 expect "preset error: encoder" 2 "encoder.pipe:2:9: encoder: 'x265' is not an encoder" -- "$V" pipelines "$TMP/encoder.pipe"
 expect "preset error: missing value" 2 "novalue.pipe:2:4: 'crf' needs a value" -- "$V" pipelines "$TMP/novalue.pipe"
+expect "preset error: gpu-encoder" 2 "gpuenc.pipe:3:14: gpu-encoder: 'ffv1_vulcan' is not one of FFmpeg's Vulkan encoders \(h264_vulkan, hevc_vulkan, ffv1_vulkan, prores_ks_vulkan\)" -- "$V" pipelines "$TMP/gpuenc.pipe"
+expect "preset error: gpu-encoder without encoder" 2 "gpuenc-alone.pipe:2:13: 'gpu-encoder' needs an 'encoder' line" -- "$V" pipelines "$TMP/gpuenc-alone.pipe"
 expect "--pipeline error names the file" 2 "op-key.pipe:2:16: " -- "$V" --backend cpu "$m/h264-aac.mp4" --pipeline "$TMP/op-key.pipe" -o "$TMP/x.mkv"
 expect "--pipeline unknown name" 2 "no preset 'nosuch'" -- "$V" --backend cpu "$m/h264-aac.mp4" --pipeline nosuch -o "$TMP/x.mkv"
 expect "hash preset refused for a transcode" 2 "regression-hash writes frame hashes" -- "$V" --backend cpu "$m/h264-aac.mp4" --pipeline regression-hash -o "$TMP/x.mkv"

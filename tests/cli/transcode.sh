@@ -128,6 +128,23 @@ else
     pass "--encoder hevc_vulkan: exit 5, nothing created" || fail "hevc_vulkan: exit $rc, files: $(ls -A "$TMP/vk"), $(tail -1 "$TMP/err")"
 fi
 
+# ---- FFmpeg's compute encoders (8.1): GPU backend only ----
+mkdir -p "$TMP/vkc"
+for e in ffv1_vulkan:ffv1 prores_ks_vulkan:prores_ks; do
+  gpu=${e%%:*} cpu=${e#*:}
+  "$VKCU" --backend cpu -q "$in" -o "$TMP/vkc/c.mkv" --encoder "$gpu" 2> "$TMP/err"
+  rc=$?
+  [ "$rc" = 5 ] && [ -z "$(ls -A "$TMP/vkc")" ] && [ "$(wc -l < "$TMP/err")" = 1 ] &&
+    grep -q -- "--encoder $gpu runs on the GPU backend only (this job runs on the CPU); use --encoder $cpu\$" "$TMP/err" &&
+    pass "--backend cpu --encoder $gpu: exit 5 before any output, naming --encoder $cpu" ||
+    fail "--backend cpu --encoder $gpu: exit $rc, files: $(ls -A "$TMP/vkc"), $(cat "$TMP/err")"
+done
+# archive-ffv1 names ffv1_vulkan as its GPU encoder: the CPU backend encodes with ffv1 and says so.
+"$VKCU" --backend cpu -q "$in" -o "$TMP/vkc/a.mkv" --pipeline archive-ffv1 --stats 2> "$TMP/err"
+grep -q '^stats: encoder=ffv1 ' "$TMP/err" && [ "$(probe_val "$TMP/vkc/a.mkv" v:0 stream=codec_name)" = ffv1 ] &&
+  pass "--pipeline archive-ffv1 on the CPU: ffv1, encoder=ffv1 in --stats" ||
+  fail "archive-ffv1 on the CPU: $(grep encoder= "$TMP/err" | tr '\n' ' ')"
+
 # ---- streams and metadata ----
 sd_count() { "$FFPROBE" -v error -select_streams v:0 -show_entries "$2" -of default=nw=1 "$1" | grep -c "$3"; }
 for o in mkv mp4; do

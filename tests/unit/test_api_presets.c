@@ -153,6 +153,46 @@ static void test_presets(const char *dir)
     ret = vkcu_preset_load("no-such-preset", &ps, err, sizeof(err));
     CHECK(ret == VKCU_ERR_USAGE && strstr(err, "no-such-preset"), "unknown name: %d '%s'", ret, err);
 
+    /* A preset's GPU encoder goes into the job beside its encoder; on the CPU
+     * backend the encoder runs, and the result names it with its bytes. */
+    char three[600];
+    snprintf(three, sizeof(three), "%s/three", dir);
+    mkdir(three, 0777);
+    CHECK(write_text(three, "arch.pipe", "description Archive\n\nencoder ffv1\ngpu-encoder ffv1_vulkan\ngop 1\n"
+                                         "encoder-opt slicecrc=1\ncontainer mkv\n") == 0, "cannot write arch.pipe");
+    snprintf(path, sizeof(path), "%s/arch.pipe", three);
+    ret = vkcu_preset_load(path, &ps, err, sizeof(err));
+    CHECK(ret == 0 && !strcmp(ps.gpu_encoder, "ffv1_vulkan") && !strcmp(ps.encoder, "ffv1"), "arch.pipe: %d '%s' '%s' %s",
+          ret, ps.gpu_encoder, ps.encoder, err);
+    {
+        vkcu_job gj;
+        vkcu_default_job(&gj);
+        CHECK(gj.gpu_encoder == NULL, "default job with a GPU encoder");
+        vkcu_preset_apply(&ps, &gj);
+        CHECK(gj.gpu_encoder && !strcmp(gj.gpu_encoder, "ffv1_vulkan") && gj.encoder && !strcmp(gj.encoder, "ffv1"),
+              "applied: gpu_encoder %s encoder %s", gj.gpu_encoder ? gj.gpu_encoder : "NULL",
+              gj.encoder ? gj.encoder : "NULL");
+        vkcu_settings s;
+        vkcu_default_settings(&s);
+        s.backend = VKCU_BACKEND_CPU;
+        s.log_level = VKCU_LOG_QUIET;
+        vkcu_context *ctx = NULL;
+        CHECK(vkcu_open(&ctx, &s) == 0, "vkcu_open");
+        char out[700];
+        snprintf(out, sizeof(out), "%s/arch.mkv", three);
+        gj.input = "media/conformance/64x64-I-P-B-P-high.h264";
+        gj.output = out;
+        gj.overwrite = 1;
+        vkcu_job_result r;
+        ret = vkcu_run(ctx, &gj, &r);
+        struct stat st;
+        CHECK(ret == 0 && !strcmp(r.encoder, "ffv1") && r.encoded_bytes > 0 && stat(out, &st) == 0 &&
+                  r.encoded_bytes < st.st_size && r.dtoh_bytes == 0 && r.gpu_encode_frames == 0 && r.cpu_seconds >= 0,
+              "CPU run with a GPU encoder preset: %d encoder '%s', %lld bytes of video, dtoh %lld, '%s'", ret, r.encoder,
+              (long long)r.encoded_bytes, (long long)r.dtoh_bytes, r.error);
+        vkcu_close(&ctx);
+    }
+
     snprintf(env, sizeof(env), "%s/none", dir);
     setenv("VKCU_PIPELINES", env, 1);
     memset(&l, 0, sizeof(l));

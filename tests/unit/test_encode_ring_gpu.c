@@ -8,12 +8,13 @@
  * frames are pushed through a crop chain at 8 and 10 bits, more frames than
  * the ring has slots. Every frame popped must be an AV_PIX_FMT_VULKAN frame
  * of that context whose pixels, downloaded by FFmpeg, equal the CPU
- * backend's frame of the same chain in NV12/P010 layout
- * (vkcu_vkencode_pack), with its timestamps; and no byte may have gone to
- * the host (dtoh_bytes 0, no Vulkan readbacks). A context whose images are
- * of another size than the chain's output leaves the frames on the host
- * path (host frames, equal to the CPU's); one of a planar format is
- * refused, saying why.
+ * backend's frame of the same chain (in NV12/P010 layout, vkcu_vkencode_pack,
+ * for the video encoders' images; as it is for the compute encoders' planar
+ * images of the chain's own format), with its timestamps; and no byte may
+ * have gone to the host (dtoh_bytes 0, no Vulkan readbacks). A context
+ * whose images are of another size or format than the chain's output
+ * leaves the frames on the host path (host frames, equal to the CPU's); one
+ * whose images no transfer can write is refused, saying why.
  * Exit: 0 pass, 1 fail, 77 without a CUDA device.
  */
 #include <cuda_runtime_api.h>
@@ -37,7 +38,10 @@ static AVBufferRef *plain_frames(AVBufferRef *dev, enum AVPixelFormat sw, int w,
     fc->sw_format = sw;
     fc->width = w;
     fc->height = h;
-    ((AVVulkanFramesContext *)fc->hwctx)->usage = VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
+    AVVulkanFramesContext *vfc = fc->hwctx;
+    vfc->usage = VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
+    if (sw != AV_PIX_FMT_NV12 && sw != AV_PIX_FMT_P010) /* as the compute encoders' frames are made */
+        vfc->flags |= AV_VK_FRAME_FLAG_DISABLE_MULTIPLANE;
     int r = av_hwframe_ctx_init(frames);
     CHECK(r == 0, "%s frames context: %s", av_get_pix_fmt_name(sw), av_err2str(r));
     if (r < 0)
@@ -59,11 +63,14 @@ static int check_out(AVFrame *o, vkcu_op *cpu_op, int64_t *next, int zero_copy, 
         AVHWFramesContext *fc = o->hw_frames_ctx ? (AVHWFramesContext *)o->hw_frames_ctx->data : NULL;
         AVFrame *back = av_frame_alloc(), *want = fc ? tu_frame(fc->sw_format, fc->width, fc->height) : NULL;
         int r = -1;
+        int semi = fc && (fc->sw_format == AV_PIX_FMT_NV12 || fc->sw_format == AV_PIX_FMT_P010);
         if (fc && back && want && ref) {
             back->format = fc->sw_format;
             r = av_hwframe_transfer_data(back, o, 0);
             CHECK(r == 0, "%s frame %d: download: %s", what, n, av_err2str(r));
-            CHECK(vkcu_vkencode_pack(ref, want->data, want->linesize) == 0, "%s: CPU reference", what);
+            /* A video encoder's NV12/P010 images: the CPU frame packed; a compute encoder's: the CPU frame itself. */
+            CHECK(semi ? vkcu_vkencode_pack(ref, want->data, want->linesize) == 0
+                       : av_frame_copy(want, ref) >= 0, "%s: CPU reference", what);
         }
         if (r == 0) {
             long d = cp_diff(back, want);
@@ -153,9 +160,14 @@ int main(void)
     /* 8 and 10 bits into frames the session takes: zero-copy. */
     run_case("crop=w=64:h=32:x=10:y=6", AV_PIX_FMT_YUV420P, 150, 78, AV_PIX_FMT_NV12, 64, 32, 1);
     run_case("crop=w=1280:h=720:x=320:y=180", AV_PIX_FMT_YUV420P10LE, 1920, 1080, AV_PIX_FMT_P010, 1280, 720, 1);
-    /* Images of another size than the chain's output: the host path. */
+    /* The compute encoders' planar images of the chain's own format: zero-copy too. */
+    run_case("crop=w=64:h=32:x=10:y=6", AV_PIX_FMT_YUV420P, 150, 78, AV_PIX_FMT_YUV420P, 64, 32, 1);
+    run_case("convert=format=yuv422p10", AV_PIX_FMT_YUV420P10LE, 151, 77, AV_PIX_FMT_YUV422P10, 151, 77, 1);
+    run_case("crop=w=63:h=31:x=3:y=1", AV_PIX_FMT_YUV444P16, 150, 78, AV_PIX_FMT_YUV444P16, 63, 31, 1);
+    /* Images of another size, or another format, than the chain's output: the host path. */
     run_case("crop=w=64:h=32:x=10:y=6", AV_PIX_FMT_YUV420P, 150, 78, AV_PIX_FMT_NV12, 66, 32, 0);
-    /* Planar images: refused before any frame, saying why. */
+    run_case("crop=w=64:h=32:x=10:y=6", AV_PIX_FMT_YUV420P, 150, 78, AV_PIX_FMT_YUV444P, 64, 32, 0);
+    /* Images no transfer can write: refused before any frame, saying why. */
     vkcu_gpu_config cfg = { .device = 0, .ring_size = 3, .stall_timeout_ms = 20000, .frames_wanted = 1 };
     vkcu_gpu *g = NULL;
     char err[512] = "";
@@ -168,11 +180,12 @@ int main(void)
             fc->sw_format = AV_PIX_FMT_YUV420P;
             fc->width = 64;
             fc->height = 32;
-            ((AVVulkanFramesContext *)fc->hwctx)->usage = VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+            ((AVVulkanFramesContext *)fc->hwctx)->usage = VK_IMAGE_USAGE_STORAGE_BIT;
         }
         err[0] = 0;
-        CHECK(frames && vkcu_gpu_encode_into(g, frames, err, sizeof(err)) == 1 && strstr(err, "takes yuv420p images"),
-              "planar frames context: '%s'", err);
+        CHECK(frames && vkcu_gpu_encode_into(g, frames, err, sizeof(err)) == 1 &&
+                  strstr(err, "cannot be written by a transfer"),
+              "frames context without TRANSFER_DST: '%s'", err);
         av_buffer_unref(&frames);
         vkcu_gpu_close(&g);
     } else {
@@ -182,8 +195,10 @@ int main(void)
         printf("test_encode_ring_gpu: %d failures\n", tu_failures);
         return 1;
     }
-    printf("test_encode_ring_gpu: crop chains at 8 and 10 bits, %d frames through a 3-slot ring each: every frame a "
-           "Vulkan frame of the offered context, equal to the CPU backend's in NV12/P010, no byte to the host; "
-           "wrong-size images: host frames equal to the CPU's; planar images refused: ok\n", FRAMES);
+    printf("test_encode_ring_gpu: crop/convert chains at 8, 10 and 16 bits, %d frames through a 3-slot ring each: "
+           "every frame a Vulkan frame of the offered context (NV12/P010 as the video encoders', planar 4:2:0/4:2:2/"
+           "4:4:4 one image per plane as the compute encoders'), equal to the CPU backend's, no byte to the host; "
+           "images of another size or format: host frames equal to the CPU's; images without transfer writes "
+           "refused: ok\n", FRAMES);
     return 0;
 }

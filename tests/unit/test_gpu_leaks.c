@@ -6,17 +6,48 @@
  * With `vulkan`, the frames go to the host through the output ring
  * (--download vulkan): its slots are imported once too (memory, filled,
  * drained), and every frame is read back by one Vulkan transfer.
- * Usage: test_gpu_leaks CLIP [cuda|vulkan] (10,000 frames in `make
- * test-gpu`). Exit 77 without a GPU.
+ * With `encode`, every frame goes through FFmpeg 8.1's ffv1_vulkan (chain
+ * convert=format=yuv444p, FFV1 level 3) into a file, from the output ring
+ * without the host: the ring's slots are imported once (7 per slot in
+ * all), no frame is read back, the only bytes to the host are the packets
+ * (dtoh_bytes = encoded_bytes), and file descriptors and the GPU's free
+ * memory stay flat during the run (sampled by the progress callback after
+ * the first 1,000 frames) and after it.
+ * Usage: test_gpu_leaks CLIP [cuda|vulkan|encode] (10,000 frames in `make
+ * test-gpu`). Exit 77 without a GPU (and with `encode`, without
+ * ffv1_vulkan in this build).
  */
 #include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 #include <cuda_runtime_api.h>
 
+#include <libavcodec/avcodec.h>
+#include <stdlib.h>
+#include <unistd.h>
+
 #include "gpu/gpu.h"
 #include "test_util.h"
 #include "core/vkcu.h"
+
+/* Sampled during an encode run (progress callback, the job's thread). */
+static int fd_min = 1 << 30, fd_max = -1;
+static long long mem_min = -1, mem_max = -1;
+
+static void on_progress(void *opaque, const vkcu_progress_info *info)
+{
+    (void)opaque;
+    if (info->frames < 1000)
+        return;
+    int fds = tu_proc_count("fd");
+    size_t fr, total;
+    if (cudaMemGetInfo(&fr, &total) != cudaSuccess)
+        return;
+    fd_min = fds < fd_min ? fds : fd_min;
+    fd_max = fds > fd_max ? fds : fd_max;
+    mem_min = mem_min < 0 || (long long)fr < mem_min ? (long long)fr : mem_min;
+    mem_max = (long long)fr > mem_max ? (long long)fr : mem_max;
+}
 
 static int64_t host_frames;
 static unsigned host_sum;
@@ -35,18 +66,26 @@ static int on_frame(void *opaque, const AVFrame *f)
     return 0;
 }
 
-static int run(const char *clip, int ring, int vulkan, vkcu_job_result *r)
+static char out_path[256];
+
+static int run(const char *clip, int ring, int vulkan, int encode, vkcu_job_result *r)
 {
     vkcu_job_params p;
     vkcu_job_params_default(&p);
     p.input = clip;
-    p.sink = vulkan ? VKCU_SINK_CALLBACK : VKCU_SINK_NULL;
+    p.sink = encode ? VKCU_SINK_ENCODE : vulkan ? VKCU_SINK_CALLBACK : VKCU_SINK_NULL;
     p.on_frame = on_frame;
     p.download = vulkan ? VKCU_DOWNLOAD_VULKAN : VKCU_DOWNLOAD_CUDA;
     p.backend = VKCU_BACKEND_GPU;
-    p.progress = 0;
+    p.progress = encode;
+    p.progress_cb = on_progress;
     p.ring_size = ring;
-    p.chain = "copy";
+    p.chain = encode ? "convert=format=yuv444p" : "copy";
+    if (encode) {
+        p.output = out_path;
+        p.overwrite = 1;
+        p.encoder = "ffv1_vulkan";
+    }
     int ret = vkcu_job_run(&p, r);
     if (ret < 0)
         fprintf(stderr, "job failed: %s\n", r->error);
@@ -55,31 +94,43 @@ static int run(const char *clip, int ring, int vulkan, vkcu_job_result *r)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || (argc > 2 && strcmp(argv[2], "cuda") && strcmp(argv[2], "vulkan"))) {
-        fprintf(stderr, "usage: %s CLIP [cuda|vulkan]\n", argv[0]);
+    if (argc < 2 || (argc > 2 && strcmp(argv[2], "cuda") && strcmp(argv[2], "vulkan") && strcmp(argv[2], "encode"))) {
+        fprintf(stderr, "usage: %s CLIP [cuda|vulkan|encode]\n", argv[0]);
         return 2;
     }
     const int vulkan = argc > 2 && !strcmp(argv[2], "vulkan");
+    const int encode = argc > 2 && !strcmp(argv[2], "encode");
     if (!vkcu_gpu_available()) {
         printf("no CUDA device: skipped\n");
         return 77;
     }
+    if (encode && !avcodec_find_encoder_by_name("ffv1_vulkan")) {
+        printf("no ffv1_vulkan in this build (FFmpeg %s): skipped\n", av_version_info());
+        return 77;
+    }
+    char dir[] = "/tmp/vkcu-leaks-XXXXXX";
+    if (encode && !mkdtemp(dir)) {
+        printf("cannot make a temporary folder\n");
+        return 1;
+    }
+    snprintf(out_path, sizeof(out_path), "%s/out.mkv", dir);
     vkcu_set_log_level(VKCU_LOG_ERROR);
     vkcu_job_result r;
     /* A first short run initialises the CUDA runtime and driver state. */
     const int ring = 5;
-    if (run(argv[1], ring, vulkan, &r) < 0)
+    if (run(argv[1], ring, vulkan, encode, &r) < 0)
         return 1;
     int fds0 = tu_proc_count("fd");
     size_t free0, total;
     cudaMemGetInfo(&free0, &total);
-    if (run(argv[1], ring, vulkan, &r) < 0)
+    fd_min = 1 << 30, fd_max = -1, mem_min = mem_max = -1; /* the second run's samples only */
+    if (run(argv[1], ring, vulkan, encode, &r) < 0)
         return 1;
     int fds1 = tu_proc_count("fd");
     size_t free1;
     cudaMemGetInfo(&free1, &total);
     /* NV12: 2 planes + ready + done per slot; the output ring: memory + filled + drained per slot. */
-    int64_t want_imports = (int64_t)ring * (2 + 2) + (vulkan ? (int64_t)ring * 3 : 0);
+    int64_t want_imports = (int64_t)ring * (2 + 2) + (vulkan || encode ? (int64_t)ring * 3 : 0);
     int fail = 0;
     if (r.imports != want_imports) {
         printf("imports: %lld for %lld frames, expected %lld (ring %d x (2 planes + 2 semaphores)%s)\n",
@@ -90,6 +141,19 @@ int main(int argc, char **argv)
     if (vulkan && (r.vk_readbacks != r.frames_out || host_frames != 2 * r.frames_out)) {
         printf("readbacks: %lld Vulkan readbacks and %lld host frames (two runs) for %lld frames a run\n",
                (long long)r.vk_readbacks, (long long)host_frames, (long long)r.frames_out);
+        fail = 1;
+    }
+    if (encode && (strcmp(r.encoder, "ffv1_vulkan") || r.vk_readbacks || r.encoded_bytes <= 0 ||
+                   r.dtoh_bytes != r.encoded_bytes)) {
+        printf("encode: encoder %s, %lld readbacks, %lld bytes to the host for %lld bytes of packets (want "
+               "ffv1_vulkan, none, packets only)\n", r.encoder, (long long)r.vk_readbacks, (long long)r.dtoh_bytes,
+               (long long)r.encoded_bytes);
+        fail = 1;
+    }
+    /* During the run: no FD more than the encoder's first frames made, the GPU's free memory within 64 MiB. */
+    if (encode && (fd_max < 0 || fd_max - fd_min > 0 || mem_max - mem_min > (64ll << 20))) {
+        printf("during the run: fds %d..%d, GPU free memory %lld..%lld (%s)\n", fd_min, fd_max, mem_min, mem_max,
+               fd_max < 0 ? "never sampled" : "not flat");
         fail = 1;
     }
     if (r.dtod_copies != r.frames_out || r.htod_bytes != 0) {
@@ -106,8 +170,15 @@ int main(int argc, char **argv)
         printf("CUDA memory: %lld bytes fewer free after the run\n", leaked);
         fail = 1;
     }
-    printf("%lld frames%s: imports %lld (= ring %d x %d), fds %d -> %d, CUDA free %zu -> %zu\n",
-           (long long)r.frames_out, vulkan ? " through the output ring" : "", (long long)r.imports, ring,
-           vulkan ? 7 : 4, fds0, fds1, free0, free1);
+    printf("%lld frames%s: imports %lld (= ring %d x %d), fds %d -> %d, CUDA free %zu -> %zu%s", (long long)r.frames_out,
+           encode ? " through ffv1_vulkan from the output ring" : vulkan ? " through the output ring" : "",
+           (long long)r.imports, ring, vulkan || encode ? 7 : 4, fds0, fds1, free0, free1, encode ? "" : "\n");
+    if (encode)
+        printf("; during the run fds %d..%d, free %lld..%lld; %lld packet bytes = dtoh_bytes\n", fd_min, fd_max,
+               mem_min, mem_max, (long long)r.encoded_bytes);
+    if (encode) {
+        unlink(out_path);
+        rmdir(dir);
+    }
     return fail;
 }

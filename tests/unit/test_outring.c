@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include <libavutil/hwcontext.h>
 #include <libavutil/hwcontext_vulkan.h>
+#include <libavutil/pixdesc.h>
 
 #include "gpu/outring_vk.h"
 #include "gpu/vkdev.h"
@@ -33,11 +34,12 @@
 #include "test_util.h"
 #include "util/error.h"
 
+#define NB(a) ((int)(sizeof(a) / sizeof((a)[0])))
 #define SLOTS 3
 #define ROUNDS 3
 #define FRAMES (SLOTS * ROUNDS)
 /* Not a multiple of 4 or of a page: the copy must move exactly this much. */
-#define FRAME_SIZE (192 * 72 + 37) /* also holds to_frame's 70x46 P010 slot */
+#define FRAME_SIZE (4 * 192 * 46 + 37) /* also holds to_frame's largest slot: 4 planes, 70x46 at 16 bits */
 
 static uint8_t pattern(int frame, size_t i)
 {
@@ -72,31 +74,38 @@ static int submit(const vkcu_vkfn *vk, AVHWDeviceContext *dctx, writer *w, uint3
     return r == VK_SUCCESS ? 0 : -1;
 }
 
-/* Slot 0 (used: the writer waits on its drained) filled with a frame in
- * the encoder's layout (vkcu_outring_semiplanar_layout: NV12, or P010 with
- * depth16), copied by vkcu_outring_to_frame into a frame of a plain FFmpeg
- * Vulkan frames context (images with TRANSFER_DST | TRANSFER_SRC, as an
+/* Slot 0 (used: the writer waits on its drained) filled with a frame laid
+ * out as vkcu_outring_layout gives it for `sw` (the encoders' layouts:
+ * NV12/P010 for the video encoders, planar 8- to 16-bit 4:2:0/4:2:2/4:4:4
+ * with or without alpha for the compute encoders), copied by
+ * vkcu_outring_to_frame into a frame of a plain FFmpeg Vulkan frames
+ * context of that format (images with TRANSFER_DST | TRANSFER_SRC, as an
  * encoder's would be written and as FFmpeg's download reads them; no
- * encoder), downloaded by FFmpeg. The frame's timeline value must advance
- * by one and its layout be stored. Returns 1 when it ran and matched, 0
- * when not run (*why says why), -1 on failure. */
+ * encoder; one_per_plane: one image per plane, as the compute encoders'
+ * frames are made, else FFmpeg's choice: one multi-planar image where the
+ * driver has the format), downloaded by FFmpeg. Every visible byte must be
+ * the slot's, the frame's timeline value must advance by one and its
+ * layout be stored. Returns 1 when it ran and matched, 0 when not run (the
+ * device makes no such images; *why says so), -1 on failure. */
 static int to_frame(const vkcu_vkfn *vk, AVHWDeviceContext *dctx, vkcu_outring *ring, writer *w, uint32_t qf,
-                    int *used, int depth16, const char **why)
+                    int *used, enum AVPixelFormat sw, int W, int H, int one_per_plane, const char **why)
 {
 #ifdef __SANITIZE_ADDRESS__
     /* FFmpeg's download (av_hwframe_transfer_data) leaves its device
      * context unfreed in the sanitizer build: see test_vkdev.c. */
-    (void)vk, (void)dctx, (void)ring, (void)w, (void)qf, (void)used, (void)depth16;
+    (void)vk, (void)dctx, (void)ring, (void)w, (void)qf, (void)used, (void)sw, (void)W, (void)H, (void)one_per_plane;
     *why = "not run (sanitizer build)";
     return 0;
 #else
     char err[256] = "";
-    /* Rows padded (pitch 192 bytes for 70 samples), odd chroma width. */
-    const int W = 70, H = 46, s = 0, n = 1000 + depth16;
-    const enum AVPixelFormat sw = depth16 ? AV_PIX_FMT_P010 : AV_PIX_FMT_NV12;
-    size_t offset[2];
-    int pitch[2];
-    size_t size = vkcu_outring_semiplanar_layout(depth16, W, H, offset, pitch);
+    const int s = 0, n = 1000 + sw * 7 + W;
+    vkcu_slot_layout l;
+    CHECK(vkcu_outring_layout(sw, W, H, &l) == 0, "%s %dx%d: no slot layout", av_get_pix_fmt_name(sw), W, H);
+    for (int p = 0; p < l.nb_planes; p++)
+        CHECK(l.pitch[p] % 64 == 0 && l.pitch[p] % l.texel[p] == 0 && l.pitch[p] >= l.plane_w[p] * l.texel[p] &&
+                  (p == 0 ? l.offset[p] == 0 : l.offset[p] == l.offset[p - 1] + (size_t)l.pitch[p - 1] * l.plane_h[p - 1]),
+              "%s %dx%d plane %d: pitch %d, texel %d, offset %zu", av_get_pix_fmt_name(sw), W, H, p, l.pitch[p],
+              l.texel[p], l.offset[p]);
     VkDevice dev = ((AVVulkanDeviceContext *)dctx->hwctx)->act_dev;
     AVBufferRef *devref = av_buffer_ref(vkcu_outring_device(ring));
     AVBufferRef *frames = av_hwframe_ctx_alloc(devref);
@@ -105,39 +114,43 @@ static int to_frame(const vkcu_vkfn *vk, AVHWDeviceContext *dctx, vkcu_outring *
     fc->sw_format = sw;
     fc->width = W;
     fc->height = H;
-    ((AVVulkanFramesContext *)fc->hwctx)->usage = VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
+    AVVulkanFramesContext *vfc = fc->hwctx;
+    vfc->usage = VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
+    if (one_per_plane)
+        vfc->flags |= AV_VK_FRAME_FLAG_DISABLE_MULTIPLANE;
     int r = av_hwframe_ctx_init(frames);
     if (r < 0) {
-        /* lavapipe 22.3 may lack the 10-bit two-plane format: said, not failed. */
-        *why = depth16 ? "not run: this device makes no P010 images" : "not run: this device makes no NV12 images";
-        CHECK(depth16, "NV12 frames context: %s", av_err2str(r));
+        /* lavapipe 22.3 may lack a format: said, not failed. */
+        *why = "not run: FFmpeg or this device makes no such images";
         av_buffer_unref(&frames);
         av_buffer_unref(&devref);
-        return depth16 ? 0 : -1;
+        return 0;
     }
-    CHECK(size <= FRAME_SIZE, "slot of %zu bytes for a %zu-byte frame", (size_t)FRAME_SIZE, size);
+    CHECK(l.size <= FRAME_SIZE, "slot of %zu bytes for a %zu-byte frame", (size_t)FRAME_SIZE, l.size);
     if (used[s]) {
         submit(vk, dctx, w, qf, w->drained[s], VK_NULL_HANDLE, w->fence);
         vk->vkWaitForFences(dev, 1, &w->fence, VK_TRUE, 5000000000ull);
         vk->vkResetFences(dev, 1, &w->fence);
     }
-    for (size_t i = 0; i < size; i++)
+    for (size_t i = 0; i < l.size; i++)
         w->map[s][i] = pattern(n, i);
     submit(vk, dctx, w, qf, VK_NULL_HANDLE, w->filled[s], VK_NULL_HANDLE);
     used[s] = 1;
     AVFrame *hwf = av_frame_alloc(), *back = av_frame_alloc();
     CHECK((r = av_hwframe_get_buffer(frames, hwf, 0)) == 0, "frame: %s", av_err2str(r));
-    int ticket = -1;
+    int ticket = -1, nb_img = 0;
     uint64_t v0 = 0;
     AVVkFrame *vkf = r == 0 ? (AVVkFrame *)hwf->data[0] : NULL;
-    if (vkf)
+    if (vkf) {
         v0 = vkf->sem_value[0];
+        while (nb_img < AV_NUM_DATA_POINTERS && vkf->img[nb_img])
+            nb_img++;
+    }
     /* Waits `filled` and signals `drained` even when the frame is refused
      * later: only a frame from the pool is handed over. */
-    r = vkf ? vkcu_outring_to_frame(ring, s, hwf, offset, pitch, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, &ticket, err,
-                                    sizeof(err))
+    r = vkf ? vkcu_outring_to_frame(ring, s, hwf, &l, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, &ticket, err, sizeof(err))
             : -1;
-    CHECK(r == 0, "to_frame (%s): %s", av_get_pix_fmt_name(sw), err);
+    CHECK(r == 0, "to_frame (%s %dx%d): %s", av_get_pix_fmt_name(sw), W, H, err);
     CHECK(r < 0 || (vkf->sem_value[0] == v0 + 1 && vkf->layout[0] == VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL),
           "the frame's timeline value %llu (was %llu), layout %d", (unsigned long long)vkf->sem_value[0],
           (unsigned long long)v0, (int)vkf->layout[0]);
@@ -147,25 +160,31 @@ static int to_frame(const vkcu_vkfn *vk, AVHWDeviceContext *dctx, vkcu_outring *
         back->format = sw;
         CHECK((r = av_hwframe_transfer_data(back, hwf, 0)) == 0, "download: %s", av_err2str(r));
     }
-    int same = r == 0, bytes = depth16 ? 2 : 1;
-    for (int p = 0; same && p < 2; p++) {
-        int rows = p ? (H + 1) / 2 : H, used_bytes = (p ? (W + 1) / 2 * 2 : W) * bytes;
-        for (int y = 0; same && y < rows; y++)
-            for (int x = 0; same && x < used_bytes; x++)
-                same = back->data[p][y * back->linesize[p] + x] == pattern(n, offset[p] + (size_t)y * pitch[p] + x);
-    }
-    CHECK(r < 0 || same, "the encode consumer's %s frame differs from the slot", av_get_pix_fmt_name(sw));
-    /* An AVFrame that is not a Vulkan frame is refused (before any submission). */
+    long bad = r == 0 ? 0 : -1;
+    for (int p = 0; !bad && p < l.nb_planes; p++)
+        for (int y = 0; y < l.plane_h[p]; y++)
+            for (int x = 0; x < l.plane_w[p] * l.texel[p]; x++)
+                bad += back->data[p][y * back->linesize[p] + x] != pattern(n, l.offset[p] + (size_t)y * l.pitch[p] + x);
+    CHECK(!bad, "the encode consumer's %s %dx%d frame (%d image%s) differs from the slot in %ld bytes",
+          av_get_pix_fmt_name(sw), W, H, nb_img, nb_img == 1 ? "" : "s", bad);
+    /* Refused before any submission: a software frame, and a Vulkan frame
+     * of another format than the slot's. */
     err[0] = 0;
-    CHECK(vkcu_outring_to_frame(ring, s, back, offset, pitch, VK_IMAGE_LAYOUT_GENERAL, &ticket, err, sizeof(err)) ==
+    CHECK(vkcu_outring_to_frame(ring, s, back, &l, VK_IMAGE_LAYOUT_GENERAL, &ticket, err, sizeof(err)) ==
                   VKCU_ERR_DEVICE && strstr(err, "not a Vulkan frame"),
           "a software frame accepted: '%s'", err);
+    vkcu_slot_layout other = l;
+    other.format = sw == AV_PIX_FMT_NV12 ? AV_PIX_FMT_YUV420P : AV_PIX_FMT_NV12;
+    err[0] = 0;
+    CHECK(vkf && vkcu_outring_to_frame(ring, s, hwf, &other, VK_IMAGE_LAYOUT_GENERAL, &ticket, err, sizeof(err)) ==
+                     VKCU_ERR_DEVICE && strstr(err, "the destination frame is"),
+          "a frame of another format accepted: '%s'", err);
     av_frame_free(&hwf);
     av_frame_free(&back);
     av_buffer_unref(&frames);
     av_buffer_unref(&devref);
-    *why = same ? "bit-exact" : "WRONG";
-    return same ? 1 : -1;
+    *why = bad ? "WRONG" : nb_img > 1 || l.nb_planes == 1 ? "bit-exact (image per plane)" : "bit-exact (multi-planar)";
+    return bad ? -1 : 1;
 #endif
 }
 
@@ -305,7 +324,8 @@ static int run(const vkcu_vkfn *vk, AVBufferRef *devref, uint32_t qf, int export
     /* The encode consumer's copy, into frames FFmpeg allocated (NV12 and
      * P010, one multi-planar image each, their own timelines): what
      * FFmpeg's download then reads is what the writer put in the slot. */
-    const char *to_frame_why[2] = { "not run", "not run" };
+    int copies = 0, copies_skipped = 0;
+    char copy_notes[1024] = "";
     if (ok) {
         VkFormat vf;
         VkImageUsageFlags usage;
@@ -315,8 +335,34 @@ static int run(const vkcu_vkfn *vk, AVBufferRef *devref, uint32_t qf, int export
                       VKCU_ERR_DEVICE &&
                   strstr(err, "h264_vulkan: the Vulkan device has no VK_KHR_video_encode_queue"),
               "encode format on a device without encode: '%s'", err);
-        for (int d16 = 0; d16 < 2; d16++)
-            to_frame(vk, dctx, ring, &w, qf, used, d16, &to_frame_why[d16]);
+        /* The video encoders' NV12/P010 and the compute encoders' planar
+         * layouts, 8 to 16 bits, 4:2:0/4:2:2/4:4:4, with alpha; padded rows
+         * with odd chroma widths, odd sizes, 1x1; FFmpeg's own image choice
+         * and one image per plane (the compute encoders' frames). */
+        static const enum AVPixelFormat fmts[] = {
+            AV_PIX_FMT_NV12, AV_PIX_FMT_P010, AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUV420P10, AV_PIX_FMT_YUV420P12,
+            AV_PIX_FMT_YUV420P16, AV_PIX_FMT_YUV422P, AV_PIX_FMT_YUV422P10, AV_PIX_FMT_YUV444P, AV_PIX_FMT_YUV444P10,
+            AV_PIX_FMT_YUV444P16, AV_PIX_FMT_YUVA420P, AV_PIX_FMT_YUVA444P10, AV_PIX_FMT_YUVA444P16,
+        };
+        static const int sizes[][2] = { { 70, 46 }, { 77, 45 }, { 1, 1 } };
+        for (int f = 0; f < NB(fmts); f++)
+            for (int z = 0; z < NB(sizes); z++)
+                for (int one = 0; one < 2; one++) {
+                    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(fmts[f]);
+                    int even = !(sizes[z][0] & ((1 << d->log2_chroma_w) - 1)) &&
+                               !(sizes[z][1] & ((1 << d->log2_chroma_h) - 1));
+                    /* Multi-planar 4:2:0/4:2:2 images need even sizes (Vulkan); the compute encoders' are per plane. */
+                    if (!one && !even)
+                        continue;
+                    const char *why = "not run";
+                    int r2 = to_frame(vk, dctx, ring, &w, qf, used, fmts[f], sizes[z][0], sizes[z][1], one, &why);
+                    copies += r2 > 0;
+                    copies_skipped += r2 == 0;
+                    if (r2 == 0 && !strstr(copy_notes, av_get_pix_fmt_name(fmts[f])) &&
+                        strlen(copy_notes) < sizeof(copy_notes) - 64)
+                        snprintf(copy_notes + strlen(copy_notes), sizeof(copy_notes) - strlen(copy_notes), "%s%s",
+                                 copy_notes[0] ? " " : "", av_get_pix_fmt_name(fmts[f]));
+                }
     }
     /* Drain the last frames' `drained` so no signal is left pending. */
     for (int s = 0; ok && s < SLOTS; s++) {
@@ -356,21 +402,25 @@ static int run(const vkcu_vkfn *vk, AVBufferRef *devref, uint32_t qf, int export
     CHECK(fds0 == fds1, "file descriptors: %d before the ring, %d after", fds0, fds1);
     if (ok)
         printf("%s readback: %d frames through %d slots bit-exact on %s, semaphores %s, fds %d -> %d; "
-               "encode consumer's copy into an FFmpeg NV12 frame %s, P010 frame %s\n",
+               "encode consumer's copy into FFmpeg Vulkan frames: %d bit-exact (NV12, P010, planar 8-16 bit "
+               "4:2:0/4:2:2/4:4:4, alpha; 70x46, 77x45, 1x1), %d not run%s%s%s\n",
                tu_failures ? "FAIL" : "PASS", nb, SLOTS, devname,
                export_sems ? "exported and imported" : "not exportable here (ring's own signalled)", fds0, fds1,
-               to_frame_why[0], to_frame_why[1]);
+               copies, copies_skipped, copies_skipped ? " (FFmpeg or the device makes no such images: " : "", copy_notes,
+               copies_skipped ? ")" : "");
     return skipped ? 77 : 0;
 }
 
-#define NB(a) ((int)(sizeof(a) / sizeof((a)[0])))
 #define ENC VK_QUEUE_VIDEO_ENCODE_BIT_KHR
 #define E264 VK_VIDEO_CODEC_OPERATION_ENCODE_H264_BIT_KHR
 #define E265 VK_VIDEO_CODEC_OPERATION_ENCODE_H265_BIT_KHR
 
 static void test_caps(void)
 {
-    char line[256];
+    char line[512];
+    const vkcu_outring_compute both[] = { { "ffv1_vulkan", "" }, { "prores_ks_vulkan", "" } };
+    const vkcu_outring_compute lacking[] = { { "ffv1_vulkan", "shaderInt8, bufferDeviceAddress" },
+                                             { "prores_ks_vulkan", "" } };
     /* The H200 (driver 580): graphics, transfer, compute, decode (H.264, HEVC), optical flow. */
     const vkcu_vk_queue_family h200[] = {
         { VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT | VK_QUEUE_TRANSFER_BIT, 16, 0 },
@@ -383,9 +433,24 @@ static void test_caps(void)
     const char *h200_exts[] = { VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME,
                                 VK_KHR_VIDEO_QUEUE_EXTENSION_NAME, VK_KHR_VIDEO_DECODE_QUEUE_EXTENSION_NAME,
                                 VK_KHR_VIDEO_DECODE_H264_EXTENSION_NAME, VK_KHR_VIDEO_DECODE_H265_EXTENSION_NAME };
-    VkVideoCodecOperationFlagsKHR ops = vkcu_outring_caps(h200, NB(h200), h200_exts, NB(h200_exts), line, sizeof(line));
-    CHECK(ops == 0 && !strcmp(line, "output ring (CUDA -> Vulkan): yes; zero-copy encode: no (no Vulkan video encode queue)"),
+    /* FFmpeg 8.1 with both compute encoders, every feature there: they take ring frames on the compute-only family. */
+    VkVideoCodecOperationFlagsKHR ops =
+        vkcu_outring_caps(h200, NB(h200), h200_exts, NB(h200_exts), both, 2, line, sizeof(line));
+    CHECK(ops == 0 && !strcmp(line, "output ring (CUDA -> Vulkan): yes; zero-copy encode: ffv1_vulkan prores_ks_vulkan "
+                                    "(compute queue family 2); h264_vulkan hevc_vulkan: no (no Vulkan video encode queue)"),
           "H200: ops %#x, '%s'", (unsigned)ops, line);
+    /* FFmpeg 7.1 (no compute encoders); a device without a needed feature. */
+    vkcu_outring_caps(h200, NB(h200), h200_exts, NB(h200_exts), NULL, 0, line, sizeof(line));
+    CHECK(strstr(line, "; zero-copy encode: ffv1_vulkan prores_ks_vulkan: not in this build; h264_vulkan hevc_vulkan: no"),
+          "H200, FFmpeg 7.1: '%s'", line);
+    vkcu_outring_caps(h200, NB(h200), h200_exts, NB(h200_exts), lacking, 2, line, sizeof(line));
+    CHECK(strstr(line, "; zero-copy encode: prores_ks_vulkan (compute queue family 2); ffv1_vulkan: no (lacks "
+                       "shaderInt8, bufferDeviceAddress); h264_vulkan"),
+          "missing features: '%s'", line);
+    const vkcu_vk_queue_family no_compute[] = { { VK_QUEUE_TRANSFER_BIT, 2, 0 } };
+    vkcu_outring_caps(no_compute, NB(no_compute), h200_exts, NB(h200_exts), both, 2, line, sizeof(line));
+    CHECK(strstr(line, "; zero-copy encode: ffv1_vulkan: no (no compute queue); prores_ks_vulkan: no (no compute queue); "),
+          "no compute queue: '%s'", line);
 
     /* A GPU that encodes both codecs on family 1. */
     const vkcu_vk_queue_family enc[] = { { VK_QUEUE_COMPUTE_BIT | VK_QUEUE_TRANSFER_BIT, 2, 0 },
@@ -393,20 +458,22 @@ static void test_caps(void)
     const char *enc_exts[] = { VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME,
                                VK_KHR_VIDEO_QUEUE_EXTENSION_NAME, VK_KHR_VIDEO_ENCODE_QUEUE_EXTENSION_NAME,
                                VK_KHR_VIDEO_ENCODE_H264_EXTENSION_NAME, VK_KHR_VIDEO_ENCODE_H265_EXTENSION_NAME };
-    ops = vkcu_outring_caps(enc, NB(enc), enc_exts, NB(enc_exts), line, sizeof(line));
+    ops = vkcu_outring_caps(enc, NB(enc), enc_exts, NB(enc_exts), both, 2, line, sizeof(line));
     CHECK(ops == (E264 | E265) &&
-              !strcmp(line, "output ring (CUDA -> Vulkan): yes; zero-copy encode: yes (h264_vulkan hevc_vulkan, queue family 1)"),
+              !strcmp(line, "output ring (CUDA -> Vulkan): yes; zero-copy encode: ffv1_vulkan prores_ks_vulkan "
+                            "(compute queue family 0); h264_vulkan hevc_vulkan (video encode queue family 1)"),
           "encoder: ops %#x, '%s'", (unsigned)ops, line);
     /* Without the HEVC extension only H.264; without the encode queue extension nothing. */
-    ops = vkcu_outring_caps(enc, NB(enc), enc_exts, NB(enc_exts) - 1, line, sizeof(line));
-    CHECK(ops == E264 && strstr(line, "yes (h264_vulkan, queue family 1)"), "no HEVC ext: ops %#x, '%s'",
+    ops = vkcu_outring_caps(enc, NB(enc), enc_exts, NB(enc_exts) - 1, both, 2, line, sizeof(line));
+    CHECK(ops == E264 && strstr(line, "; h264_vulkan (video encode queue family 1)"), "no HEVC ext: ops %#x, '%s'",
           (unsigned)ops, line);
     const char *no_queue_ext[] = { VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME,
                                    VK_KHR_VIDEO_QUEUE_EXTENSION_NAME, VK_KHR_VIDEO_ENCODE_H264_EXTENSION_NAME };
-    ops = vkcu_outring_caps(enc, NB(enc), no_queue_ext, NB(no_queue_ext), line, sizeof(line));
-    CHECK(ops == 0 && strstr(line, "zero-copy encode: no (lacks VK_KHR_video_encode_queue)"), "no queue ext: '%s'", line);
+    ops = vkcu_outring_caps(enc, NB(enc), no_queue_ext, NB(no_queue_ext), both, 2, line, sizeof(line));
+    CHECK(ops == 0 && strstr(line, "; h264_vulkan hevc_vulkan: no (lacks VK_KHR_video_encode_queue)"), "no queue ext: '%s'",
+          line);
     /* No semaphore FDs (lavapipe 22.3): no ring, hence no zero-copy encode either. */
-    ops = vkcu_outring_caps(enc, NB(enc), enc_exts + 0, 1, line, sizeof(line));
+    ops = vkcu_outring_caps(enc, NB(enc), enc_exts + 0, 1, both, 2, line, sizeof(line));
     CHECK(ops == 0 &&
               !strcmp(line, "output ring (CUDA -> Vulkan): no (lacks VK_KHR_external_semaphore_fd); "
                             "zero-copy encode: no (needs the output ring)"),

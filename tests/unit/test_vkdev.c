@@ -20,6 +20,7 @@
 
 #include "gpu/device.h"
 #include "gpu/vkdev.h"
+#include "gpu/vkshader.h"
 #include "gpu/vkinstance.h"
 #include "util/error.h"
 #include "test_util.h"
@@ -88,6 +89,17 @@ static void test_plans(void)
     CHECK(!plan_has(&p, VK_NV_OPTICAL_FLOW_EXTENSION_NAME) && !plan_has(&p, VK_KHR_SWAPCHAIN_EXTENSION_NAME),
           "H200: an extension nobody uses is enabled");
     CHECK(p.video_maintenance1 == 1, "H200: video maintenance 1 not planned");
+    /* FFmpeg's compute encoders' shaders use VK_KHR_shader_expect_assume where offered. */
+    if (vkcu_vk_shader_extension()) {
+        const char *with_ea[NB(all_exts) + 1];
+        for (int i = 0; i < NB(all_exts); i++)
+            with_ea[i] = all_exts[i];
+        with_ea[NB(all_exts)] = vkcu_vk_shader_extension();
+        plan(h200, NB(h200), with_ea, NB(with_ea), VKCU_PLAN_INTEROP | VKCU_PLAN_DECODE, 1, 8, 0, &p, err, sizeof(err));
+        CHECK(p.nb_exts == NB(want) + 1 && plan_has(&p, vkcu_vk_shader_extension()),
+              "H200 offering %s: %d extensions, it %s planned", vkcu_vk_shader_extension(), p.nb_exts,
+              plan_has(&p, vkcu_vk_shader_extension()) ? "is" : "is not");
+    }
 
     /* More compute queues on request, never more than the family has; decode lanes capped. */
     plan(h200, NB(h200), all_exts, NB(all_exts), VKCU_PLAN_INTEROP, 4, 2, 0, &p, err, sizeof(err));
@@ -222,8 +234,10 @@ static int test_device(void)
               (hw->qf[0].flags & VK_QUEUE_COMPUTE_BIT) && (hw->qf[0].flags & VK_QUEUE_TRANSFER_BIT),
           "qf[0]: family %d x%d flags %#x", hw->qf[0].idx, hw->qf[0].num, (unsigned)hw->qf[0].flags);
     CHECK(hw->nb_qf == 1 + (plan.decode_family >= 0), "%d queue families listed", hw->nb_qf);
-    /* All planned (video maintenance 1 only where its feature is there too). */
-    CHECK(hw->nb_enabled_dev_extensions <= plan.nb_exts && hw->nb_enabled_dev_extensions >= plan.nb_exts - plan.video_maintenance1,
+    /* All planned (video maintenance 1 and the shaders' expect/assume only where their features are there too). */
+    int shader_ext = vkcu_vk_shader_extension() && plan_has(&plan, vkcu_vk_shader_extension());
+    CHECK(hw->nb_enabled_dev_extensions <= plan.nb_exts &&
+              hw->nb_enabled_dev_extensions >= plan.nb_exts - plan.video_maintenance1 - shader_ext,
           "%d extensions enabled, planned %d", hw->nb_enabled_dev_extensions, plan.nb_exts);
     /* The feature chain says what is on: timeline semaphores and synchronization2. */
     int timeline = 0, sync2 = 0;
@@ -235,6 +249,22 @@ static int test_device(void)
     }
     CHECK(hw->device_features.sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2 && timeline && sync2,
           "device_features chain: timeline %d, synchronization2 %d", timeline, sync2);
+    /* FFmpeg's shader features (its compute encoders' and filters'), on where
+     * the device has them, as FFmpeg's own device has them: the same missing
+     * list from what is on as from what is there. */
+    vkcu_vk_features sup, on;
+    vkcu_vk_features_query(vi->fn.vkGetInstanceProcAddr, vi->inst, vi->devs[0].pd, caps->exts, caps->nb_exts, &sup);
+    vkcu_vk_features_enabled(vi->fn.vkGetInstanceProcAddr, vi->inst, vi->devs[0].pd, &hw->device_features,
+                             hw->enabled_dev_extensions, hw->nb_enabled_dev_extensions, &on);
+    char miss_sup[512], miss_on[512];
+    int n_sup = vkcu_vk_encoder_features_missing(&sup, NULL, miss_sup, sizeof(miss_sup));
+    int n_on = vkcu_vk_encoder_features_missing(&on, NULL, miss_on, sizeof(miss_on));
+    CHECK(n_sup == n_on && !strcmp(miss_sup, miss_on) && on.f12.bufferDeviceAddress == sup.f12.bufferDeviceAddress &&
+              on.f12.shaderInt8 == sup.f12.shaderInt8 && on.f10.shaderInt64 == sup.f10.shaderInt64 &&
+              on.f12.vulkanMemoryModel == sup.f12.vulkanMemoryModel && on.f12.timelineSemaphore,
+          "shader features: the device lacks '%s' of what it has ('%s' missing there)", miss_on, miss_sup);
+    printf("note: %s: FFmpeg's compute encoders %s%s\n", devname, n_on ? "could not run here, it lacks " : "could run "
+           "here (every feature they need is on)", n_on ? miss_on : "");
 
     /* FFmpeg makes frames on it and moves one up and back through our queue. */
     AVBufferRef *frames = av_hwframe_ctx_alloc(dev);
