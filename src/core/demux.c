@@ -207,7 +207,8 @@ static int demux_open(const char *path, AVIOContext *pb, int video_stream, vkcu_
         goto fail;
     }
     ret = avformat_find_stream_info(d->fmt, NULL);
-    if (ret < 0 && vkcu_stop_requested()) {
+    /* An interrupted probe can return success with the streams unknown. */
+    if (vkcu_stop_requested()) {
         snprintf(err, errlen, "%s: interrupted while opening", path);
         ret = VKCU_ERR_INTERRUPT;
         goto fail;
