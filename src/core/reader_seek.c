@@ -625,16 +625,18 @@ int vkcu_reader_seek_frames(vkcu_reader *r, const int64_t *indices, int count, v
         }
         s->frame->pts -= s->origin;
         if (s->gpu) {
-            if ((ret = gpu_collect(r, s, 0, targets, got, &popped, line, sizeof(line))) < 0) {
-                av_frame_unref(s->frame);
-                goto fail;
-            }
+            /* Taken out of s->frame first: gpu_collect pops the chain's
+             * finished frames into s->frame. */
             AVFrame *owned = av_frame_clone(s->frame);
             av_frame_unref(s->frame);
             if (!owned) {
                 snprintf(line, sizeof(line), "%s: frame %lld: cannot reference the decoded frame", r->input,
                          (long long)targets[k]);
                 ret = AVERROR(ENOMEM);
+                goto fail;
+            }
+            if ((ret = gpu_collect(r, s, 0, targets, got, &popped, line, sizeof(line))) < 0) {
+                av_frame_free(&owned);
                 goto fail;
             }
             if ((ret = vkcu_gpu_push(s->gpu, owned, line, sizeof(line))) < 0)
