@@ -237,13 +237,33 @@ static int setup_compute(AVCodecContext *enc, AVBufferRef *device, enum AVPixelF
     AVVulkanFramesContext *vfc = fc->hwctx;
     vfc->flags |= AV_VK_FRAME_FLAG_DISABLE_MULTIPLANE;
     ret = av_hwframe_ctx_init(frames);
+    const VkImageUsageFlags need = VK_IMAGE_USAGE_STORAGE_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+    if (ret >= 0 && (vfc->usage & need) != need) {
+        /* FFmpeg 8.1's default usage misses the formats whose planes are
+         * images of their own either way (the alpha ones: yuva444p10 for
+         * ProRes 4444) once multi-planar images are disabled: for them
+         * vkfmt_from_pixfmt2 maps the features of a format it never
+         * queried (its feats_secondary, unset). Ask for the usage the
+         * encoders need, as FFmpeg's own upload gets it. */
+        av_buffer_unref(&frames);
+        if (!(frames = av_hwframe_ctx_alloc(device)))
+            return AVERROR(ENOMEM);
+        fc = (AVHWFramesContext *)frames->data;
+        fc->format = AV_PIX_FMT_VULKAN;
+        fc->sw_format = host_fmt;
+        fc->width = enc->width;
+        fc->height = enc->height;
+        vfc = fc->hwctx;
+        vfc->flags |= AV_VK_FRAME_FLAG_DISABLE_MULTIPLANE;
+        vfc->usage = need | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
+        ret = av_hwframe_ctx_init(frames);
+    }
     if (ret < 0) {
         char buf[128];
         snprintf(err, errlen, "cannot create %s %dx%d input frames on the GPU: %s", av_get_pix_fmt_name(host_fmt), enc->width, enc->height, vkcu_err_str(ret, buf, sizeof(buf)));
         av_buffer_unref(&frames);
         return VKCU_ERR_DEVICE;
     }
-    const VkImageUsageFlags need = VK_IMAGE_USAGE_STORAGE_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
     if ((vfc->usage & need) != need) {
         snprintf(err, errlen, "the GPU's %s images lack %s", av_get_pix_fmt_name(host_fmt),
                  vfc->usage & VK_IMAGE_USAGE_STORAGE_BIT ? "transfer writes" : "the storage usage the encoder reads them with");
