@@ -21,7 +21,8 @@
 #   ffv1 elsewhere, saying which (--stats, batch report), decoded frames
 #   equal to the CPU backend's either way;
 # - 10,000 frames through ffv1_vulkan (test_gpu_leaks encode): imports once
-#   per slot, FDs and GPU memory flat.
+#   per slot, FDs and GPU memory not climbing during the run (the last
+#   third against the first) and back where they were after it.
 # Every command's output is kept in $OUTDIR/encode-compute/.
 set -u
 log=${OUTDIR:-$(mktemp -d)}/encode-compute
@@ -96,6 +97,11 @@ rt() {
   fi
 }
 
+# ONLY="round-trips level3-refusal prores archive-ffv1 leaks" (any of them): those sections alone.
+want() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
+m=$MEDIA
+
+if want round-trips; then
 # Every case of the clips manifest: its chain, or its pipeline's chain (level 4: any size).
 manifest=$(dirname "$0")/../../media/clips.manifest
 # Fields separated by '|' (a tab is blank to read: empty fields would collapse).
@@ -116,7 +122,7 @@ while IFS='|' read -r name in chain pipe nf; do
 done < "$out/cases"
 # Depths, subsamplings and sizes: level 3 where FFV1 has it (4:4:4 at any size,
 # 4:2:0 at multiples of 128), level 4 elsewhere.
-m=$MEDIA
+
 RT_OPTS=level=4 rt yuv422p "$m/h264-aac.mp4" convert=format=yuv422p
 RT_OPTS=level=4 rt yuv422p10 "$m/hevc10.mkv" convert=format=yuv422p10
 RT_OPTS= rt yuv444p-level3 "$m/h264-aac.mp4" convert=format=yuv444p
@@ -129,7 +135,9 @@ RT_OPTS= rt yuv444p-odd-level3 "$m/h264-aac.mp4" convert=format=yuv444p,scale=w=
 RT_OPTS=level=4 rt yuv420p-1x1 "$m/h264-aac.mp4" scale=w=1:h=1
 RT_OPTS= rt yuv444p10-1x1-level3 "$m/hevc10.mkv" convert=format=yuv444p10,scale=w=1:h=1
 echo "# round trips: $ok_rt bit-exact, $refused_rt refused as ffv1 refuses them" >> "$log/summary.txt"
+fi
 
+if want level3-refusal; then
 # Level 3 at a size it cannot code: refused before any output, naming the remedies.
 "$VKCU" "$m/h264-aac.mp4" --backend gpu --encoder ffv1_vulkan -o "$out/l3.mkv" 2> "$log/l3.err"
 rc=$?
@@ -139,7 +147,9 @@ if [ "$rc" = 2 ] && [ ! -e "$out/l3.mkv" ] && [ "$(wc -l < "$log/l3.err")" = 1 ]
 else
   echo "FAIL encode-compute-level3-refusal: exit $rc: $(head -2 "$log/l3.err" | tr '\n' ' ')"
 fi
+fi
 
+if want prores; then
 # ProRes: vkcu's prores_ks_vulkan against FFmpeg's own on the same frames uploaded.
 # 10-bit 4:4:4 with alpha, as prores_ks_vulkan takes it: FFV1 (FFmpeg's ProRes decoder gives 4444 as 12-bit).
 "$FFMPEG" -hide_banner -loglevel error -nostdin -y -filter_complex testsrc2=size=192x108:rate=25,format=yuva444p10le \
@@ -190,7 +200,9 @@ if [ "$rc" = 2 ] && [ ! -e "$out/p420.mov" ] && grep -q 'convert=format=yuv422p1
 else
   echo "FAIL encode-compute-prores-420-refused: exit $rc: $(head -2 "$log/p420.err" | tr '\n' ' ')"
 fi
+fi
 
+if want archive-ffv1; then
 # archive-ffv1: the GPU encoder where level 3 takes the frames, the CPU one elsewhere; the same decoded frames.
 "$FFMPEG" -hide_banner -loglevel error -nostdin -y -filter_complex testsrc2=size=256x128:rate=25 -frames:v 20 \
   -c:v libx264 -pix_fmt yuv420p "$out/a256.mp4" 2> "$log/a256.err"
@@ -234,7 +246,9 @@ else
   echo "FAIL encode-compute-archive-ffv1-report: $(tr '\n' ' ' < "$out/r.jsonl" | cut -c1-300)"
 fi
 
-# 10,000 frames through ffv1_vulkan: imports once per slot, FDs and GPU memory flat.
+fi
+if want leaks; then
+# 10,000 frames through ffv1_vulkan: imports once per slot, FDs and GPU memory not climbing, back after.
 if [ -s "$BIG/h264-10k.mp4" ]; then
   timeout -s KILL 600 "$TESTBIN/test_gpu_leaks" "$BIG/h264-10k.mp4" encode > "$log/leaks.txt" 2>&1
   case $? in
@@ -244,6 +258,7 @@ if [ -s "$BIG/h264-10k.mp4" ]; then
   esac
 else
   echo "SKIP encode-compute-leaks: the 10,000-frame clip is missing (make_big_clips)"
+fi
 fi
 }
 
