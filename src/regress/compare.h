@@ -23,13 +23,6 @@
 #include "core/stage.h"
 
 /* ---- hash lists ---- */
-/* Comment lines of vkcu's framemd5 and framecrc lists (readers of those
- * formats skip lines that start with '#'): "#timing: decoded" in the
- * header of a list of every decoded frame (VKCU_TIMING_DECODED), and
- * "#concealed: ..." before the line of a frame decoded from damaged data. */
-#define VKCU_HASH_TIMING_MARK "#timing:"
-#define VKCU_HASH_CONCEALED_MARK "#concealed:"
-
 typedef struct vkcu_hash_entry {
     int64_t dts, pts, duration;
     int size;
