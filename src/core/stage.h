@@ -67,7 +67,7 @@ void vkcu_decoder_close(vkcu_decoder **dec);
 /* The software pixel format of decoded frames (resolves hardware frames). */
 enum AVPixelFormat vkcu_frame_sw_format(const AVFrame *frame);
 
-/* ---- sinks (sink_hash.c, sink_encode.c) ---- */
+/* ---- sinks (sink_hash.c, sink_null.c, sink_encode.c, sink_callback.c) ---- */
 typedef struct vkcu_sink vkcu_sink;
 typedef struct vkcu_sink_class {
     const char *name;

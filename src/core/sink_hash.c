@@ -25,11 +25,11 @@
 
 #include "util/blake3.h"
 #include "util/file.h"
-#include "compare.h"
+#include "util/hash_algo.h"
 #include "util/json.h"
 #include "util/log.h"
-#include "core/stage.h"
-#include "core/timing.h"
+#include "stage.h"
+#include "timing.h"
 #include "util/queue.h"
 #include "util/xxhash64.h"
 
@@ -505,27 +505,4 @@ const vkcu_sink_class vkcu_sink_hash = {
     .open = hash_open,
     .write_frame = hash_write,
     .close = hash_close,
-};
-
-static int null_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb)
-{
-    (void)s, (void)fmt, (void)tb;
-    return 0;
-}
-static int null_write(vkcu_sink *s, AVFrame *frame)
-{
-    (void)s, (void)frame;
-    return 0;
-}
-static int null_close(vkcu_sink *s, int ok)
-{
-    (void)s, (void)ok;
-    return 0;
-}
-
-const vkcu_sink_class vkcu_sink_null = {
-    .name = "null",
-    .open = null_open,
-    .write_frame = null_write,
-    .close = null_close,
 };
