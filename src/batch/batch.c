@@ -37,7 +37,7 @@
 #include "util/log.h"
 #include "util/number.h"
 #include "core/context.h"
-#include "core/stage.h"
+#include "core/outfile.h"
 #include "util/xxhash64.h"
 #include "gpu/device.h"
 

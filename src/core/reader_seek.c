@@ -39,7 +39,7 @@
 #include "context.h"
 #include "gpu/gpu.h"
 #include "reader_priv.h"
-#include "stage.h"
+#include "decode.h"
 #include "util/pool.h"
 
 struct reader_seek {

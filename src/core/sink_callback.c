@@ -8,7 +8,7 @@
 #include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
 
-#include "stage.h"
+#include "sink.h"
 #include "timing.h"
 
 typedef struct callback_sink {

@@ -23,12 +23,13 @@
 #include <libavutil/intreadwrite.h>
 #include <libavutil/pixdesc.h>
 
+#include "gpu/gpu.h" /* vkcu_frame_digest_get */
 #include "util/blake3.h"
 #include "util/file.h"
 #include "util/hash_algo.h"
 #include "util/json.h"
 #include "util/log.h"
-#include "stage.h"
+#include "sink.h"
 #include "timing.h"
 #include "util/queue.h"
 #include "util/xxhash64.h"

@@ -4,7 +4,7 @@
  * demux, decode and the chain and writes no output (benchmarks; decode-only
  * jobs, which also skip the chain, have it as their sink).
  */
-#include "stage.h"
+#include "sink.h"
 
 static int null_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb)
 {

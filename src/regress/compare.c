@@ -32,7 +32,8 @@
 #include "util/json.h"
 #include "util/log.h"
 #include "report.h"
-#include "core/stage.h"
+#include "core/sink.h"
+#include "core/outfile.h"
 #include "util/queue.h"
 #include "vmaf.h"
 

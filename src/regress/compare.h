@@ -20,7 +20,7 @@
 #include <libavutil/frame.h>
 #include <libavutil/rational.h>
 
-#include "core/stage.h"
+#include "core/vkcu.h"
 
 /* ---- hash lists ---- */
 typedef struct vkcu_hash_entry {

@@ -25,7 +25,7 @@
 #include "util/number.h"
 #include "batch/preset.h"
 #include "report.h"
-#include "core/stage.h"
+#include "core/outfile.h"
 #include "vmaf.h"
 
 /* ------------------------------------------------------------------ */

@@ -34,10 +34,10 @@ try_broken() { # name file line pattern
   cp "$ROOT/$file" "$TMP/tree/$file"
 }
 try_broken "kernels including src/" kernels/frame.h '#include "util/log.h"' 'kernels/frame.h: kernels/ includes'
-try_broken "a layer reaching up" src/util/number.c '#include "core/stage.h"' 'src/util/number.c (util) reaches up'
+try_broken "a layer reaching up" src/util/number.c '#include "core/outfile.h"' 'src/util/number.c (util) reaches up'
 try_broken "src/cli/ included from below" src/regress/compare.c '#include "cli/cli.h"' 'nothing outside src/cli/'
-try_broken "src/cli/ reaching past the public API" src/cli/cli_batch.c '#include "core/stage.h"' \
-  'src/cli/cli_batch.c: includes src/core/stage.h (src/cli/ is a client of the public API'
+try_broken "src/cli/ reaching past the public API" src/cli/cli_batch.c '#include "core/outfile.h"' \
+  'src/cli/cli_batch.c: includes src/core/outfile.h (src/cli/ is a client of the public API'
 try_broken "src/cli/ reaching past the public API (a header)" src/cli/cli.h '#include "batch/preset.h"' \
   'src/cli/cli.h: includes src/batch/preset.h'
 # a cycle: number.h -> log.h (added here) -> number.h (added by try_broken)
