@@ -230,7 +230,7 @@ static int write_line(vkcu_sink *s, hash_item *it)
         }
     } else {
         /* A comment line, which framemd5 readers (FFmpeg's, vkcu's) skip;
-         * vkcu's marks the frame line after it (compare.c). */
+         * vkcu's marks the frame line after it (regress/hash_list.c). */
         if (it->concealed)
             fprintf(o, "%s frame %" PRId64 ", pts %" PRId64 ": decoded from damaged data\n", VKCU_HASH_CONCEALED_MARK,
                     h->frames, pts);

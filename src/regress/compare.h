@@ -2,12 +2,14 @@
 /*
  * Frame-accuracy comparison: what `vkcu compare` and `vkcu verify` share.
  *
- * - Hash lists: the framemd5 or JSON-lines text `vkcu hash` (or
- *   `ffmpeg -f framemd5`) writes, parsed back into entries.
- * - Frame metrics: per-component PSNR, SSIM and largest absolute sample
- *   difference of two pictures of the same format, with the definitions of
- *   FFmpeg's psnr and ssim filters (docs/regression.md).
- * - vkcu_compare_run: decodes two inputs (or reads their hash lists),
+ * - Hash lists (hash_list.c): the framemd5 or JSON-lines text `vkcu hash`
+ *   (or `ffmpeg -f framemd5`) writes, parsed back into entries.
+ * - Frame metrics (metrics.c): per-component PSNR, SSIM and largest
+ *   absolute sample difference of two pictures of the same format, with
+ *   the definitions of FFmpeg's psnr and ssim filters (docs/regression.md).
+ * - vkcu_compare_run (compare.c, with frame_source.c, align.c,
+ *   diff_image.c, compare_rows.c and compare_report.c; compare_priv.h is
+ *   what they share): decodes two inputs (or reads their hash lists),
  *   aligns frames by timestamp, measures every pair and decides pass/fail.
  *
  * Every function is reentrant; one comparison runs on one thread.

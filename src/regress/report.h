@@ -8,7 +8,8 @@
  * styles in the page itself. It loads nothing (no script, no font, no
  * external URL), so it can be attached to a CI job and opened offline.
  *
- * compare.c collects a vkcu_compare_plot while it pairs frames; this file
+ * The comparison collects a vkcu_compare_plot while it pairs frames (its
+ * rows in compare_rows.c, its worst frames in compare_report.c); this file
  * only writes. Everything here is reentrant.
  */
 #ifndef VKCU_REPORT_H

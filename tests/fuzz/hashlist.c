@@ -2,7 +2,7 @@
 /*
  * Fuzz target: the hash-list parser that `vkcu compare` and `vkcu verify`
  * read framemd5 and JSON-lines files with (vkcu_hash_list_parse in
- * src/regress/compare.c). The input is the file's bytes.
+ * src/regress/hash_list.c). The input is the file's bytes.
  */
 #include <errno.h>
 #include <limits.h>
