@@ -102,7 +102,7 @@ int vkcu_diff_map(const frame_view *va, const frame_view *vb, const AVPixFmtDesc
  * reaching white at the frame's largest difference, and a labelled scale
  * bar underneath ("0", the largest difference, and the amplification). */
 int vkcu_draw_difference(const vkcu_compare_params *p, const AVFrame *a, const AVFrame *b, char *err,
-                           size_t errlen)
+                         size_t errlen)
 {
     frame_view va, vb;
     int ret = vkcu_frame_views_init(&va, &vb, a, b);
