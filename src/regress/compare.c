@@ -25,6 +25,7 @@
 #include <libswscale/swscale.h>
 
 #include "compare_priv.h"
+#include "util/array.h"
 #include "core/outfile.h"
 #include "core/sink.h"
 #include "util/json.h"
@@ -183,14 +184,8 @@ static int scale_to(compare_run *x, side *b, const AVFrame *ref)
 
 static int pending_push(compare_run *x, const frame_row *row)
 {
-    if (x->nb_pending == x->cap_pending) {
-        int64_t cap = x->cap_pending ? x->cap_pending * 2 : 256;
-        frame_row *n = realloc(x->pending, (size_t)cap * sizeof(*n));
-        if (!n)
-            return AVERROR(ENOMEM);
-        x->pending = n;
-        x->cap_pending = cap;
-    }
+    if (VKCU_ARRAY_GROW(x->pending, x->nb_pending, x->room_pending, 256) < 0)
+        return AVERROR(ENOMEM);
     x->pending[x->nb_pending++] = *row;
     return 0;
 }
@@ -202,14 +197,8 @@ static int end_frame_line(compare_run *x, FILE *o)
         fputc('\n', o);
         return 0;
     }
-    if (x->nb_held_ends == x->cap_held_ends) {
-        int64_t cap = x->cap_held_ends ? x->cap_held_ends * 2 : 256;
-        struct held_end *n = realloc(x->held_ends, (size_t)cap * sizeof(*n));
-        if (!n)
-            return AVERROR(ENOMEM);
-        x->held_ends = n;
-        x->cap_held_ends = cap;
-    }
+    if (VKCU_ARRAY_GROW(x->held_ends, x->nb_held_ends, x->room_held_ends, 256) < 0)
+        return AVERROR(ENOMEM);
     long off = ftell(o);
     if (off < 0)
         return AVERROR(errno);

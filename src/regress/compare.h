@@ -38,7 +38,8 @@ typedef struct vkcu_hash_list {
     AVRational tb;           /* {0,1} when the text does not say */
     int width, height;       /* 0 when unknown */
     int decoded;             /* 1: the list holds every decoded frame (VKCU_TIMING_DECODED) */
-    int nb, cap;
+    int nb;
+    int64_t room;            /* util/array.h */
     vkcu_hash_entry *entries;
 } vkcu_hash_list;
 

@@ -163,9 +163,9 @@ typedef struct compare_run {
     char *held_buf;
     size_t held_len;
     struct held_end { size_t offset; int64_t row; } *held_ends;
-    int64_t nb_held_ends, cap_held_ends;
+    int64_t nb_held_ends, room_held_ends; /* util/array.h */
     frame_row *pending;
-    int64_t nb_pending, cap_pending;
+    int64_t nb_pending, room_pending;
 } compare_run;
 
 /* Per-frame rows (compare_rows.c): opened before the pairs (an existing

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "compare_priv.h"
+#include "util/array.h"
 #include "util/file.h"
 #include "util/json.h"
 
@@ -23,14 +24,8 @@ void vkcu_hash_list_free(vkcu_hash_list *l)
 
 static int list_push(vkcu_hash_list *l, const vkcu_hash_entry *e)
 {
-    if (l->nb == l->cap) {
-        int cap = l->cap ? l->cap * 2 : 64;
-        vkcu_hash_entry *n = realloc(l->entries, (size_t)cap * sizeof(*n));
-        if (!n)
-            return AVERROR(ENOMEM);
-        l->entries = n;
-        l->cap = cap;
-    }
+    if (VKCU_ARRAY_GROW(l->entries, l->nb, l->room, 64) < 0)
+        return AVERROR(ENOMEM);
     l->entries[l->nb++] = *e;
     return 0;
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "manifest_priv.h"
+#include "util/array.h"
 #include "util/number.h"
 
 static void case_free(vkcu_manifest_case *c)
@@ -89,7 +90,8 @@ static int load_lines(vkcu_manifest *m, char *err, size_t errlen)
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
-    int ret = 0, cap_lines = 0;
+    int ret = 0;
+    int64_t room_lines = 0;
     while ((n = getline(&line, &cap, f)) >= 0) {
         if (memchr(line, 0, (size_t)n)) {
             snprintf(err, errlen, "%s:%d: not a vkcu manifest: binary data (NUL bytes)", m->path, m->nb_lines + 1);
@@ -98,14 +100,9 @@ static int load_lines(vkcu_manifest *m, char *err, size_t errlen)
         }
         while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
             line[--n] = 0;
-        if (m->nb_lines == cap_lines) {
-            cap_lines = cap_lines ? cap_lines * 2 : 256;
-            char **nl = realloc(m->lines, (size_t)cap_lines * sizeof(*nl));
-            if (!nl) {
-                ret = AVERROR(ENOMEM);
-                break;
-            }
-            m->lines = nl;
+        if (VKCU_ARRAY_GROW(m->lines, m->nb_lines, room_lines, 256) < 0) {
+            ret = AVERROR(ENOMEM);
+            break;
         }
         if (!(m->lines[m->nb_lines] = strdup(line))) {
             ret = AVERROR(ENOMEM);
@@ -286,7 +283,8 @@ int vkcu_manifest_load(const char *path, vkcu_manifest **out, char *err, size_t 
 {
     name_table names = { NULL, 0 };
     vkcu_manifest *m = calloc(1, sizeof(*m));
-    int ret = 0, lineno = 0, seen_version = 0, cap = 0;
+    int ret = 0, lineno = 0, seen_version = 0;
+    int64_t room_cases = 0;
     vkcu_manifest_case *c = NULL;
     *out = NULL;
     if (!m || !(m->path = strdup(path)))
@@ -353,13 +351,8 @@ int vkcu_manifest_load(const char *path, vkcu_manifest **out, char *err, size_t 
             }
             if (c && (ret = check_case(m, c, err, errlen)) < 0)
                 goto fail;
-            if (m->nb_cases == cap) {
-                cap = cap ? cap * 2 : 16;
-                vkcu_manifest_case *nc = realloc(m->cases, (size_t)cap * sizeof(*nc));
-                if (!nc)
-                    goto nomem;
-                m->cases = nc;
-            }
+            if (VKCU_ARRAY_GROW(m->cases, m->nb_cases, room_cases, 16) < 0)
+                goto nomem;
             c = &m->cases[m->nb_cases++];
             memset(c, 0, sizeof(*c));
             c->line = lineno;

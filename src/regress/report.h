@@ -50,7 +50,7 @@ typedef struct vkcu_compare_plot {
     int nb_comps;
     char comp_names[5];          /* "yuv", "rgb", ... as vkcu_frame_metrics */
     vkcu_plot_row *rows;
-    int64_t nb_rows, cap_rows;
+    int64_t nb_rows, room_rows; /* util/array.h */
     vkcu_plot_thumb worst[VKCU_PLOT_WORST]; /* lowest PSNR first; ties: the earlier frame */
     int nb_worst;
     const char *why_empty;       /* when there are no rows: why (a static string), e.g. hash lists */
