@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""The layering rules of the source tree, checked over its #include lines.
+"""The layering rules of the source tree, checked over its #include lines and
+over the symbols its built objects define and use.
 
-Layers, bottom to top (each may include only itself and what is below it):
+Layers, bottom to top (each may use only itself and what is below it):
   include/vkcu (public headers) < kernels < util < ops < gpu < core < batch < regress < cli
+Includes:
+- no file includes a file of a layer above its own;
 - kernels/ is device code and the shared per-pixel math: it includes nothing
   from src/ (nor the public headers: it is below the library);
 - nothing outside src/cli/ includes src/cli/;
@@ -11,10 +14,25 @@ Layers, bottom to top (each may include only itself and what is below it):
   util/ and its own files, never the library's internals;
 - every quoted include resolves to a file of the tree, and the include graph
   of those files has no cycle.
-Usage: check-layers.py [ROOT]; prints each violation, exit 1 if any.
+Symbols (`nm` on the objects of one build: an include rule cannot see a
+header of a low layer that declares what a higher one defines, nor a
+declaration written out by hand):
+- no object uses (nm's U) a symbol that only objects of higher layers
+  define: what a layer calls lives in its own layer or below.
+  Each source's object is looked up by its name (src/L/X.c: OBJ/src/L/X.o,
+  kernels/X.cu: CU_OBJ/kernels/X.cu.o), so an object whose source is gone
+  (moved or deleted since that build) is never read; an object that is
+  missing, or older than its source, is an error (build first).
+Usage: check-layers.py [ROOT] [--objects OBJ] [--cu-objects CU_OBJ] [--no-symbols]
+  OBJ: the build's object folder (default ROOT/build/obj); CU_OBJ: the
+  folder of its CUDA objects (default OBJ; sanitizer builds reuse
+  build/obj's, tests/sanitize.mk). --no-symbols: the include rules only.
+Prints each violation, exit 1 if any.
 """
+import argparse
 import os
 import re
+import subprocess
 import sys
 
 ORDER = ['include', 'kernels', 'util', 'ops', 'gpu', 'core', 'batch', 'regress', 'cli']
@@ -34,8 +52,66 @@ def layer(rel):
     return None
 
 
+def symbol_rules(root, files, obj_dir, cu_dir):
+    """The symbol direction over the objects of `files` (sources relative to
+    root); returns (violations, number of objects read)."""
+    bad = []
+    objs = {}
+    for rel in files:
+        if rel.endswith('.c'):
+            obj = os.path.join(obj_dir, rel[:-2] + '.o')
+        elif rel.endswith('.cu'):
+            obj = os.path.join(cu_dir, rel + '.o')
+        else:
+            continue
+        if layer(rel) not in ORDER:
+            continue  # refused by the include rules already
+        if not os.path.isfile(obj):
+            bad.append('%s: no object %s (build first, or name the build with --objects)' % (rel, obj))
+        elif os.path.getmtime(obj) < os.path.getmtime(os.path.join(root, rel)):
+            bad.append('%s: its object %s is older than it (build first)' % (rel, obj))
+        else:
+            objs[obj] = rel
+    if not objs:
+        return bad, 0
+    try:
+        run = subprocess.run(['nm', '-A', '-P'] + sorted(objs), capture_output=True, text=True)
+    except OSError as e:
+        return bad + ['cannot run nm (%s): the symbol rules need binutils' % e], 0
+    if run.returncode != 0:
+        return bad + ['nm failed: ' + run.stderr.strip().replace('\n', '; ')], 0
+    defined = {}  # symbol -> the sources whose objects define it (strong or weak)
+    used = []     # (source, symbol)
+    for line in run.stdout.splitlines():
+        # nm -A -P: "OBJ: NAME TYPE [VALUE [SIZE]]"
+        obj, _, rest = line.rpartition(': ')
+        fields = rest.split()
+        if obj not in objs or len(fields) < 2:
+            continue
+        name, kind = fields[0], fields[1]
+        if kind in ('U', 'w', 'v'):  # undefined (w, v: weak and undefined in this object)
+            used.append((objs[obj], name))
+        elif (kind.isupper() and kind != 'N') or kind in ('u', 'i'):
+            defined.setdefault(name, []).append(objs[obj])
+    for rel, name in used:
+        where = defined.get(name)
+        if not where:
+            continue  # from outside the tree: libc, FFmpeg, CUDA
+        low = min(where, key=lambda d: ORDER.index(layer(d)))
+        me = layer(rel)
+        if ORDER.index(layer(low)) > ORDER.index(me):
+            bad.append('%s (%s) uses %s, defined above it in %s (%s)' % (rel, me, name, low, layer(low)))
+    return bad, len(objs)
+
+
 def main():
-    root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else '.')
+    ap = argparse.ArgumentParser(description='the layering rules of the source tree')
+    ap.add_argument('root', nargs='?', default='.')
+    ap.add_argument('--objects', metavar='OBJ', help="the build's object folder (default ROOT/build/obj)")
+    ap.add_argument('--cu-objects', metavar='CU_OBJ', help='the folder of its CUDA objects (default OBJ)')
+    ap.add_argument('--no-symbols', action='store_true', help='check the include rules only')
+    args = ap.parse_args()
+    root = os.path.abspath(args.root)
     files = []
     for top in ('src', 'kernels', 'include'):
         for d, _, names in os.walk(os.path.join(root, top)):
@@ -95,11 +171,20 @@ def main():
     for f in sorted(edges):
         if f not in state:
             visit(f, [f])
+    nobj = 0
+    if files and not args.no_symbols:
+        obj_dir = os.path.abspath(args.objects or os.path.join(root, 'build', 'obj'))
+        cu_dir = os.path.abspath(args.cu_objects or obj_dir)
+        sym_bad, nobj = symbol_rules(root, sorted(files), obj_dir, cu_dir)
+        bad += sym_bad
     for b in bad:
         print(b)
     if not files:
         print('no sources under', root)
         return 1
+    if not bad:
+        print('%d files, %d objects: the layers hold' % (len(files), nobj) if nobj else
+              '%d files: the layers hold (includes only)' % len(files))
     return 1 if bad else 0
 
 

@@ -33,11 +33,12 @@
 #include <libavutil/mem.h>
 
 #include <vkcu/batch.h>
+#include "util/array.h"
 #include "util/json.h"
 #include "util/log.h"
 #include "util/number.h"
 #include "core/context.h"
-#include "core/stage.h"
+#include "core/outfile.h"
 #include "util/xxhash64.h"
 #include "gpu/device.h"
 
@@ -53,7 +54,8 @@ typedef struct batch_file {
 
 typedef struct file_list {
     batch_file *v;
-    int n, cap;
+    int n;
+    int64_t room; /* util/array.h */
 } file_list;
 
 /* A worker slot's running file, for the progress reports: frames so far
@@ -120,14 +122,8 @@ static int match_any(const char *const *globs, int n, const char *rel, const cha
 
 static int list_add(file_list *l, const char *rel)
 {
-    if (l->n == l->cap) {
-        int cap = l->cap ? l->cap * 2 : 256;
-        batch_file *v = realloc(l->v, (size_t)cap * sizeof(*v));
-        if (!v)
-            return AVERROR(ENOMEM);
-        l->v = v;
-        l->cap = cap;
-    }
+    if (VKCU_ARRAY_GROW(l->v, l->n, l->room, 256) < 0)
+        return AVERROR(ENOMEM);
     memset(&l->v[l->n], 0, sizeof(l->v[l->n]));
     if (!(l->v[l->n].rel = strdup(rel)))
         return AVERROR(ENOMEM);

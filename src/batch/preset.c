@@ -21,7 +21,6 @@
 
 #include "core/encoder_files.h"
 #include "core/encoders.h"
-#include "core/stage.h"
 #include "util/file.h"
 #include "util/log.h"
 #include "util/number.h"

@@ -13,6 +13,7 @@
 #include <libavutil/error.h>
 
 #include "preset.h"
+#include "util/array.h"
 
 typedef struct listed {
     char name[128];
@@ -35,7 +36,8 @@ int vkcu_presets_list(vkcu_preset_list_callback cb, void *opaque, char *err, siz
         return VKCU_ERR_INPUT;
     }
     listed *v = NULL;
-    int n = 0, cap = 0, ret = 0;
+    int n = 0, ret = 0;
+    int64_t room = 0; /* util/array.h */
     for (int d = 0; d < nd && ret >= 0; d++) {
         DIR *dir = opendir(dirs[d]);
         if (!dir)
@@ -53,14 +55,9 @@ int vkcu_presets_list(vkcu_preset_list_callback cb, void *opaque, char *err, siz
                 seen = !strcmp(v[i].name, name); /* an earlier folder shadows it */
             if (seen)
                 continue;
-            if (n == cap) {
-                cap = cap ? cap * 2 : 32;
-                listed *nv = realloc(v, (size_t)cap * sizeof(*v));
-                if (!nv) {
-                    ret = AVERROR(ENOMEM);
-                    break;
-                }
-                v = nv;
+            if (VKCU_ARRAY_GROW(v, n, room, 32) < 0) {
+                ret = AVERROR(ENOMEM);
+                break;
             }
             snprintf(v[n].name, sizeof(v[n].name), "%s", name);
             snprintf(v[n].path, sizeof(v[n].path), "%.4000s/%.255s", dirs[d], e->d_name);

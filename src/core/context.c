@@ -24,7 +24,7 @@
 #include "context.h"
 #include "encoders.h"
 #include "util/log.h"
-#include "stage.h"
+#include "outfile.h"
 #include "vkcu.h"
 
 struct vkcu_context {

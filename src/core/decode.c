@@ -22,7 +22,7 @@
 #include "gpu/vkdev.h"
 #include "util/format.h"
 #include "util/log.h"
-#include "stage.h"
+#include "decode.h"
 
 static enum AVPixelFormat pick_vulkan(AVCodecContext *avctx, const enum AVPixelFormat *fmts)
 {

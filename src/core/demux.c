@@ -15,7 +15,7 @@
 #include <libavutil/imgutils.h>
 
 #include "util/log.h"
-#include "stage.h"
+#include "demux.h"
 
 /* Opening a FIFO blocks in open() until a writer comes. A stop signal must
  * make that open return (EINTR), which it does only while the handler runs

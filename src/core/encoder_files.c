@@ -22,15 +22,17 @@
  * - any other key that looks like a file (a "file" word in its name): not
  *   renamed, but it may not name an input of the job.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <libavutil/dict.h>
+#include <libavutil/error.h>
 #include <libavutil/mem.h>
 
 #include "encoder_files.h"
-#include "stage.h"
+#include "outfile.h"
 #include "util/log.h"
 
 /* Every key that makes an encoder write or read a file of its own choosing

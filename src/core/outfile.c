@@ -52,7 +52,7 @@
 
 #include "util/file.h"
 #include "util/log.h"
-#include "stage.h"
+#include "outfile.h"
 #include "util/xxhash64.h"
 
 #define MAX_TEMPS 1024

@@ -22,9 +22,13 @@
 #include "gpu/gpu.h"
 #include "gpu/vkdev.h"
 #include "util/log.h"
-#include "stage.h"
+#include "decode.h"
+#include "sink.h"
+#include "outfile.h"
+#include "progress.h"
 #include "timing.h"
 #include "gpu/vkencode.h"
+#include "util/array.h"
 #include "util/pool.h"
 
 /* The GPU ring holds every ring_size the library takes. */
@@ -750,7 +754,7 @@ static int scan_video_packets(job *j, int64_t limit, int64_t **pts, int64_t *n, 
 {
     vkcu_demux *d = j->demux;
     AVPacket *pkt = av_packet_alloc();
-    int64_t cap = 0, count = 0;
+    int64_t room = 0, count = 0; /* util/array.h */
     int64_t *list = NULL;
     int ret = pkt ? 0 : AVERROR(ENOMEM);
     *max_delay = 0;
@@ -766,14 +770,8 @@ static int scan_video_packets(job *j, int64_t limit, int64_t **pts, int64_t *n, 
             } else {
                 if (pkt->dts != AV_NOPTS_VALUE && pkt->pts - pkt->dts > *max_delay)
                     *max_delay = pkt->pts - pkt->dts;
-                if (pts && count == cap) {
-                    cap = cap ? 2 * cap : 1024;
-                    int64_t *grown = av_realloc_array(list, cap, sizeof(*list));
-                    if (!grown)
-                        ret = AVERROR(ENOMEM);
-                    else
-                        list = grown;
-                }
+                if (pts && VKCU_ARRAY_GROW(list, count, room, 1024) < 0)
+                    ret = AVERROR(ENOMEM);
                 if (ret >= 0 && pts)
                     list[count] = pkt->pts;
                 count++;
@@ -783,7 +781,7 @@ static int scan_video_packets(job *j, int64_t limit, int64_t **pts, int64_t *n, 
     }
     av_packet_free(&pkt);
     if (ret < 0 || !pts) {
-        av_free(list);
+        free(list);
         return ret;
     }
     qsort(list, count, sizeof(*list), cmp_i64);
@@ -829,7 +827,7 @@ static int setup_trim(job *j)
             snprintf(at, sizeof(at), "%lld", (long long)p->start_frame);
             snprintf(j->err, j->errlen, "%s: %s is past the end (the input has %lld frames)", p->input,
                      VKCU_SETTING_IS("start_frame", at), (long long)n);
-            av_free(pts);
+            free(pts);
             return VKCU_ERR_USAGE;
         }
         if (ret >= 0) {
@@ -837,7 +835,7 @@ static int setup_trim(job *j)
             if (p->frame_count >= 0 && p->frame_count < n - p->start_frame)
                 j->trim_end = pts[p->start_frame + p->frame_count];
         }
-        av_free(pts);
+        free(pts);
         if (ret < 0 && ret != AVERROR(ENOSYS)) {
             char buf[128];
             snprintf(j->err, j->errlen, "%s: cannot read the input to find frame %lld: %s", p->input,

@@ -8,7 +8,8 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "core/stage.h"
+#include "core/progress.h"
+#include "util/log.h" /* vkcu_now */
 
 void vkcu_progress_init(vkcu_progress *p, int enabled, int64_t total, const char *label)
 {

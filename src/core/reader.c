@@ -32,7 +32,7 @@
 #include "context.h"
 #include "gpu/gpu.h"
 #include "reader_priv.h"
-#include "stage.h"
+#include "demux.h"
 
 typedef struct iter_item {
     vkcu_frame *frame; /* NULL: the end (end_ret, end_err) */

@@ -39,7 +39,8 @@
 #include "context.h"
 #include "gpu/gpu.h"
 #include "reader_priv.h"
-#include "stage.h"
+#include "decode.h"
+#include "util/array.h"
 #include "util/pool.h"
 
 struct reader_seek {
@@ -93,19 +94,6 @@ static int64_t input_start(const AVFormatContext *fmt)
     return start != INT64_MAX ? start : fmt->start_time;
 }
 
-static int grow(int64_t **list, int64_t n, int64_t *cap)
-{
-    if (n < *cap)
-        return 0;
-    int64_t c = *cap ? 2 * *cap : 1024;
-    int64_t *g = av_realloc_array(*list, (size_t)c, sizeof(**list));
-    if (!g)
-        return AVERROR(ENOMEM);
-    *list = g;
-    *cap = c;
-    return 0;
-}
-
 static int no_index(reader_seek *s, int ret, char *err, size_t errlen, const char *fmt, const char *path)
 {
     snprintf(s->index_err, sizeof(s->index_err), fmt, path);
@@ -132,7 +120,7 @@ static int build_index(vkcu_reader *r, reader_seek *s, char *err, size_t errlen)
         if ((int)i != d->video_index)
             d->fmt->streams[i]->discard = AVDISCARD_ALL;
     AVPacket *pkt = av_packet_alloc();
-    int64_t cap = 0, kcap = 0, frame = 0;
+    int64_t room = 0, key_room = 0, frame = 0; /* util/array.h */
     AVRational tb = d->video->time_base;
     if (d->frame_rate.num > 0)
         frame = av_rescale_q(1, av_inv_q(d->frame_rate), tb);
@@ -151,10 +139,16 @@ static int build_index(vkcu_reader *r, reader_seek *s, char *err, size_t errlen)
             }
             if (pkt->dts != AV_NOPTS_VALUE && pkt->pts - pkt->dts > s->max_delay)
                 s->max_delay = pkt->pts - pkt->dts;
-            if ((ret = grow(&s->pts, s->n, &cap)) >= 0)
+            if (VKCU_ARRAY_GROW(s->pts, s->n, room, 1024) < 0)
+                ret = AVERROR(ENOMEM);
+            else
                 s->pts[s->n++] = pkt->pts;
-            if (ret >= 0 && (pkt->flags & AV_PKT_FLAG_KEY) && (ret = grow(&s->keys, s->nk, &kcap)) >= 0)
-                s->keys[s->nk++] = pkt->pts;
+            if (ret >= 0 && (pkt->flags & AV_PKT_FLAG_KEY)) {
+                if (VKCU_ARRAY_GROW(s->keys, s->nk, key_room, 1024) < 0)
+                    ret = AVERROR(ENOMEM);
+                else
+                    s->keys[s->nk++] = pkt->pts;
+            }
             int64_t end = pkt->pts + (pkt->duration > 0 ? pkt->duration : frame);
             if (end > s->end)
                 s->end = end;
@@ -233,8 +227,8 @@ void vkcu_reader_seek_close(reader_seek **ps)
     seek_close_decoding(s);
     vkcu_reader_hostpool_free(&s->pool);
     vkcu_demux_close(&s->demux);
-    av_free(s->pts);
-    av_free(s->keys);
+    free(s->pts);
+    free(s->keys);
     free(s);
     *ps = NULL;
 }

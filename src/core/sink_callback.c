@@ -8,7 +8,7 @@
 #include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
 
-#include "stage.h"
+#include "sink.h"
 #include "timing.h"
 
 typedef struct callback_sink {
@@ -22,7 +22,7 @@ static int callback_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational 
     const vkcu_job_params *p = s->params;
     callback_sink *c = s->priv;
     if (p->callback_timing) {
-        /* The hash sink's rule (regress/sink_hash.c), so that frames pair with a list's lines. */
+        /* The hash sink's rule (core/sink_hash.c), so that frames pair with a list's lines. */
         c->timed = 1;
         vkcu_frame_sync_init(&c->sync, p->timing == VKCU_TIMING_DECODED ? VKCU_FPS_PASSTHROUGH : VKCU_FPS_VFR,
                              fmt->frame_rate, tb, NULL);

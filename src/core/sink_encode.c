@@ -22,7 +22,8 @@
 #include "encoder_files.h"
 #include "audio_encode.h"
 #include "encoders.h"
-#include "stage.h"
+#include "sink.h"
+#include "outfile.h"
 #include "timing.h"
 #include "gpu/vkencode.h"
 

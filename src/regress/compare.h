@@ -2,12 +2,14 @@
 /*
  * Frame-accuracy comparison: what `vkcu compare` and `vkcu verify` share.
  *
- * - Hash lists: the framemd5 or JSON-lines text `vkcu hash` (or
- *   `ffmpeg -f framemd5`) writes, parsed back into entries.
- * - Frame metrics: per-component PSNR, SSIM and largest absolute sample
- *   difference of two pictures of the same format, with the definitions of
- *   FFmpeg's psnr and ssim filters (docs/regression.md).
- * - vkcu_compare_run: decodes two inputs (or reads their hash lists),
+ * - Hash lists (hash_list.c): the framemd5 or JSON-lines text `vkcu hash`
+ *   (or `ffmpeg -f framemd5`) writes, parsed back into entries.
+ * - Frame metrics (metrics.c): per-component PSNR, SSIM and largest
+ *   absolute sample difference of two pictures of the same format, with
+ *   the definitions of FFmpeg's psnr and ssim filters (docs/regression.md).
+ * - vkcu_compare_run (compare.c, with frame_source.c, align.c,
+ *   diff_image.c, compare_rows.c and compare_report.c; compare_priv.h is
+ *   what they share): decodes two inputs (or reads their hash lists),
  *   aligns frames by timestamp, measures every pair and decides pass/fail.
  *
  * Every function is reentrant; one comparison runs on one thread.
@@ -20,16 +22,9 @@
 #include <libavutil/frame.h>
 #include <libavutil/rational.h>
 
-#include "core/stage.h"
+#include "core/vkcu.h"
 
 /* ---- hash lists ---- */
-/* Comment lines of vkcu's framemd5 and framecrc lists (readers of those
- * formats skip lines that start with '#'): "#timing: decoded" in the
- * header of a list of every decoded frame (VKCU_TIMING_DECODED), and
- * "#concealed: ..." before the line of a frame decoded from damaged data. */
-#define VKCU_HASH_TIMING_MARK "#timing:"
-#define VKCU_HASH_CONCEALED_MARK "#concealed:"
-
 typedef struct vkcu_hash_entry {
     int64_t dts, pts, duration;
     int size;
@@ -43,7 +38,8 @@ typedef struct vkcu_hash_list {
     AVRational tb;           /* {0,1} when the text does not say */
     int width, height;       /* 0 when unknown */
     int decoded;             /* 1: the list holds every decoded frame (VKCU_TIMING_DECODED) */
-    int nb, cap;
+    int nb;
+    int64_t room;            /* util/array.h */
     vkcu_hash_entry *entries;
 } vkcu_hash_list;
 

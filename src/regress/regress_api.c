@@ -2,7 +2,7 @@
 /*
  * The public regression calls (include/vkcu/regress.h): validation of a
  * comparison or a verify run at the boundary, then compare.c and
- * manifest.c with jobs made from the context's settings. Messages go to
+ * verify.c with jobs made from the context's settings. Messages go to
  * the context's log target, like a job's.
  */
 #include <errno.h>

@@ -18,6 +18,7 @@
 #include <libavutil/base64.h>
 
 #include "compare.h"
+#include "util/array.h"
 #include "util/json.h"
 #include "report.h"
 
@@ -44,14 +45,8 @@ void vkcu_compare_plot_free(vkcu_compare_plot **pp)
 
 int vkcu_compare_plot_add(vkcu_compare_plot *p, const vkcu_plot_row *row)
 {
-    if (p->nb_rows == p->cap_rows) {
-        int64_t cap = p->cap_rows ? p->cap_rows * 2 : 256;
-        vkcu_plot_row *n = realloc(p->rows, (size_t)cap * sizeof(*n));
-        if (!n)
-            return AVERROR(ENOMEM);
-        p->rows = n;
-        p->cap_rows = cap;
-    }
+    if (VKCU_ARRAY_GROW(p->rows, p->nb_rows, p->room_rows, 256) < 0)
+        return AVERROR(ENOMEM);
     p->rows[p->nb_rows++] = *row;
     return 0;
 }

@@ -8,7 +8,8 @@
  * styles in the page itself. It loads nothing (no script, no font, no
  * external URL), so it can be attached to a CI job and opened offline.
  *
- * compare.c collects a vkcu_compare_plot while it pairs frames; this file
+ * The comparison collects a vkcu_compare_plot while it pairs frames (its
+ * rows in compare_rows.c, its worst frames in compare_report.c); this file
  * only writes. Everything here is reentrant.
  */
 #ifndef VKCU_REPORT_H
@@ -49,7 +50,7 @@ typedef struct vkcu_compare_plot {
     int nb_comps;
     char comp_names[5];          /* "yuv", "rgb", ... as vkcu_frame_metrics */
     vkcu_plot_row *rows;
-    int64_t nb_rows, cap_rows;
+    int64_t nb_rows, room_rows; /* util/array.h */
     vkcu_plot_thumb worst[VKCU_PLOT_WORST]; /* lowest PSNR first; ties: the earlier frame */
     int nb_worst;
     const char *why_empty;       /* when there are no rows: why (a static string), e.g. hash lists */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The one whole-file reader: hash lists (regress/compare.c) and pipeline
+ * The one whole-file reader: hash lists (regress/hash_list.c) and pipeline
  * presets (batch/preset.c) both load their text through it. It reports
  * what went wrong as a status, and each caller words its own message, so
  * that each keeps its exit codes and wording.

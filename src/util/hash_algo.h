@@ -52,6 +52,12 @@ const char *vkcu_hash_algo_id(enum vkcu_hash_algo a);
 /* "framemd5, framecrc or json" and "framemd5|framecrc|json". */
 #define VKCU_HASH_FORMATS VKCU_HASH_FORMATS_NAMED(VKCU_NAMES_ID_, VKCU_NAMES_COMMA_ID_, VKCU_NAMES_OR_ID_)
 #define VKCU_HASH_FORMATS_PIPE VKCU_HASH_FORMATS_NAMED(VKCU_NAMES_ID_, VKCU_NAMES_PIPE_ID_, VKCU_NAMES_PIPE_ID_)
+/* Comment lines of vkcu's framemd5 and framecrc lists (readers of those
+ * formats skip lines that start with '#'): "#timing: decoded" in the
+ * header of a list of every decoded frame (VKCU_TIMING_DECODED), and
+ * "#concealed: ..." before the line of a frame decoded from damaged data. */
+#define VKCU_HASH_TIMING_MARK "#timing:"
+#define VKCU_HASH_CONCEALED_MARK "#concealed:"
 /* "framemd5", ...; "framemd5" for a format without a name (--whole). */
 const char *vkcu_hash_format_id(enum vkcu_hash_format f);
 /* ".framemd5", ".jsonl", ...: a hash-list file's extension. */

@@ -14,7 +14,8 @@
 #include <libavutil/mem.h>
 
 #include "fuzz.h"
-#include "core/stage.h"
+#include "core/decode.h"
+#include "core/sink.h"
 
 #define NAME "fuzz-input"
 #define MAX_PACKETS 64

@@ -2,7 +2,7 @@
 /*
  * Fuzz target: the hash-list parser that `vkcu compare` and `vkcu verify`
  * read framemd5 and JSON-lines files with (vkcu_hash_list_parse in
- * src/regress/compare.c). The input is the file's bytes.
+ * src/regress/hash_list.c). The input is the file's bytes.
  */
 #include <errno.h>
 #include <limits.h>
@@ -68,7 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_check_message(err, NAME ":");
         return 0;
     }
-    FUZZ_CHECK(l.nb >= 0 && l.nb <= l.cap, "%d entries, room for %d", l.nb, l.cap);
+    FUZZ_CHECK(l.nb >= 0 && l.nb <= l.room, "%d entries, room for %lld", l.nb, (long long)l.room);
     FUZZ_CHECK(l.tb.num >= 0 && l.tb.den > 0, "time base %d/%d", l.tb.num, l.tb.den);
     for (int i = 0; i < l.nb; i++) {
         const char *h = l.entries[i].hash;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Fuzz target: the regression manifest parser (vkcu_manifest_load and the
- * ${...} path expansion of src/regress/manifest.c). The loader reads a path, so the
- * input goes into a memory file (memfd) read back through /proc/self/fd.
+ * Fuzz target: the regression manifest parser (vkcu_manifest_load,
+ * src/regress/manifest.c, and the ${...} path expansion of manifest_path.c).
+ * The loader reads a path, so the input goes into a memory file (memfd)
+ * read back through /proc/self/fd.
  */
 #include <sys/mman.h>
 #include <unistd.h>

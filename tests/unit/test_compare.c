@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * compare.c's pieces on synthetic data: PSNR from a known error, identical
- * pictures (inf dB, SSIM 1), the place of the largest difference, the same
- * numbers for NV12 as for the yuv420p picture it holds (and P010 as
- * yuv420p10le), format mismatches refused, and hash-list parsing (framemd5
- * and JSON, errors naming the line).
+ * The comparison's pieces (metrics.c, hash_list.c) on synthetic data: PSNR
+ * from a known error, identical pictures (inf dB, SSIM 1), the place of the
+ * largest difference, the same numbers for NV12 as for the yuv420p picture
+ * it holds (and P010 as yuv420p10le), format mismatches refused, and
+ * hash-list parsing (framemd5 and JSON, errors naming the line).
  */
 #include <math.h>
 #include <stdio.h>

@@ -22,8 +22,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/stage.h"
 #include "util/file.h"
+#include "util/hash_algo.h"
 
 static int failures;
 #define CHECK(c, ...)                                                                                              \

@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include <dirent.h>
 
-#include "core/stage.h"
+#include "core/outfile.h"
 #include "test_util.h"
 
 static char dir[PATH_MAX];

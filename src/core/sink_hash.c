@@ -23,13 +23,14 @@
 #include <libavutil/intreadwrite.h>
 #include <libavutil/pixdesc.h>
 
+#include "gpu/gpu.h" /* vkcu_frame_digest_get */
 #include "util/blake3.h"
 #include "util/file.h"
-#include "compare.h"
+#include "util/hash_algo.h"
 #include "util/json.h"
 #include "util/log.h"
-#include "core/stage.h"
-#include "core/timing.h"
+#include "sink.h"
+#include "timing.h"
 #include "util/queue.h"
 #include "util/xxhash64.h"
 
@@ -229,7 +230,7 @@ static int write_line(vkcu_sink *s, hash_item *it)
         }
     } else {
         /* A comment line, which framemd5 readers (FFmpeg's, vkcu's) skip;
-         * vkcu's marks the frame line after it (compare.c). */
+         * vkcu's marks the frame line after it (regress/hash_list.c). */
         if (it->concealed)
             fprintf(o, "%s frame %" PRId64 ", pts %" PRId64 ": decoded from damaged data\n", VKCU_HASH_CONCEALED_MARK,
                     h->frames, pts);
@@ -505,27 +506,4 @@ const vkcu_sink_class vkcu_sink_hash = {
     .open = hash_open,
     .write_frame = hash_write,
     .close = hash_close,
-};
-
-static int null_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb)
-{
-    (void)s, (void)fmt, (void)tb;
-    return 0;
-}
-static int null_write(vkcu_sink *s, AVFrame *frame)
-{
-    (void)s, (void)frame;
-    return 0;
-}
-static int null_close(vkcu_sink *s, int ok)
-{
-    (void)s, (void)ok;
-    return 0;
-}
-
-const vkcu_sink_class vkcu_sink_null = {
-    .name = "null",
-    .open = null_open,
-    .write_frame = null_write,
-    .close = null_close,
 };

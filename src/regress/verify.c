@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * `vkcu verify` (vkcu_verify_run): loads the manifests, runs their cases
+ * (on a pool of workers with --jobs, the results printed in manifest
+ * order), prints one line per case and the totals, and writes the report
+ * files. The files every run reads are gathered here for the rule that no
+ * output replaces an input.
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "manifest_priv.h"
+#include "core/outfile.h"
+#include "util/log.h"
+#include "batch/preset.h"
+#include "report.h"
+#include "vmaf.h"
+
+void vkcu_verify_params_default(vkcu_verify_params *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->backend_override = -1;
+}
+
+typedef struct file_id {
+    dev_t dev;
+    ino_t ino;
+    char *path;
+} file_id;
+
+static int cmp_file_id(const void *a, const void *b)
+{
+    const file_id *x = a, *y = b;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/* The paths of v (n of them, malloc'ed) that exist, one per file: a big
+ * suite names one clip in thousands of cases, and every output is checked
+ * against each input by device and inode. A file that does not exist yet
+ * cannot be written over. Frees what it drops; NULL-terminated. */
+static int cmp_str(const void *a, const void *b)
+{
+    const char *x = *(char *const *)a, *y = *(char *const *)b;
+    return x && y ? strcmp(x, y) : (x != NULL) - (y != NULL);
+}
+
+static char **distinct_files(char **v, int n)
+{
+    file_id *ids = malloc((size_t)(n ? n : 1) * sizeof(*ids));
+    int k = 0;
+    /* the same name once, before any stat */
+    qsort(v, (size_t)n, sizeof(*v), cmp_str);
+    for (int i = 1; i < n; i++)
+        if (v[i] && v[i - 1] && !strcmp(v[i], v[i - 1])) {
+            free(v[i - 1]);
+            v[i - 1] = NULL;
+        }
+    if (!ids) {
+        for (int i = 0; i < n; i++)
+            free(v[i]);
+        free(v);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        if (v[i] && stat(v[i], &st) == 0)
+            ids[k++] = (file_id){ st.st_dev, st.st_ino, v[i] };
+        else
+            free(v[i]);
+    }
+    qsort(ids, (size_t)k, sizeof(*ids), cmp_file_id);
+    int m = 0;
+    for (int i = 0; i < k; i++) {
+        if (m && !cmp_file_id(&ids[m - 1], &ids[i])) {
+            free(ids[i].path);
+            continue;
+        }
+        ids[m++] = ids[i];
+    }
+    for (int i = 0; i < m; i++)
+        v[i] = ids[i].path;
+    v[m] = NULL;
+    free(ids);
+    return v;
+}
+
+/* Every file a verify run reads (manifests, case inputs, references,
+ * expected hashes files and presets), NULL-terminated, for the rule that
+ * no output replaces an input. */
+static char **verify_inputs(vkcu_manifest **ms, int nb)
+{
+    int n = 0;
+    for (int k = 0; k < nb; k++)
+        n += 1 + 4 * ms[k]->nb_cases;
+    char **v = calloc((size_t)n + 1, sizeof(*v));
+    if (!v)
+        return NULL;
+    n = 0;
+    for (int k = 0; k < nb; k++) {
+        char perr[600];
+        v[n++] = strdup(ms[k]->path);
+        for (int i = 0; i < ms[k]->nb_cases; i++) {
+            const vkcu_manifest_case *c = &ms[k]->cases[i];
+            if (c->input && (v[n] = vkcu_manifest_path(ms[k], c->input, perr, sizeof(perr))))
+                n++;
+            if (c->reference && (v[n] = vkcu_manifest_path(ms[k], c->reference, perr, sizeof(perr))))
+                n++;
+            if (c->hashes && (v[n] = vkcu_manifest_path(ms[k], c->hashes, perr, sizeof(perr))))
+                n++;
+            if (c->pipeline) {
+                /* as case_job (verify_case.c) finds it: a file relative to the manifest, or a name in the
+                 * presets folders */
+                size_t len = strlen(c->pipeline);
+                char where[4096 + 256];
+                if (strchr(c->pipeline, '/') || (len > 5 && !strcmp(c->pipeline + len - 5, VKCU_PRESET_EXT)))
+                    v[n] = vkcu_manifest_path(ms[k], c->pipeline, perr, sizeof(perr));
+                else if (vkcu_preset_locate(c->pipeline, where, sizeof(where)) > 0)
+                    v[n] = strdup(where);
+                n += v[n] != NULL;
+            }
+        }
+    }
+    return distinct_files(v, n);
+}
+
+static void free_inputs(char **v)
+{
+    for (int i = 0; v && v[i]; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* A case run by one of verify's workers (-j). */
+typedef struct verify_task {
+    vkcu_manifest *m;
+    vkcu_manifest_case *c;
+    case_result *cr;
+    int ret, state; /* 0 waiting, 1 running, 2 done */
+    char *err;      /* why ret < 0 (malloc'ed), or NULL: per case only when it failed, for big suites */
+} verify_task;
+
+/* vkcu_verify_run_case, keeping the message of a failure in t->err. */
+static int run_task(verify_task *t, const vkcu_verify_params *p, int *dirty)
+{
+    char err[1024] = "";
+    int ret = vkcu_verify_run_case(t->m, t->c, p, t->cr, dirty, err, sizeof(err));
+    if (ret >= 0 && *dirty)
+        ret = vkcu_manifest_save(t->m, err, sizeof(err));
+    if (ret < 0 && !(t->err = strdup(err)))
+        ret = AVERROR(ENOMEM);
+    return ret;
+}
+
+typedef struct verify_pool {
+    verify_task *t;
+    int n, next, stop;
+    const vkcu_verify_params *p;
+    pthread_mutex_t lock;
+    pthread_cond_t done;
+} verify_pool;
+
+static void *verify_worker(void *arg)
+{
+    verify_pool *vp = arg;
+    pthread_mutex_lock(&vp->lock);
+    while (!vp->stop && vp->next < vp->n) {
+        verify_task *t = &vp->t[vp->next++];
+        t->state = 1;
+        pthread_mutex_unlock(&vp->lock);
+        int dirty = 0; /* --update runs one case at a time: nothing to rewrite here */
+        t->ret = run_task(t, vp->p, &dirty);
+        pthread_mutex_lock(&vp->lock);
+        t->state = 2;
+        pthread_cond_broadcast(&vp->done);
+    }
+    pthread_mutex_unlock(&vp->lock);
+    return NULL;
+}
+
+int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *p, char *err, size_t errlen)
+{
+    vkcu_manifest **ms = calloc((size_t)nb, sizeof(*ms));
+    case_result *res = NULL;
+    verify_task *tasks = NULL;
+    int nb_res = 0, ret = 0, failed = 0, passed = 0, skipped = 0, updated = 0, not_run = 0;
+    char **inputs = NULL;
+    FILE *o = p->out;
+    verify_pool pool = { 0 };
+    pthread_t threads[64];
+    int nb_threads = 0;
+    if (!ms)
+        return AVERROR(ENOMEM);
+    int total = 0;
+    for (int i = 0; i < nb; i++) {
+        if ((ret = vkcu_manifest_load(paths[i], &ms[i], err, errlen)) < 0)
+            goto done;
+        total += ms[i]->nb_cases;
+    }
+    /* A case that needs VMAF in a build without it: say so before anything runs or is written. */
+    for (int k = 0; k < nb && !vkcu_vmaf_available(); k++)
+        for (int i = 0; i < ms[k]->nb_cases; i++)
+            if (!isnan(ms[k]->cases[i].min_vmaf) && vkcu_verify_wanted(p, ms[k]->cases[i].name)) {
+                char what[600];
+                snprintf(what, sizeof(what), "%s:%d: case '%s': min-vmaf", ms[k]->path, ms[k]->cases[i].line,
+                         ms[k]->cases[i].name);
+                vkcu_vmaf_missing(what, err, errlen);
+                ret = VKCU_ERR_USAGE;
+                goto done;
+            }
+    res = calloc((size_t)(total ? total : 1), sizeof(*res));
+    tasks = calloc((size_t)(total ? total : 1), sizeof(*tasks));
+    if (!res || !tasks || ((p->junit || p->summary || p->html) && !(inputs = verify_inputs(ms, nb)))) {
+        ret = AVERROR(ENOMEM);
+        goto done;
+    }
+    /* An existing report file is refused before any case runs. */
+    if (p->junit && (ret = vkcu_outfile_check(p->junit, p->overwrite, (const char *const *)inputs, err, errlen)) < 0)
+        goto done;
+    if (p->summary &&
+        (ret = vkcu_outfile_check(p->summary, p->overwrite, (const char *const *)inputs, err, errlen)) < 0)
+        goto done;
+    if (p->html && (ret = vkcu_outfile_check(p->html, p->overwrite, (const char *const *)inputs, err, errlen)) < 0)
+        goto done;
+    for (int k = 0; k < nb; k++)
+        for (int i = 0; i < ms[k]->nb_cases; i++)
+            if (vkcu_verify_wanted(p, ms[k]->cases[i].name)) {
+                tasks[nb_res] = (verify_task){ .m = ms[k], .c = &ms[k]->cases[i], .cr = &res[nb_res] };
+                nb_res++;
+            }
+    if (!nb_res) {
+        snprintf(err, errlen, "no case matched %s in %s%s", VKCU_SETTING("cases"), paths[0], nb > 1 ? " ..." : "");
+        ret = VKCU_ERR_USAGE;
+        goto done;
+    }
+    /* --update rewrites manifests as it goes: one case at a time */
+    int jobs = p->update || p->jobs < 1 ? 1 : p->jobs > 64 ? 64 : p->jobs;
+    pool.t = tasks;
+    pool.n = nb_res;
+    pool.p = p;
+    pthread_mutex_init(&pool.lock, NULL);
+    pthread_cond_init(&pool.done, NULL);
+    if (jobs > 1)
+        for (; nb_threads < jobs && nb_threads < nb_res; nb_threads++)
+            if (vkcu_thread_create(&threads[nb_threads], verify_worker, &pool))
+                break;
+    int shown = 0;
+    double last_flush = 0;
+    for (int i = 0; i < nb_res; i++) {
+        verify_task *t = &tasks[i];
+        if (nb_threads) {
+            pthread_mutex_lock(&pool.lock);
+            while (t->state != 2 && !(pool.stop && t->state == 0))
+                pthread_cond_wait(&pool.done, &pool.lock);
+            pthread_mutex_unlock(&pool.lock);
+        } else {
+            int dirty = 0;
+            t->ret = run_task(t, p, &dirty);
+        }
+        if (t->ret < 0) {
+            ret = t->ret;
+            snprintf(err, errlen, "%s", t->err ? t->err : "out of memory");
+            pthread_mutex_lock(&pool.lock);
+            pool.stop = 1;
+            pthread_mutex_unlock(&pool.lock);
+            break;
+        }
+        case_result *cr = t->cr;
+        static const char *tags[] = { "PASS", "FAIL", "SKIP", "UPDATED" };
+        if (o) {
+            fprintf(o, "%s %s: %s\n", tags[cr->status], t->c->name, cr->message);
+            /* Lines show as cases end (a CI log), but a suite of 200k quick
+             * cases is not 200k writes: at most ten flushes a second. */
+            double now = vkcu_now();
+            if (now - last_flush >= 0.1) {
+                fflush(o);
+                last_flush = now;
+            }
+        }
+        shown++;
+        passed += cr->status == CASE_PASS;
+        failed += cr->status == CASE_FAIL;
+        skipped += cr->status == CASE_SKIP;
+        updated += cr->status == CASE_UPDATED;
+        if (cr->status == CASE_FAIL && p->fail_fast) {
+            pthread_mutex_lock(&pool.lock);
+            pool.stop = 1;
+            pthread_mutex_unlock(&pool.lock);
+            break;
+        }
+    }
+    /* cases after a --fail-fast stop are not reported, whether or not a
+     * worker had started them: the output is the same for any -j */
+    not_run = nb_res - shown;
+    for (int i = 0; i < nb_threads; i++)
+        pthread_join(threads[i], NULL);
+    nb_threads = 0;
+    if (ret < 0)
+        goto done;
+    if (o) {
+        fprintf(o, "%d passed, %d failed", passed, failed);
+        if (updated)
+            fprintf(o, ", %d updated", updated);
+        if (skipped)
+            fprintf(o, ", %d skipped", skipped);
+        if (not_run)
+            fprintf(o, ", %d not run (%s)", not_run, VKCU_SETTING_IS("fail_fast", "1"));
+        fputc('\n', o);
+    }
+    if (p->junit && (ret = vkcu_verify_write_junit(p->junit, p->overwrite, (const char *const *)inputs, ms, nb, res,
+                                                   shown, err, errlen)) < 0)
+        goto done;
+    if (p->summary &&
+        (ret = vkcu_verify_write_summary(p->summary, p->overwrite, (const char *const *)inputs, res, shown, passed,
+                                         failed, skipped, updated, not_run, err, errlen)) < 0)
+        goto done;
+    if (p->html && (ret = vkcu_verify_write_html(p->html, p->overwrite, (const char *const *)inputs, res, shown, passed,
+                                                 failed, skipped, updated, not_run, err, errlen)) < 0)
+        goto done;
+    ret = failed ? VKCU_ERR_MISMATCH : 0;
+done:
+    free_inputs(inputs);
+    if (nb_threads) {
+        pthread_mutex_lock(&pool.lock);
+        pool.stop = 1;
+        pthread_mutex_unlock(&pool.lock);
+        for (int i = 0; i < nb_threads; i++)
+            pthread_join(threads[i], NULL);
+    }
+    if (pool.t) {
+        pthread_mutex_destroy(&pool.lock);
+        pthread_cond_destroy(&pool.done);
+    }
+    for (int i = 0; i < nb; i++)
+        vkcu_manifest_free(&ms[i]);
+    free(ms);
+    for (int i = 0; res && i < total; i++) {
+        vkcu_compare_plot_free(&res[i].plot);
+        free(res[i].marks);
+    }
+    free(res);
+    for (int i = 0; tasks && i < total; i++)
+        free(tasks[i].err);
+    free(tasks);
+    return ret;
+}
