@@ -9,6 +9,7 @@
 
 /* The error codes (VKCU_ERR_*) and log levels are the public API's
  * (vkcu/common.h): the bottom layer, below util/. */
+#include <stddef.h>
 #include <vkcu/common.h>
 
 /* Process exit codes (README and --help list them). */
@@ -23,5 +24,9 @@ enum vkcu_exit {
     VKCU_EXIT_INTERRUPT = 130,
 };
 
+/* Text for a vkcu or AVERROR code, into buf; returns buf. */
+const char *vkcu_err_str(int err, char *buf, size_t size);
+/* Maps 0 or a negative error to a process exit code. */
+int vkcu_exit_code(int err);
 
 #endif

@@ -12,6 +12,11 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include "error.h"
+/* vkcu_now and vkcu_thread_create live in clock.h and thread.h; many files
+ * still take them from here (src/gpu/, src/regress/): new code includes
+ * those headers itself. */
+#include "clock.h"
+#include "thread.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -33,8 +38,8 @@ typedef struct vkcu_log_target {
 /* Sets the calling thread's target (NULL: none); returns the previous one,
  * for the caller to restore. The target must outlive its use. */
 const vkcu_log_target *vkcu_log_target_swap(const vkcu_log_target *target);
-/* pthread_create whose thread logs to the creating thread's target. */
-int vkcu_thread_create(pthread_t *thread, void *(*start)(void *), void *arg);
+/* The calling thread's target (NULL: none). */
+const vkcu_log_target *vkcu_log_target_get(void);
 
 /* How a message names a public setting (a field of vkcu_settings, vkcu_job,
  * vkcu_compare_job or vkcu_verify_job): "ring_size", or "overwrite=1",
@@ -56,19 +61,12 @@ void vkcu_set_setting_namer(vkcu_setting_name_callback namer, void *opaque);
  * ("ffmpeg: " first); threads without one print as FFmpeg does. */
 void vkcu_log_route_ffmpeg(void);
 
-/* Maps a negative error to a process exit code. */
-int vkcu_exit_code(int err);
-
 /* Threshold of the messages without a log target (the CLI's own) and of
  * FFmpeg's av_log, which is process-wide. */
 void vkcu_set_log_level(enum vkcu_log_level level);
 
 /* vkcu_request_stop and vkcu_stop_requested are public (vkcu/common.h). */
 
-/* Seconds on the monotonic clock (CLOCK_MONOTONIC). */
-double vkcu_now(void);
-/* Text for a vkcu or AVERROR code. */
-const char *vkcu_err_str(int err, char *buf, size_t size);
 
 #define LOGE(...) vkcu_log(VKCU_LOG_ERROR, __VA_ARGS__)
 #define LOGW(...) vkcu_log(VKCU_LOG_WARNING, __VA_ARGS__)
