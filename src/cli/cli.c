@@ -301,7 +301,7 @@ int main(int argc, char **argv)
 {
     vkcu_set_log_level(VKCU_LOG_INFO);
     /* Library text made outside a context (probe, presets) names options too. */
-    vkcu_set_setting_namer(cli_setting_name, NULL);
+    vkcu_set_setting_name_callback(cli_setting_name, NULL);
     if (argc < 2) {
         cli_print_help(CLI_TRANSCODE, stderr);
         return VKCU_EXIT_USAGE;

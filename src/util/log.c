@@ -29,9 +29,10 @@ const vkcu_log_target *vkcu_log_target_swap(const vkcu_log_target *target)
 }
 
 /* FFmpeg's lines on a thread of a job whose context has a log callback go
- * to that callback; every other thread keeps FFmpeg's own printing. The
- * levels keep what the CLI has always shown at each of its levels (see
- * vkcu_set_log_level): fatal at error, errors at verbose, the rest up to
+ * to that callback, at the context's threshold; every other thread keeps
+ * FFmpeg's own printing, at FFmpeg's process-wide threshold (set from a
+ * vkcu level below). The levels keep what the CLI has always shown at each
+ * of its levels: fatal at error, errors at verbose, the rest up to
  * FFmpeg's verbose at debug. FFmpeg sends a line in pieces: they are
  * gathered per thread until the newline. */
 static _Thread_local char av_line[1024];
@@ -57,9 +58,9 @@ static void av_log_to_target(void *avcl, int level, const char *fmt, va_list vl)
         return;
     }
     int av_level = level >= 0 ? level & 0xff : level; /* the high bits carry a colour */
-    if (av_level > av_log_get_level())
-        return;
     int vkcu_level = av_level_to_vkcu(av_level);
+    if (vkcu_level > t->level)
+        return; /* before formatting: FFmpeg's debug lines come from its inner loops */
     char piece[sizeof(av_line)];
     av_log_format_line2(avcl, level, fmt, vl, piece, sizeof(piece), &av_print_prefix);
     size_t n = strlen(piece), room = sizeof(av_line) - 1 - av_len;
@@ -90,11 +91,27 @@ void vkcu_log_route_ffmpeg(void)
     pthread_once(&once, install_av_log);
 }
 
+void vkcu_log_ffmpeg_threshold(enum vkcu_log_level level)
+{
+    /* the FFmpeg levels av_level_to_vkcu delivers at each vkcu level */
+    static const int av_levels[] = { AV_LOG_QUIET, AV_LOG_FATAL, AV_LOG_FATAL, AV_LOG_FATAL, AV_LOG_ERROR, AV_LOG_VERBOSE };
+    if (level >= VKCU_LOG_QUIET && level <= VKCU_LOG_DEBUG)
+        av_log_set_level(av_levels[level + 1]);
+}
+
+/* Until a context says otherwise, FFmpeg's own printing keeps to the
+ * default level's share (its fatal lines): the library writes nothing to
+ * the standard streams on its own, also where FFmpeg logs outside a job
+ * (a preset's encoder options checked as it loads). */
+__attribute__((constructor)) static void ffmpeg_threshold_default(void)
+{
+    vkcu_log_ffmpeg_threshold(VKCU_LOG_INFO);
+}
+
 void vkcu_set_log_level(enum vkcu_log_level level)
 {
-    static const int av_levels[] = { AV_LOG_QUIET, AV_LOG_FATAL, AV_LOG_FATAL, AV_LOG_FATAL, AV_LOG_ERROR, AV_LOG_VERBOSE };
     log_level = level;
-    av_log_set_level(av_levels[level + 1]);
+    vkcu_log_ffmpeg_threshold(level);
 }
 int vkcu_log_level(void) { return thread_target ? thread_target->level : log_level; }
 
@@ -117,7 +134,7 @@ void vkcu_log(int level, const char *fmt, ...)
     fprintf(stderr, "vkcu: %s%s\n", tag, line);
 }
 
-void vkcu_set_setting_namer(vkcu_setting_name_callback namer, void *opaque)
+void vkcu_set_setting_name_callback(vkcu_setting_name_callback namer, void *opaque)
 {
     default_namer = namer;
     default_namer_opaque = opaque;

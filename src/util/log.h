@@ -27,8 +27,8 @@ void vkcu_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 
 int vkcu_log_level(void);
 
 /* Where a thread's messages go: a context's callback and threshold. A
- * thread without a target (the CLI's own messages, library calls made
- * outside vkcu_run) logs to standard error at vkcu_set_log_level's level. */
+ * thread without a target (library calls made outside vkcu_run) logs to
+ * standard error at vkcu_set_log_level's level (default VKCU_LOG_INFO). */
 typedef struct vkcu_log_target {
     vkcu_log_callback callback; /* NULL: standard error, "vkcu: " first */
     void *opaque;
@@ -44,25 +44,26 @@ const vkcu_log_target *vkcu_log_target_get(void);
 /* How a message names a public setting (a field of vkcu_settings, vkcu_job,
  * vkcu_compare_job or vkcu_verify_job): "ring_size", or "overwrite=1",
  * "align=index" with a value; or the program's own name for it ("-y") from
- * the calling thread's target's setting_name callback (else the process
- * default below). Library text never spells a command-line option: it calls
+ * the calling thread's target's setting_name callback (else the process's
+ * default, vkcu_set_setting_name_callback: public, vkcu/common.h). Library text never spells a command-line option: it calls
  * this, through VKCU_SETTING / VKCU_SETTING_IS, when the text is made (the
  * buffer lives as long as the enclosing block). */
 const char *vkcu_setting_text(const char *setting, const char *value, char *buf, size_t size);
 #define VKCU_SETTING(name) vkcu_setting_text(name, NULL, (char[80]){ 0 }, 80)
 #define VKCU_SETTING_IS(name, value) vkcu_setting_text(name, value, (char[80]){ 0 }, 80)
-/* The setting namer of threads without a target's (the CLI's own calls made
- * outside a context: probe, presets). NULL: field names. Set it before
- * starting threads. */
-void vkcu_set_setting_namer(vkcu_setting_name_callback namer, void *opaque);
-
 /* Installs, once per process, the av_log callback that sends FFmpeg's lines
  * on a thread with a log target that has a callback to that callback
  * ("ffmpeg: " first); threads without one print as FFmpeg does. */
 void vkcu_log_route_ffmpeg(void);
 
-/* Threshold of the messages without a log target (the CLI's own) and of
- * FFmpeg's av_log, which is process-wide. */
+/* FFmpeg's own threshold (av_log_set_level, process-wide), from a vkcu
+ * level: what FFmpeg prints itself on threads without a log target that has
+ * a callback. vkcu_open sets it from the context's log_level; until then it
+ * is VKCU_LOG_INFO's (FFmpeg's fatal lines only). */
+void vkcu_log_ffmpeg_threshold(enum vkcu_log_level level);
+/* Threshold of the messages of threads without a log target (library calls
+ * made outside a context), and FFmpeg's as above: for tests and tools
+ * inside the tree (programs set a context's log_level). */
 void vkcu_set_log_level(enum vkcu_log_level level);
 
 /* vkcu_request_stop and vkcu_stop_requested are public (vkcu/common.h). */
