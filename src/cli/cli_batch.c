@@ -474,7 +474,7 @@ static int batch_file_done(void *opaque, const vkcu_batch_file *f)
 int cli_main_batch(int argc, char **argv)
 {
     batch_args a = { .dirs = { NULL, NULL } };
-    vkcu_batch_default_settings(&a.bs);
+    vkcu_default_batch_settings(&a.bs);
     cli_job_default(&a.job);
     a.job.j.sink = VKCU_SINK_ENCODE;
     const char **dirs = a.dirs;
