@@ -384,3 +384,8 @@ expect "20: a misspelt audio encoder" 2 "--audio-encoder opsu: no such encoder i
 "$V" --backend cpu -q "$in" -o "$TMP/cp.webm" --audio-encoder copy 2> "$TMP/err"
 [ "$("$FFPROBE" -v error -show_entries stream=codec_name -of csv=p=0 "$TMP/cp.webm" | tr '\n' ' ')" = "av1 " ] &&
   pass "20: --audio-encoder copy copies or drops, as before" || fail "20: --audio-encoder copy: $(cat "$TMP/err")"
+
+# ---- 21: the bundled ffprobe and ffmpeg read "-" (the fd protocol) ----
+got=$("$FFPROBE" -v error -show_entries stream=codec_name -of csv=p=0 - < "$in" 2> "$TMP/err" | tr '\n' ' ')
+[ "$got" = "h264 aac " ] && pass "21: the bundled ffprobe reads - (standard input): $got" ||
+  fail "21: ffprobe - : '$got' $(head -1 "$TMP/err")"
