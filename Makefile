@@ -152,9 +152,22 @@ $(BUILD)/libvkcu.so: $(BUILD)/libvkcu.so.$(VKCU_VERSION)
 	@ln -sf $(<F) $(BUILD)/$(SONAME)
 	@ln -sf $(SONAME) $@
 
-$(BUILD)/vkcu: $(CLI_OBJ) $(BUILD)/libvkcu.a
+# vkcu is a client of libvkcu like any program (src/cli/ includes only the
+# public headers): it links libvkcu.so and finds it by an rpath relative to
+# itself, beside it in the build folder and in LIBDIR seen from BINDIR once
+# installed (../lib by default), so that a DESTDIR stage, a moved prefix and
+# the GPU bundle (tools/gpu-bundle.sh) run too. DT_RPATH rather than
+# RUNPATH: LD_LIBRARY_PATH cannot pair this vkcu with another libvkcu.
+# $(BUILD)/rpath.mk records the rpath, so that an install to other folders
+# links it again.
+VKCU_RPATH = $$ORIGIN/$(shell realpath -m --relative-to='$(BINDIR)' '$(LIBDIR)'):$$ORIGIN
+$(BUILD)/vkcu: $(CLI_OBJ) $(BUILD)/libvkcu.so $(BUILD)/rpath.mk
 	@echo "LINK $@"
-	@$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libvkcu.a $(LDLIBS)
+	@$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) -L$(BUILD) -lvkcu -Wl,--disable-new-dtags -Wl,-rpath,'$(VKCU_RPATH)'
+$(BUILD)/rpath.mk: FORCE
+	@mkdir -p $(@D)
+	@printf '%s\n' 'VKCU_RPATH := $(VKCU_RPATH)' > $@.new; \
+	 if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
 
 # Man pages (vkcu.1, vkcu-VERB.1) and the bash completion script: written
 # by vkcu itself from its option table (src/cli/table.c), so they match the
@@ -203,7 +216,6 @@ $(BUILD)/vmaf.mk: FORCE
 	 if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
 $(BUILD)/obj/src/regress/vmaf.o: CFLAGS += $(VMAF_CFLAGS)
 $(BUILD)/obj/src/regress/vmaf.o: $(BUILD)/vmaf.mk
-$(BUILD)/vkcu: $(BUILD)/vmaf.mk
 FORCE:
 
 ifeq ($(filter clean deps uninstall print-%,$(MAKECMDGOALS)),)

@@ -24,13 +24,15 @@ strip -o "$stage/bin/ffprobe" "$ffbin/ffprobe"
 for t in "$b"/tests/*gpu* "$b"/tests/bench_* "$b"/tests/test_qclaim; do # test_qclaim: gpu.d/claims.sh's holders
   [ -x "$t" ] && strip -o "$stage/tests/$(basename "$t")" "$t"
 done
-# libvkcu.so for the Python package (python/ travels with the checkout; it
-# finds the library on LD_LIBRARY_PATH, which tools/gpu-env.sh sets).
+# libvkcu.so for vkcu (which finds it in ../lib by its rpath) and for the
+# Python package (python/ travels with the checkout; it finds the library on
+# LD_LIBRARY_PATH, which tools/gpu-env.sh sets).
 strip -o "$stage/lib/libvkcu.so.0" "$b/libvkcu.so.0"
-# Shared libraries outside the C/C++ runtime.
+# Shared libraries outside the C/C++ runtime (libvkcu is packed above: bin/vkcu
+# resolves it in the stage already).
 for f in "$stage"/bin/* "$stage"/tests/* "$stage"/lib/libvkcu.so.0; do ldd "$f" 2>/dev/null; done |
   awk '$3 ~ /^\// {print $3}' | sort -u |
-  grep -v -E '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' |
+  grep -v -E '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux[^/]*|libvkcu)\.so' |
   while read -r lib; do cp -L "$lib" "$stage/lib/"; done
 cp media/gen/*.mkv media/gen/*.ivf media/gen/*.mp4 media/gen/*.h264 "$stage/" 2>/dev/null || true
 mkdir -p "$stage/media" && mv "$stage"/*.mkv "$stage"/*.ivf "$stage"/*.mp4 "$stage"/*.h264 "$stage/media/" 2>/dev/null || true

@@ -7,7 +7,7 @@
  * context, each on its own thread.
  *
  *     vkcu_batch_settings b;
- *     vkcu_batch_default_settings(&b);
+ *     vkcu_default_batch_settings(&b);
  *     b.in_dir = "in";
  *     b.out_dir = "out";
  *     b.job.chain = "scale=h=720";        // the job every file gets
@@ -121,7 +121,7 @@ typedef struct vkcu_batch_progress {
 typedef void (*vkcu_batch_progress_callback)(void *opaque, const vkcu_batch_progress *info);
 
 /* A batch: which files, where their outputs go, and the job each one gets.
- * Fill with vkcu_batch_default_settings() first; vkcu_batch_run() refuses
+ * Fill with vkcu_default_batch_settings() first; vkcu_batch_run() refuses
  * values outside the documented ranges with -EINVAL (never clamps).
  * Strings and arrays stay the caller's; they are read during the call only. */
 typedef struct vkcu_batch_settings {
@@ -172,7 +172,7 @@ typedef struct vkcu_batch_settings {
  * @param s the caller's struct; every field is written.
  * @note Thread-safe.
  */
-VKCU_API void vkcu_batch_default_settings(vkcu_batch_settings *s);
+VKCU_API void vkcu_default_batch_settings(vkcu_batch_settings *s);
 
 /* What a batch did. */
 typedef struct vkcu_batch_result {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vkcu public API: what every other public header needs. The export
- * attribute, the error convention, log levels and the log callback.
+ * attribute, the error convention and exit statuses, log levels, the log
+ * and setting-name callbacks, the stop request.
  *
  * Error convention. Every call that can fail returns 0 on success or a
  * negative value:
@@ -51,6 +52,31 @@ extern "C" {
 #define VKCU_ERR_INTERRUPT   (-0x56430006) /* stopped by vkcu_request_stop() */
 #define VKCU_ERR_PIPE_CLOSED (-0x56430007) /* the reader of a pipe output went away (not a failure of the job) */
 
+/* The exit status a command-line program gives for a result, as the vkcu
+ * command does (its README lists them) and the batch report's exit_code
+ * records them (vkcu_exit_code). */
+enum vkcu_exit {
+    VKCU_EXIT_OK = 0,
+    VKCU_EXIT_FAIL = 1,      /* anything else */
+    VKCU_EXIT_USAGE = 2,     /* VKCU_ERR_USAGE (the vkcu command also counts -EINVAL here) */
+    VKCU_EXIT_INPUT = 3,     /* VKCU_ERR_INPUT */
+    VKCU_EXIT_OUTPUT = 4,    /* VKCU_ERR_OUTPUT */
+    VKCU_EXIT_DEVICE = 5,    /* VKCU_ERR_DEVICE */
+    VKCU_EXIT_MISMATCH = 6,  /* VKCU_ERR_MISMATCH */
+    VKCU_EXIT_INTERRUPT = 130, /* VKCU_ERR_INTERRUPT, as a shell reports SIGINT */
+};
+
+/**
+ * Maps a result to an exit status.
+ *
+ * @param err 0, a negative errno, an FFmpeg AVERROR code or a VKCU_ERR_* value.
+ * @return an enum vkcu_exit: VKCU_EXIT_OK for 0 and for VKCU_ERR_PIPE_CLOSED
+ *         (the reader of standard output has what it wanted), the class's
+ *         status for each VKCU_ERR_*, VKCU_EXIT_FAIL for any other error.
+ * @note Thread-safe.
+ */
+VKCU_API int vkcu_exit_code(int err);
+
 /**
  * Describes an error code.
  *
@@ -86,8 +112,8 @@ enum vkcu_log_level {
  *                threads) come here too, starting "ffmpeg: ": FFmpeg's
  *                fatal errors at VKCU_LOG_ERROR, its errors at
  *                VKCU_LOG_VERBOSE, its warnings, info and verbose lines at
- *                VKCU_LOG_DEBUG (its debug lines are dropped). FFmpeg's
- *                own threshold (av_log_set_level) applies first.
+ *                VKCU_LOG_DEBUG (its debug lines are dropped), by the
+ *                context's own threshold.
  * @note Called from any thread the library runs a job on, possibly from
  *       several at once: the callback must be thread-safe. It must not call
  *       back into the context that logged.
@@ -118,6 +144,21 @@ typedef void (*vkcu_log_callback)(void *opaque, enum vkcu_log_level level, const
  */
 typedef const char *(*vkcu_setting_name_callback)(void *opaque, const char *setting, const char *value,
                                                   char *buf, size_t size);
+
+/**
+ * Sets the namer of the text that calls made outside a context write:
+ * vkcu_probe()'s lines and vkcu_preset_load()'s errors, where they tell
+ * which setting to change. Text made for a context uses its settings'
+ * setting_name_callback instead.
+ *
+ * @param cb     the namer; NULL (the default): settings are named by their
+ *               field names.
+ * @param opaque passed to cb.
+ * @note Process-wide: call it once, before other threads use the library;
+ *       cb is then called on any thread that makes such text, so it must
+ *       be thread-safe.
+ */
+VKCU_API void vkcu_set_setting_name_callback(vkcu_setting_name_callback cb, void *opaque);
 
 /**
  * Asks every running job of the process to stop at its next frame; each

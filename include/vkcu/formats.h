@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * vkcu public API: what this build writes. Its encoders (for video: the
- * pixel formats each takes, and whether it runs on a GPU), its containers
- * (muxers), which encoders a container takes, and the named presets and
- * tunes of an encoder. The library's own checks read the same lists: a job
+ * vkcu public API: what this build reads and writes. The video codecs it
+ * decodes (with their decoders) and the containers it reads (demuxers);
+ * its encoders (for video: the pixel formats each takes, and whether it
+ * runs on a GPU), its containers (muxers), which encoders a container
+ * takes, and the named presets and tunes of an encoder. The library's own checks read the same lists: a job
  * whose container cannot hold its encoder, or whose encoder preset is not
  * one of the encoder's, is refused before anything is opened (vkcu_run's
  * -EINVAL). None of these calls needs a context; every one is thread-safe.
@@ -17,6 +18,7 @@
 #define VKCU_FORMATS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common.h"
 
@@ -65,6 +67,39 @@ typedef struct vkcu_container_info {
  * @note Thread-safe.
  */
 VKCU_API int vkcu_container_get(int index, vkcu_container_info *info);
+
+/**
+ * Enumerates the containers (demuxers) this build reads, in FFmpeg's order.
+ *
+ * @param index 0, 1, 2 ...
+ * @param info  receives the container (its encoder is NULL: it is read,
+ *              not written); the caller's struct.
+ * @return 0; -ENOENT past the last one; -EINVAL when info is NULL.
+ * @note Thread-safe.
+ */
+VKCU_API int vkcu_demuxer_get(int index, vkcu_container_info *info);
+
+/* One video codec this build decodes. */
+typedef struct vkcu_decoder_info {
+    const char *codec;       /* FFmpeg's codec name ("h264"); static */
+    const char *description; /* its long name ("H.264 / AVC / MPEG-4 AVC / MPEG-4 part 10"); "" when FFmpeg gives
+                              * none; static */
+    int codec_id;            /* FFmpeg's enum AVCodecID (for vkcu_probe_gpu_decodes, probe.h) */
+    char decoders[256];      /* its software decoders, FFmpeg's names, ", "-separated ("vp9, libvpx-vp9") */
+} vkcu_decoder_info;
+
+/**
+ * Enumerates the video codecs this build decodes in software, in the order
+ * of FFmpeg's codec descriptors. (Which of them a GPU decodes too is
+ * vkcu_probe_gpu_decodes's answer.) Decoders that run only on other
+ * hardware (NVDEC's *_cuvid) are not vkcu's decode path and are left out.
+ *
+ * @param index 0, 1, 2 ...
+ * @param info  receives the codec; the caller's struct.
+ * @return 0; -ENOENT past the last one; -EINVAL when info is NULL.
+ * @note Thread-safe.
+ */
+VKCU_API int vkcu_decoder_get(int index, vkcu_decoder_info *info);
 
 /**
  * The container an output file name picks by its extension, as a job with

@@ -34,6 +34,7 @@
 
 #include "chain.h"
 #include "common.h"
+#include "hash.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -69,28 +70,6 @@ enum vkcu_sink_kind {
     VKCU_SINK_HASH,       /* per-frame hashes as text to vkcu_job.hash_out */
     VKCU_SINK_NULL,       /* decode and process only */
     VKCU_SINK_CALLBACK,   /* each processed frame to vkcu_job.on_frame */
-};
-
-/* Hash algorithms. ADLER32 is FFmpeg's framecrc checksum; BLAKE3 is its
- * standard 32-byte digest, computed on the GPU for GPU frames. */
-enum vkcu_hash_algo {
-    VKCU_HASH_MD5 = 0,
-    VKCU_HASH_CRC32,
-    VKCU_HASH_XXH64,
-    VKCU_HASH_SHA256,
-    VKCU_HASH_ADLER32,
-    VKCU_HASH_BLAKE3,
-};
-
-/* Hash list formats. FRAMEMD5: ffmpeg -f framemd5 lines (any algorithm);
- * JSON: one object per frame; FRAMECRC: FFmpeg FATE's framecrc lines
- * (always adler32); WHOLE: one hash over all frames' bytes in order, as
- * ffmpeg -f md5 prints it. */
-enum vkcu_hash_format {
-    VKCU_HASH_FORMAT_FRAMEMD5 = 0,
-    VKCU_HASH_FORMAT_JSON,
-    VKCU_HASH_FORMAT_FRAMECRC,
-    VKCU_HASH_FORMAT_WHOLE,
 };
 
 /* Which decoded frames a hash list holds, and at what size (docs/regression.md). */
@@ -158,6 +137,11 @@ typedef void (*vkcu_watchdog_callback)(void *opaque, const char *input, double s
  * process may name). */
 #define VKCU_DECODE_QUEUE_MAX 63
 
+/* The highest vkcu_job.crf and vkcu_job.gop (presets and the command line
+ * take the same ranges). */
+#define VKCU_CRF_MAX 63
+#define VKCU_GOP_MAX 100000
+
 /* Settings of a context: how jobs run, whatever they do. Fill with
  * vkcu_default_settings() first, then change fields; vkcu_open() refuses
  * out-of-range values with -EINVAL (never clamps). */
@@ -218,6 +202,13 @@ VKCU_API void vkcu_default_settings(vkcu_settings *s);
  *       context's callback (common.h); threads that run no job keep
  *       FFmpeg's printing to standard error. A program that sets its own
  *       av_log callback afterwards keeps it, and FFmpeg's lines go there.
+ * @note What FFmpeg prints itself (on threads that run no job, such as its
+ *       own decoder threads with decode_threads > 1, and where no log
+ *       callback is set) follows FFmpeg's threshold, which is process-wide:
+ *       each vkcu_open sets it from log_level, as the callback receives
+ *       FFmpeg's lines (fatal ones from VKCU_LOG_ERROR, errors from
+ *       VKCU_LOG_VERBOSE, the rest to FFmpeg's verbose at VKCU_LOG_DEBUG).
+ *       Before any context is opened it is VKCU_LOG_INFO's: fatal lines only.
  */
 VKCU_API int vkcu_open(vkcu_context **ctx, const vkcu_settings *s);
 
@@ -242,10 +233,10 @@ typedef struct vkcu_job {
     const char *output;         /* path, or "-" for standard output (then output_format is required) */
     const char *output_format;  /* container (matroska, mp4, nut ...); NULL: from output's extension */
     const char *encoder;        /* FFmpeg encoder name; NULL or "auto": from the output's container */
-    int crf;                    /* 0..63; -1 (default): the encoder's default */
+    int crf;                    /* 0..VKCU_CRF_MAX; -1 (default): the encoder's default */
     int64_t bitrate;            /* bits per second; 0 (default): the encoder's default */
     const char *preset;         /* encoder preset (x264 "medium" ...); NULL: its default */
-    int gop;                    /* key frame interval in frames; 0 (default): the encoder's default */
+    int gop;                    /* key frame interval in frames, 0..VKCU_GOP_MAX; 0 (default): the encoder's default */
     const char *encoder_opts;   /* "key=value:key=value" for the encoder; NULL: none */
     int faststart;              /* 1: MP4/MOV index before the media data (web playback) */
     int overwrite;              /* 1: an existing output is replaced; 0 (default): refused (VKCU_ERR_OUTPUT) */
@@ -367,6 +358,21 @@ typedef struct vkcu_job_result {
  * @note Thread-safe: several threads may run jobs on one context at once.
  */
 VKCU_API int vkcu_run(vkcu_context *ctx, const vkcu_job *job, vkcu_job_result *result);
+
+/**
+ * Tells, after a write error on a stream, whether its reader went away: a
+ * pipe or socket with no reader left (`| head`), or EPIPE. vkcu ends a job
+ * whose hash lines or output meet that with VKCU_ERR_PIPE_CLOSED, a quiet
+ * end; a program that writes its own lines to the same stream can end the
+ * same way.
+ *
+ * @param f a stream whose last write failed (ferror(f) is set).
+ * @return 1 when its reader went away; 0 for any other error (a full disk,
+ *         /dev/full, a file size limit).
+ * @note Reads errno and polls the stream's descriptor; call it right after
+ *       the failing write. Thread-safe.
+ */
+VKCU_API int vkcu_stream_reader_gone(FILE *f);
 
 #ifdef __cplusplus
 }

@@ -10,7 +10,7 @@
  * it as long as it likes, on any thread:
  *
  *     vkcu_reader_params rp;
- *     vkcu_reader_default_params(&rp);
+ *     vkcu_default_reader_params(&rp);
  *     rp.input = "in.mkv";
  *     rp.chain = "scale=h=720";
  *     vkcu_reader *r = NULL;
@@ -96,7 +96,7 @@ enum vkcu_memory {
 #define VKCU_READER_MAX_HELD_LIMIT 1024
 #define VKCU_READER_MAX_HELD_DEFAULT 32
 
-/* What to read. Fill with vkcu_reader_default_params() first; strings are
+/* What to read. Fill with vkcu_default_reader_params() first; strings are
  * copied by vkcu_reader_open. The context gives the rest (backend, device,
  * ring size, decoder threads, log callback). */
 typedef struct vkcu_reader_params {
@@ -121,7 +121,7 @@ typedef struct vkcu_reader_params {
  * Fills reader parameters with the defaults given beside each field.
  * @note Thread-safe.
  */
-VKCU_API void vkcu_reader_default_params(vkcu_reader_params *p);
+VKCU_API void vkcu_default_reader_params(vkcu_reader_params *p);
 
 /* The input, as opened (before the chain). */
 typedef struct vkcu_reader_info {

@@ -4,8 +4,8 @@
  * pipelines frame by frame (CI systems, codec test harnesses).
  *
  *   - hash:    a job with the hash sink (job.h) writes per-frame hashes in
- *              FFmpeg's framemd5 format or JSON lines; the algorithms are
- *              named and parsed here.
+ *              FFmpeg's framemd5 format or JSON lines; the algorithms and
+ *              formats are named and parsed in hash.h.
  *   - compare: two media files or hash lists, paired frame by frame by
  *              timestamp; PSNR, SSIM and the largest sample difference with
  *              FFmpeg's definitions; a pass/fail verdict against limits.
@@ -24,38 +24,12 @@
 #include <stdio.h>
 
 #include "common.h"
+#include "hash.h"
 #include "job.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/**
- * @return the algorithm's name as framemd5 headers write it ("MD5",
- *         "BLAKE3" ...), a static string; "MD5" (FFmpeg's default) for a
- *         value outside the enum.
- * @note Thread-safe.
- */
-VKCU_API const char *vkcu_hash_algo_name(enum vkcu_hash_algo algo);
-
-/**
- * Reads an algorithm name.
- *
- * @param name "md5", "sha256", "crc32", "xxh64" or "blake3", in any case
- *             (ADLER32 comes with VKCU_HASH_FORMAT_FRAMECRC, not by name).
- * @param algo receives the algorithm when the name is known.
- * @return 0, or a negative value (nothing written) for an unknown name.
- * @note Thread-safe.
- */
-VKCU_API int vkcu_hash_algo_parse(const char *name, enum vkcu_hash_algo *algo);
-
-/**
- * @return the hash list format's name ("framemd5", "json", "framecrc",
- *         "md5" for VKCU_HASH_FORMAT_WHOLE), a static string; "framemd5"
- *         for a value outside the enum.
- * @note Thread-safe.
- */
-VKCU_API const char *vkcu_hash_format_name(enum vkcu_hash_format format);
 
 /**
  * Says whether this build scores VMAF (vkcu_compare_job.vmaf).

@@ -40,6 +40,23 @@ VKCU_API const char *vkcu_version(void);
  */
 VKCU_API unsigned vkcu_version_api(void);
 
+/* The FFmpeg the library carries (built into it). */
+typedef struct vkcu_ffmpeg_info {
+    const char *version;       /* FFmpeg's version ("8.1.2", or a git describe); static */
+    unsigned avcodec, avformat, avutil; /* its libraries' versions, as VKCU_VERSION_INT(major, minor, micro) */
+    const char *configuration; /* the configure options it was built with, one line; static */
+    int nb_decoders, nb_encoders, nb_demuxers, nb_muxers; /* its components, of every media type */
+} vkcu_ffmpeg_info;
+
+/**
+ * Describes the FFmpeg inside the library (a program's own FFmpeg, if it
+ * has one, is another).
+ *
+ * @param info the caller's struct; every field is written.
+ * @note Thread-safe.
+ */
+VKCU_API void vkcu_ffmpeg_info_get(vkcu_ffmpeg_info *info);
+
 #ifdef __cplusplus
 }
 #endif

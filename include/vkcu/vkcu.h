@@ -7,12 +7,14 @@
  *   version.h  version macros, vkcu_version(), vkcu_version_api()
  *   chain.h    operator chains, the frame callback
  *   job.h      the context (settings, callbacks) and the jobs run through it
- *   regress.h  hash algorithms, compare, verify
+ *   hash.h     hash algorithms and hash list formats, their names
+ *   regress.h  compare, verify, VMAF
  *   batch.h    a job over every file of a folder
  *   preset.h   pipeline presets (*.pipe files)
  *   probe.h    the machine's Vulkan and CUDA devices
  *   formats.h  what this build writes: video encoders, containers, presets
  *   reader.h   frames pulled one by one, random access, DLPack tensors
+ *   number.h   numbers read from text as vkcu reads them (bitrates ...)
  *
  * Link with `pkg-config --cflags --libs vkcu`. Frames handed to callbacks
  * are FFmpeg AVFrames: include <libavutil/frame.h> to read them.
@@ -23,6 +25,7 @@
 #include "common.h"
 #include "version.h"
 #include "chain.h"
+#include "hash.h"
 #include "job.h"
 #include "regress.h"
 #include "batch.h"
@@ -30,5 +33,6 @@
 #include "probe.h"
 #include "formats.h"
 #include "reader.h"
+#include "number.h"
 
 #endif

@@ -324,7 +324,7 @@ class Reader:
         if timing not in _lib.TIMINGS:
             raise UsageError(f"timing={timing!r}: give 'decoded', 'vfr' or 'cfr'")
         p = _lib.ReaderParams()
-        _lib.lib.vkcu_reader_default_params(ctypes.byref(p))
+        _lib.lib.vkcu_default_reader_params(ctypes.byref(p))
         self._input = _lib.b(path)
         self._chain = _lib.b(chain) if chain else None
         p.input = self._input

@@ -88,7 +88,7 @@ typedef struct batch_run {
     int nb_slots;
 } batch_run;
 
-void vkcu_batch_default_settings(vkcu_batch_settings *s)
+void vkcu_default_batch_settings(vkcu_batch_settings *s)
 {
     memset(s, 0, sizeof(*s));
     vkcu_default_job(&s->job);

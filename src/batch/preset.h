@@ -35,9 +35,9 @@ int vkcu_preset_dirs(char (*dirs)[4096], int max);
  * holds it; -1 when there is no presets folder at all. */
 int vkcu_preset_locate(const char *arg, char *path, size_t len);
 
-/* Fills a job's chain, encoder, crf, preset, bitrate, gop, encoder options
- * and hash settings from the preset (the sink is left to the caller). The
- * params point into `ps`, which must outlive them. */
+/* vkcu_preset_apply (public) for the internal job: the same fields from the
+ * same list (preset.c), the sink left to the caller. The params point into
+ * `ps`, which must outlive them. */
 void vkcu_preset_apply_params(const vkcu_preset *ps, vkcu_job_params *p);
 
 #endif

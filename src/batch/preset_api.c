@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The public preset calls beyond loading (include/vkcu/preset.h): the
- * listing of the presets a name can load, and a preset applied to a public
- * job. preset.c parses and finds the files.
+ * The public preset listing (include/vkcu/preset.h): the presets a name can
+ * load. preset.c parses, finds and applies them.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -71,20 +70,4 @@ int vkcu_presets_list(vkcu_preset_list_callback cb, void *opaque, char *err, siz
         ret = cb(opaque, v[i].name, v[i].path);
     free(v);
     return ret ? ret : n;
-}
-
-void vkcu_preset_apply(const vkcu_preset *ps, vkcu_job *job)
-{
-    job->chain = ps->chain;
-    job->encoder = ps->encoder[0] ? ps->encoder : NULL;
-    job->gpu_encoder = ps->gpu_encoder[0] ? ps->gpu_encoder : NULL;
-    job->crf = ps->crf;
-    job->preset = ps->encoder_preset[0] ? ps->encoder_preset : NULL;
-    job->bitrate = ps->bitrate;
-    job->gop = ps->gop;
-    job->encoder_opts = ps->encoder_opts[0] ? ps->encoder_opts : NULL;
-    job->faststart = ps->faststart;
-    job->hash_algo = ps->hash_algo;
-    job->hash_format = ps->hash_format;
-    job->pipeline_file = ps->path;
 }

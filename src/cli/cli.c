@@ -10,9 +10,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "util/file.h"
-#include "util/hash_algo.h"
-#include "util/log.h"
 
 static void print_stats(const cli_job *p, const vkcu_job_result *r, FILE *out)
 {
@@ -139,7 +136,7 @@ static int transcode_apply(void *ctx, const cli_option *o, const char *arg, cons
     }
 }
 
-int cli_main_transcode(int argc, char **argv)
+static int cli_main_transcode(int argc, char **argv)
 {
     transcode_args t = { .input = NULL };
     cli_job_default(&t.p);
@@ -164,7 +161,7 @@ int cli_main_transcode(int argc, char **argv)
     cli_install_signals();
     vkcu_job_result r;
     ret = cli_run_job(p, &r);
-    if (ret >= 0 && vkcu_log_level() >= VKCU_LOG_INFO)
+    if (ret >= 0 && p->s.log_level >= VKCU_LOG_INFO)
         fprintf(stderr, "vkcu: %s -> %s: %lld frames in %.2f s (%.1f fps), path %s\n", t.input,
                 p->j.output ? p->j.output : p->j.decode_only ? "decoded, nothing written" : "processed, nothing written",
                 (long long)r.frames_out, r.seconds, r.fps, vkcu_path_name(r.path));
@@ -181,7 +178,7 @@ typedef struct hash_args {
 
 static int hash_apply(void *ctx, const cli_option *o, const char *arg, const cli_value *v)
 {
-    /* in the order of the option's choices: both come from VKCU_HASH_FORMATS_NAMED */
+    /* in the order of the option's choices: both come from VKCU_HASH_FORMATS_NAMED (vkcu/hash.h) */
 #define FMT(e, id, ext) e,
     static const enum vkcu_hash_format formats[] = { VKCU_HASH_FORMATS_NAMED(FMT, FMT, FMT) };
 #undef FMT
@@ -209,7 +206,7 @@ static int hash_apply(void *ctx, const cli_option *o, const char *arg, const cli
     }
 }
 
-int cli_main_hash(int argc, char **argv)
+static int cli_main_hash(int argc, char **argv)
 {
     hash_args h = { .input = NULL };
     cli_job_default(&h.p);
@@ -244,7 +241,7 @@ static void print_line(void *opaque, const char *line)
     fprintf(opaque, "%s\n", line);
 }
 
-int cli_main_probe(int argc, char **argv)
+static int cli_main_probe(int argc, char **argv)
 {
     int ret = cli_parse(CLI_PROBE, argc, argv, cli_apply_no_operands, "probe");
     if (ret >= 0)
@@ -279,6 +276,21 @@ static const verb_main verb_mains[CLI_NB_VERBS] = {
     [CLI_BATCH] = cli_main_batch,         [CLI_PIPELINES] = cli_main_pipelines,
 };
 
+/* A verb, and the answer to a --help or --dump-options its parse met. */
+static int run_verb(enum cli_verb_id verb, int argc, char **argv)
+{
+    int ret = verb_mains[verb](argc, argv);
+    if (ret == CLI_HELP_REQUESTED) {
+        cli_print_help(verb, stdout);
+        return 0;
+    }
+    if (ret == CLI_OPTIONS_REQUESTED) {
+        cli_print_options(verb, stdout);
+        return 0;
+    }
+    return ret;
+}
+
 /* `vkcu help [VERB]`, as git answers it: the same text as --help. */
 static int help_verb(const char *name)
 {
@@ -299,9 +311,8 @@ static int help_verb(const char *name)
 
 int main(int argc, char **argv)
 {
-    vkcu_set_log_level(VKCU_LOG_INFO);
     /* Library text made outside a context (probe, presets) names options too. */
-    vkcu_set_setting_namer(cli_setting_name, NULL);
+    vkcu_set_setting_name_callback(cli_setting_name, NULL);
     if (argc < 2) {
         cli_print_help(CLI_TRANSCODE, stderr);
         return VKCU_EXIT_USAGE;
@@ -310,10 +321,10 @@ int main(int argc, char **argv)
         return help_verb(argc == 3 ? argv[2] : NULL);
     enum cli_verb_id verb = cli_verb_by_name(argv[1]);
     if (verb != CLI_NB_VERBS)
-        return finish_stdout(verb_mains[verb](argc - 1, argv + 1));
+        return finish_stdout(run_verb(verb, argc - 1, argv + 1));
     /* "vkcu hsah x": not a file, but nearly a verb */
     const char *near = argv[1][0] != '-' && access(argv[1], F_OK) != 0 ? cli_nearest_verb(argv[1]) : NULL;
     if (near)
         return cli_usage_error("'%s' is neither a file nor a verb: did you mean 'vkcu %s'?", argv[1], near);
-    return finish_stdout(cli_main_transcode(argc, argv));
+    return finish_stdout(run_verb(CLI_TRANSCODE, argc, argv));
 }

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The command-line front end: each verb parses its arguments through the
- * one option table (opts.h, table.c) and calls the library. Call graph,
- * without cycles: cli.c (main, transcode, hash, probe) calls the verb files
- * (cli_batch.c, cli_regress.c, cli_formats.c); they and cli.c call job.c
- * (shared job options) and opts.c/doc.c (parser, help), which read table.c.
+ * one option table (opts.h, table.c) and calls the library, of which it
+ * includes only the public headers (include/vkcu/) and links libvkcu.so as
+ * any program does. Call graph, without cycles: cli.c (main, transcode,
+ * hash, probe) calls the verb files (cli_batch.c, cli_regress.c,
+ * cli_formats.c); they and cli.c call job.c (shared job options), cli_run.c
+ * (contexts and callbacks) and opts.c (the parser); cli.c prints the help a
+ * parse asks for with doc.c, which calls opts.c; both read table.c.
  */
 #ifndef VKCU_CLI_H
 #define VKCU_CLI_H
@@ -16,7 +19,7 @@
 /* A command line's job: the context's settings and the job as the public
  * API takes them, and what only the CLI does with them. */
 typedef struct cli_job {
-    vkcu_settings s; /* the callbacks and the log level are set by cli_open_context */
+    vkcu_settings s; /* the callbacks are set by cli_open_context; log_level by -q and --log-level */
     vkcu_job j;
     int progress;    /* 1: the progress line, when stderr is a terminal */
     int stats;       /* 1: per-stage statistics at the end */
@@ -43,6 +46,9 @@ int cli_open_context(const cli_job *p, vkcu_context **ctx);
 int cli_open_context_log(const cli_job *p, vkcu_log_callback log, vkcu_context **ctx);
 /* The CLI's log callback: "vkcu: error: MESSAGE" on standard error. */
 void cli_log(void *opaque, enum vkcu_log_level level, const char *message);
+/* The CLI's own message at `level`, printed as cli_log prints the library's
+ * when p's log level (-q, --log-level) lets it through. */
+void cli_note(const cli_job *p, enum vkcu_log_level level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* The exit code of a library call's return: vkcu_exit_code, and -EINVAL
  * (an argument the library refused) as a usage error. */
 int cli_exit_code(int ret);
@@ -54,10 +60,8 @@ void cli_progress_break_line(void);
 /* Installs SIGINT/SIGTERM handlers that request a clean stop. */
 void cli_install_signals(void);
 
-/* The verbs (argv[0] is the verb, or "vkcu" for transcode). */
-int cli_main_transcode(int argc, char **argv);
-int cli_main_hash(int argc, char **argv);
-int cli_main_probe(int argc, char **argv);
+/* The verbs of the other files (argv[0] is the verb); cli.c has transcode,
+ * hash and probe. */
 /* cli_formats.c: `vkcu formats`, and `vkcu --version` */
 int cli_main_formats(int argc, char **argv);
 int cli_print_version(const char *vkcu_version);

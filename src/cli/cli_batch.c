@@ -14,9 +14,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "util/hash_algo.h"
-#include "util/log.h"
-#include "util/number.h"
 
 /* ---- vkcu pipelines ---- */
 
@@ -437,13 +434,19 @@ static void plan_line(const vkcu_batch_file *f)
     fputc('\n', stdout);
 }
 
+/* What the file callback needs of the command line. */
+typedef struct batch_run {
+    const vkcu_batch_settings *bs;
+    enum vkcu_log_level log_level;
+} batch_run;
+
 /* Each file's fate; a failure the library describes by setting is said
  * here with the options that change it. */
 static int batch_file_done(void *opaque, const vkcu_batch_file *f)
 {
-    const vkcu_batch_settings *bs = opaque;
+    const batch_run *run = opaque;
     char line[1536];
-    if (bs->dry_run) {
+    if (run->bs->dry_run) {
         plan_line(f);
         return 1;
     }
@@ -463,7 +466,7 @@ static int batch_file_done(void *opaque, const vkcu_batch_file *f)
         break;
     default: return 0;
     }
-    if (vkcu_log_level() >= VKCU_LOG_ERROR)
+    if (run->log_level >= VKCU_LOG_ERROR)
         batch_log(NULL, VKCU_LOG_ERROR, line);
     return 1;
 }
@@ -471,7 +474,7 @@ static int batch_file_done(void *opaque, const vkcu_batch_file *f)
 int cli_main_batch(int argc, char **argv)
 {
     batch_args a = { .dirs = { NULL, NULL } };
-    vkcu_batch_default_settings(&a.bs);
+    vkcu_default_batch_settings(&a.bs);
     cli_job_default(&a.job);
     a.job.j.sink = VKCU_SINK_ENCODE;
     const char **dirs = a.dirs;
@@ -499,7 +502,7 @@ int cli_main_batch(int argc, char **argv)
     bs.include = include;
     bs.exclude = exclude;
     /* One progress line for the batch, not one per file. */
-    int progress = p->progress && isatty(STDERR_FILENO) && vkcu_log_level() >= VKCU_LOG_INFO;
+    int progress = p->progress && isatty(STDERR_FILENO) && p->s.log_level >= VKCU_LOG_INFO;
     p->progress = 0;
     char ext[32];
     const vkcu_preset *preset = cli_job_preset();
@@ -527,7 +530,7 @@ int cli_main_batch(int argc, char **argv)
             goto done;
         }
         if (got > 0)
-            LOGV("batch: shard %d/%d from %s", bs.shard_index, bs.shard_count, source);
+            cli_note(p, VKCU_LOG_VERBOSE, "batch: shard %d/%d from %s", bs.shard_index, bs.shard_count, source);
     } else if (shard_count && shard_count != bs.shard_count) {
         cli_usage_error("--shard %s and --shard-count %ld disagree", shard, shard_count);
         goto done;
@@ -545,7 +548,8 @@ int cli_main_batch(int argc, char **argv)
             /* Validate the ordinals against this machine. */
             int avail = vkcu_cuda_device_count();
             if (avail == 0 && p->s.backend == VKCU_BACKEND_AUTO) {
-                LOGV("--devices %s: no CUDA device here; backend auto runs on the CPU", devices);
+                cli_note(p, VKCU_LOG_VERBOSE, "--devices %s: no CUDA device here; backend auto runs on the CPU",
+                         devices);
                 n = 0;
             } else {
                 for (int k = 0; k < n; k++)
@@ -560,8 +564,9 @@ int cli_main_batch(int argc, char **argv)
     }
 
     bs.job = p->j;
+    batch_run run = { &bs, p->s.log_level };
     bs.file_callback = batch_file_done;
-    bs.file_opaque = &bs;
+    bs.file_opaque = &run;
     if (progress)
         bs.progress_callback = batch_progress;
     ret = cli_open_context_log(p, batch_log, &ctx);

@@ -3,29 +3,29 @@
  * `vkcu --version` and `vkcu formats`: what this build and this machine can
  * do. The FFmpeg build decides which inputs open at all; the GPU here
  * decides which of them decode in Vulkan Video rather than in software.
- * What the build writes (encoders, muxers) comes from the library's lists
- * (vkcu/formats.h), the ones its checks and the completion use.
+ * What the build reads and writes (codecs and their decoders, demuxers,
+ * encoders, muxers) comes from the library's lists (vkcu/formats.h), the
+ * ones its checks and the completion use, and FFmpeg's version from
+ * vkcu_ffmpeg_info_get (vkcu/version.h): the library's FFmpeg is inside it.
  */
 #include <stdio.h>
 #include <string.h>
-#include <libavcodec/avcodec.h>
-#include <libavformat/avformat.h>
-#include <libavutil/avutil.h>
 
 #include "cli.h"
 
+/* v: VKCU_VERSION_INT(major, minor, micro), as FFmpeg packs its own. */
 static void print_lib(const char *name, unsigned v)
 {
-    printf(" %s %u.%u.%u", name, AV_VERSION_MAJOR(v), AV_VERSION_MINOR(v), AV_VERSION_MICRO(v));
+    printf(" %s %u.%u.%u", name, v >> 16, (v >> 8) & 0xff, v & 0xff);
 }
 
 /* FFmpeg's configure line lists every enabled component: too long to read.
  * What tells builds apart is the external libraries and licence switches;
  * the components are counted instead. */
-static void print_configuration(void)
+static void print_configuration(const vkcu_ffmpeg_info *ff)
 {
     char conf[8192];
-    snprintf(conf, sizeof(conf), "%s", avcodec_configuration());
+    snprintf(conf, sizeof(conf), "%s", ff->configuration);
     printf("FFmpeg configuration:");
     int shown = 0;
     for (char *save = NULL, *tok = strtok_r(conf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
@@ -37,19 +37,8 @@ static void print_configuration(void)
         }
     }
     printf("%s\n", shown ? "" : " (default)");
-    int decoders = 0, encoders = 0, demuxers = 0, muxers = 0;
-    const AVCodec *c;
-    void *it = NULL;
-    while ((c = av_codec_iterate(&it)))
-        av_codec_is_decoder(c) ? decoders++ : encoders++;
-    it = NULL;
-    while (av_demuxer_iterate(&it))
-        demuxers++;
-    it = NULL;
-    while (av_muxer_iterate(&it))
-        muxers++;
     printf("FFmpeg components: %d decoders, %d encoders, %d demuxers, %d muxers ('vkcu formats' lists them)\n",
-           decoders, encoders, demuxers, muxers);
+           ff->nb_decoders, ff->nb_encoders, ff->nb_demuxers, ff->nb_muxers);
 }
 
 static void print_devices(const vkcu_probe_info *info)
@@ -73,13 +62,15 @@ static void print_devices(const vkcu_probe_info *info)
 int cli_print_version(const char *vkcu_version)
 {
     vkcu_probe_info info;
+    vkcu_ffmpeg_info ff;
+    vkcu_ffmpeg_info_get(&ff);
     printf("vkcu %s\n", vkcu_version);
-    printf("FFmpeg %s:", av_version_info());
-    print_lib("libavcodec", avcodec_version());
-    print_lib("libavformat", avformat_version());
-    print_lib("libavutil", avutil_version());
+    printf("FFmpeg %s:", ff.version);
+    print_lib("libavcodec", ff.avcodec);
+    print_lib("libavformat", ff.avformat);
+    print_lib("libavutil", ff.avutil);
     putchar('\n');
-    print_configuration();
+    print_configuration(&ff);
     char vmaf[256];
     vkcu_vmaf_describe(vmaf, sizeof(vmaf));
     printf("VMAF: %s\n", vmaf);
@@ -91,27 +82,15 @@ int cli_print_version(const char *vkcu_version)
 /* One line per codec: decoders of a codec are listed together. */
 static void list_video_codecs(const vkcu_probe_info *info)
 {
-    const AVCodecDescriptor *desc = NULL;
+    vkcu_decoder_info d;
     int n = 0, gpu = 0;
     printf("Video codecs this build decodes (GPU: decoded on this machine's GPU, on its video decode engines\n"
            "(video) or by FFmpeg's Vulkan compute decoder (compute); others decode in software, then the CPU\n"
            "backend, or one upload into the GPU's interop ring):\n");
-    while ((desc = avcodec_descriptor_next(desc))) {
-        if (desc->type != AVMEDIA_TYPE_VIDEO)
-            continue;
-        char names[256] = "";
-        const AVCodec *c;
-        void *it = NULL;
-        while ((c = av_codec_iterate(&it)))
-            /* Hardware-only decoders (NVDEC's *_cuvid) are not vkcu's decode path. */
-            if (c->id == desc->id && av_codec_is_decoder(c) && !(c->capabilities & AV_CODEC_CAP_HARDWARE) &&
-                strlen(names) + strlen(c->name) + 3 < sizeof(names))
-                snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", names[0] ? ", " : "", c->name);
-        if (!names[0])
-            continue;
-        int on_gpu = vkcu_probe_gpu_decodes(info, desc->id);
-        printf("  %-4s %-16s %s [%s]%s\n", on_gpu ? "GPU" : "", desc->name, desc->long_name ? desc->long_name : "",
-               names, on_gpu == VKCU_GPU_DECODE_VIDEO ? " (video)" : on_gpu == VKCU_GPU_DECODE_COMPUTE ? " (compute)" : "");
+    for (int i = 0; vkcu_decoder_get(i, &d) == 0; i++) {
+        int on_gpu = vkcu_probe_gpu_decodes(info, d.codec_id);
+        printf("  %-4s %-16s %s [%s]%s\n", on_gpu ? "GPU" : "", d.codec, d.description, d.decoders,
+               on_gpu == VKCU_GPU_DECODE_VIDEO ? " (video)" : on_gpu == VKCU_GPU_DECODE_COMPUTE ? " (compute)" : "");
         n++;
         gpu += on_gpu != VKCU_GPU_DECODE_NONE;
     }
@@ -120,12 +99,11 @@ static void list_video_codecs(const vkcu_probe_info *info)
 
 static void list_containers(void)
 {
-    const AVInputFormat *f;
-    void *it = NULL;
+    vkcu_container_info f;
     int n = 0;
     printf("Containers this build reads (demuxers):\n");
-    while ((f = av_demuxer_iterate(&it))) {
-        printf("  %-24s %s\n", f->name, f->long_name ? f->long_name : "");
+    for (int i = 0; vkcu_demuxer_get(i, &f) == 0; i++) {
+        printf("  %-24s %s\n", f.name, f.description);
         n++;
     }
     printf("%d demuxers\n", n);

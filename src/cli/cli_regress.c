@@ -11,8 +11,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "util/log.h"
-#include "util/number.h"
 
 /* ---- vkcu compare ---- */
 

@@ -6,13 +6,12 @@
  * (opts.c) prints each as its option ("-y") from the one option table.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include <libavutil/error.h>
 
 #include "cli.h"
-#include "util/log.h"
 
 /* The library's messages, as the CLI has always printed its own. */
 void cli_log(void *opaque, enum vkcu_log_level level, const char *message)
@@ -22,6 +21,18 @@ void cli_log(void *opaque, enum vkcu_log_level level, const char *message)
         cli_progress_break_line(); /* the error starts on its own line */
     const char *tag = level == VKCU_LOG_ERROR ? "error: " : level == VKCU_LOG_WARNING ? "warning: " : "";
     fprintf(stderr, "vkcu: %s%s\n", tag, message);
+}
+
+void cli_note(const cli_job *p, enum vkcu_log_level level, const char *fmt, ...)
+{
+    if (level > p->s.log_level)
+        return;
+    char line[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    cli_log(NULL, level, line);
 }
 
 static void cli_progress(void *opaque, const vkcu_progress_info *info)
@@ -46,7 +57,7 @@ int cli_exit_code(int ret)
 {
     /* -EINVAL: the library refused an argument, which on the command line
      * is a usage error like any other. */
-    return ret == AVERROR(EINVAL) ? VKCU_EXIT_USAGE : vkcu_exit_code(ret);
+    return ret == -EINVAL ? VKCU_EXIT_USAGE : vkcu_exit_code(ret);
 }
 
 void cli_job_default(cli_job *p)
@@ -68,7 +79,6 @@ int cli_open_context_log(const cli_job *p, vkcu_log_callback log, vkcu_context *
     s.log_callback = log;
     s.log_opaque = NULL;
     s.setting_name_callback = cli_setting_name; /* the library names settings; the table knows their options */
-    s.log_level = (enum vkcu_log_level)vkcu_log_level();
     if (p->progress && isatty(STDERR_FILENO))
         s.progress_callback = cli_progress;
     s.watchdog_callback = cli_watchdog;

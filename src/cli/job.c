@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "util/log.h"
 
 /* The preset of this process's command line. Job params point into it,
  * so it lives as long as the process. */
@@ -64,9 +63,9 @@ int cli_job_apply(cli_job *p, enum cli_verb_id verb, const cli_option *o, const 
     case OPT_STATS: p->stats = 1; break;
     case OPT_QUIET:
         p->progress = 0;
-        vkcu_set_log_level(VKCU_LOG_ERROR);
+        p->s.log_level = VKCU_LOG_ERROR;
         break;
-    case OPT_LOG_LEVEL: vkcu_set_log_level((enum vkcu_log_level)v->i); break; /* the choices in enum order */
+    case OPT_LOG_LEVEL: p->s.log_level = (enum vkcu_log_level)v->i; break; /* the choices in enum order */
     case OPT_ENCODER: /* the encoder named, also over a preset's gpu-encoder */
         p->j.encoder = arg;
         p->j.gpu_encoder = NULL;

@@ -12,9 +12,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include <vkcu/common.h>
+#include <vkcu/number.h>
+
 #include "opts.h"
-#include "util/error.h"
-#include "util/number.h"
 
 /* Times are at most this many seconds (about 31 years): far past any
  * input, and small enough that seconds * 1e6 stays an exact int64. */
@@ -499,7 +500,7 @@ static const cli_option *find_refused(enum cli_verb_id verb, const char *name, c
 }
 
 /* One option with its value (NULL for a flag): refusals, the value's
- * check, the built-in answers, then the verb's apply. */
+ * check, the built-in requests (help), then the verb's apply. */
 static int take(enum cli_verb_id verb, const cli_option *o, const char *typed, const char *v, cli_apply_fn apply,
                 void *ctx)
 {
@@ -509,14 +510,10 @@ static int take(enum cli_verb_id verb, const cli_option *o, const char *typed, c
     cli_value val = { 0, 0, -1, -1 };
     if (v && (ret = parse_value(o, typed, v, &val)))
         return ret;
-    if (o->id == OPT_HELP) {
-        cli_print_help(verb, stdout);
-        return CLI_STOP;
-    }
-    if (o->id == OPT_DUMP_OPTIONS) {
-        cli_print_options(verb, stdout);
-        return CLI_STOP;
-    }
+    if (o->id == OPT_HELP)
+        return CLI_HELP_REQUESTED;
+    if (o->id == OPT_DUMP_OPTIONS)
+        return CLI_OPTIONS_REQUESTED;
     return apply(ctx, o, v, &val);
 }
 

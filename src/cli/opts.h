@@ -117,16 +117,21 @@ extern const cli_verb_doc cli_verb_docs[CLI_NB_VERBS];
 
 /* An apply function stores one parsed option (o, its text arg and value v),
  * or takes one operand (o == NULL, arg the operand). Returns 0 to go on,
- * CLI_STOP to end the program with status 0 (help printed), or an exit
- * status (after printing its one-line error). */
+ * CLI_STOP to end the program with status 0 (it printed what was asked,
+ * --version say), or an exit status (after printing its one-line error). */
 #define CLI_STOP 0x100
+/* cli_parse's answers to --help and --dump-options: the verb's caller
+ * prints them (doc.c) and ends with status 0. */
+#define CLI_HELP_REQUESTED 0x101
+#define CLI_OPTIONS_REQUESTED 0x102
 typedef int (*cli_apply_fn)(void *ctx, const cli_option *o, const char *arg, const cli_value *v);
 
 /* Parses argv[1..argc) for a verb, as getopt_long does: "--name value",
  * "--name=value", short options grouped or with their value attached
  * ("-yq", "-j2"), options after operands, "-" an operand and "--" the end
- * of options. --help and --dump-options are answered here.
- * Returns -1 when the verb should go on, else the exit status. */
+ * of options. Returns -1 when the verb should go on; CLI_HELP_REQUESTED or
+ * CLI_OPTIONS_REQUESTED when --help or --dump-options came first (the verb
+ * returns it as it is, and main prints the text); else the exit status. */
 int cli_parse(enum cli_verb_id verb, int argc, char **argv, cli_apply_fn apply, void *ctx);
 
 /* The apply function of verbs that take no operand and no option of their

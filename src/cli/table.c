@@ -11,11 +11,13 @@
  * tests/cli/options.sh runs it through the parser for every verb listed
  * (a verb whose apply lacks the case fails there with "internal error").
  */
-#include "opts.h"
-#include "util/hash_algo.h"
-#include "util/number.h"
+#include <vkcu/hash.h>
+#include <vkcu/job.h>
+#include <vkcu/number.h>
 
-/* ring_size's range and default are the library's (core/vkcu.h). */
+#include "opts.h"
+
+/* ring_size's range and default are the library's (vkcu/job.h). */
 #define TEXT_OF(x) #x
 #define TEXT_OF_VALUE(x) TEXT_OF(x)
 #define RING_SIZE_DEFAULT_TEXT TEXT_OF_VALUE(VKCU_RING_SIZE_DEFAULT)

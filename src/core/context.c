@@ -128,6 +128,7 @@ int vkcu_open(vkcu_context **ctx, const vkcu_settings *s)
     c->log = target;
     if (s->log_callback)
         vkcu_log_route_ffmpeg();
+    vkcu_log_ffmpeg_threshold(s->log_level); /* what FFmpeg prints itself: job.h, vkcu_open */
     *ctx = c;
     return 0;
 }
@@ -171,9 +172,9 @@ int vkcu_check_job(const vkcu_job *job, char *err, size_t errlen)
         return vkcu_invalid(err, errlen, "no input given");
     RANGE("video_stream", job->video_stream, -1, 1023);
     RANGE("sink", job->sink, VKCU_SINK_ENCODE, VKCU_SINK_CALLBACK);
-    RANGE("crf", job->crf, -1, 63);
+    RANGE("crf", job->crf, -1, VKCU_CRF_MAX);
     RANGE("bitrate", job->bitrate, 0, (int64_t)1e12);
-    RANGE("gop", job->gop, 0, 100000);
+    RANGE("gop", job->gop, 0, VKCU_GOP_MAX);
     RANGE("hash_algo", job->hash_algo, VKCU_HASH_MD5, VKCU_HASH_BLAKE3);
     RANGE("hash_format", job->hash_format, VKCU_HASH_FORMAT_FRAMEMD5, VKCU_HASH_FORMAT_WHOLE);
     RANGE("max_frames", job->max_frames, 0, 0x7fffffff);

@@ -38,7 +38,7 @@ typedef struct iter_item {
     vkcu_frame *frame; /* NULL: the end (end_ret, end_err) */
 } iter_item;
 
-void vkcu_reader_default_params(vkcu_reader_params *p)
+void vkcu_default_reader_params(vkcu_reader_params *p)
 {
     memset(p, 0, sizeof(*p));
     p->video_stream = -1;

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <vkcu/job.h>
 
 enum vkcu_read_status {
     VKCU_READ_OK = 0,
@@ -29,9 +30,6 @@ enum vkcu_read_status {
  * any status but OK nothing is allocated. Thread-safe. */
 enum vkcu_read_status vkcu_read_file(const char *path, size_t max, int flags, char **data, size_t *len, int *os_err);
 
-/* After a write error on f: 1 when its reader went away (EPIPE, or a pipe
- * or socket with no reader left: `| head`), which is a quiet end and not
- * an error; 0 for any other error (a full disk, /dev/full, EFBIG). */
-int vkcu_stream_reader_gone(FILE *f);
+/* vkcu_stream_reader_gone (file.c) is public (vkcu/job.h). */
 
 #endif

@@ -5,7 +5,7 @@
 
 #include "hash_algo.h"
 
-/* By enum, from the one list (VKCU_HASH_NAMED in hash_algo.h); adler32 is
+/* By enum, from the one list (VKCU_HASH_NAMED in vkcu/hash.h); adler32 is
  * framecrc's, never named. */
 #define ROW(e, id, name) [e] = { id, name },
 static const struct {

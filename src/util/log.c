@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Logging, error strings, exit-code mapping and the stop flag. */
-#include <errno.h>
+/* Logging (log.h) and the stop flag (vkcu/common.h). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <libavutil/error.h>
 #include <libavutil/log.h>
 
@@ -18,6 +16,11 @@ static volatile sig_atomic_t stop_flag;
 /* Per thread, so that jobs of different contexts log to their own callbacks. */
 static _Thread_local const vkcu_log_target *thread_target;
 
+const vkcu_log_target *vkcu_log_target_get(void)
+{
+    return thread_target;
+}
+
 const vkcu_log_target *vkcu_log_target_swap(const vkcu_log_target *target)
 {
     const vkcu_log_target *prev = thread_target;
@@ -25,36 +28,11 @@ const vkcu_log_target *vkcu_log_target_swap(const vkcu_log_target *target)
     return prev;
 }
 
-typedef struct thread_start {
-    void *(*start)(void *);
-    void *arg;
-    const vkcu_log_target *target;
-} thread_start;
-
-static void *thread_trampoline(void *opaque)
-{
-    thread_start ts = *(thread_start *)opaque;
-    free(opaque);
-    thread_target = ts.target;
-    return ts.start(ts.arg);
-}
-
-int vkcu_thread_create(pthread_t *thread, void *(*start)(void *), void *arg)
-{
-    thread_start *ts = malloc(sizeof(*ts));
-    if (!ts)
-        return ENOMEM;
-    *ts = (thread_start){ start, arg, thread_target };
-    int ret = pthread_create(thread, NULL, thread_trampoline, ts);
-    if (ret)
-        free(ts);
-    return ret;
-}
-
 /* FFmpeg's lines on a thread of a job whose context has a log callback go
- * to that callback; every other thread keeps FFmpeg's own printing. The
- * levels keep what the CLI has always shown at each of its levels (see
- * vkcu_set_log_level): fatal at error, errors at verbose, the rest up to
+ * to that callback, at the context's threshold; every other thread keeps
+ * FFmpeg's own printing, at FFmpeg's process-wide threshold (set from a
+ * vkcu level below). The levels keep what the CLI has always shown at each
+ * of its levels: fatal at error, errors at verbose, the rest up to
  * FFmpeg's verbose at debug. FFmpeg sends a line in pieces: they are
  * gathered per thread until the newline. */
 static _Thread_local char av_line[1024];
@@ -80,9 +58,9 @@ static void av_log_to_target(void *avcl, int level, const char *fmt, va_list vl)
         return;
     }
     int av_level = level >= 0 ? level & 0xff : level; /* the high bits carry a colour */
-    if (av_level > av_log_get_level())
-        return;
     int vkcu_level = av_level_to_vkcu(av_level);
+    if (vkcu_level > t->level)
+        return; /* before formatting: FFmpeg's debug lines come from its inner loops */
     char piece[sizeof(av_line)];
     av_log_format_line2(avcl, level, fmt, vl, piece, sizeof(piece), &av_print_prefix);
     size_t n = strlen(piece), room = sizeof(av_line) - 1 - av_len;
@@ -113,11 +91,27 @@ void vkcu_log_route_ffmpeg(void)
     pthread_once(&once, install_av_log);
 }
 
+void vkcu_log_ffmpeg_threshold(enum vkcu_log_level level)
+{
+    /* the FFmpeg levels av_level_to_vkcu delivers at each vkcu level */
+    static const int av_levels[] = { AV_LOG_QUIET, AV_LOG_FATAL, AV_LOG_FATAL, AV_LOG_FATAL, AV_LOG_ERROR, AV_LOG_VERBOSE };
+    if (level >= VKCU_LOG_QUIET && level <= VKCU_LOG_DEBUG)
+        av_log_set_level(av_levels[level + 1]);
+}
+
+/* Until a context says otherwise, FFmpeg's own printing keeps to the
+ * default level's share (its fatal lines): the library writes nothing to
+ * the standard streams on its own, also where FFmpeg logs outside a job
+ * (a preset's encoder options checked as it loads). */
+__attribute__((constructor)) static void ffmpeg_threshold_default(void)
+{
+    vkcu_log_ffmpeg_threshold(VKCU_LOG_INFO);
+}
+
 void vkcu_set_log_level(enum vkcu_log_level level)
 {
-    static const int av_levels[] = { AV_LOG_QUIET, AV_LOG_FATAL, AV_LOG_FATAL, AV_LOG_FATAL, AV_LOG_ERROR, AV_LOG_VERBOSE };
     log_level = level;
-    av_log_set_level(av_levels[level + 1]);
+    vkcu_log_ffmpeg_threshold(level);
 }
 int vkcu_log_level(void) { return thread_target ? thread_target->level : log_level; }
 
@@ -140,7 +134,7 @@ void vkcu_log(int level, const char *fmt, ...)
     fprintf(stderr, "vkcu: %s%s\n", tag, line);
 }
 
-void vkcu_set_setting_namer(vkcu_setting_name_callback namer, void *opaque)
+void vkcu_set_setting_name_callback(vkcu_setting_name_callback namer, void *opaque)
 {
     default_namer = namer;
     default_namer_opaque = opaque;
@@ -160,42 +154,5 @@ const char *vkcu_setting_text(const char *setting, const char *value, char *buf,
     return buf;
 }
 
-const char *vkcu_err_str(int err, char *buf, size_t size)
-{
-    switch (err) {
-    case VKCU_ERR_USAGE: snprintf(buf, size, "invalid usage"); break;
-    case VKCU_ERR_INPUT: snprintf(buf, size, "invalid input"); break;
-    case VKCU_ERR_OUTPUT: snprintf(buf, size, "cannot write output"); break;
-    case VKCU_ERR_DEVICE: snprintf(buf, size, "GPU device error"); break;
-    case VKCU_ERR_MISMATCH: snprintf(buf, size, "mismatch"); break;
-    case VKCU_ERR_INTERRUPT: snprintf(buf, size, "interrupted"); break;
-    case VKCU_ERR_PIPE_CLOSED: snprintf(buf, size, "standard output closed by its reader"); break;
-    default: av_strerror(err, buf, size); break;
-    }
-    return buf;
-}
-
-int vkcu_exit_code(int err)
-{
-    switch (err) {
-    case 0: return VKCU_EXIT_OK;
-    case VKCU_ERR_USAGE: return VKCU_EXIT_USAGE;
-    case VKCU_ERR_INPUT: return VKCU_EXIT_INPUT;
-    case VKCU_ERR_OUTPUT: return VKCU_EXIT_OUTPUT;
-    case VKCU_ERR_DEVICE: return VKCU_EXIT_DEVICE;
-    case VKCU_ERR_MISMATCH: return VKCU_EXIT_MISMATCH;
-    case VKCU_ERR_INTERRUPT: return VKCU_EXIT_INTERRUPT;
-    case VKCU_ERR_PIPE_CLOSED: return VKCU_EXIT_OK;
-    default: return VKCU_EXIT_FAIL;
-    }
-}
-
 void vkcu_request_stop(void) { stop_flag = 1; }
 int vkcu_stop_requested(void) { return stop_flag; }
-
-double vkcu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}

@@ -12,6 +12,11 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include "error.h"
+/* vkcu_now and vkcu_thread_create live in clock.h and thread.h; many files
+ * still take them from here (src/gpu/, src/regress/): new code includes
+ * those headers itself. */
+#include "clock.h"
+#include "thread.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,8 +27,8 @@ void vkcu_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 
 int vkcu_log_level(void);
 
 /* Where a thread's messages go: a context's callback and threshold. A
- * thread without a target (the CLI's own messages, library calls made
- * outside vkcu_run) logs to standard error at vkcu_set_log_level's level. */
+ * thread without a target (library calls made outside vkcu_run) logs to
+ * standard error at vkcu_set_log_level's level (default VKCU_LOG_INFO). */
 typedef struct vkcu_log_target {
     vkcu_log_callback callback; /* NULL: standard error, "vkcu: " first */
     void *opaque;
@@ -33,42 +38,36 @@ typedef struct vkcu_log_target {
 /* Sets the calling thread's target (NULL: none); returns the previous one,
  * for the caller to restore. The target must outlive its use. */
 const vkcu_log_target *vkcu_log_target_swap(const vkcu_log_target *target);
-/* pthread_create whose thread logs to the creating thread's target. */
-int vkcu_thread_create(pthread_t *thread, void *(*start)(void *), void *arg);
+/* The calling thread's target (NULL: none). */
+const vkcu_log_target *vkcu_log_target_get(void);
 
 /* How a message names a public setting (a field of vkcu_settings, vkcu_job,
  * vkcu_compare_job or vkcu_verify_job): "ring_size", or "overwrite=1",
  * "align=index" with a value; or the program's own name for it ("-y") from
- * the calling thread's target's setting_name callback (else the process
- * default below). Library text never spells a command-line option: it calls
+ * the calling thread's target's setting_name callback (else the process's
+ * default, vkcu_set_setting_name_callback: public, vkcu/common.h). Library text never spells a command-line option: it calls
  * this, through VKCU_SETTING / VKCU_SETTING_IS, when the text is made (the
  * buffer lives as long as the enclosing block). */
 const char *vkcu_setting_text(const char *setting, const char *value, char *buf, size_t size);
 #define VKCU_SETTING(name) vkcu_setting_text(name, NULL, (char[80]){ 0 }, 80)
 #define VKCU_SETTING_IS(name, value) vkcu_setting_text(name, value, (char[80]){ 0 }, 80)
-/* The setting namer of threads without a target's (the CLI's own calls made
- * outside a context: probe, presets). NULL: field names. Set it before
- * starting threads. */
-void vkcu_set_setting_namer(vkcu_setting_name_callback namer, void *opaque);
-
 /* Installs, once per process, the av_log callback that sends FFmpeg's lines
  * on a thread with a log target that has a callback to that callback
  * ("ffmpeg: " first); threads without one print as FFmpeg does. */
 void vkcu_log_route_ffmpeg(void);
 
-/* Maps a negative error to a process exit code. */
-int vkcu_exit_code(int err);
-
-/* Threshold of the messages without a log target (the CLI's own) and of
- * FFmpeg's av_log, which is process-wide. */
+/* FFmpeg's own threshold (av_log_set_level, process-wide), from a vkcu
+ * level: what FFmpeg prints itself on threads without a log target that has
+ * a callback. vkcu_open sets it from the context's log_level; until then it
+ * is VKCU_LOG_INFO's (FFmpeg's fatal lines only). */
+void vkcu_log_ffmpeg_threshold(enum vkcu_log_level level);
+/* Threshold of the messages of threads without a log target (library calls
+ * made outside a context), and FFmpeg's as above: for tests and tools
+ * inside the tree (programs set a context's log_level). */
 void vkcu_set_log_level(enum vkcu_log_level level);
 
 /* vkcu_request_stop and vkcu_stop_requested are public (vkcu/common.h). */
 
-/* Seconds on the monotonic clock (CLOCK_MONOTONIC). */
-double vkcu_now(void);
-/* Text for a vkcu or AVERROR code. */
-const char *vkcu_err_str(int err, char *buf, size_t size);
 
 #define LOGE(...) vkcu_log(VKCU_LOG_ERROR, __VA_ARGS__)
 #define LOGW(...) vkcu_log(VKCU_LOG_WARNING, __VA_ARGS__)

@@ -21,12 +21,12 @@ static int starts_well(const char *text)
 int vkcu_parse_int(const char *text, int64_t lo, int64_t hi, int64_t *out)
 {
     if (!starts_well(text))
-        return -1;
+        return -EINVAL;
     char *end;
     errno = 0;
     long long x = strtoll(text, &end, 10);
     if (*end || errno || x < lo || x > hi)
-        return -1;
+        return -EINVAL;
     *out = x;
     return 0;
 }
@@ -34,12 +34,12 @@ int vkcu_parse_int(const char *text, int64_t lo, int64_t hi, int64_t *out)
 int vkcu_parse_number(const char *text, double lo, double hi, double *out)
 {
     if (!starts_well(text))
-        return -1;
+        return -EINVAL;
     char *end;
     /* Overflow gives an infinity, caught here; underflow ("1e-400") is a fine zero. */
     double x = strtod(text, &end);
     if (*end || !isfinite(x) || !(x >= lo && x <= hi))
-        return -1;
+        return -EINVAL;
     *out = x;
     return 0;
 }
@@ -47,11 +47,11 @@ int vkcu_parse_number(const char *text, double lo, double hi, double *out)
 int vkcu_parse_bitrate(const char *text, int64_t *out)
 {
     if (!starts_well(text))
-        return -1;
+        return -EINVAL;
     char *end;
     double x = strtod(text, &end);
     if (end == text || !isfinite(x))
-        return -1;
+        return -EINVAL;
     if (*end == 'k' || *end == 'K')
         x *= 1e3, end++;
     else if (*end == 'M' || *end == 'm')
@@ -60,7 +60,7 @@ int vkcu_parse_bitrate(const char *text, int64_t *out)
         x *= 1e9, end++;
     /* The range check comes before the cast: it is what makes the cast defined. */
     if (*end || !(x >= (double)VKCU_BITRATE_MIN && x <= (double)VKCU_BITRATE_MAX))
-        return -1;
+        return -EINVAL;
     *out = llround(x);
     return 0;
 }

@@ -58,3 +58,19 @@ if [ -n "$so" ]; then
 else
   skip "api-symbols: no libvkcu.so in $build (this build makes only the static library)"
 fi
+
+# The command line is a client of the library like any other program: vkcu
+# needs libvkcu.so (it does not carry the library's objects), defines none
+# of the library's functions and calls only the public ones.
+if [ -x "$build/vkcu" ] && [ -n "$so" ]; then
+  needed=$(readelf -d "$build/vkcu" | sed -n 's/.*(NEEDED).*\[\(libvkcu[^]]*\)\].*/\1/p')
+  soname=$(readelf -d "$so" | sed -n 's/.*(SONAME).*\[\(.*\)\].*/\1/p')
+  own=$(nm --defined-only "$build/vkcu" | awk '$3 ~ /^vkcu_/ {print $3}' | tr '\n' ' ')
+  nm -u "$build/vkcu" | awk '$2 ~ /^vkcu_/ {sub(/@.*/, "", $2); print $2}' | sort -u > "$TMP/calls"
+  beyond=$(comm -23 "$TMP/calls" "$TMP/api" | tr '\n' ' ')
+  if [ -n "$soname" ] && [ "$needed" = "$soname" ] && [ -z "$own$beyond" ] && [ "$(wc -l < "$TMP/calls")" -ge 20 ]; then
+    pass "api-symbols: vkcu needs $needed and calls $(wc -l < "$TMP/calls") of its public functions, nothing else of it"
+  else
+    fail "api-symbols: vkcu needs '${needed:-no libvkcu}' (soname '$soname'); defines ${own:-none}; calls beyond the API: ${beyond:-none}"
+  fi
+fi

@@ -17,8 +17,9 @@ n_cu=$(cd "$root" && ls kernels/*.cu src/*.cu src/*/*.cu 2>/dev/null | wc -l)
 
 # Each CUDA source, in each product, carries machine code for every
 # architecture and PTX of the highest: a source built apart with other flags
-# would show here.
-for f in "$build/vkcu" "$build/libvkcu.so" "$build/libvkcu.a"; do
+# would show here. vkcu holds no GPU code of its own: it runs the kernels of
+# the libvkcu.so beside it (below).
+for f in "$build/libvkcu.so" "$build/libvkcu.a"; do
   name=${f##*/}
   if [ ! -f "$f" ]; then fail "cuda-archs: $f not built"; continue; fi
   python3 "$root/tools/cuda-archs.py" --each "$f" > "$TMP/each" 2> "$TMP/err"
@@ -30,6 +31,16 @@ for f in "$build/vkcu" "$build/libvkcu.so" "$build/libvkcu.a"; do
     fail "cuda-archs: $name: $n containers for $n_cu CUDA sources; expected '$want' in each, got '${bad:-$(head -1 "$TMP/each")}' $(cat "$TMP/err")"
   fi
 done
+
+# The vkcu a user runs loads that libvkcu.so, and carries no older copy of
+# the kernels itself.
+loaded=$(ldd "$build/vkcu" 2> /dev/null | awk '$1 ~ /^libvkcu\.so/ {print $3}')
+if [ -n "$loaded" ] && [ "$(readlink -f "$loaded")" = "$(readlink -f "$build/libvkcu.so")" ] &&
+   ! python3 "$root/tools/cuda-archs.py" "$build/vkcu" > /dev/null 2>&1; then
+  pass "cuda-archs: vkcu runs the kernels of $(basename "$(readlink -f "$loaded")") beside it, and holds no GPU code itself"
+else
+  fail "cuda-archs: vkcu loads '${loaded:-no libvkcu}' (expected $build/libvkcu.so) or holds GPU code of its own"
+fi
 
 # The listing can fail: a C object has no GPU code.
 obj=$(ls "$build"/obj/src/log.o "$build"/obj/src/*/log.o 2>/dev/null | head -1)

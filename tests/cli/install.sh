@@ -41,6 +41,16 @@ else
   fail "install: bin/vkcu from the stage: $("$P/bin/vkcu" --version 2>&1 | head -1); $("$P/bin/vkcu" pipelines 2>&1 | wc -l) presets"
 fi
 
+# bin/vkcu links libvkcu.so: its rpath finds the staged library (LIBDIR seen
+# from BINDIR), not the build folder's, also with LD_LIBRARY_PATH pointing
+# there (DT_RPATH is searched first).
+loaded=$(LD_LIBRARY_PATH=$build ldd "$P/bin/vkcu" 2>&1 | awk '$1 == "libvkcu.so.'"$major"'" {print $3}')
+if [ -n "$loaded" ] && [ "$(realpath "$loaded")" = "$(realpath "$P/lib/libvkcu.so.$major")" ]; then
+  pass "install: bin/vkcu loads the staged lib/libvkcu.so.$major (rpath $(readelf -d "$P/bin/vkcu" | sed -n 's/.*(RPATH).*\[\(.*\)\]/\1/p'))"
+else
+  fail "install: bin/vkcu loads '${loaded:-no libvkcu.so.$major}', not $P/lib/libvkcu.so.$major"
+fi
+
 # The shared library: real file, soname link, development link; the soname
 # recorded in the library is the one the link names.
 soname=$(readelf -d "$P/lib/libvkcu.so.$version" 2>/dev/null | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')

@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The source tree's layering rules (tools/check-layers.py). Includes:
 # kernels/ includes nothing from src/, nothing outside src/cli/ includes
-# src/cli/, src/cli/ includes only the public headers, util/ and itself, no
-# layer reaches up, no include cycle. Symbols (nm on this build's objects):
-# no object uses a symbol that only a higher layer defines. Each rule is also
-# broken on purpose in a copy of the tree, so that the checker is seen to
-# catch it.
+# src/cli/, src/cli/ includes only the public headers and itself (not util/,
+# not FFmpeg), no layer reaches up, no include cycle. Symbols (nm on this
+# build's objects): no object uses a symbol that only a higher layer
+# defines. Each rule is also broken on purpose in a copy of the tree, so
+# that the checker is seen to catch it.
 source "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CHECK="$ROOT/tools/check-layers.py"
@@ -47,6 +47,10 @@ try_broken "src/cli/ reaching past the public API" src/cli/cli_batch.c '#include
   'src/cli/cli_batch.c: includes src/core/outfile.h (src/cli/ is a client of the public API'
 try_broken "src/cli/ reaching past the public API (a header)" src/cli/cli.h '#include "batch/preset.h"' \
   'src/cli/cli.h: includes src/batch/preset.h'
+try_broken "src/cli/ including util/" src/cli/opts.c '#include "util/number.h"' \
+  'src/cli/opts.c: includes src/util/number.h (src/cli/ is a client of the public API'
+try_broken "src/cli/ including FFmpeg" src/cli/cli_formats.c '#include <libavcodec/avcodec.h>' \
+  'src/cli/cli_formats.c: includes <libavcodec/avcodec.h>'
 # a cycle: number.h -> log.h (added here) -> number.h (added by try_broken)
 cp "$ROOT/src/util/number.h" "$TMP/tree/src/util/number.h"; echo '#include "log.h"' >> "$TMP/tree/src/util/number.h"
 try_broken "an include cycle" src/util/log.h '#include "number.h"' 'include cycle: src/util/'

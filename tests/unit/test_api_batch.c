@@ -104,7 +104,7 @@ static void test_defaults(void)
 {
     vkcu_batch_settings s;
     memset(&s, 0x5a, sizeof(s));
-    vkcu_batch_default_settings(&s);
+    vkcu_default_batch_settings(&s);
     CHECK(s.extension && !strcmp(s.extension, ".mkv"), "default extension %s", s.extension ? s.extension : "NULL");
     CHECK(s.jobs == 1 && s.shard_index == 0 && s.shard_count == 1, "default jobs %d, shard %d/%d", s.jobs,
           s.shard_index, s.shard_count);
@@ -137,7 +137,7 @@ static void bad_batch(vkcu_context *ctx, log_capture *c, const char *name, const
 static void test_validation(vkcu_context *ctx, log_capture *c, const char *in, const char *out)
 {
     vkcu_batch_settings s, good;
-    vkcu_batch_default_settings(&good);
+    vkcu_default_batch_settings(&good);
     good.in_dir = in;
     good.out_dir = out;
     good.job.sink = VKCU_SINK_HASH;
@@ -219,7 +219,7 @@ static void test_batch(vkcu_context *ctx, log_capture *c, const char *dir)
     snprintf(single, sizeof(single), "%s/single.framemd5", dir);
 
     vkcu_batch_settings s;
-    vkcu_batch_default_settings(&s);
+    vkcu_default_batch_settings(&s);
     s.in_dir = in;
     s.out_dir = out;
     s.extension = ".framemd5";
@@ -335,7 +335,7 @@ static void test_media(vkcu_context *ctx, const char *dir)
     ok &= f && fputs("notes about the clip\n", f) >= 0 && fclose(f) == 0;
     CHECK(ok, "cannot make %s", in);
     vkcu_batch_settings s;
-    vkcu_batch_default_settings(&s);
+    vkcu_default_batch_settings(&s);
     s.in_dir = in;
     s.out_dir = out;
     s.extension = ".framemd5";

@@ -94,7 +94,7 @@ static vkcu_reader *open_reader(vkcu_context *ctx, const char *input, const char
                                 int max_held, int detach)
 {
     vkcu_reader_params p;
-    vkcu_reader_default_params(&p);
+    vkcu_default_reader_params(&p);
     p.input = input;
     p.chain = chain;
     p.timing = timing;
@@ -358,28 +358,28 @@ static void test_errors(vkcu_context *ctx, log_capture *lc)
     char err[512] = "";
     vkcu_reader_params p;
     vkcu_reader *r = NULL;
-    vkcu_reader_default_params(&p);
+    vkcu_default_reader_params(&p);
     p.input = "media/no-such-file.mkv";
     int before = lc->errors;
     int ret = vkcu_reader_open(ctx, &p, &r, err, sizeof(err));
     CHECK(ret == -ENOENT && !r && strstr(err, "no-such-file.mkv") && lc->errors == before + 1,
           "missing file: %d '%s', %d messages", ret, err, lc->errors - before);
-    vkcu_reader_default_params(&p);
+    vkcu_default_reader_params(&p);
     p.input = MP4;
     p.max_held = 0;
     ret = vkcu_reader_open(ctx, &p, &r, err, sizeof(err));
     CHECK(ret == -EINVAL && strstr(err, "max_held 0 is out of range"), "max_held 0: %d '%s'", ret, err);
-    vkcu_reader_default_params(&p);
+    vkcu_default_reader_params(&p);
     p.input = MP4;
     p.timing = (enum vkcu_reader_timing)9;
     ret = vkcu_reader_open(ctx, &p, &r, err, sizeof(err));
     CHECK(ret == -EINVAL && strstr(err, "timing 9"), "timing 9: %d '%s'", ret, err);
-    vkcu_reader_default_params(&p);
+    vkcu_default_reader_params(&p);
     p.input = MP4;
     p.chain = "scale=w=16:nokey=1";
     ret = vkcu_reader_open(ctx, &p, &r, err, sizeof(err));
     CHECK(ret == -EINVAL && strstr(err, "nokey"), "bad chain: %d '%s'", ret, err);
-    vkcu_reader_default_params(&p);
+    vkcu_default_reader_params(&p);
     p.input = "media/gen/not-video.mp4";
     ret = vkcu_reader_open(ctx, &p, &r, err, sizeof(err));
     CHECK(ret == VKCU_ERR_INPUT && strstr(err, "not-video.mp4"), "not a video: %d '%s'", ret, err);
@@ -401,7 +401,7 @@ static void test_errors(vkcu_context *ctx, log_capture *lc)
     vkcu_reader_close(&r);
 
     /* a failing job: the error at the first frame, then the end */
-    vkcu_reader_default_params(&p);
+    vkcu_default_reader_params(&p);
     p.input = MP4;
     p.start_frame = 100000;
     CHECK(vkcu_reader_open(ctx, &p, &r, err, sizeof(err)) == 0, "open: %s", err);

@@ -52,7 +52,7 @@ static void plane_md5(const vkcu_frame *f, char hex[33])
 static vkcu_reader *open_reader(vkcu_context *ctx, const char *input, int detach)
 {
     vkcu_reader_params p;
-    vkcu_reader_default_params(&p);
+    vkcu_default_reader_params(&p);
     p.input = input;
     p.detach = detach;
     vkcu_reader *r = NULL;
@@ -167,7 +167,7 @@ static void test_release_after_stream(vkcu_context *gpu, vkcu_context *cpu)
     static int64_t pa[600];
     all_frames(cpu, CLIP, a, pa, 600, 0);
     vkcu_reader_params p;
-    vkcu_reader_default_params(&p);
+    vkcu_default_reader_params(&p);
     p.input = CLIP;
     p.max_held = 2;
     vkcu_reader *r = NULL;

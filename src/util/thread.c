@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Threads that inherit their creator's log target (thread.h). */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "log.h"
+#include "thread.h"
+
+typedef struct thread_start {
+    void *(*start)(void *);
+    void *arg;
+    const vkcu_log_target *target;
+} thread_start;
+
+static void *thread_trampoline(void *opaque)
+{
+    thread_start ts = *(thread_start *)opaque;
+    free(opaque);
+    vkcu_log_target_swap(ts.target);
+    return ts.start(ts.arg);
+}
+
+int vkcu_thread_create(pthread_t *thread, void *(*start)(void *), void *arg)
+{
+    thread_start *ts = malloc(sizeof(*ts));
+    if (!ts)
+        return ENOMEM;
+    *ts = (thread_start){ start, arg, vkcu_log_target_get() };
+    int ret = pthread_create(thread, NULL, thread_trampoline, ts);
+    if (ret)
+        free(ts);
+    return ret;
+}
