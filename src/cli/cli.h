@@ -5,7 +5,7 @@
  * includes only the public headers (include/vkcu/) and links libvkcu.so as
  * any program does. Call graph, without cycles: cli.c (main, transcode,
  * hash, probe) calls the verb files (cli_batch.c, cli_regress.c,
- * cli_formats.c); they and cli.c call job.c (shared job options), cli_run.c
+ * cli_formats.c) through the verb tables below; they and cli.c call job.c (shared job options), cli_run.c
  * (contexts and callbacks) and opts.c (the parser); cli.c prints the help a
  * parse asks for with doc.c, which calls opts.c; both read table.c.
  */
@@ -60,16 +60,19 @@ void cli_progress_break_line(void);
 /* Installs SIGINT/SIGTERM handlers that request a clean stop. */
 void cli_install_signals(void);
 
-/* The verbs of the other files (argv[0] is the verb); cli.c has transcode,
- * hash and probe. */
-/* cli_formats.c: `vkcu formats`, and `vkcu --version` */
-int cli_main_formats(int argc, char **argv);
+/* A verb's entry point (argv[0] is the verb). Each verb file keeps its
+ * verbs' functions static and exports one table of them, indexed by verb,
+ * NULL for the verbs of other files; cli.c has its own (transcode, hash,
+ * probe) and dispatches through all of them, so a new verb in a file is
+ * one more entry in that file's table. */
+typedef int (*cli_verb_main)(int argc, char **argv);
+/* cli_formats.c: `vkcu formats` */
+extern const cli_verb_main cli_formats_verbs[CLI_NB_VERBS];
+/* cli_regress.c: compare, verify */
+extern const cli_verb_main cli_regress_verbs[CLI_NB_VERBS];
+/* cli_batch.c: batch, pipelines */
+extern const cli_verb_main cli_batch_verbs[CLI_NB_VERBS];
+/* cli_formats.c: `vkcu --version` */
 int cli_print_version(const char *vkcu_version);
-/* cli_regress.c */
-int cli_main_compare(int argc, char **argv);
-int cli_main_verify(int argc, char **argv);
-/* cli_batch.c */
-int cli_main_batch(int argc, char **argv);
-int cli_main_pipelines(int argc, char **argv);
 
 #endif

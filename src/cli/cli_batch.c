@@ -108,7 +108,7 @@ static int pipelines_apply(void *ctx, const cli_option *o, const char *arg, cons
     return 0;
 }
 
-int cli_main_pipelines(int argc, char **argv)
+static int cli_main_pipelines(int argc, char **argv)
 {
     int bad = 0;
     pipelines_args a = { .names = calloc((size_t)argc, sizeof(*a.names)) };
@@ -471,7 +471,7 @@ static int batch_file_done(void *opaque, const vkcu_batch_file *f)
     return 1;
 }
 
-int cli_main_batch(int argc, char **argv)
+static int cli_main_batch(int argc, char **argv)
 {
     batch_args a = { .dirs = { NULL, NULL } };
     vkcu_default_batch_settings(&a.bs);
@@ -601,3 +601,8 @@ done:
     free(exclude);
     return ret;
 }
+
+const cli_verb_main cli_batch_verbs[CLI_NB_VERBS] = {
+    [CLI_BATCH] = cli_main_batch,
+    [CLI_PIPELINES] = cli_main_pipelines,
+};

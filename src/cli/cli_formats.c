@@ -177,7 +177,7 @@ static void list_muxers(void)
     printf("%d muxers\n", n);
 }
 
-int cli_main_formats(int argc, char **argv)
+static int cli_main_formats(int argc, char **argv)
 {
     int ret = cli_parse(CLI_FORMATS, argc, argv, cli_apply_no_operands, "formats");
     if (ret >= 0)
@@ -191,3 +191,5 @@ int cli_main_formats(int argc, char **argv)
     list_muxers();
     return 0;
 }
+
+const cli_verb_main cli_formats_verbs[CLI_NB_VERBS] = { [CLI_FORMATS] = cli_main_formats };

@@ -58,7 +58,7 @@ static int compare_apply(void *ctx, const cli_option *o, const char *arg, const 
     return 0;
 }
 
-int cli_main_compare(int argc, char **argv)
+static int cli_main_compare(int argc, char **argv)
 {
     compare_args c = { .nb_inputs = 0 };
     cli_job_default(&c.job);
@@ -150,7 +150,7 @@ static int verify_apply(void *ctx, const cli_option *o, const char *arg, const c
     return 0;
 }
 
-int cli_main_verify(int argc, char **argv)
+static int cli_main_verify(int argc, char **argv)
 {
     verify_args a;
     memset(&a, 0, sizeof(a));
@@ -183,3 +183,8 @@ int cli_main_verify(int argc, char **argv)
         return cli_exit_code(ret); /* the library has said why */
     return ret < 0 ? VKCU_EXIT_MISMATCH : 0;
 }
+
+const cli_verb_main cli_regress_verbs[CLI_NB_VERBS] = {
+    [CLI_COMPARE] = cli_main_compare,
+    [CLI_VERIFY] = cli_main_verify,
+};

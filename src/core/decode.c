@@ -4,9 +4,10 @@
  *
  * On Vulkan the decoder runs with thread_count = 1: FFmpeg's frame threads
  * stall with the Vulkan hwaccel on NVIDIA's driver (7.1.5 always, 8.1.2 at
- * 8 threads: DESIGN.md). Video-queue codecs (H.264, HEVC, AV1, VP9) and
- * FFmpeg 8.1's compute hwaccels (FFV1, ProRes, ProRes RAW, DPX) both give
- * Vulkan frames here (vkcu_vk_decode_kind says which way a codec goes).
+ * 8 threads: docs/architecture.md, "A job, stage by stage"). Video-queue
+ * codecs (H.264, HEVC, AV1, VP9) and FFmpeg 8.1's compute hwaccels (FFV1,
+ * ProRes, ProRes RAW, DPX) both give Vulkan frames here
+ * (vkcu_vk_decode_kind says which way a codec goes).
  * When the hwaccel cannot take the stream (H.264 4:2:2 or 10-bit on an
  * H200, say), get_format falls back to a software format and the frames
  * come out in system memory: the GPU session then uploads them.

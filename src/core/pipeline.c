@@ -110,8 +110,8 @@ static long long now_ms(void)
 }
 
 /* FFmpeg's Vulkan decode can stall inside a driver call that no signal
- * interrupts (DESIGN.md). Nothing can unwind that thread, so the watchdog
- * reports the stall and hands the decision to the program's watchdog
+ * interrupts (docs/architecture.md, "Threads"). Nothing can unwind that
+ * thread, so the watchdog reports the stall and hands the decision to the program's watchdog
  * callback (the CLI removes partial outputs and ends the process there);
  * the library itself never exits. If the stuck call ever returns,
  * the job fails with VKCU_ERR_DEVICE. */

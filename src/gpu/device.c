@@ -6,7 +6,8 @@
  *
  * FFmpeg's Vulkan decoder (7.1 and 8.1) submits on queue `i % nb_queues` of the decode
  * family for its two execution contexts i = 0, 1, so every decoder lands on
- * decode queues 0 and 1 (DESIGN.md). Each stream therefore gets its own
+ * decode queues 0 and 1 (docs/performance.md, "Processes spread over the
+ * engines"). Each stream therefore gets its own
  * AVHWDeviceContext wrapping the shared VkDevice, with a `lane`: that
  * context's vkGetDeviceQueue and lock_queue map decode queue i to physical
  * queue (i + lane) % nb_queues, so N concurrent decoders spread evenly over
@@ -881,7 +882,8 @@ static int ready_device(int cuda_device, shared_device **out, char *err, size_t 
  * gives a decoder min(2 x queues, 2 x threads) execution contexts (frames
  * in flight), so each lane then tells FFmpeg of at least N decode queues
  * (they all map onto the lane's own). FFmpeg 7.1's frame threads stall with
- * the Vulkan hwaccel (DESIGN.md): there it stays 1. */
+ * the Vulkan hwaccel (docs/architecture.md, "A job, stage by stage"): there
+ * it stays 1. */
 int vkcu_vkdev_decode_threads(void)
 {
     const char *e = getenv("VKCU_VK_DECODE_THREADS");

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The per-frame interop protocol (DESIGN.md "The interop protocol").
+ * The per-frame interop protocol (docs/architecture.md, "The interop protocol").
  *
  * On the Vulkan side, one submission and no CPU wait: wait the decoded
  * frame's timeline at sem_value and, from the slot's second use on, the

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * GPU session: the Vulkan device matched to the CUDA device by UUID, the
- * interop ring, and the per-frame handoff (DESIGN.md "The interop protocol").
+ * interop ring, and the per-frame handoff (docs/architecture.md,
+ * "The interop protocol").
  * This file opens and closes a session; session_priv.h lists the files that
  * do the rest (ring, record, handoff, chainrun, download, stats).
  *

@@ -4,7 +4,8 @@
  * instead of av_hwdevice_ctx_create: only the queues and extensions the
  * Vulkan Video decoder and the CUDA interop need. FFmpeg's default asks for
  * every queue of every family it picks, and vkCreateDevice then takes most
- * of the set-up time (DESIGN.md, facts measured on the H200). The same
+ * of the set-up time (docs/performance.md, "What the device is made with",
+ * measured on the H200). The same
  * planner makes the device a Vulkan Video encoder runs on (one encode queue).
  */
 #ifndef VKCU_GPU_VKDEV_H
