@@ -11,7 +11,7 @@
  * once) and the slot's `ready`.
  * On the CUDA stream: wait `ready` before the chain reads the slot, signal
  * `done` once the chain and the download kernels have read it.
- * The timeline variant (--timeline-handoff) replaces the slot's two binary
+ * The timeline variant (--handoff timeline) replaces the slot's two binary
  * semaphores with one timeline: frame n's copy signals 2n+1, CUDA's release
  * of it 2n+2.
  */
