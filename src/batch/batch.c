@@ -2,9 +2,9 @@
 /*
  * Batch runner behind vkcu_batch_run (include/vkcu/batch.h): folder
  * listing (sorted byte-wise so that every shard of a Slurm array sees the
- * same order), output mapping, N worker threads each running one job at a
- * time on the caller's context, the JSON-lines report, and the file and
- * progress callbacks. Memory per file is a few paths; everything heavy
+ * same order), output mapping, N worker threads (util/jobs.h) each
+ * running one job at a time on the caller's context, the JSON-lines
+ * report, and the file and progress callbacks. Memory per file is a few paths; everything heavy
  * lives in the jobs, of which at most `jobs` exist at once.
  *
  * Messages name settings and files, never a command-line option: a program
@@ -34,6 +34,7 @@
 
 #include <vkcu/batch.h>
 #include "util/array.h"
+#include "util/jobs.h"
 #include "util/json.h"
 #include "util/log.h"
 #include "util/number.h"
@@ -77,10 +78,8 @@ typedef struct batch_run {
     int summary_written;
     char shard_text[32];
     pthread_mutex_t lock;
-    pthread_cond_t changed;
     int next;          /* next file to start */
     int running;
-    int workers_left;
     int processed;     /* done + failed (for the ETA) */
     double start;
     int worst_error;   /* highest-priority error of a file, 0 when none failed */
@@ -831,31 +830,28 @@ record:
     pthread_mutex_unlock(&b->lock);
 }
 
-static void *worker_main(void *arg)
+/* The pool's work (util/jobs.h): the next file on worker slot `slot`, until
+ * the list is done or a stop is asked for. */
+static int batch_work(void *opaque, int slot)
 {
-    batch_run *b = ((void **)arg)[0];
-    int slot = (int)(intptr_t)((void **)arg)[1];
-    for (;;) {
-        pthread_mutex_lock(&b->lock);
-        if (vkcu_stop_requested() || b->next >= b->nb_files) {
-            if (--b->workers_left == 0)
-                pthread_cond_broadcast(&b->changed);
-            pthread_mutex_unlock(&b->lock);
-            return NULL;
-        }
-        int k = b->next++;
-        b->running++;
+    batch_run *b = opaque;
+    pthread_mutex_lock(&b->lock);
+    if (vkcu_stop_requested() || b->next >= b->nb_files) {
         pthread_mutex_unlock(&b->lock);
-        process_file(b, k, slot);
-        /* A job frees its decoder and buffers at the end; hand the freed
-         * pages back so that host RSS stays flat over thousands of files
-         * instead of creeping with per-thread heap fragmentation. */
-        malloc_trim(0);
-        pthread_mutex_lock(&b->lock);
-        b->running--;
-        pthread_cond_broadcast(&b->changed);
-        pthread_mutex_unlock(&b->lock);
+        return 0;
     }
+    int k = b->next++;
+    b->running++;
+    pthread_mutex_unlock(&b->lock);
+    process_file(b, k, slot);
+    /* A job frees its decoder and buffers at the end; hand the freed
+     * pages back so that host RSS stays flat over thousands of files
+     * instead of creeping with per-thread heap fragmentation. */
+    malloc_trim(0);
+    pthread_mutex_lock(&b->lock);
+    b->running--;
+    pthread_mutex_unlock(&b->lock);
+    return 1;
 }
 
 /* ---- the batch ---- */
@@ -1088,9 +1084,8 @@ static int batch_run_files(vkcu_context *ctx, const vkcu_batch_settings *p, vkcu
 {
     batch_run b_ = { 0 }, *b = &b_;
     file_list all = { 0 };
-    pthread_t *threads = NULL;
-    void **args = NULL;
-    int ret = 0, started = 0;
+    vkcu_jobs *workers = NULL;
+    int ret = 0;
     char *err = r->error;
     size_t errlen = sizeof(r->error);
     struct stat st;
@@ -1098,7 +1093,6 @@ static int batch_run_files(vkcu_context *ctx, const vkcu_batch_settings *p, vkcu
     b->ctx = ctx;
     b->r = r;
     pthread_mutex_init(&b->lock, NULL);
-    pthread_cond_init(&b->changed, NULL);
     int count = p->shard_count;
     snprintf(b->shard_text, sizeof(b->shard_text), "%d/%d", p->shard_index, count);
 
@@ -1179,49 +1173,33 @@ static int batch_run_files(vkcu_context *ctx, const vkcu_batch_settings *p, vkcu
     int jobs = p->jobs < b->nb_files ? p->jobs : (b->nb_files ? b->nb_files : 1);
     /* One decode queue per concurrent stream on each GPU's shared device. */
     vkcu_vkdev_expect((unsigned)jobs, 0);
-    threads = calloc((size_t)jobs, sizeof(*threads));
-    args = calloc((size_t)jobs * 2, sizeof(*args));
     b->slots = calloc((size_t)jobs, sizeof(*b->slots));
     b->nb_slots = b->slots ? jobs : 0;
-    if (!threads || !args || !b->slots) {
+    if (!b->slots) {
         ret = AVERROR(ENOMEM);
         goto fail;
     }
     b->start = vkcu_now();
-    b->workers_left = jobs;
-    for (int w = 0; w < jobs; w++) {
-        args[2 * w] = b;
-        args[2 * w + 1] = (void *)(intptr_t)w;
-        /* The workers' messages (theirs and their jobs') go to the context's log callback. */
-        if (vkcu_thread_create(&threads[w], worker_main, &args[2 * w]) != 0) {
+    /* The workers' messages (theirs and their jobs') go to the context's log
+     * callback. Workers that cannot be started leave their files to the others. */
+    vkcu_jobs_params wp = { .workers = jobs, .work = batch_work, .opaque = b };
+    if ((ret = vkcu_jobs_start(&workers, &wp)) < 0) {
+        if (ret != AVERROR(ENOMEM)) {
+            text_cut(err, errlen, "batch: cannot start worker threads");
+            ret = AVERROR(EAGAIN);
+        }
+        goto fail;
+    }
+    for (;;) {
+        if (p->progress_callback) {
             pthread_mutex_lock(&b->lock);
-            b->workers_left -= jobs - w;
-            pthread_mutex_unlock(&b->lock);
-            if (w == 0) {
-                text_cut(err, errlen, "batch: cannot start worker threads");
-                ret = AVERROR(EAGAIN);
-                goto fail;
-            }
-            break;
-        }
-        started++;
-    }
-    pthread_mutex_lock(&b->lock);
-    while (b->workers_left > 0) {
-        if (p->progress_callback)
             progress_report(b, 0);
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 250 * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
+            pthread_mutex_unlock(&b->lock);
         }
-        pthread_cond_timedwait(&b->changed, &b->lock, &ts);
+        if (vkcu_jobs_wait(workers, 0.25))
+            break;
     }
-    pthread_mutex_unlock(&b->lock);
-    for (int w = 0; w < started; w++)
-        pthread_join(threads[w], NULL);
+    vkcu_jobs_join(&workers);
     r->seconds = vkcu_now() - b->start;
     r->not_started = r->total - r->done - r->skipped - r->failed - r->interrupted;
     /* Files not started mean the run was stopped: an interrupted run exits as
@@ -1266,12 +1244,9 @@ fail:
             }
         }
     }
-    free(threads);
-    free(args);
     free(b->slots);
     free(b->files);
     list_free(&all);
-    pthread_cond_destroy(&b->changed);
     pthread_mutex_destroy(&b->lock);
     return ret;
 }
