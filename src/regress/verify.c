@@ -16,6 +16,7 @@
 
 #include "manifest_priv.h"
 #include "core/outfile.h"
+#include "util/jobs.h"
 #include "util/log.h"
 #include "batch/preset.h"
 #include "report.h"
@@ -166,22 +167,27 @@ typedef struct verify_pool {
     pthread_cond_t done;
 } verify_pool;
 
-static void *verify_worker(void *arg)
+/* The pool's work (util/jobs.h): the next case, until the list is done or
+ * the run stops; the caller prints the results in manifest order. */
+static int verify_work(void *opaque, int worker)
 {
-    verify_pool *vp = arg;
+    verify_pool *vp = opaque;
+    (void)worker;
     pthread_mutex_lock(&vp->lock);
-    while (!vp->stop && vp->next < vp->n) {
-        verify_task *t = &vp->t[vp->next++];
-        t->state = 1;
+    if (vp->stop || vp->next >= vp->n) {
         pthread_mutex_unlock(&vp->lock);
-        int dirty = 0; /* --update runs one case at a time: nothing to rewrite here */
-        t->ret = run_task(t, vp->p, &dirty);
-        pthread_mutex_lock(&vp->lock);
-        t->state = 2;
-        pthread_cond_broadcast(&vp->done);
+        return 0;
     }
+    verify_task *t = &vp->t[vp->next++];
+    t->state = 1;
     pthread_mutex_unlock(&vp->lock);
-    return NULL;
+    int dirty = 0; /* --update runs one case at a time: nothing to rewrite here */
+    t->ret = run_task(t, vp->p, &dirty);
+    pthread_mutex_lock(&vp->lock);
+    t->state = 2;
+    pthread_cond_broadcast(&vp->done);
+    pthread_mutex_unlock(&vp->lock);
+    return 1;
 }
 
 int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *p, char *err, size_t errlen)
@@ -193,8 +199,7 @@ int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *
     char **inputs = NULL;
     FILE *o = p->out;
     verify_pool pool = { 0 };
-    pthread_t threads[64];
-    int nb_threads = 0;
+    vkcu_jobs *workers = NULL;
     if (!ms)
         return AVERROR(ENOMEM);
     int total = 0;
@@ -246,15 +251,18 @@ int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *
     pool.p = p;
     pthread_mutex_init(&pool.lock, NULL);
     pthread_cond_init(&pool.done, NULL);
-    if (jobs > 1)
-        for (; nb_threads < jobs && nb_threads < nb_res; nb_threads++)
-            if (vkcu_thread_create(&threads[nb_threads], verify_worker, &pool))
-                break;
+    /* Workers that cannot be started leave their cases to the others; with
+     * none, the cases run here, one after the other. */
+    if (jobs > 1) {
+        vkcu_jobs_params wp = { .workers = jobs < nb_res ? jobs : nb_res, .work = verify_work, .opaque = &pool };
+        if (vkcu_jobs_start(&workers, &wp) < 0)
+            workers = NULL;
+    }
     int shown = 0;
     double last_flush = 0;
     for (int i = 0; i < nb_res; i++) {
         verify_task *t = &tasks[i];
-        if (nb_threads) {
+        if (workers) {
             pthread_mutex_lock(&pool.lock);
             while (t->state != 2 && !(pool.stop && t->state == 0))
                 pthread_cond_wait(&pool.done, &pool.lock);
@@ -298,9 +306,7 @@ int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *
     /* cases after a --fail-fast stop are not reported, whether or not a
      * worker had started them: the output is the same for any -j */
     not_run = nb_res - shown;
-    for (int i = 0; i < nb_threads; i++)
-        pthread_join(threads[i], NULL);
-    nb_threads = 0;
+    vkcu_jobs_join(&workers);
     if (ret < 0)
         goto done;
     if (o) {
@@ -326,12 +332,11 @@ int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *
     ret = failed ? VKCU_ERR_MISMATCH : 0;
 done:
     free_inputs(inputs);
-    if (nb_threads) {
+    if (workers) {
         pthread_mutex_lock(&pool.lock);
         pool.stop = 1;
         pthread_mutex_unlock(&pool.lock);
-        for (int i = 0; i < nb_threads; i++)
-            pthread_join(threads[i], NULL);
+        vkcu_jobs_join(&workers);
     }
     if (pool.t) {
         pthread_mutex_destroy(&pool.lock);
