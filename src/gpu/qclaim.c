@@ -68,14 +68,14 @@ static int queue_path(char *buf, size_t len, const char *dir, const char *hex, c
  * file description has locked; returns how many, or -1 (errno set). */
 static int scan_holders(int fd, holder_bits *h)
 {
-    struct { off_t lo, hi; } todo[VKCU_QCLAIM_MAX_HOLDERS + 1];
-    int nb_todo = 0, held = 0;
+    struct { off_t lo, hi; } ranges[VKCU_QCLAIM_MAX_HOLDERS + 1]; /* a stack of the ranges left to ask about */
+    int nb_ranges = 0, held = 0;
     memset(h, 0, sizeof(*h));
-    todo[nb_todo].lo = 0;
-    todo[nb_todo++].hi = VKCU_QCLAIM_MAX_HOLDERS;
-    while (nb_todo > 0) {
-        off_t lo = todo[nb_todo - 1].lo, hi = todo[nb_todo - 1].hi;
-        nb_todo--;
+    ranges[nb_ranges].lo = 0;
+    ranges[nb_ranges++].hi = VKCU_QCLAIM_MAX_HOLDERS;
+    while (nb_ranges > 0) {
+        off_t lo = ranges[nb_ranges - 1].lo, hi = ranges[nb_ranges - 1].hi;
+        nb_ranges--;
         if (lo >= hi)
             continue;
         struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = lo, .l_len = hi - lo };
@@ -94,12 +94,12 @@ static int scan_holders(int fd, holder_bits *h)
             }
         /* Each split leaves two ranges with fewer locked runs than the one
          * taken, so at most one entry per run is ever waiting. */
-        if (nb_todo + 2 > (int)(sizeof(todo) / sizeof(todo[0])))
+        if (nb_ranges + 2 > (int)(sizeof(ranges) / sizeof(ranges[0])))
             return held;
-        todo[nb_todo].lo = lo;
-        todo[nb_todo++].hi = a;
-        todo[nb_todo].lo = b;
-        todo[nb_todo++].hi = hi;
+        ranges[nb_ranges].lo = lo;
+        ranges[nb_ranges++].hi = a;
+        ranges[nb_ranges].lo = b;
+        ranges[nb_ranges++].hi = hi;
     }
     return held;
 }
