@@ -328,3 +328,21 @@ void vkcu_demux_close(vkcu_demux **pd)
     avformat_close_input(&d->fmt);
     av_freep(pd);
 }
+
+/* Where output timestamps count from, as ffmpeg's CLI takes it: the
+ * input's start time, or in a container whose timestamps may jump
+ * (MPEG-TS) the earliest start of the streams actually read. */
+int64_t vkcu_demux_input_start(const AVFormatContext *fmt)
+{
+    int64_t start = INT64_MAX;
+    if (fmt->start_time == AV_NOPTS_VALUE)
+        return 0;
+    if (!(fmt->iformat->flags & AVFMT_TS_DISCONT))
+        return fmt->start_time;
+    for (unsigned i = 0; i < fmt->nb_streams; i++) {
+        const AVStream *st = fmt->streams[i];
+        if (st->discard != AVDISCARD_ALL && st->start_time != AV_NOPTS_VALUE)
+            start = FFMIN(start, av_rescale_q(st->start_time, st->time_base, AV_TIME_BASE_Q));
+    }
+    return start != INT64_MAX ? start : fmt->start_time;
+}

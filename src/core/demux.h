@@ -32,5 +32,10 @@ int vkcu_demux_read(vkcu_demux *d, AVPacket *pkt, char *err, size_t errlen);
 /* Seeks to the keyframe at or before `ts` (video stream time base). */
 int vkcu_demux_seek(vkcu_demux *d, int64_t ts);
 void vkcu_demux_close(vkcu_demux **d);
+/* Where output timestamps count from (AV_TIME_BASE), as ffmpeg's CLI takes
+ * it: the input's start time, or in a container whose timestamps may jump
+ * (MPEG-TS) the earliest start of the streams not discarded. The job and
+ * random access (reader_seek.c) count from the same place. */
+int64_t vkcu_demux_input_start(const AVFormatContext *fmt);
 
 #endif

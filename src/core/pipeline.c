@@ -303,7 +303,6 @@ static int gpu_drain(job *j, int wait_all)
 }
 
 static int trim_packet(job *j, AVPacket *pkt);
-static int64_t input_start(const AVFormatContext *fmt);
 
 /* The path of Vulkan-decoded frames: on a video queue or on compute. */
 static enum vkcu_path vulkan_path(const job *j)
@@ -365,7 +364,7 @@ static int first_frame(job *j, const AVFrame *f)
         LOGV("%s: frames reach the Vulkan encoder through the host: %s", p->output, why);
     /* The sink has discarded the streams it does not take: where a
      * container's start is that of the streams read, it may have moved. */
-    j->clock.origin = av_rescale_q(input_start(j->demux->fmt), AV_TIME_BASE_Q, j->tb);
+    j->clock.origin = av_rescale_q(vkcu_demux_input_start(j->demux->fmt), AV_TIME_BASE_Q, j->tb);
     for (int i = 0; i < j->nb_early && ret >= 0; i++)
         if (trim_packet(j, j->early[i]))
             ret = j->sink.cls->write_packet(&j->sink, j->early[i]);
@@ -722,30 +721,6 @@ static int open_backend(job *j)
                              j->errlen);
 }
 
-/* Where output timestamps count from, as ffmpeg's CLI takes it: the
- * input's start time, or in a container whose timestamps may jump
- * (MPEG-TS) the earliest start of the streams actually read. */
-static int64_t input_start(const AVFormatContext *fmt)
-{
-    int64_t start = INT64_MAX;
-    if (fmt->start_time == AV_NOPTS_VALUE)
-        return 0;
-    if (!(fmt->iformat->flags & AVFMT_TS_DISCONT))
-        return fmt->start_time;
-    for (unsigned i = 0; i < fmt->nb_streams; i++) {
-        const AVStream *st = fmt->streams[i];
-        if (st->discard != AVDISCARD_ALL && st->start_time != AV_NOPTS_VALUE)
-            start = FFMIN(start, av_rescale_q(st->start_time, st->time_base, AV_TIME_BASE_Q));
-    }
-    return start != INT64_MAX ? start : fmt->start_time;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Reads up to `limit` video packets from the start (demux only, no decode):
  * their presentation timestamps, sorted (*pts, *n; NULL when `pts` is NULL),
  * and the largest pts - dts (how far a frame can lie after its decode
@@ -784,7 +759,7 @@ static int scan_video_packets(job *j, int64_t limit, int64_t **pts, int64_t *n, 
         free(list);
         return ret;
     }
-    qsort(list, count, sizeof(*list), cmp_i64);
+    qsort(list, count, sizeof(*list), vkcu_i64_cmp);
     *pts = list;
     *n = count;
     return 0;
@@ -1005,7 +980,7 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
             if ((int)i != j->demux->video_index)
                 j->demux->fmt->streams[i]->discard = AVDISCARD_ALL;
     vkcu_frame_clock_init(&j->clock, j->demux->fmt, j->demux->video,
-                          av_rescale_q(input_start(j->demux->fmt), AV_TIME_BASE_Q, j->tb));
+                          av_rescale_q(vkcu_demux_input_start(j->demux->fmt), AV_TIME_BASE_Q, j->tb));
     t_open = vkcu_now();
     ret = open_backend(j);
     if (ret < 0)

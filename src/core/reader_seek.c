@@ -40,6 +40,7 @@
 #include "gpu/gpu.h"
 #include "reader_priv.h"
 #include "decode.h"
+#include "demux.h"
 #include "util/array.h"
 #include "util/pool.h"
 
@@ -71,28 +72,6 @@ struct reader_seek {
     int setups;
     vkcu_gpu_counters gpu_done; /* of sessions closed */
 };
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* The input's start as the job takes it (pipeline.c's input_start). */
-static int64_t input_start(const AVFormatContext *fmt)
-{
-    int64_t start = INT64_MAX;
-    if (fmt->start_time == AV_NOPTS_VALUE)
-        return 0;
-    if (!(fmt->iformat->flags & AVFMT_TS_DISCONT))
-        return fmt->start_time;
-    for (unsigned i = 0; i < fmt->nb_streams; i++) {
-        const AVStream *st = fmt->streams[i];
-        if (st->discard != AVDISCARD_ALL && st->start_time != AV_NOPTS_VALUE)
-            start = FFMIN(start, av_rescale_q(st->start_time, st->time_base, AV_TIME_BASE_Q));
-    }
-    return start != INT64_MAX ? start : fmt->start_time;
-}
 
 static int no_index(reader_seek *s, int ret, char *err, size_t errlen, const char *fmt, const char *path)
 {
@@ -167,11 +146,11 @@ static int build_index(vkcu_reader *r, reader_seek *s, char *err, size_t errlen)
     }
     if (!s->n)
         return no_index(s, VKCU_ERR_INPUT, err, errlen, "%s: no video frames to number", r->input);
-    qsort(s->pts, (size_t)s->n, sizeof(*s->pts), cmp_i64);
+    qsort(s->pts, (size_t)s->n, sizeof(*s->pts), vkcu_i64_cmp);
     if (s->nk)
-        qsort(s->keys, (size_t)s->nk, sizeof(*s->keys), cmp_i64);
+        qsort(s->keys, (size_t)s->nk, sizeof(*s->keys), vkcu_i64_cmp);
     s->start = d->video->start_time != AV_NOPTS_VALUE ? d->video->start_time : 0;
-    s->origin = av_rescale_q(input_start(d->fmt), AV_TIME_BASE_Q, tb);
+    s->origin = av_rescale_q(vkcu_demux_input_start(d->fmt), AV_TIME_BASE_Q, tb);
     if (avformat_seek_file(d->fmt, d->video_index, INT64_MIN, s->start, s->start, 0) < 0) {
         snprintf(line, sizeof(line), "%s: cannot seek back to the start after numbering the frames", r->input);
         return vkcu_reader_fail(VKCU_ERR_INPUT, err, errlen, line);
@@ -416,15 +395,8 @@ static int seek_to(vkcu_reader *r, reader_seek *s, int64_t key, char *err, size_
 /* The keyframe at or before pts t (the stream's start when none is). */
 static int64_t key_before(const reader_seek *s, int64_t t)
 {
-    int64_t lo = 0, hi = s->nk; /* first key > t */
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (s->keys[mid] <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo ? s->keys[lo - 1] : s->start;
+    int64_t n = vkcu_i64_count_le(s->keys, s->nk, t);
+    return n ? s->keys[n - 1] : s->start;
 }
 
 typedef struct emit_ctx {
@@ -516,15 +488,8 @@ int vkcu_reader_seek_at_time(vkcu_reader *r, double seconds, int64_t *index, cha
     }
     /* In ticks, a hair over so that a frame's own time finds that frame. */
     int64_t t = s->origin + (int64_t)floor(seconds * tb.den / tb.num + 1e-6);
-    int64_t lo = 0, hi = s->n;
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (s->pts[mid] <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *index = lo ? lo - 1 : 0;
+    int64_t n = vkcu_i64_count_le(s->pts, s->n, t);
+    *index = n ? n - 1 : 0;
     return 0;
 }
 
@@ -560,7 +525,7 @@ int vkcu_reader_seek_frames(vkcu_reader *r, const int64_t *indices, int count, v
         goto done;
     }
     memcpy(targets, indices, (size_t)count * sizeof(*targets));
-    qsort(targets, (size_t)count, sizeof(*targets), cmp_i64);
+    qsort(targets, (size_t)count, sizeof(*targets), vkcu_i64_cmp);
     for (int i = 0; i < count; i++)
         if (!nt || targets[nt - 1] != targets[i])
             targets[nt++] = targets[i];

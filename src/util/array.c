@@ -32,3 +32,22 @@ int vkcu_array_grow(void *block, int64_t nb, int64_t *room, size_t size, int64_t
     *room = want;
     return 0;
 }
+
+int vkcu_i64_cmp(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int64_t vkcu_i64_count_le(const int64_t *v, int64_t n, int64_t t)
+{
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (v[mid] <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}

@@ -23,4 +23,10 @@ int vkcu_array_grow(void *block, int64_t nb, int64_t *room, size_t size, int64_t
  * int64_t lvalue): if (VKCU_ARRAY_GROW(l->v, l->n, l->room, 64) < 0) ... */
 #define VKCU_ARRAY_GROW(v, nb, room, first) vkcu_array_grow(&(v), (nb), &(room), sizeof(*(v)), (first))
 
+/* Sorted int64_t lists (timestamps): vkcu_i64_cmp orders them for qsort;
+ * vkcu_i64_count_le is how many of the n sorted values are <= t (the index
+ * of the first one above t), by bisection. */
+int vkcu_i64_cmp(const void *a, const void *b);
+int64_t vkcu_i64_count_le(const int64_t *v, int64_t n, int64_t t);
+
 #endif

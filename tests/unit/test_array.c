@@ -7,6 +7,7 @@
  * cannot be allocated fails with the array and its room as they were; a
  * zero `first` still gives a block (of one).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "test_util.h"
@@ -68,12 +69,36 @@ static void check_failures(void)
     free(w);
 }
 
+/* The sorted-timestamp helpers: qsort order, and the count of values <= t
+ * against a linear count, around every value and at both ends, with
+ * repeats. */
+static void check_sorted(void)
+{
+    int64_t v[] = { 40, -3, 7, 7, 1000, 0, 7, INT64_MIN, INT64_MAX, 12 };
+    const int64_t n = (int64_t)(sizeof(v) / sizeof(v[0]));
+    qsort(v, (size_t)n, sizeof(v[0]), vkcu_i64_cmp);
+    for (int64_t i = 1; i < n; i++)
+        CHECK(v[i - 1] <= v[i], "sorted: v[%lld]=%lld after %lld", (long long)i, (long long)v[i], (long long)v[i - 1]);
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t d = -1; d <= 1; d++) {
+            if ((d < 0 && v[i] == INT64_MIN) || (d > 0 && v[i] == INT64_MAX))
+                continue;
+            int64_t t = v[i] + d, want = 0;
+            for (int64_t k = 0; k < n; k++)
+                want += v[k] <= t;
+            CHECK(vkcu_i64_count_le(v, n, t) == want, "count_le(%lld) = %lld, want %lld", (long long)t,
+                     (long long)vkcu_i64_count_le(v, n, t), (long long)want);
+        }
+    CHECK(vkcu_i64_count_le(v, 0, 5) == 0, "an empty list counts 0");
+}
+
 int main(void)
 {
     check_appends();
     check_failures();
+    check_sorted();
     if (tu_failures)
         return 1;
-    printf("array: 1000 appends in order, the room doubling from 64, impossible sizes refused\n");
+    printf("array: 1000 appends in order, the room doubling from 64, impossible sizes refused; sorted timestamps counted by bisection as by hand\n");
     return 0;
 }
