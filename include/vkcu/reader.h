@@ -252,7 +252,7 @@ typedef struct vkcu_reader_stats {
     int64_t frames;          /* frames handed out (iteration and random access) */
     int64_t cuda_frames;     /* of them, in CUDA device memory */
     int64_t host_copies;     /* of them, copied into a host buffer of the pool */
-    int64_t detached;        /* copies made by detach / vkcu_frame_detach */
+    int64_t detached;        /* copies handed out by detach = 1, and made by vkcu_frame_detach */
     int held;                /* frames held now */
     int max_held_seen;       /* the most held at once */
     int64_t random_decoded;  /* frames random access decoded (the pre-roll from each keyframe included) */

@@ -304,11 +304,9 @@ int vkcu_reader_frame_make(vkcu_reader *r, reader_hostpool *hp, const AVFrame *s
     f->interlaced = !!(src->flags & AV_FRAME_FLAG_INTERLACED);
     f->top_field_first = !!(src->flags & AV_FRAME_FLAG_TOP_FIELD_FIRST);
     f->corrupt = (src->flags & AV_FRAME_FLAG_CORRUPT) || src->decode_error_flags;
-    if (r->p.detach) {
-        pthread_mutex_lock(&r->acct->lock);
-        r->acct->detached++;
-        pthread_mutex_unlock(&r->acct->lock);
-    }
+    /* A detached copy is counted when the caller receives it
+     * (vkcu_reader_hand_out): iteration makes frames ahead of the caller,
+     * as many as its queue holds, and how many depends on timing. */
     *out = f;
     return 0;
 }
@@ -324,6 +322,8 @@ void vkcu_reader_hand_out(vkcu_reader *r, vkcu_frame *f)
             r->acct->max_seen = r->acct->held;
     }
     r->st.frames++;
+    if (r->p.detach)
+        r->acct->detached++;
     if (f->memory == VKCU_MEMORY_CUDA)
         r->st.cuda_frames++;
     else if (!r->p.detach)
