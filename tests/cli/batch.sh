@@ -221,7 +221,8 @@ chmod 755 "$TMP/col-out"
 printf 'description slow\nop denoise=nlm:sigma=8:search=7\nencoder ffv1\n' > "$TMP/slow.pipe"
 "$V" batch "$in" "$TMP/int" --backend cpu --pipeline "$TMP/slow.pipe" -r --jobs 2 --report "$TMP/int.jsonl" 2> "$TMP/err" &
 pid=$!
-sleep 1.5
+mkdir -p "$TMP/int"
+await_part "$TMP/int" || fail "Ctrl-C: no temporary output appeared in the batch"
 kill -INT "$pid"
 wait "$pid"
 rc=$?

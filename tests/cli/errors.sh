@@ -51,7 +51,7 @@ fi
 # Interrupt: SIGINT mid-job stops cleanly, exit 130, no output.
 "$VKCU" --backend cpu --chain 'denoise=nlm:sigma=8:search=7' "$m/h264-aac.mp4" -o "$out/int.mkv" 2> "$TMP/err" &
 pid=$!
-sleep 1.5
+await_part "$out" || fail "Ctrl-C: no temporary output appeared"
 kill -INT "$pid"
 wait "$pid"
 rc=$?

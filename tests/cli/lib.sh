@@ -19,6 +19,21 @@ expect() {
   pass "$name"
 }
 frames() { grep -v '^#' "$1"; }
+# await_part DIR [MIN_BYTES]: until a temporary output (*.part*) shows up
+# somewhere under DIR, holding at least MIN_BYTES (default 0). For a test
+# that interrupts a job once it is writing: the condition is what the job
+# did, never a time, and the bound (120 s) is only there so that a broken
+# job cannot hang the test. Returns non-zero when it never showed up.
+await_part() {
+  local size=() f
+  [ -n "${2:-}" ] && size=(-size +"$(($2 - 1))"c)
+  for _ in $(seq 6000); do
+    f=$(find "$1" -name '*.part*' "${size[@]}" 2> /dev/null | head -1)
+    [ -n "$f" ] && return 0
+    sleep 0.02
+  done
+  return 1
+}
 # no_leftovers DIR: no temporary or partial files left behind
 no_leftovers() { ! ls -A "$1" | grep -q '\.part'; }
 probe_val() { # file stream entry

@@ -21,8 +21,8 @@ sum() { sha256sum "$1" | cut -d' ' -f1; }
 # A pid that no longer runs.
 dead_pid() { sh -c 'echo $$'; }
 # wait_part DIR: until a temporary output shows up in DIR (the job is writing).
-wait_part() {
-  for _ in $(seq 600); do
+wait_part() { # bounded only so that a broken job cannot hang the test (120 s)
+  for _ in $(seq 6000); do
     ls -A "$1" 2> /dev/null | grep -q '\.part' && return 0
     sleep 0.02
   done
