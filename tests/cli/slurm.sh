@@ -57,7 +57,7 @@ sock=$D/munge/munge.socket
 munged --foreground --force --socket="$sock" --key-file="$D/munge/munge.key" --pid-file="$D/munge/munged.pid" \
   --log-file="$D/munged.log" --seed-file="$D/munge/munged.seed" 2>> "$D/munged.log" &
 pids+=($!)
-for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
+for _ in $(seq 600); do [ -S "$sock" ] && break; sleep 0.1; done # bounds, not timings: 60 s
 [ -S "$sock" ] || give_up "munged did not start"
 if command -v munge > /dev/null && ! munge -n -S "$sock" | unmunge -S "$sock" > /dev/null 2>&1; then
   give_up "munge credentials do not round-trip"
@@ -112,7 +112,7 @@ pids+=($!)
 slurmd -D -f "$D/slurm.conf" -N "$host" >> "$D/slurmd.log" 2>&1 &
 pids+=($!)
 state=""
-for _ in $(seq 300); do
+for _ in $(seq 1200); do # 120 s: a loaded machine starts the daemons slowly
   state=$(sinfo -h -N -o %T 2> /dev/null | head -1)
   case $state in idle*|mixed*|alloc*) break ;; esac
   for p in "${pids[@]}"; do kill -0 "$p" 2> /dev/null || give_up "a Slurm daemon exited at start-up (see its log)"; done
@@ -139,7 +139,7 @@ if ! [[ "$jobid" =~ ^[0-9]+ ]]; then
 fi
 jobid=${jobid%%;*}
 left=1
-for _ in $(seq 1500); do # at most 5 minutes
+for _ in $(seq 4500); do # at most 15 minutes (a loaded 2-core machine)
   squeue -h -j "$jobid" -o '%T %r' > "$TMP/queue" 2> /dev/null
   left=$(wc -l < "$TMP/queue")
   [ "$left" = 0 ] && break
@@ -151,7 +151,7 @@ for _ in $(seq 1500); do # at most 5 minutes
   sleep 0.2
 done
 if [ "$left" != 0 ]; then
-  fail "$name: the array job did not finish in 5 minutes ($(squeue -h -j "$jobid" -o '%i %T %r' | head -3 | tr '\n' ' '))"
+  fail "$name: the array job did not finish in 15 minutes ($(squeue -h -j "$jobid" -o '%i %T %r' | head -3 | tr '\n' ' '))"
   exit 0
 fi
 jobid=""
