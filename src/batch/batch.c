@@ -1126,7 +1126,9 @@ static int batch_run_files(vkcu_context *ctx, const vkcu_batch_settings *p, vkcu
         if (stat(p->out_dir, &st) == 0)
             skip[0] = (skip_inode){ st.st_dev, st.st_ino, 1 };
     }
-    if (p->report_path && stat(p->report_path, &st) == 0)
+    /* A report on standard output redirected onto an input is the same file. */
+    if (p->report_path && (!strcmp(p->report_path, "-") ? fstat(STDOUT_FILENO, &st) == 0 && S_ISREG(st.st_mode)
+                                                        : stat(p->report_path, &st) == 0))
         report_inode = (skip_inode){ st.st_dev, st.st_ino, 1 };
 
     if ((ret = walk(p, "", skip, 1, &report_inode, report_hit, &all, err, errlen)) < 0)
