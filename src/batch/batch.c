@@ -1027,7 +1027,15 @@ static int report_open(batch_run *b, const char *report_hit, char *err, size_t e
     const vkcu_batch_settings *p = b->p;
     char why[1024], where[PATH_MAX], in_real[PATH_MAX];
     struct stat st;
-    const char *inputs[] = { report_hit[0] ? report_hit : NULL, p->job.pipeline_file, NULL };
+    /* Every file the batch reads that the report could name: the preset,
+     * and the input the listing found under the report's name (no hole
+     * in the list: a NULL ends it). */
+    const char *inputs[3] = { NULL };
+    int nb_inputs = 0;
+    if (p->job.pipeline_file)
+        inputs[nb_inputs++] = p->job.pipeline_file;
+    if (report_hit[0])
+        inputs[nb_inputs++] = report_hit;
     int exists = strcmp(p->report_path, "-") && stat(p->report_path, &st) == 0;
     int overwrite = p->overwrite || (p->resume && exists && S_ISREG(st.st_mode) && is_batch_report(p->report_path));
     if (vkcu_outfile_check(p->report_path, overwrite, inputs, why, sizeof(why)) < 0) {
