@@ -1011,11 +1011,27 @@ static int resolve_beside(const char *path, char *out, size_t len)
     return (size_t)snprintf(out, len, "%s%s%s", real, strcmp(real, "/") ? "/" : "", base) < len ? 0 : -1;
 }
 
-/* rel (under root) when `path` lies below the folder `root`, else NULL. */
+/* rel (under root) when the resolved `path` lies below the folder `root`,
+ * else NULL. Folders are compared by device and inode, not by name: a bind
+ * mount of root (or a link the resolved path went through) is root. */
 static const char *below(const char *path, const char *root)
 {
-    size_t n = strlen(root);
-    return !strncmp(path, root, n) && path[n] == '/' ? path + n + 1 : NULL;
+    struct stat rs, st;
+    if (stat(root, &rs) < 0)
+        return NULL;
+    char prefix[PATH_MAX];
+    size_t n = strlen(path);
+    if (n >= sizeof(prefix))
+        return NULL;
+    memcpy(prefix, path, n + 1);
+    /* Each folder above path, nearest first: "/a/b/c" tries /a/b, /a, then /. */
+    for (char *slash = strrchr(prefix, '/'); slash; slash = strrchr(prefix, '/')) {
+        size_t at = (size_t)(slash - prefix);
+        *slash = 0;
+        if (stat(at ? prefix : "/", &st) == 0 && st.st_dev == rs.st_dev && st.st_ino == rs.st_ino)
+            return path + at + 1;
+    }
+    return NULL;
 }
 
 /* The report, under a temporary name until the batch ends. Refused: an
@@ -1025,7 +1041,7 @@ static const char *below(const char *path, const char *root)
 static int report_open(batch_run *b, const char *report_hit, char *err, size_t errlen)
 {
     const vkcu_batch_settings *p = b->p;
-    char why[1024], where[PATH_MAX], in_real[PATH_MAX];
+    char why[1024], where[PATH_MAX];
     struct stat st;
     /* Every file the batch reads that the report could name: the preset,
      * and the input the listing found under the report's name (no hole
@@ -1044,7 +1060,7 @@ static int report_open(batch_run *b, const char *report_hit, char *err, size_t e
     }
     const char *rel;
     if (strcmp(p->report_path, "-") && resolve_beside(p->report_path, where, sizeof(where)) == 0 &&
-        realpath(p->in_dir, in_real) && (rel = below(where, in_real))) {
+        (rel = below(where, p->in_dir))) {
         /* Taken by the next run as walk() would take it: not hidden, in reach, matching the patterns. */
         const char *name = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
         int hidden = rel[0] == '.' || strstr(rel, "/.");
@@ -1072,10 +1088,10 @@ static int report_open(batch_run *b, const char *report_hit, char *err, size_t e
 static int report_not_an_output(batch_run *b, const file_list *all, char *err, size_t errlen)
 {
     const vkcu_batch_settings *p = b->p;
-    char where[PATH_MAX], out_real[PATH_MAX];
+    char where[PATH_MAX];
     const char *rel;
     if (!strcmp(p->report_path, "-") || resolve_beside(p->report_path, where, sizeof(where)) < 0 ||
-        !realpath(p->out_dir, out_real) || !(rel = below(where, out_real)))
+        !(rel = below(where, p->out_dir)))
         return 0;
     for (int i = 0; i < all->n; i++)
         if (!strcmp(all->v[i].out_rel, rel)) {
@@ -1112,14 +1128,15 @@ static int batch_run_files(vkcu_context *ctx, const vkcu_batch_settings *p, vkcu
     }
     skip_inode skip[1] = { { 0 } }, report_inode = { 0 };
     char report_hit[PATH_MAX + 1] = "";
-    char in_real[PATH_MAX], out_real[PATH_MAX];
     if (stat(p->out_dir, &st) == 0) {
         if (!S_ISDIR(st.st_mode)) {
             text_cut(err, errlen, "%s: exists and is not a folder (the batch's output folder)", p->out_dir);
             ret = VKCU_ERR_OUTPUT;
             goto fail;
         }
-        if (realpath(p->in_dir, in_real) && realpath(p->out_dir, out_real) && !strcmp(in_real, out_real)) {
+        /* The same folder under any name: a link, or a bind mount of it (whose real path differs). */
+        struct stat in_st;
+        if (stat(p->in_dir, &in_st) == 0 && in_st.st_dev == st.st_dev && in_st.st_ino == st.st_ino) {
             text_cut(err, errlen, "%s: the output folder is the input folder (outputs would replace or be taken "
                      "for inputs): choose another one", p->out_dir);
             ret = VKCU_ERR_USAGE;
