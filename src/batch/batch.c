@@ -503,22 +503,27 @@ static int run_hash_job(vkcu_job_params *jp, const char *out, vkcu_job_result *j
 /* ---- what an output was made with ---- */
 
 /* Everything that decides an output's bytes, one "key=value" a line: the
- * input (size and modification time), the chain, the encoder and its
- * options, the trim, the hash settings. Not the backend or device: the
- * GPU and CPU paths are meant to give the same frames, and a resumed run
- * on other hardware should not redo finished work. */
+ * input (size, modification time to the nanosecond and inode, as make and
+ * rsync tell a rewritten file: a file rewritten with the same size within
+ * one second, or replaced by another, is a changed input), the chain, the
+ * encoder and its options, the trim, the hash settings. Not the backend or
+ * device: the GPU and CPU paths are meant to give the same frames, and a
+ * resumed run on other hardware should not redo finished work. */
 static void settings_text(const vkcu_job_params *p, const char *in, char *buf, size_t len)
 {
     struct stat st;
-    long long size = -1, mtime = -1;
+    long long size = -1, mtime = -1, mtime_nsec = -1, inode = -1;
     if (stat(in, &st) == 0) {
         size = (long long)st.st_size;
-        mtime = (long long)st.st_mtime;
+        mtime = (long long)st.st_mtim.tv_sec;
+        mtime_nsec = (long long)st.st_mtim.tv_nsec;
+        inode = (long long)st.st_ino;
     }
     snprintf(buf, len,
-             "input-size=%lld\ninput-mtime=%lld\nsink=%s\nchain=%s\nencoder=%s\ncrf=%d\nbitrate=%lld\npreset=%s\n"
+             "input-size=%lld\ninput-mtime=%lld\ninput-mtime-nsec=%lld\ninput-inode=%lld\nsink=%s\nchain=%s\n"
+             "encoder=%s\ncrf=%d\nbitrate=%lld\npreset=%s\n"
              "gop=%d\nencoder-opt=%s\nstart=%.6f/%lld\nduration=%.6f/%lld\nframes=%d\nhash=%d/%d\n",
-             size, mtime, p->sink == VKCU_SINK_HASH ? "hash" : "encode", p->chain ? p->chain : "",
+             size, mtime, mtime_nsec, inode, p->sink == VKCU_SINK_HASH ? "hash" : "encode", p->chain ? p->chain : "",
              p->encoder && strcmp(p->encoder, "auto") ? p->encoder : "", p->crf, (long long)p->bitrate,
              p->preset ? p->preset : "", p->gop, p->encoder_opts ? p->encoder_opts : "", p->start_time,
              (long long)p->start_frame, p->duration, (long long)p->frame_count, p->max_frames,
@@ -583,11 +588,40 @@ static int write_record(const char *out, const char *made, const char *settings,
     return vkcu_outfile_commit(tmp, name, err, errlen);
 }
 
+/* Keys that records of vkcu before issue 33 lack. Such a record is read
+ * on what it holds (the input's size and whole-second time, as before), so
+ * that an upgrade does not redo or refuse every finished output; the next
+ * record made for the file has them. */
+static const char *const keys_added_later[] = { "input-mtime-nsec", "input-inode", NULL };
+
+/* `settings` without the lines of keys_added_later that the record `text` lacks. */
+static void settings_as_recorded(const char *text, const char *settings, char *out, size_t len)
+{
+    size_t n = 0;
+    for (const char *line = settings; *line && n + 1 < len;) {
+        const char *end = strchr(line, '\n');
+        size_t ll = end ? (size_t)(end - line + 1) : strlen(line);
+        int drop = 0;
+        for (int i = 0; keys_added_later[i]; i++) {
+            size_t kl = strlen(keys_added_later[i]);
+            char key[64];
+            snprintf(key, sizeof(key), "\n%s=", keys_added_later[i]);
+            drop |= !strncmp(line, keys_added_later[i], kl) && line[kl] == '=' && !strstr(text, key);
+        }
+        if (!drop && n + ll < len) {
+            memcpy(out + n, line, ll);
+            n += ll;
+        }
+        line += ll;
+    }
+    out[n] = 0;
+}
+
 /* 1 when `out` was made with `settings` (and is unchanged since), else 0
  * with what differs in `why`. */
-static int record_matches(const char *out, const char *settings, char *why, size_t whylen)
+static int record_matches(const char *out, const char *settings_now, char *why, size_t whylen)
 {
-    char name[PATH_MAX + 64], head[PATH_MAX + 128], text[8192];
+    char name[PATH_MAX + 64], head[PATH_MAX + 128], text[8192], settings[8192];
     record_name(out, name, sizeof(name));
     FILE *f = fopen(name, "r");
     if (!f) {
@@ -597,6 +631,7 @@ static int record_matches(const char *out, const char *settings, char *why, size
     size_t n = fread(text, 1, sizeof(text) - 1, f);
     fclose(f);
     text[n] = 0;
+    settings_as_recorded(text, settings_now, settings, sizeof(settings));
     record_head(out, NULL, head, sizeof(head));
     size_t hl = strlen(head);
     if (strncmp(text, head, hl)) {
