@@ -58,7 +58,12 @@ int vkcu_verify_wanted(const vkcu_verify_params *p, const char *name);
  * for what stops the run); *dirty: the manifest's lines were rewritten. */
 int vkcu_verify_run_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_verify_params *p, case_result *cr,
                          int *dirty, char *err, size_t errlen);
-/* --update: writes the manifest's lines back over it. */
+/* VKCU_ERR_OUTPUT when the manifest file is no longer what verify read (or
+ * last wrote): lines added or edited while the cases ran would be lost in
+ * a rewrite. Else 0. */
+int vkcu_manifest_unchanged(const vkcu_manifest *m, char *err, size_t errlen);
+/* --update: writes the manifest's lines back over it, refused (VKCU_ERR_OUTPUT)
+ * when the file changed since it was loaded or last written. */
 int vkcu_manifest_save(vkcu_manifest *m, char *err, size_t errlen);
 /* A whole text file under the output file rule: 0 or VKCU_ERR_OUTPUT. */
 int vkcu_verify_write_text(const char *path, const char *text, size_t len, int overwrite, const char *const *inputs,
