@@ -61,6 +61,7 @@ typedef struct vkcu_manifest {
     int nb_lines;
     vkcu_manifest_case *cases;
     int nb_cases;
+    int unsaved;                /* --update changed its lines, to be saved when every case has run (verify.c) */
 } vkcu_manifest;
 
 /* Parses a manifest. Errors (VKCU_ERR_INPUT) name the file and line. */

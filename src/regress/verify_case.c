@@ -400,7 +400,9 @@ static int run_hash_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_ver
             snprintf(what, sizeof(what), "recorded %d frames", got.nb);
         else
             vkcu_manifest_describe_diff(&d, exclude, got.nb, want.nb, what, sizeof(what));
-        if (sidecar) {
+        if (sidecar && cr->hold) {
+            /* verify.c writes it when every case has run (vkcu_verify_write_held) */
+        } else if (sidecar) {
             const char *inputs[] = { input, m->path, job->pipeline_file, NULL };
             /* --update: replacing is the point */
             ret = write_confined(m, !p->allow_outside, sidecar, out, outlen, inputs, err, errlen);
@@ -410,8 +412,22 @@ static int run_hash_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_ver
         }
         if (ret < 0)
             goto done;
-        snprintf(cr->message, sizeof(cr->message), "%s; wrote %s", what, sidecar ? sidecar : m->path);
+        if (cr->hold)
+            snprintf(cr->message, sizeof(cr->message), "%s; writes %s when every case has run", what,
+                     sidecar ? sidecar : m->path);
+        else
+            snprintf(cr->message, sizeof(cr->message), "%s; wrote %s", what, sidecar ? sidecar : m->path);
         cr->status = CASE_UPDATED;
+    }
+    if (cr->hold && sidecar && (cr->status == CASE_PASS || cr->status == CASE_UPDATED)) {
+        /* The frames this case wants in its file, and what their write must not replace. */
+        cr->held = out;
+        cr->held_len = outlen;
+        cr->held_file = sidecar;
+        out = sidecar = NULL;
+        if (!(cr->held_input = strdup(input)) ||
+            (job->pipeline_file && !(cr->held_preset = strdup(job->pipeline_file))))
+            ret = AVERROR(ENOMEM);
     }
 done:
     vkcu_hash_list_free(&got);
@@ -474,6 +490,21 @@ static int run_metric_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_v
     free(input);
     free(ref);
     return ret == VKCU_ERR_INTERRUPT ? ret : 0;
+}
+
+int vkcu_verify_write_held(const case_result *cr, const vkcu_verify_params *p, char *err, size_t errlen)
+{
+    const char *inputs[] = { cr->held_input, cr->m->path, cr->held_preset, NULL };
+    return write_confined(cr->m, !p->allow_outside, cr->held_file, cr->held, cr->held_len, inputs, err, errlen);
+}
+
+void vkcu_verify_free_held(case_result *cr)
+{
+    free(cr->held);
+    free(cr->held_file);
+    free(cr->held_input);
+    free(cr->held_preset);
+    cr->held = cr->held_file = cr->held_input = cr->held_preset = NULL;
 }
 
 int vkcu_verify_run_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_verify_params *p, case_result *cr,
