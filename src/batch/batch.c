@@ -503,22 +503,27 @@ static int run_hash_job(vkcu_job_params *jp, const char *out, vkcu_job_result *j
 /* ---- what an output was made with ---- */
 
 /* Everything that decides an output's bytes, one "key=value" a line: the
- * input (size and modification time), the chain, the encoder and its
- * options, the trim, the hash settings. Not the backend or device: the
- * GPU and CPU paths are meant to give the same frames, and a resumed run
- * on other hardware should not redo finished work. */
+ * input (size, modification time to the nanosecond and inode, as make and
+ * rsync tell a rewritten file: a file rewritten with the same size within
+ * one second, or replaced by another, is a changed input), the chain, the
+ * encoder and its options, the trim, the hash settings. Not the backend or
+ * device: the GPU and CPU paths are meant to give the same frames, and a
+ * resumed run on other hardware should not redo finished work. */
 static void settings_text(const vkcu_job_params *p, const char *in, char *buf, size_t len)
 {
     struct stat st;
-    long long size = -1, mtime = -1;
+    long long size = -1, mtime = -1, mtime_nsec = -1, inode = -1;
     if (stat(in, &st) == 0) {
         size = (long long)st.st_size;
-        mtime = (long long)st.st_mtime;
+        mtime = (long long)st.st_mtim.tv_sec;
+        mtime_nsec = (long long)st.st_mtim.tv_nsec;
+        inode = (long long)st.st_ino;
     }
     snprintf(buf, len,
-             "input-size=%lld\ninput-mtime=%lld\nsink=%s\nchain=%s\nencoder=%s\ncrf=%d\nbitrate=%lld\npreset=%s\n"
+             "input-size=%lld\ninput-mtime=%lld\ninput-mtime-nsec=%lld\ninput-inode=%lld\nsink=%s\nchain=%s\n"
+             "encoder=%s\ncrf=%d\nbitrate=%lld\npreset=%s\n"
              "gop=%d\nencoder-opt=%s\nstart=%.6f/%lld\nduration=%.6f/%lld\nframes=%d\nhash=%d/%d\n",
-             size, mtime, p->sink == VKCU_SINK_HASH ? "hash" : "encode", p->chain ? p->chain : "",
+             size, mtime, mtime_nsec, inode, p->sink == VKCU_SINK_HASH ? "hash" : "encode", p->chain ? p->chain : "",
              p->encoder && strcmp(p->encoder, "auto") ? p->encoder : "", p->crf, (long long)p->bitrate,
              p->preset ? p->preset : "", p->gop, p->encoder_opts ? p->encoder_opts : "", p->start_time,
              (long long)p->start_frame, p->duration, (long long)p->frame_count, p->max_frames,
@@ -583,11 +588,40 @@ static int write_record(const char *out, const char *made, const char *settings,
     return vkcu_outfile_commit(tmp, name, err, errlen);
 }
 
+/* Keys that records of vkcu before issue 33 lack. Such a record is read
+ * on what it holds (the input's size and whole-second time, as before), so
+ * that an upgrade does not redo or refuse every finished output; the next
+ * record made for the file has them. */
+static const char *const keys_added_later[] = { "input-mtime-nsec", "input-inode", NULL };
+
+/* `settings` without the lines of keys_added_later that the record `text` lacks. */
+static void settings_as_recorded(const char *text, const char *settings, char *out, size_t len)
+{
+    size_t n = 0;
+    for (const char *line = settings; *line && n + 1 < len;) {
+        const char *end = strchr(line, '\n');
+        size_t ll = end ? (size_t)(end - line + 1) : strlen(line);
+        int drop = 0;
+        for (int i = 0; keys_added_later[i]; i++) {
+            size_t kl = strlen(keys_added_later[i]);
+            char key[64];
+            snprintf(key, sizeof(key), "\n%s=", keys_added_later[i]);
+            drop |= !strncmp(line, keys_added_later[i], kl) && line[kl] == '=' && !strstr(text, key);
+        }
+        if (!drop && n + ll < len) {
+            memcpy(out + n, line, ll);
+            n += ll;
+        }
+        line += ll;
+    }
+    out[n] = 0;
+}
+
 /* 1 when `out` was made with `settings` (and is unchanged since), else 0
  * with what differs in `why`. */
-static int record_matches(const char *out, const char *settings, char *why, size_t whylen)
+static int record_matches(const char *out, const char *settings_now, char *why, size_t whylen)
 {
-    char name[PATH_MAX + 64], head[PATH_MAX + 128], text[8192];
+    char name[PATH_MAX + 64], head[PATH_MAX + 128], text[8192], settings[8192];
     record_name(out, name, sizeof(name));
     FILE *f = fopen(name, "r");
     if (!f) {
@@ -597,6 +631,7 @@ static int record_matches(const char *out, const char *settings, char *why, size
     size_t n = fread(text, 1, sizeof(text) - 1, f);
     fclose(f);
     text[n] = 0;
+    settings_as_recorded(text, settings_now, settings, sizeof(settings));
     record_head(out, NULL, head, sizeof(head));
     size_t hl = strlen(head);
     if (strncmp(text, head, hl)) {
@@ -1011,11 +1046,27 @@ static int resolve_beside(const char *path, char *out, size_t len)
     return (size_t)snprintf(out, len, "%s%s%s", real, strcmp(real, "/") ? "/" : "", base) < len ? 0 : -1;
 }
 
-/* rel (under root) when `path` lies below the folder `root`, else NULL. */
+/* rel (under root) when the resolved `path` lies below the folder `root`,
+ * else NULL. Folders are compared by device and inode, not by name: a bind
+ * mount of root (or a link the resolved path went through) is root. */
 static const char *below(const char *path, const char *root)
 {
-    size_t n = strlen(root);
-    return !strncmp(path, root, n) && path[n] == '/' ? path + n + 1 : NULL;
+    struct stat rs, st;
+    if (stat(root, &rs) < 0)
+        return NULL;
+    char prefix[PATH_MAX];
+    size_t n = strlen(path);
+    if (n >= sizeof(prefix))
+        return NULL;
+    memcpy(prefix, path, n + 1);
+    /* Each folder above path, nearest first: "/a/b/c" tries /a/b, /a, then /. */
+    for (char *slash = strrchr(prefix, '/'); slash; slash = strrchr(prefix, '/')) {
+        size_t at = (size_t)(slash - prefix);
+        *slash = 0;
+        if (stat(at ? prefix : "/", &st) == 0 && st.st_dev == rs.st_dev && st.st_ino == rs.st_ino)
+            return path + at + 1;
+    }
+    return NULL;
 }
 
 /* The report, under a temporary name until the batch ends. Refused: an
@@ -1025,9 +1076,17 @@ static const char *below(const char *path, const char *root)
 static int report_open(batch_run *b, const char *report_hit, char *err, size_t errlen)
 {
     const vkcu_batch_settings *p = b->p;
-    char why[1024], where[PATH_MAX], in_real[PATH_MAX];
+    char why[1024], where[PATH_MAX];
     struct stat st;
-    const char *inputs[] = { report_hit[0] ? report_hit : NULL, p->job.pipeline_file, NULL };
+    /* Every file the batch reads that the report could name: the preset,
+     * and the input the listing found under the report's name (no hole
+     * in the list: a NULL ends it). */
+    const char *inputs[3] = { NULL };
+    int nb_inputs = 0;
+    if (p->job.pipeline_file)
+        inputs[nb_inputs++] = p->job.pipeline_file;
+    if (report_hit[0])
+        inputs[nb_inputs++] = report_hit;
     int exists = strcmp(p->report_path, "-") && stat(p->report_path, &st) == 0;
     int overwrite = p->overwrite || (p->resume && exists && S_ISREG(st.st_mode) && is_batch_report(p->report_path));
     if (vkcu_outfile_check(p->report_path, overwrite, inputs, why, sizeof(why)) < 0) {
@@ -1036,7 +1095,7 @@ static int report_open(batch_run *b, const char *report_hit, char *err, size_t e
     }
     const char *rel;
     if (strcmp(p->report_path, "-") && resolve_beside(p->report_path, where, sizeof(where)) == 0 &&
-        realpath(p->in_dir, in_real) && (rel = below(where, in_real))) {
+        (rel = below(where, p->in_dir))) {
         /* Taken by the next run as walk() would take it: not hidden, in reach, matching the patterns. */
         const char *name = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
         int hidden = rel[0] == '.' || strstr(rel, "/.");
@@ -1064,10 +1123,10 @@ static int report_open(batch_run *b, const char *report_hit, char *err, size_t e
 static int report_not_an_output(batch_run *b, const file_list *all, char *err, size_t errlen)
 {
     const vkcu_batch_settings *p = b->p;
-    char where[PATH_MAX], out_real[PATH_MAX];
+    char where[PATH_MAX];
     const char *rel;
     if (!strcmp(p->report_path, "-") || resolve_beside(p->report_path, where, sizeof(where)) < 0 ||
-        !realpath(p->out_dir, out_real) || !(rel = below(where, out_real)))
+        !(rel = below(where, p->out_dir)))
         return 0;
     for (int i = 0; i < all->n; i++)
         if (!strcmp(all->v[i].out_rel, rel)) {
@@ -1104,14 +1163,15 @@ static int batch_run_files(vkcu_context *ctx, const vkcu_batch_settings *p, vkcu
     }
     skip_inode skip[1] = { { 0 } }, report_inode = { 0 };
     char report_hit[PATH_MAX + 1] = "";
-    char in_real[PATH_MAX], out_real[PATH_MAX];
     if (stat(p->out_dir, &st) == 0) {
         if (!S_ISDIR(st.st_mode)) {
             text_cut(err, errlen, "%s: exists and is not a folder (the batch's output folder)", p->out_dir);
             ret = VKCU_ERR_OUTPUT;
             goto fail;
         }
-        if (realpath(p->in_dir, in_real) && realpath(p->out_dir, out_real) && !strcmp(in_real, out_real)) {
+        /* The same folder under any name: a link, or a bind mount of it (whose real path differs). */
+        struct stat in_st;
+        if (stat(p->in_dir, &in_st) == 0 && in_st.st_dev == st.st_dev && in_st.st_ino == st.st_ino) {
             text_cut(err, errlen, "%s: the output folder is the input folder (outputs would replace or be taken "
                      "for inputs): choose another one", p->out_dir);
             ret = VKCU_ERR_USAGE;
@@ -1126,7 +1186,9 @@ static int batch_run_files(vkcu_context *ctx, const vkcu_batch_settings *p, vkcu
         if (stat(p->out_dir, &st) == 0)
             skip[0] = (skip_inode){ st.st_dev, st.st_ino, 1 };
     }
-    if (p->report_path && stat(p->report_path, &st) == 0)
+    /* A report on standard output redirected onto an input is the same file. */
+    if (p->report_path && (!strcmp(p->report_path, "-") ? fstat(STDOUT_FILENO, &st) == 0 && S_ISREG(st.st_mode)
+                                                        : stat(p->report_path, &st) == 0))
         report_inode = (skip_inode){ st.st_dev, st.st_ino, 1 };
 
     if ((ret = walk(p, "", skip, 1, &report_inode, report_hit, &all, err, errlen)) < 0)

@@ -7,7 +7,9 @@
  * - an existing file is refused unless the caller passes overwrite (-y);
  * - an input of the same job is never written over, even with -y. Inputs
  *   are compared by device and inode, so a hard link or a symbolic link to
- *   the input counts as the input;
+ *   the input counts as the input; an input "-" is the file standard input
+ *   is redirected from, and standard output redirected onto an input
+ *   (`>> in.mkv`) is refused like a path naming it;
  * - a file appears only complete: it is written under a short hidden
  *   temporary name in the same folder, fsync'ed, moved into place, and the
  *   folder fsync'ed. Without -y the move never replaces anything
@@ -201,12 +203,30 @@ static void split_dir(const char *path, char *dir, size_t dirlen, const char **b
     }
 }
 
-/* 1 when `st` is one of the inputs (the same file under any name). */
+/* The file an input is: "-" is standard input, which is a file that an
+ * output can replace only when it is a regular one (`< in.mkv`); a pipe or
+ * a terminal is no file of any output name. */
+static int input_stat(const char *input, struct stat *st)
+{
+    if (strcmp(input, "-"))
+        return stat(input, st);
+    return fstat(STDIN_FILENO, st) == 0 && S_ISREG(st->st_mode) ? 0 : -1;
+}
+
+/* An input as messages name it. */
+static const char *input_name(const char *input)
+{
+    return strcmp(input, "-") ? input : "standard input";
+}
+
+/* 1 when `st` is one of the inputs (the same file under any name, or
+ * standard input redirected from it). The one test of every writer,
+ * whatever it writes to: a path, standard output or a stream. */
 static int is_an_input(const struct stat *st, const char *const *inputs, const char **which)
 {
     for (int i = 0; inputs && inputs[i]; i++) {
         struct stat is;
-        if (!strcmp(inputs[i], "-") || stat(inputs[i], &is) < 0)
+        if (input_stat(inputs[i], &is) < 0)
             continue;
         if (is.st_dev == st->st_dev && is.st_ino == st->st_ino) {
             *which = inputs[i];
@@ -219,12 +239,29 @@ static int is_an_input(const struct stat *st, const char *const *inputs, const c
 int vkcu_outfile_is_input(const char *path, const char *const *inputs, const char **which)
 {
     struct stat st;
-    return strcmp(path, "-") && stat(path, &st) == 0 && is_an_input(&st, inputs, which);
+    if (!strcmp(path, "-") || stat(path, &st) < 0 || !is_an_input(&st, inputs, which))
+        return 0;
+    *which = input_name(*which);
+    return 1;
+}
+
+int vkcu_outfile_check_fd(int fd, const char *what, const char *const *inputs, char *err, size_t errlen)
+{
+    struct stat st;
+    const char *which;
+    /* Only a regular file can be an input; a pipe or a terminal cannot. */
+    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !is_an_input(&st, inputs, &which))
+        return 0;
+    snprintf(err, errlen, "%s is the same file as %s, an input of this job; vkcu never writes over an input, even "
+             "with %s (send %s to another file)", what, input_name(which), VKCU_SETTING_IS("overwrite", "1"), what);
+    return VKCU_ERR_OUTPUT;
 }
 
 int vkcu_outfile_check(const char *path, int overwrite, const char *const *inputs, char *err, size_t errlen)
 {
     struct stat st;
+    if (is_stdout(path))
+        return vkcu_outfile_check_fd(STDOUT_FILENO, "standard output", inputs, err, errlen);
     int exists = stat(path, &st) == 0;
     if (is_in_place(path, &st, exists))
         return 0;
@@ -244,7 +281,7 @@ int vkcu_outfile_check(const char *path, int overwrite, const char *const *input
                          "(choose another output name)", path, VKCU_SETTING_IS("overwrite", "1"));
             else
                 snprintf(err, errlen, "%s: is the same file as %s, an input of this job; vkcu never writes over an "
-                         "input, even with %s (choose another output name)", path, which,
+                         "input, even with %s (choose another output name)", path, input_name(which),
                          VKCU_SETTING_IS("overwrite", "1"));
             return VKCU_ERR_OUTPUT;
         }
@@ -402,7 +439,7 @@ static void slot_rule(temp_slot *t, int overwrite, const char *const *inputs)
     struct stat st;
     t->overwrite = overwrite;
     for (int i = 0; inputs && inputs[i] && t->nb_inputs < MAX_INPUTS; i++)
-        if (strcmp(inputs[i], "-") && stat(inputs[i], &st) == 0) {
+        if (input_stat(inputs[i], &st) == 0) {
             t->in_dev[t->nb_inputs] = st.st_dev;
             t->in_ino[t->nb_inputs] = st.st_ino;
             t->nb_inputs++;
@@ -416,14 +453,14 @@ static int begin_temp(const char *path, int overwrite, const char *const *inputs
 {
     struct stat st;
     int exists = stat(path, &st) == 0;
+    int ret = vkcu_outfile_check(path, overwrite, inputs, err, errlen);
+    if (ret < 0)
+        return ret;
     if (is_in_place(path, &st, exists)) {
         /* Standard output, a device or a pipe: written in place, nothing to rename or remove. */
         snprintf(tmp, tmplen, "%s", path);
         return 0;
     }
-    int ret = vkcu_outfile_check(path, overwrite, inputs, err, errlen);
-    if (ret < 0)
-        return ret;
     char dir[PATH_MAX];
     const char *base;
     split_dir(path, dir, sizeof(dir), &base);
@@ -689,7 +726,7 @@ int vkcu_outfile_write_at(int rootfd, const char *rel, const char *shown, const 
             ret = VKCU_ERR_OUTPUT;
         } else if (is_an_input(&st, inputs, &which)) {
             snprintf(err, errlen, "%s: is the same file as %s, an input of this job; vkcu never writes over an "
-                     "input, even with %s", shown, which, VKCU_SETTING_IS("overwrite", "1"));
+                     "input, even with %s", shown, input_name(which), VKCU_SETTING_IS("overwrite", "1"));
             ret = VKCU_ERR_OUTPUT;
         } else if (!overwrite) {
             snprintf(err, errlen, "%s: already exists (use %s to overwrite)", shown, VKCU_SETTING_IS("overwrite", "1"));

@@ -14,13 +14,21 @@
  * is refused unless `overwrite`; a file that is one of `inputs` (NULL-
  * terminated paths; the same file under any name or link) is refused
  * even with `overwrite`; the file appears only complete. "-" is standard
- * output (tmp is set to "-": open it with vkcu_outfile_fopen); files that
+ * output (tmp is set to "-": open it with vkcu_outfile_fopen), refused
+ * when it is redirected onto an input; files that
  * are not regular are written in place (tmp is set to path). A dangling
  * symbolic link is refused without overwrite.
  * Errors are VKCU_ERR_OUTPUT with a one-line message in err. */
 int vkcu_outfile_check(const char *path, int overwrite, const char *const *inputs, char *err, size_t errlen);
-/* 1 when path exists and is one of inputs (*which: the input's name). */
+/* 1 when path exists and is one of inputs (*which: the input's name).
+ * An input "-" is standard input: the file it is redirected from, when it
+ * is a regular file. */
 int vkcu_outfile_is_input(const char *path, const char *const *inputs, const char **which);
+/* VKCU_ERR_OUTPUT (err: "WHAT is the same file as ...") when the open
+ * descriptor fd is a regular file that is one of inputs: standard output
+ * redirected onto an input (`>> in.mkv`), a caller's stream. Else 0.
+ * vkcu_outfile_check applies it to standard output for "-". */
+int vkcu_outfile_check_fd(int fd, const char *what, const char *const *inputs, char *err, size_t errlen);
 /* A short temporary name beside `path` (created, empty) to write to;
  * also removes dead processes' leftovers in that folder. */
 int vkcu_outfile_begin(const char *path, int overwrite, const char *const *inputs, char *tmp, size_t tmplen,

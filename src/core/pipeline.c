@@ -968,10 +968,16 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
     if (ret < 0)
         goto fail;
     j->tb = j->demux->video->time_base;
-    if (p->sink == VKCU_SINK_ENCODE && p->output && strcmp(p->output, "-")) {
-        /* Refused now rather than after the decoder and GPU are set up. */
+    {
+        /* Refused now rather than after the decoder and GPU are set up; "-"
+         * too, since standard output can be redirected onto the input. */
         const char *inputs[] = { p->input, p->pipeline_file, NULL };
-        if ((ret = vkcu_outfile_check(p->output, p->overwrite, inputs, j->err, j->errlen)) < 0)
+        if (p->sink == VKCU_SINK_ENCODE && p->output &&
+            (ret = vkcu_outfile_check(p->output, p->overwrite, inputs, j->err, j->errlen)) < 0)
+            goto fail;
+        if (p->sink == VKCU_SINK_HASH && p->hash_out &&
+            (ret = vkcu_outfile_check_fd(fileno(p->hash_out), fileno(p->hash_out) == STDOUT_FILENO ? "standard output"
+                                         : "the hash output", inputs, j->err, j->errlen)) < 0)
             goto fail;
     }
     /* Only the encode sink copies other streams: the rest are not read. */

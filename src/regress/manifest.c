@@ -13,11 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "manifest_priv.h"
 #include "util/array.h"
 #include "util/number.h"
+#include "util/xxhash64.h"
 
 static void case_free(vkcu_manifest_case *c)
 {
@@ -80,6 +82,8 @@ static int is_frame_line(const char *s)
     return *s == ',';
 }
 
+/* The lines, and the state of the file they came from (m->file): its
+ * size and time when opened, and the hash of the bytes parsed. */
 static int load_lines(vkcu_manifest *m, char *err, size_t errlen)
 {
     FILE *f = fopen(m->path, "r");
@@ -87,12 +91,23 @@ static int load_lines(vkcu_manifest *m, char *err, size_t errlen)
         snprintf(err, errlen, "%s: %s (check the path)", m->path, errno == ENOENT ? "no such file" : strerror(errno));
         return VKCU_ERR_INPUT;
     }
+    struct stat st;
+    vkcu_xxh64_state h;
+    vkcu_xxh64_init(&h, 0);
+    m->file.known = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
+    if (m->file.known) {
+        m->file.mtime_sec = (long long)st.st_mtim.tv_sec;
+        m->file.mtime_nsec = (long long)st.st_mtim.tv_nsec;
+    }
+    long long size = 0;
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
     int ret = 0;
     int64_t room_lines = 0;
     while ((n = getline(&line, &cap, f)) >= 0) {
+        vkcu_xxh64_update(&h, (const uint8_t *)line, (size_t)n);
+        size += n;
         if (memchr(line, 0, (size_t)n)) {
             snprintf(err, errlen, "%s:%d: not a vkcu manifest: binary data (NUL bytes)", m->path, m->nb_lines + 1);
             ret = VKCU_ERR_INPUT;
@@ -114,6 +129,8 @@ static int load_lines(vkcu_manifest *m, char *err, size_t errlen)
         snprintf(err, errlen, "%s: cannot read: %s", m->path, strerror(errno));
         ret = VKCU_ERR_INPUT;
     }
+    m->file.size = size;
+    m->file.hash = vkcu_xxh64_digest(&h);
     free(line);
     fclose(f);
     return ret;

@@ -11,6 +11,7 @@
 #ifndef VKCU_MANIFEST_H
 #define VKCU_MANIFEST_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "compare.h"
@@ -44,14 +45,23 @@ typedef struct vkcu_manifest_case {
     int exclude_concealed;      /* 1 exclude, 0 include; -1: not set (verify's default) */
 } vkcu_manifest_case;
 
+/* A manifest file as verify read it, or as --update last wrote it. */
+typedef struct vkcu_manifest_file_state {
+    long long size, mtime_sec, mtime_nsec;
+    uint64_t hash;              /* xxh64 of its bytes */
+    int known;
+} vkcu_manifest_file_state;
+
 typedef struct vkcu_manifest {
     char *path;
+    vkcu_manifest_file_state file; /* --update rewrites it only while it is still this (manifest.c) */
     char *dir;                  /* folder relative paths start from */
     int dirfd;                  /* that folder, held open (O_PATH) from the load on: --update writes below it */
     char **lines;               /* the text, one entry per line, for --update rewrites */
     int nb_lines;
     vkcu_manifest_case *cases;
     int nb_cases;
+    int unsaved;                /* --update changed its lines, to be saved when every case has run (verify.c) */
 } vkcu_manifest;
 
 /* Parses a manifest. Errors (VKCU_ERR_INPUT) name the file and line. */

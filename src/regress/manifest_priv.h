@@ -50,6 +50,15 @@ typedef struct case_result {
     vkcu_compare_plot *plot;
     char *marks;
     int nb_marks;
+    /* verify --update of a run where two cases name one hashes file: hold
+     * (set before the run) keeps the frames a case made for its hashes
+     * file (passed or updated) instead of writing them, and leaves a
+     * rewritten manifest unsaved, so that verify.c can refuse two
+     * different contents for one file before it writes anything. */
+    int hold;
+    char *held;
+    size_t held_len;
+    char *held_file, *held_input, *held_preset; /* the file; what its write must not replace */
 } case_result;
 
 /* Whether a case of this name is selected (verify's case patterns). */
@@ -58,7 +67,16 @@ int vkcu_verify_wanted(const vkcu_verify_params *p, const char *name);
  * for what stops the run); *dirty: the manifest's lines were rewritten. */
 int vkcu_verify_run_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_verify_params *p, case_result *cr,
                          int *dirty, char *err, size_t errlen);
-/* --update: writes the manifest's lines back over it. */
+/* --update of a held case (hold): writes its frames into its hashes
+ * file, under the rules of its own write. */
+int vkcu_verify_write_held(const case_result *cr, const vkcu_verify_params *p, char *err, size_t errlen);
+void vkcu_verify_free_held(case_result *cr);
+/* VKCU_ERR_OUTPUT when the manifest file is no longer what verify read (or
+ * last wrote): lines added or edited while the cases ran would be lost in
+ * a rewrite. Else 0. */
+int vkcu_manifest_unchanged(const vkcu_manifest *m, char *err, size_t errlen);
+/* --update: writes the manifest's lines back over it, refused (VKCU_ERR_OUTPUT)
+ * when the file changed since it was loaded or last written. */
 int vkcu_manifest_save(vkcu_manifest *m, char *err, size_t errlen);
 /* A whole text file under the output file rule: 0 or VKCU_ERR_OUTPUT. */
 int vkcu_verify_write_text(const char *path, const char *text, size_t len, int overwrite, const char *const *inputs,

@@ -147,12 +147,180 @@ typedef struct verify_task {
     char *err;      /* why ret < 0 (malloc'ed), or NULL: per case only when it failed, for big suites */
 } verify_task;
 
+/* ---- --update of a hashes file that several cases name ---- */
+
+/* Which file a case's hashes name, by what it is rather than how it is
+ * written: an existing file by device and inode, a new one by its folder's
+ * device and inode and its name, a path whose folder is missing by itself. */
+typedef struct sidecar_id {
+    int kind; /* 0 an existing file, 1 a new file in an existing folder, 2 neither */
+    dev_t dev;
+    ino_t ino;
+    const char *name; /* kind 1: the file's name in the folder; 2: the path */
+    char *path;
+    int task;
+} sidecar_id;
+
+/* 0 when x and y are the same file. */
+static int cmp_sidecar_file(const sidecar_id *x, const sidecar_id *y)
+{
+    if (x->kind != y->kind)
+        return x->kind - y->kind;
+    if (x->kind < 2 && (x->dev != y->dev || x->ino != y->ino))
+        return x->dev != y->dev ? (x->dev < y->dev ? -1 : 1) : (x->ino < y->ino ? -1 : 1);
+    return x->kind ? strcmp(x->name, y->name) : 0;
+}
+
+/* By file, then in manifest order within a file. */
+static int cmp_sidecar(const void *a, const void *b)
+{
+    const sidecar_id *x = a, *y = b;
+    int c = cmp_sidecar_file(x, y);
+    return c ? c : x->task - y->task;
+}
+
+static void sidecar_identify(sidecar_id *id)
+{
+    struct stat st;
+    if (stat(id->path, &st) == 0) {
+        *id = (sidecar_id){ 0, st.st_dev, st.st_ino, NULL, id->path, id->task };
+        return;
+    }
+    char dir[4096];
+    const char *slash = strrchr(id->path, '/'), *base = slash ? slash + 1 : id->path;
+    snprintf(dir, sizeof(dir), "%.*s", slash ? (slash == id->path ? 1 : (int)(slash - id->path)) : 1,
+             slash ? id->path : ".");
+    if (stat(dir, &st) == 0)
+        *id = (sidecar_id){ 1, st.st_dev, st.st_ino, base, id->path, id->task };
+    else
+        *id = (sidecar_id){ 2, 0, 0, id->path, id->path, id->task };
+}
+
+/* The hashes files of an --update run that holds its writes, and the
+ * cases naming each. */
+typedef struct held_files {
+    int *task;  /* file f's cases are task[start[f]] .. task[start[f + 1] - 1], in manifest order */
+    int *start;
+    int nb;
+} held_files;
+
+static void held_files_free(held_files *hf)
+{
+    free(hf->task);
+    free(hf->start);
+    memset(hf, 0, sizeof(*hf));
+}
+
+/* --update: when two selected cases name one hashes file, the run holds
+ * its writes (hold, on every case): the hashes files and rewritten
+ * manifests are written when every case has run, and not at all when two
+ * cases made different frames for one file. hf: every hashes file then,
+ * with its cases. A run where no two cases share a file writes as it
+ * goes, as before (hf->nb 0). */
+static int find_held_files(verify_task *tasks, int n, held_files *hf)
+{
+    sidecar_id *ids = calloc((size_t)(n ? n : 1), sizeof(*ids));
+    int k = 0, ret = 0, shared = 0;
+    memset(hf, 0, sizeof(*hf));
+    hf->task = malloc((size_t)(n ? n : 1) * sizeof(int));
+    hf->start = malloc((size_t)(n + 1) * sizeof(int));
+    if (!ids || !hf->task || !hf->start) {
+        ret = AVERROR(ENOMEM);
+        goto done;
+    }
+    for (int i = 0; i < n; i++) {
+        const vkcu_manifest_case *c = tasks[i].c;
+        char perr[600];
+        if (c->expect != VKCU_EXPECT_HASHES || !c->hashes)
+            continue;
+        if (!(ids[k].path = vkcu_manifest_path(tasks[i].m, c->hashes, perr, sizeof(perr))))
+            continue; /* its case fails, writing nothing */
+        ids[k].task = i;
+        sidecar_identify(&ids[k]);
+        k++;
+    }
+    qsort(ids, (size_t)k, sizeof(*ids), cmp_sidecar);
+    for (int i = 0, j; i < k; i = j) {
+        for (j = i + 1; j < k && !cmp_sidecar_file(&ids[i], &ids[j]); j++) {
+        }
+        shared |= j - i > 1;
+        hf->start[hf->nb++] = i;
+    }
+    hf->start[hf->nb] = k;
+    for (int i = 0; i < k; i++)
+        hf->task[i] = ids[i].task;
+    if (!shared)
+        hf->nb = 0;
+    for (int i = 0; shared && i < n; i++)
+        tasks[i].cr->hold = 1;
+done:
+    for (int i = 0; ids && i < k; i++)
+        free(ids[i].path);
+    free(ids);
+    if (ret < 0)
+        held_files_free(hf);
+    return ret;
+}
+
+/* The first case of held file f that made frames for it (NULL: none),
+ * and whether any of them would write them (its expectation differed). */
+static const case_result *held_file_first(const held_files *hf, const verify_task *tasks, int f, int *writes)
+{
+    const case_result *first = NULL;
+    *writes = 0;
+    for (int q = hf->start[f]; q < hf->start[f + 1]; q++) {
+        const case_result *cr = tasks[hf->task[q]].cr;
+        if (!cr->held)
+            continue; /* did not run, or failed: it wants nothing written */
+        first = first ? first : cr;
+        *writes |= cr->status == CASE_UPDATED;
+    }
+    return first;
+}
+
+/* When every case of a holding run has run: refused, before anything is
+ * written, when two cases made different frames for one file (a usage
+ * error, as two inputs of a batch for one output) or when a manifest to
+ * rewrite changed meanwhile; then each file that changes gets the one
+ * content its cases made, and each manifest its new lines. */
+static int write_held_files(const held_files *hf, const verify_task *tasks, vkcu_manifest **ms, int nb,
+                            const vkcu_verify_params *p, char *err, size_t errlen)
+{
+    int writes, ret = 0;
+    for (int f = 0; f < hf->nb; f++) {
+        const case_result *first = held_file_first(hf, tasks, f, &writes);
+        for (int q = hf->start[f]; writes && q < hf->start[f + 1]; q++) {
+            const case_result *cr = tasks[hf->task[q]].cr;
+            if (cr->held && (cr->held_len != first->held_len || memcmp(cr->held, first->held, cr->held_len))) {
+                snprintf(err, errlen, "%s: cases '%s' (%s:%d) and '%s' (%s:%d) both take their expected hashes from "
+                         "it, but their frames differ; nothing was written (give each case its own hashes file)",
+                         first->held_file, first->c->name, first->m->path, first->c->line, cr->c->name, cr->m->path,
+                         cr->c->line);
+                return VKCU_ERR_USAGE;
+            }
+        }
+    }
+    for (int k = 0; k < nb; k++)
+        if (ms[k]->unsaved && (ret = vkcu_manifest_unchanged(ms[k], err, errlen)) < 0)
+            return ret;
+    for (int f = 0; f < hf->nb && ret >= 0; f++) {
+        const case_result *first = held_file_first(hf, tasks, f, &writes);
+        ret = writes ? vkcu_verify_write_held(first, p, err, errlen) : 0;
+    }
+    for (int k = 0; k < nb && ret >= 0; k++)
+        if (ms[k]->unsaved)
+            ret = vkcu_manifest_save(ms[k], err, errlen);
+    return ret;
+}
+
 /* vkcu_verify_run_case, keeping the message of a failure in t->err. */
 static int run_task(verify_task *t, const vkcu_verify_params *p, int *dirty)
 {
     char err[1024] = "";
     int ret = vkcu_verify_run_case(t->m, t->c, p, t->cr, dirty, err, sizeof(err));
-    if (ret >= 0 && *dirty)
+    if (ret >= 0 && *dirty && t->cr->hold)
+        t->m->unsaved = 1; /* saved when every case has run (write_held_files) */
+    else if (ret >= 0 && *dirty)
         ret = vkcu_manifest_save(t->m, err, sizeof(err));
     if (ret < 0 && !(t->err = strdup(err)))
         ret = AVERROR(ENOMEM);
@@ -199,6 +367,7 @@ int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *
     char **inputs = NULL;
     FILE *o = p->out;
     verify_pool pool = { 0 };
+    held_files held = { 0 };
     vkcu_jobs *workers = NULL;
     if (!ms)
         return AVERROR(ENOMEM);
@@ -244,6 +413,8 @@ int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *
         ret = VKCU_ERR_USAGE;
         goto done;
     }
+    if (p->update && (ret = find_held_files(tasks, nb_res, &held)) < 0)
+        goto done;
     /* --update rewrites manifests as it goes: one case at a time */
     int jobs = p->update || p->jobs < 1 ? 1 : p->jobs > 64 ? 64 : p->jobs;
     pool.t = tasks;
@@ -309,6 +480,8 @@ int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *
     vkcu_jobs_join(&workers);
     if (ret < 0)
         goto done;
+    if (p->update && tasks[0].cr->hold && (ret = write_held_files(&held, tasks, ms, nb, p, err, errlen)) < 0)
+        goto done;
     if (o) {
         fprintf(o, "%d passed, %d failed", passed, failed);
         if (updated)
@@ -348,7 +521,9 @@ done:
     for (int i = 0; res && i < total; i++) {
         vkcu_compare_plot_free(&res[i].plot);
         free(res[i].marks);
+        vkcu_verify_free_held(&res[i]);
     }
+    held_files_free(&held);
     free(res);
     for (int i = 0; tasks && i < total; i++)
         free(tasks[i].err);

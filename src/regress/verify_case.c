@@ -6,15 +6,19 @@
  * and --update's rewrite of the expectation.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "manifest_priv.h"
 #include "core/outfile.h"
 #include "util/log.h"
+#include "util/xxhash64.h"
 #include "batch/preset.h"
 #include "report.h"
 
@@ -94,19 +98,84 @@ int vkcu_verify_write_text(const char *path, const char *text, size_t len, int o
     return ret < 0 ? VKCU_ERR_OUTPUT : 0;
 }
 
+/* `path` (from vkcu_manifest_path) relative to the manifest's folder, or
+ * NULL when it does not start there. */
+static const char *rel_to_folder(const vkcu_manifest *m, const char *path)
+{
+    size_t dn = strlen(m->dir);
+    return !strchr(path, '/') && !strcmp(m->dir, ".") ? path
+           : !strncmp(path, m->dir, dn) && path[dn] == '/' ? path + dn + 1 : NULL;
+}
+
 /* A file below the manifest's folder (path from vkcu_manifest_path, checked
  * by vkcu_manifest_inside_folder), written relative to the folder held open
  * since the manifest was loaded; elsewhere (allow_outside) by its path. */
 static int write_confined(const vkcu_manifest *m, int confined, const char *path, const char *text, size_t len,
                           const char *const *inputs, char *err, size_t errlen)
 {
-    size_t dn = strlen(m->dir);
-    const char *rel = !strchr(path, '/') && !strcmp(m->dir, ".") ? path
-                      : !strncmp(path, m->dir, dn) && path[dn] == '/' ? path + dn + 1 : NULL;
+    const char *rel = rel_to_folder(m, path);
     if (!confined || m->dirfd < 0 || !rel)
         return vkcu_verify_write_text(path, text, len, 1, inputs, err, errlen);
     int ret = vkcu_outfile_write_at(m->dirfd, rel, path, text, len, 1, inputs, err, errlen);
     return ret < 0 ? VKCU_ERR_OUTPUT : 0;
+}
+
+/* The manifest file now, as load_lines (manifest.c) saw it at the load:
+ * the file --update writes (below the folder held open), its size, time
+ * and the hash of its bytes. -1 with errno when it cannot be read. */
+static int manifest_state_now(const vkcu_manifest *m, vkcu_manifest_file_state *now)
+{
+    const char *rel = rel_to_folder(m, m->path);
+    int fd = m->dirfd >= 0 && rel ? openat(m->dirfd, rel, O_RDONLY | O_CLOEXEC) : open(m->path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &st) < 0) {
+        close(fd);
+        return -1;
+    }
+    vkcu_xxh64_state h;
+    vkcu_xxh64_init(&h, 0);
+    uint8_t buf[65536];
+    long long size = 0;
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof(buf))) != 0) {
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int e = errno;
+            close(fd);
+            errno = e;
+            return -1;
+        }
+        vkcu_xxh64_update(&h, buf, (size_t)n);
+        size += n;
+    }
+    close(fd);
+    *now = (vkcu_manifest_file_state){ size, (long long)st.st_mtim.tv_sec, (long long)st.st_mtim.tv_nsec,
+                                       vkcu_xxh64_digest(&h), 1 };
+    return 0;
+}
+
+int vkcu_manifest_unchanged(const vkcu_manifest *m, char *err, size_t errlen)
+{
+    vkcu_manifest_file_state now;
+    char what[160];
+    if (!m->file.known)
+        return 0;
+    if (manifest_state_now(m, &now) < 0)
+        snprintf(what, sizeof(what), "it cannot be read now: %s", strerror(errno));
+    else if (now.size != m->file.size)
+        snprintf(what, sizeof(what), "it had %lld bytes, now %lld", m->file.size, now.size);
+    else if (now.mtime_sec != m->file.mtime_sec || now.mtime_nsec != m->file.mtime_nsec)
+        snprintf(what, sizeof(what), "its modification time changed");
+    else if (now.hash != m->file.hash)
+        snprintf(what, sizeof(what), "its content changed");
+    else
+        return 0;
+    snprintf(err, errlen, "%s: changed while the cases ran (%s); it was not rewritten, so that nothing written "
+             "into it meanwhile is lost (run the update again)", m->path, what);
+    return VKCU_ERR_OUTPUT;
 }
 
 /* Replaces a case's inline frame lines with the frame lines of `text`. */
@@ -168,8 +237,24 @@ int vkcu_manifest_save(vkcu_manifest *m, char *err, size_t errlen)
         return AVERROR(ENOMEM);
     for (int i = 0; i < m->nb_lines; i++)
         p += sprintf(p, "%s\n", m->lines[i]);
-    /* --update rewrites the manifest itself: the one input it may replace. */
-    int ret = write_confined(m, 1, m->path, text, len, NULL, err, errlen);
+    /* --update rewrites the manifest itself: the one input it may replace,
+     * and only as it was read. */
+    int ret = vkcu_manifest_unchanged(m, err, errlen);
+    if (ret >= 0)
+        ret = write_confined(m, 1, m->path, text, len, NULL, err, errlen);
+    if (ret >= 0 && m->file.known) {
+        /* What is there now is what this run wrote; the time is read back
+         * (a write by someone else after the rename still differs in its
+         * bytes from these). */
+        const char *rel = rel_to_folder(m, m->path);
+        struct stat st;
+        vkcu_xxh64_state h;
+        vkcu_xxh64_init(&h, 0);
+        vkcu_xxh64_update(&h, (const uint8_t *)text, len);
+        int ok = (m->dirfd >= 0 && rel ? fstatat(m->dirfd, rel, &st, 0) : stat(m->path, &st)) == 0;
+        m->file = (vkcu_manifest_file_state){ (long long)len, ok ? (long long)st.st_mtim.tv_sec : -1,
+                                              ok ? (long long)st.st_mtim.tv_nsec : -1, vkcu_xxh64_digest(&h), 1 };
+    }
     free(text);
     return ret;
 }
@@ -315,7 +400,9 @@ static int run_hash_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_ver
             snprintf(what, sizeof(what), "recorded %d frames", got.nb);
         else
             vkcu_manifest_describe_diff(&d, exclude, got.nb, want.nb, what, sizeof(what));
-        if (sidecar) {
+        if (sidecar && cr->hold) {
+            /* verify.c writes it when every case has run (vkcu_verify_write_held) */
+        } else if (sidecar) {
             const char *inputs[] = { input, m->path, job->pipeline_file, NULL };
             /* --update: replacing is the point */
             ret = write_confined(m, !p->allow_outside, sidecar, out, outlen, inputs, err, errlen);
@@ -325,8 +412,22 @@ static int run_hash_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_ver
         }
         if (ret < 0)
             goto done;
-        snprintf(cr->message, sizeof(cr->message), "%s; wrote %s", what, sidecar ? sidecar : m->path);
+        if (cr->hold)
+            snprintf(cr->message, sizeof(cr->message), "%s; writes %s when every case has run", what,
+                     sidecar ? sidecar : m->path);
+        else
+            snprintf(cr->message, sizeof(cr->message), "%s; wrote %s", what, sidecar ? sidecar : m->path);
         cr->status = CASE_UPDATED;
+    }
+    if (cr->hold && sidecar && (cr->status == CASE_PASS || cr->status == CASE_UPDATED)) {
+        /* The frames this case wants in its file, and what their write must not replace. */
+        cr->held = out;
+        cr->held_len = outlen;
+        cr->held_file = sidecar;
+        out = sidecar = NULL;
+        if (!(cr->held_input = strdup(input)) ||
+            (job->pipeline_file && !(cr->held_preset = strdup(job->pipeline_file))))
+            ret = AVERROR(ENOMEM);
     }
 done:
     vkcu_hash_list_free(&got);
@@ -389,6 +490,21 @@ static int run_metric_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_v
     free(input);
     free(ref);
     return ret == VKCU_ERR_INTERRUPT ? ret : 0;
+}
+
+int vkcu_verify_write_held(const case_result *cr, const vkcu_verify_params *p, char *err, size_t errlen)
+{
+    const char *inputs[] = { cr->held_input, cr->m->path, cr->held_preset, NULL };
+    return write_confined(cr->m, !p->allow_outside, cr->held_file, cr->held, cr->held_len, inputs, err, errlen);
+}
+
+void vkcu_verify_free_held(case_result *cr)
+{
+    free(cr->held);
+    free(cr->held_file);
+    free(cr->held_input);
+    free(cr->held_preset);
+    cr->held = cr->held_file = cr->held_input = cr->held_preset = NULL;
 }
 
 int vkcu_verify_run_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_verify_params *p, case_result *cr,
