@@ -338,12 +338,10 @@ VKCU_API int vkcu_frame_dlpack(vkcu_frame *f, int plane, int versioned, int64_t 
  * that lay the structs out themselves (a Python ctypes layer checks its
  * own against these when it loads the library).
  *
- * @param name a struct of the public headers without its prefix's "struct":
- *             "vkcu_settings", "vkcu_job", "vkcu_job_result",
- *             "vkcu_compare_job", "vkcu_compare_result", "vkcu_verify_job",
- *             "vkcu_frame_metrics", "vkcu_reader_params", "vkcu_reader_info",
- *             "vkcu_frame", "vkcu_reader_stats", "vkcu_stream_info",
- *             "vkcu_picture", "vkcu_progress_info".
+ * @param name a struct of the public headers by its typedef name:
+ *             "vkcu_settings", "vkcu_job", "vkcu_job_result" ... (every
+ *             typedef struct of include/vkcu/ but the opaque vkcu_context
+ *             and vkcu_reader).
  * @return its size in bytes, or 0 for a name not listed.
  * @note Thread-safe.
  */

@@ -15,9 +15,11 @@ size_t vkcu_struct_size(const char *name)
         size_t size;
     } sizes[] = {
 #define S(t) { #t, sizeof(t) }
-        S(vkcu_settings), S(vkcu_job), S(vkcu_job_result), S(vkcu_compare_job), S(vkcu_compare_result),
-        S(vkcu_verify_job), S(vkcu_frame_metrics), S(vkcu_reader_params), S(vkcu_reader_info), S(vkcu_frame),
-        S(vkcu_reader_stats), S(vkcu_stream_info), S(vkcu_picture), S(vkcu_progress_info),
+        S(vkcu_ffmpeg_info), S(vkcu_stream_info), S(vkcu_picture), S(vkcu_progress_info), S(vkcu_settings),
+        S(vkcu_job), S(vkcu_job_result), S(vkcu_batch_file), S(vkcu_batch_progress), S(vkcu_batch_settings),
+        S(vkcu_batch_result), S(vkcu_frame_metrics), S(vkcu_compare_job), S(vkcu_compare_result),
+        S(vkcu_verify_job), S(vkcu_preset), S(vkcu_probe_info), S(vkcu_encoder_info), S(vkcu_container_info),
+        S(vkcu_decoder_info), S(vkcu_reader_params), S(vkcu_reader_info), S(vkcu_frame), S(vkcu_reader_stats),
 #undef S
     };
     for (size_t i = 0; name && i < sizeof(sizes) / sizeof(sizes[0]); i++)
