@@ -133,9 +133,11 @@ deps:
 check-deps:
 	@test -f $(BUILD)/deps.mk || { echo "vkcu: dependencies not set up: run 'make deps' (or 'make test'/'make demo', which call it)"; exit 1; }
 
+# Made anew each time: `ar r` into the old archive would keep the object of a
+# source that was removed or renamed, and link it beside its successor.
 $(BUILD)/libvkcu.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
-	@echo "AR   $@"; ar rcs $@ $^
+	@echo "AR   $@"; rm -f $@ && ar rcs $@ $^
 
 # The shared library holds the bundled FFmpeg (static, built with --enable-pic)
 # and CUDA's static runtime; --exclude-libs keeps their symbols inside, so a
