@@ -101,7 +101,7 @@ SO_LDLIBS = $(FF_LIBS) $(shell pkg-config --libs jansson 2>/dev/null) $(VMAF_LIB
 # soname carries the major number; a new major is a new ABI.
 VKCU_VERSION := $(shell sed -n 's/^\#define VKCU_VERSION_\(MAJOR\|MINOR\|PATCH\) *\([0-9]*\).*/\2/p' \
                   include/vkcu/version.h 2>/dev/null | paste -sd.)
-VKCU_VERSION := $(or $(VKCU_VERSION),0.1.0)
+VKCU_VERSION := $(or $(VKCU_VERSION),1.0.0)
 VKCU_MAJOR   := $(firstword $(subst ., ,$(VKCU_VERSION)))
 SONAME       := libvkcu.so.$(VKCU_MAJOR)
 

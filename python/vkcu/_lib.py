@@ -13,7 +13,7 @@ import os
 import sys
 import threading
 from ctypes import (CFUNCTYPE, POINTER, Structure, c_char, c_char_p, c_double, c_int, c_int64, c_size_t,
-                    c_ssize_t, c_uint, c_uint8, c_void_p)
+                    c_ssize_t, c_uint, c_uint8, c_uint64, c_void_p)
 from pathlib import Path
 from typing import List, Optional
 
@@ -32,7 +32,7 @@ VKCU_ERR_PIPE_CLOSED = -0x56430007
 VKCU_EXIT_INTERRUPT = 130
 VKCU_LOG_QUIET, VKCU_LOG_ERROR, VKCU_LOG_WARNING, VKCU_LOG_INFO, VKCU_LOG_VERBOSE, VKCU_LOG_DEBUG = range(-1, 5)
 # version.h
-VKCU_VERSION_MAJOR, VKCU_VERSION_MINOR, VKCU_VERSION_PATCH = 0, 1, 0
+VKCU_VERSION_MAJOR, VKCU_VERSION_MINOR, VKCU_VERSION_PATCH = 1, 0, 0
 VKCU_VERSION_INT_CURRENT = (VKCU_VERSION_MAJOR << 16) | (VKCU_VERSION_MINOR << 8) | VKCU_VERSION_PATCH
 # job.h
 VKCU_BACKEND_AUTO, VKCU_BACKEND_CPU, VKCU_BACKEND_GPU = range(3)
@@ -65,7 +65,7 @@ VKCU_PRESET_EXT = ".pipe"
 # probe.h
 VKCU_GPU_DECODE_NONE, VKCU_GPU_DECODE_VIDEO, VKCU_GPU_DECODE_COMPUTE = range(3)
 # reader.h
-VKCU_READER_TIMING_DECODED, VKCU_READER_TIMING_VFR, VKCU_READER_TIMING_CFR = range(3)
+VKCU_READER_TIMING_VFR, VKCU_READER_TIMING_DECODED, VKCU_READER_TIMING_CFR = range(3)
 VKCU_MEMORY_HOST, VKCU_MEMORY_CUDA = range(2)
 VKCU_READER_MAX_HELD_LIMIT, VKCU_READER_MAX_HELD_DEFAULT = 1024, 32
 # number.h
@@ -96,6 +96,7 @@ class Settings(Structure):
         ("vulkan_download", c_int), ("decode_threads", c_int), ("encode_workers", c_int),
         ("progress_callback", c_void_p), ("progress_opaque", c_void_p),
         ("watchdog_callback", c_void_p), ("watchdog_opaque", c_void_p), ("decode_queue", c_int),
+        ("reserved", c_uint64 * 32),
     ]
 
 
@@ -112,6 +113,7 @@ class Job(Structure):
         ("max_frames", c_int), ("strict", c_int), ("require_gpu_decode", c_int), ("decode_only", c_int),
         ("pipeline_file", c_char_p), ("no_audio", c_int), ("audio_encoder", c_char_p), ("timing", c_int),
         ("gpu_encoder", c_char_p),
+        ("reserved", c_uint64 * 32),
     ]
 
 
@@ -131,6 +133,7 @@ class JobResult(Structure):
         ("frames_rescaled", c_int64), ("format_changes", c_int64),
         ("encoder", c_char * 32), ("encoded_bytes", c_int64), ("gpu_ms_encode", c_double),
         ("gpu_encode_frames", c_int64), ("cpu_seconds", c_double),
+        ("reserved", c_uint64 * 32),
     ]
 
 
@@ -143,6 +146,7 @@ class CompareJob(Structure):
         ("per_frame", c_int), ("diff_image", c_char_p), ("csv", c_char_p), ("json", c_char_p),
         ("report_html", c_char_p), ("overwrite", c_int),
         ("pipeline_file", c_char_p), ("timing", c_int), ("exclude_concealed", c_int),
+        ("reserved", c_uint64 * 32),
     ]
 
 
@@ -152,6 +156,7 @@ class FrameMetrics(Structure):
         ("ssim", c_double * 4), ("mse_avg", c_double), ("psnr_avg", c_double), ("ssim_all", c_double),
         ("max_diff", c_int), ("max_diff_comp", c_int), ("max_diff_x", c_int), ("max_diff_y", c_int),
         ("peak", c_int), ("vmaf", c_double),
+        ("reserved", c_uint64 * 16),
     ]
 
 
@@ -166,6 +171,7 @@ class CompareResult(Structure):
         ("vmaf_mean", c_double), ("vmaf_min", c_double), ("vmaf_min_index", c_int64), ("pass_", c_int),
         ("verdict", c_char * 512), ("error", c_char * 512),
         ("max_diff_index", c_int64), ("concealed", c_int64), ("concealed_differing", c_int64),
+        ("reserved", c_uint64 * 32),
     ]
 
 
@@ -176,6 +182,7 @@ class VerifyJob(Structure):
         ("timeout", c_double), ("fail_fast", c_int), ("update", c_int), ("allow_outside", c_int),
         ("junit", c_char_p), ("summary", c_char_p), ("html", c_char_p), ("overwrite", c_int),
         ("timing", c_int), ("exclude_concealed", c_int),
+        ("reserved", c_uint64 * 32),
     ]
 
 
@@ -185,6 +192,7 @@ class ReaderParams(Structure):
         ("start_time", c_double), ("duration", c_double), ("start_frame", c_int64), ("frame_count", c_int64),
         ("timing", c_int), ("max_held", c_int), ("cuda_frames", c_int), ("detach", c_int), ("strict", c_int),
         ("require_gpu_decode", c_int),
+        ("reserved", c_uint64 * 32),
     ]
 
 
@@ -192,6 +200,7 @@ class ReaderInfo(Structure):
     _fields_ = [
         ("width", c_int), ("height", c_int), ("codec", c_char_p), ("fps_num", c_int), ("fps_den", c_int),
         ("tb_num", c_int), ("tb_den", c_int), ("duration", c_double), ("frames", c_int64), ("seekable", c_int),
+        ("reserved", c_uint64 * 16),
     ]
 
 
@@ -202,6 +211,7 @@ class FrameStruct(Structure):
         ("bytes_per_sample", c_int), ("components", c_int), ("index", c_int64), ("pts", c_int64),
         ("duration", c_int64), ("tb_num", c_int), ("tb_den", c_int), ("key_frame", c_int), ("interlaced", c_int),
         ("top_field_first", c_int), ("corrupt", c_int), ("memory", c_int), ("device", c_int), ("priv", c_void_p),
+        ("reserved", c_uint64 * 16),
     ]
 
 
@@ -211,6 +221,7 @@ class ReaderStats(Structure):
         ("held", c_int), ("max_held_seen", c_int), ("random_decoded", c_int64), ("random_seeks", c_int64),
         ("random_setups", c_int), ("path", c_int), ("imports", c_int64), ("dtod_copies", c_int64),
         ("htod_bytes", c_int64), ("dtoh_bytes", c_int64), ("fps_steady", c_double),
+        ("reserved", c_uint64 * 32),
     ]
 
 
@@ -221,6 +232,7 @@ class FFmpegInfo(Structure):
         ("version", c_char_p), ("avcodec", c_uint), ("avformat", c_uint), ("avutil", c_uint),
         ("configuration", c_char_p), ("nb_decoders", c_int), ("nb_encoders", c_int), ("nb_demuxers", c_int),
         ("nb_muxers", c_int),
+        ("reserved", c_uint64 * 16),
     ]
 
 
@@ -228,6 +240,7 @@ class StreamInfo(Structure):
     _fields_ = [
         ("tb_num", c_int), ("tb_den", c_int), ("fps_num", c_int), ("fps_den", c_int), ("start", c_int64),
         ("width", c_int), ("height", c_int), ("format", c_char_p), ("pix_fmt", c_int),
+        ("reserved", c_uint64 * 16),
     ]
 
 
@@ -237,6 +250,7 @@ class Picture(Structure):
         ("linesize", c_ssize_t * 4), ("row_bytes", c_int * 4), ("rows", c_int * 4), ("pts", c_int64),
         ("duration", c_int64), ("key_frame", c_int), ("interlaced", c_int), ("top_field_first", c_int),
         ("avframe", c_void_p),
+        ("reserved", c_uint64 * 16),
     ]
 
 
@@ -244,6 +258,7 @@ class ProgressInfo(Structure):
     _fields_ = [
         ("input", c_char_p), ("frames", c_int64), ("expected", c_int64), ("elapsed", c_double), ("fps", c_double),
         ("rate", c_double), ("final", c_int),
+        ("reserved", c_uint64 * 16),
     ]
 
 
@@ -252,6 +267,7 @@ class BatchFile(Structure):
         ("index", c_int), ("file", c_char_p), ("input", c_char_p), ("output", c_char_p), ("status", c_int),
         ("reason", c_int), ("detail", c_char_p), ("error", c_int), ("message", c_char_p),
         ("job", POINTER(JobResult)), ("device", c_int),
+        ("reserved", c_uint64 * 16),
     ]
 
 
@@ -259,6 +275,7 @@ class BatchProgress(Structure):
     _fields_ = [
         ("total", c_int), ("finished", c_int), ("running", c_int), ("failed", c_int), ("frames", c_int64),
         ("elapsed", c_double), ("fps", c_double), ("eta", c_double), ("final", c_int), ("frames_running", c_int64),
+        ("reserved", c_uint64 * 16),
     ]
 
 
@@ -271,6 +288,7 @@ class BatchSettings(Structure):
         ("devices", c_int * VKCU_BATCH_MAX_DEVICES), ("nb_devices", c_int), ("file_callback", c_void_p),
         ("file_opaque", c_void_p), ("progress_callback", c_void_p), ("progress_opaque", c_void_p),
         ("all_files", c_int),
+        ("reserved", c_uint64 * 32),
     ]
 
 
@@ -279,6 +297,7 @@ class BatchResult(Structure):
         ("total", c_int), ("done", c_int), ("skipped", c_int), ("failed", c_int), ("interrupted", c_int),
         ("not_started", c_int), ("planned", c_int), ("frames", c_int64), ("seconds", c_double),
         ("error", c_char * 512),
+        ("reserved", c_uint64 * 32),
     ]
 
 
@@ -288,6 +307,7 @@ class Preset(Structure):
         ("sink", c_int), ("encoder", c_char * 64), ("crf", c_int), ("encoder_preset", c_char * 64),
         ("bitrate", c_int64), ("gop", c_int), ("faststart", c_int), ("encoder_opts", c_char * 1024),
         ("extension", c_char * 16), ("hash_algo", c_int), ("hash_format", c_int), ("gpu_encoder", c_char * 32),
+        ("reserved", c_uint64 * 32),
     ]
 
 
@@ -296,6 +316,7 @@ class ProbeInfo(Structure):
         ("vulkan_loader", c_int), ("vulkan_instance", c_int), ("nb_vulkan", c_int),
         ("vulkan_devices", c_char * 1024), ("nb_cuda", c_int), ("cuda_error", c_char * 128), ("nb_pairs", c_int),
         ("gpu_decode_ops", c_uint),
+        ("reserved", c_uint64 * 16),
     ]
 
 
@@ -303,15 +324,18 @@ class EncoderInfo(Structure):
     _fields_ = [
         ("name", c_char_p), ("media", c_char_p), ("codec", c_char_p), ("description", c_char_p), ("gpu", c_char_p),
         ("pix_fmts", c_char * 512),
+        ("reserved", c_uint64 * 16),
     ]
 
 
 class ContainerInfo(Structure):
-    _fields_ = [("name", c_char_p), ("description", c_char_p), ("extensions", c_char_p), ("encoder", c_char_p)]
+    _fields_ = [("name", c_char_p), ("description", c_char_p), ("extensions", c_char_p), ("encoder", c_char_p),
+                ("reserved", c_uint64 * 16)]
 
 
 class DecoderInfo(Structure):
-    _fields_ = [("codec", c_char_p), ("description", c_char_p), ("codec_id", c_int), ("decoders", c_char * 256)]
+    _fields_ = [("codec", c_char_p), ("description", c_char_p), ("codec_id", c_int), ("decoders", c_char * 256),
+                ("reserved", c_uint64 * 16)]
 
 
 # DLPack (dlpack.h): only what the capsule destructor needs to call the deleter.
@@ -326,7 +350,7 @@ class _DLManagedTensorVersioned(Structure):
 _DLDeleter = CFUNCTYPE(None, c_void_p)
 _DLManagedTensor._fields_ = [("dl_tensor", c_uint8 * 48), ("manager_ctx", c_void_p), ("deleter", _DLDeleter)]
 _DLManagedTensorVersioned._fields_ = [("major", c_uint), ("minor", c_uint), ("manager_ctx", c_void_p),
-                                      ("deleter", _DLDeleter), ("flags", ctypes.c_uint64),
+                                      ("deleter", _DLDeleter), ("flags", c_uint64),
                                       ("dl_tensor", c_uint8 * 48)]
 
 # Every typedef struct of include/vkcu/ (but the opaque ones), by its C name.
@@ -346,6 +370,10 @@ class LibraryNotFound(ImportError):
     pass
 
 
+# The library of the ABI these declarations describe (version.h: a new major, a new soname).
+SONAME = f"libvkcu.so.{VKCU_VERSION_MAJOR}"
+
+
 def _candidates() -> List[str]:
     """Where libvkcu.so may be, in the order tried (docs/python.md)."""
     here = Path(__file__).resolve().parent
@@ -353,18 +381,18 @@ def _candidates() -> List[str]:
     env = os.environ.get("VKCU_LIBRARY")
     if env:
         out.append(env)
-    for name in ("libvkcu.so", "libvkcu.so.0"):
+    for name in ("libvkcu.so", SONAME):
         out.append(str(here / name))
     try:
         from . import _paths  # written by make install and by the in-tree build backend
         for d in getattr(_paths, "LIBDIRS", ()):
-            out.append(os.path.join(d, "libvkcu.so.0"))
+            out.append(os.path.join(d, SONAME))
     except ImportError:
         pass
     # a checkout: python/vkcu/ beside build/
-    out.append(str(here.parent.parent / "build" / "libvkcu.so.0"))
+    out.append(str(here.parent.parent / "build" / SONAME))
     found = ctypes.util.find_library("vkcu")
-    out.append(found or "libvkcu.so.0")
+    out.append(found or SONAME)
     return out
 
 
@@ -378,7 +406,7 @@ def _load() -> ctypes.CDLL:
             return ctypes.CDLL(c)
         except OSError as e:
             tried.append(f"{c} ({e})")
-    raise LibraryNotFound("vkcu: cannot load libvkcu.so; set VKCU_LIBRARY=/path/to/libvkcu.so.0 "
+    raise LibraryNotFound("vkcu: cannot load libvkcu.so; set VKCU_LIBRARY=/path/to/" + SONAME + " "
                           "(tried: " + "; ".join(tried) + ")")
 
 
