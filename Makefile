@@ -101,7 +101,7 @@ SO_LDLIBS = $(FF_LIBS) $(shell pkg-config --libs jansson 2>/dev/null) $(VMAF_LIB
 # soname carries the major number; a new major is a new ABI.
 VKCU_VERSION := $(shell sed -n 's/^\#define VKCU_VERSION_\(MAJOR\|MINOR\|PATCH\) *\([0-9]*\).*/\2/p' \
                   include/vkcu/version.h 2>/dev/null | paste -sd.)
-VKCU_VERSION := $(or $(VKCU_VERSION),0.1.0)
+VKCU_VERSION := $(or $(VKCU_VERSION),1.0.0)
 VKCU_MAJOR   := $(firstword $(subst ., ,$(VKCU_VERSION)))
 SONAME       := libvkcu.so.$(VKCU_MAJOR)
 
@@ -133,9 +133,11 @@ deps:
 check-deps:
 	@test -f $(BUILD)/deps.mk || { echo "vkcu: dependencies not set up: run 'make deps' (or 'make test'/'make demo', which call it)"; exit 1; }
 
+# Made anew each time: `ar r` into the old archive would keep the object of a
+# source that was removed or renamed, and link it beside its successor.
 $(BUILD)/libvkcu.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
-	@echo "AR   $@"; ar rcs $@ $^
+	@echo "AR   $@"; rm -f $@ && ar rcs $@ $^
 
 # The shared library holds the bundled FFmpeg (static, built with --enable-pic)
 # and CUDA's static runtime; --exclude-libs keeps their symbols inside, so a

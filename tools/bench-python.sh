@@ -19,8 +19,9 @@ if [ -z "$py" ] || ! "$py" -c 'import numpy' > /dev/null 2>&1; then
   echo "bench-python: skipped: python3 with numpy needed" | tee "$out/bench-python.txt"
   exit 0
 fi
-lib=$root/build/libvkcu.so.0
-[ -e "$lib" ] || lib=$(dirname "$VKCU")/../lib/libvkcu.so.0
+so=libvkcu.so.$(sed -n 's/^#define VKCU_VERSION_MAJOR *\([0-9]*\).*/\1/p' "$root/include/vkcu/version.h")
+lib=$root/build/$so
+[ -e "$lib" ] || lib=$(dirname "$VKCU")/../lib/$so
 if ! timeout -s KILL 60 "$VKCU" probe > /dev/null 2>&1; then
   echo "bench-python: skipped: no Vulkan/CUDA GPU pair" | tee "$out/bench-python.txt"
   exit 0

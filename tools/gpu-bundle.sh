@@ -27,10 +27,11 @@ done
 # libvkcu.so for vkcu (which finds it in ../lib by its rpath) and for the
 # Python package (python/ travels with the checkout; it finds the library on
 # LD_LIBRARY_PATH, which tools/gpu-env.sh sets).
-strip -o "$stage/lib/libvkcu.so.0" "$b/libvkcu.so.0"
+so=$(readlink "$b/libvkcu.so") # the soname, libvkcu.so.MAJOR (Makefile)
+strip -o "$stage/lib/$so" "$b/$so"
 # Shared libraries outside the C/C++ runtime (libvkcu is packed above: bin/vkcu
 # resolves it in the stage already).
-for f in "$stage"/bin/* "$stage"/tests/* "$stage"/lib/libvkcu.so.0; do ldd "$f" 2>/dev/null; done |
+for f in "$stage"/bin/* "$stage"/tests/* "$stage/lib/$so"; do ldd "$f" 2>/dev/null; done |
   awk '$3 ~ /^\// {print $3}' | sort -u |
   grep -v -E '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux[^/]*|libvkcu)\.so' |
   while read -r lib; do cp -L "$lib" "$stage/lib/"; done

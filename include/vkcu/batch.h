@@ -76,6 +76,7 @@ typedef struct vkcu_batch_file {
     const char *message;           /* one line naming the file and what failed; "" when it did not fail */
     const vkcu_job_result *job;    /* the job's result; NULL when no job ran (skipped, refused, dry run) */
     int device;                    /* the CUDA ordinal its frames went through; -1 on the CPU or when no job ran */
+    uint64_t reserved[16];         /* zero (version.h: room to grow) */
 } vkcu_batch_file;
 
 /**
@@ -106,6 +107,7 @@ typedef struct vkcu_batch_progress {
                       * come, and files to start as large as the average); -1 when unknown */
     int final;       /* 1 on the last call, after every worker stopped */
     int64_t frames_running; /* frames the files still running have processed so far */
+    uint64_t reserved[16]; /* zero (version.h: room to grow) */
 } vkcu_batch_progress;
 
 /**
@@ -163,6 +165,7 @@ typedef struct vkcu_batch_settings {
      * (VKCU_BATCH_REASON_NOT_MEDIA), which is no failure, and claim no output name. 1: every file listed is
      * a job's input. */
     int all_files;
+    uint64_t reserved[32];         /* zero (version.h: room to grow) */
 } vkcu_batch_settings;
 
 /**
@@ -184,6 +187,7 @@ typedef struct vkcu_batch_result {
     int64_t frames;   /* frames written */
     double seconds;   /* wall time of the files' processing */
     char error[512];  /* when the batch could not start: one line saying why; else "" */
+    uint64_t reserved[32]; /* zero (version.h: room to grow) */
 } vkcu_batch_result;
 
 /**

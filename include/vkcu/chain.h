@@ -41,6 +41,7 @@ typedef struct vkcu_stream_info {
                            * (a static string: valid after the call too) */
     int pix_fmt;          /* the same as FFmpeg 7.1's enum AVPixelFormat (libavutil 59):
                            * use format unless the program is built against that FFmpeg */
+    uint64_t reserved[16]; /* zero (version.h: room to grow) */
 } vkcu_stream_info;
 
 /* One processed frame as the frame callback receives it: its planes in
@@ -64,6 +65,7 @@ typedef struct vkcu_picture {
     const struct AVFrame *avframe; /* the same frame as FFmpeg 7.1's AVFrame (libavutil 59), for
                                     * programs built against that FFmpeg (colour tags, side data);
                                     * meaningless with other FFmpeg headers */
+    uint64_t reserved[16];        /* zero (version.h: room to grow) */
 } vkcu_picture;
 
 /**

@@ -36,6 +36,7 @@ typedef struct vkcu_encoder_info {
                               * (its hardware configurations); NULL: it runs on the CPU */
     char pix_fmts[512];      /* video: the pixel formats it takes, FFmpeg's names, space-separated ("yuv420p nv12
                               * ..."); "" when the encoder does not say (checked at the job's start), and for audio */
+    uint64_t reserved[16];   /* zero (version.h: room to grow) */
 } vkcu_encoder_info;
 
 /**
@@ -56,6 +57,7 @@ typedef struct vkcu_container_info {
     const char *extensions;  /* the file extensions that pick it, comma-separated ("mkv"); "" when none; static */
     const char *encoder;     /* the video encoder vkcu_job.encoder "auto" picks for it ("libx264"); NULL when
                               * it holds no video, or not the video of that pick (name an encoder); static */
+    uint64_t reserved[16];   /* zero (version.h: room to grow) */
 } vkcu_container_info;
 
 /**
@@ -86,6 +88,7 @@ typedef struct vkcu_decoder_info {
                               * none; static */
     int codec_id;            /* FFmpeg's enum AVCodecID (for vkcu_probe_gpu_decodes, probe.h) */
     char decoders[256];      /* its software decoders, FFmpeg's names, ", "-separated ("vp9, libvpx-vp9") */
+    uint64_t reserved[16];   /* zero (version.h: room to grow) */
 } vkcu_decoder_info;
 
 /**

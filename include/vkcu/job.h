@@ -97,6 +97,7 @@ typedef struct vkcu_progress_info {
     double fps;          /* frames / elapsed */
     double rate;         /* the output's nominal frame rate (for "times realtime"); 0 when unknown */
     int final;           /* 1 on the last call of a job that finished */
+    uint64_t reserved[16]; /* zero (version.h: room to grow) */
 } vkcu_progress_info;
 
 /**
@@ -175,6 +176,7 @@ typedef struct vkcu_settings {
      * is claimed too. A queue the GPU does not have fails the job with
      * VKCU_ERR_DEVICE. */
     int decode_queue;
+    uint64_t reserved[32];          /* zero (version.h: room to grow) */
 } vkcu_settings;
 
 /**
@@ -277,12 +279,13 @@ typedef struct vkcu_job {
     enum vkcu_timing timing;    /* VKCU_SINK_HASH: which frames the list holds (default VKCU_TIMING_FFMPEG);
                                  * other sinks take only the default (encoders get frames scaled to the first
                                  * frame's size, the callback every frame as decoded) */
-    /* VKCU_SINK_ENCODE (at the end: the fields before keep their offsets) */
+    /* VKCU_SINK_ENCODE */
     const char *gpu_encoder;    /* one of FFmpeg's Vulkan encoders (ffv1_vulkan, prores_ks_vulkan, h264_vulkan,
                                  * hevc_vulkan) to use instead of `encoder` where the job runs on the GPU and that
                                  * encoder can take its frames (in this build, on this GPU, in this format and
                                  * size, with these options); else `encoder` is used, and a verbose line says why.
                                  * The result's `encoder` says which ran. NULL (default): `encoder` alone */
+    uint64_t reserved[32];      /* zero (version.h: room to grow) */
 } vkcu_job;
 
 /**
@@ -328,7 +331,7 @@ typedef struct vkcu_job_result {
     int64_t frames_duplicated; /* repeated to fill gaps in the timestamps (constant-rate containers) */
     int64_t frames_rescaled;  /* scaled to the first frame's size and pixel format (the encoder's, or framemd5's) */
     int64_t format_changes;   /* times the decoded frames changed size, pixel format or colour mid-stream */
-    /* The encoder (at the end: the fields before keep their offsets) */
+    /* The encoder */
     char encoder[32];        /* encode sink: the FFmpeg encoder that encoded the video ("ffv1_vulkan", "libx264"...) */
     int64_t encoded_bytes;   /* encode sink: bytes of the encoded video packets. A Vulkan encoder's packets are the
                               * only bytes of the video that reach the host: dtoh_bytes then counts them */
@@ -338,6 +341,7 @@ typedef struct vkcu_job_result {
     int64_t gpu_encode_frames;
     double cpu_seconds;      /* the process's CPU time (user + system, all threads) while the job ran: with jobs
                               * running at once on other threads, theirs too */
+    uint64_t reserved[32];   /* zero (version.h: room to grow) */
 } vkcu_job_result;
 
 /**

@@ -52,6 +52,7 @@ typedef struct vkcu_preset {
     enum vkcu_hash_algo hash_algo;
     enum vkcu_hash_format hash_format;
     char gpu_encoder[32];     /* "gpu-encoder": a Vulkan encoder used instead of `encoder` where it can (vkcu_job) */
+    uint64_t reserved[32];    /* zero (version.h: room to grow) */
 } vkcu_preset;
 
 /**

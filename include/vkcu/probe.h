@@ -8,6 +8,8 @@
 #ifndef VKCU_PROBE_H
 #define VKCU_PROBE_H
 
+#include <stdint.h>
+
 #include "common.h"
 
 #ifdef __cplusplus
@@ -24,6 +26,7 @@ typedef struct vkcu_probe_info {
     char cuda_error[128];
     int nb_pairs;               /* CUDA devices with a Vulkan twin (same UUID): the GPU backend works */
     unsigned gpu_decode_ops;    /* Vulkan Video decode operations of the paired devices (VkVideoCodecOperationFlagsKHR) */
+    uint64_t reserved[16];      /* zero (version.h: room to grow) */
 } vkcu_probe_info;
 
 /**

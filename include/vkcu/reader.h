@@ -76,15 +76,21 @@ extern "C" {
 typedef struct vkcu_reader vkcu_reader;
 
 /* How iterated frames are timed (random access frames are always timed as
- * decoded). DECODED and VFR are the two timings of hash lists
- * (enum vkcu_timing's VKCU_TIMING_DECODED and VKCU_TIMING_FFMPEG, apart
- * from VFR keeping each frame's own size); a reader also offers CFR. */
+ * decoded). VFR and DECODED answer the two timings of hash lists and take
+ * their values, in their order: VKCU_TIMING_FFMPEG's frames (each at its
+ * own size, where a hash list scales them to the first's) and every
+ * decoded frame (each at its own time in the stream's time base, where a
+ * hash list puts it onto 1/frame rate); a reader also offers CFR. The
+ * default is DECODED (vkcu_default_reader_params), not 0. */
 enum vkcu_reader_timing {
-    VKCU_READER_TIMING_DECODED = 0, /* every frame the chain gives, pts in the stream's time base, from the input's start */
-    VKCU_READER_TIMING_VFR,         /* as `vkcu hash` and `ffmpeg -f framemd5`: 1/frame rate units, frames whose times
-                              * collide moved or dropped (variable frame rate) */
-    VKCU_READER_TIMING_CFR,         /* constant frame rate, 1/frame rate units: frames repeated or dropped onto the grid,
-                              * as an MP4 output of ffmpeg's command line (a repeated frame is the same picture) */
+    VKCU_READER_TIMING_VFR = VKCU_TIMING_FFMPEG,         /* as `vkcu hash` and `ffmpeg -f framemd5`: 1/frame rate
+                                                           * units, frames whose times collide moved or dropped
+                                                           * (variable frame rate) */
+    VKCU_READER_TIMING_DECODED = VKCU_TIMING_DECODED,    /* every frame the chain gives, pts in the stream's time
+                                                           * base, from the input's start */
+    VKCU_READER_TIMING_CFR,                              /* constant frame rate, 1/frame rate units: frames repeated
+                                                           * or dropped onto the grid, as an MP4 output of ffmpeg's
+                                                           * command line (a repeated frame is the same picture) */
 };
 
 /* Where a frame's planes are. */
@@ -115,6 +121,7 @@ typedef struct vkcu_reader_params {
                                * against max_held; default 0 */
     int strict;               /* 1: a corrupt frame fails (as vkcu_job.strict); default 0: skipped */
     int require_gpu_decode;   /* 1: a software decode fails with VKCU_ERR_DEVICE (as vkcu_job's) */
+    uint64_t reserved[32];    /* zero (version.h: room to grow) */
 } vkcu_reader_params;
 
 /**
@@ -132,6 +139,7 @@ typedef struct vkcu_reader_info {
     double duration;         /* seconds; 0 when unknown */
     int64_t frames;          /* frames by the container; -1 unknown (vkcu_reader_frame_count counts them) */
     int seekable;            /* 1: random access works on this input */
+    uint64_t reserved[16];   /* zero (version.h: room to grow) */
 } vkcu_reader_info;
 
 /**
@@ -183,6 +191,7 @@ typedef struct vkcu_frame {
     enum vkcu_memory memory;
     int device;               /* with VKCU_MEMORY_CUDA: the CUDA device ordinal; else -1 */
     struct vkcu_frame_priv *priv; /* the library's */
+    uint64_t reserved[16];    /* zero (version.h: room to grow) */
 } vkcu_frame;
 
 /**
@@ -263,6 +272,7 @@ typedef struct vkcu_reader_stats {
      * and of random access so far */
     int64_t imports, dtod_copies, htod_bytes, dtoh_bytes;
     double fps_steady;       /* of the last finished iteration: frames after the first / time after the first */
+    uint64_t reserved[32];   /* zero (version.h: room to grow) */
 } vkcu_reader_stats;
 
 /** Fills *s. */
@@ -332,22 +342,6 @@ VKCU_API int vkcu_frame_detach(const vkcu_frame *f, vkcu_frame **copy, char *err
  */
 VKCU_API int vkcu_frame_dlpack(vkcu_frame *f, int plane, int versioned, int64_t stream, void **tensor, char *err,
                                size_t errlen);
-
-/**
- * The size of a public struct in this build of the library, for bindings
- * that lay the structs out themselves (a Python ctypes layer checks its
- * own against these when it loads the library).
- *
- * @param name a struct of the public headers without its prefix's "struct":
- *             "vkcu_settings", "vkcu_job", "vkcu_job_result",
- *             "vkcu_compare_job", "vkcu_compare_result", "vkcu_verify_job",
- *             "vkcu_frame_metrics", "vkcu_reader_params", "vkcu_reader_info",
- *             "vkcu_frame", "vkcu_reader_stats", "vkcu_stream_info",
- *             "vkcu_picture", "vkcu_progress_info".
- * @return its size in bytes, or 0 for a name not listed.
- * @note Thread-safe.
- */
-VKCU_API size_t vkcu_struct_size(const char *name);
 
 #ifdef __cplusplus
 }

@@ -59,6 +59,7 @@ typedef struct vkcu_frame_metrics {
     int max_diff_comp, max_diff_x, max_diff_y; /* where it is (component, sample coordinates) */
     int peak;                  /* largest sample value: (1 << depth) - 1 */
     double vmaf;               /* libvmaf's score; NAN when not scored */
+    uint64_t reserved[16];     /* zero (version.h: room to grow) */
 } vkcu_frame_metrics;
 
 /* A comparison. Fill with vkcu_default_compare_job() first. Strings and
@@ -94,6 +95,7 @@ typedef struct vkcu_compare_job {
                                     * between two media files, every decoded frame as it is */
     int exclude_concealed;         /* 1: pairs marked concealed (decoded from damaged data, on either side) do
                                     * not fail the comparison; they are counted in result->concealed either way */
+    uint64_t reserved[32];         /* zero (version.h: room to grow) */
 } vkcu_compare_job;
 
 /**
@@ -130,6 +132,7 @@ typedef struct vkcu_compare_result {
     int64_t max_diff_index;        /* the index in A of the first frame with max_diff; -1: no frame differs */
     int64_t concealed;             /* paired frames marked concealed on either side (docs/regression.md) */
     int64_t concealed_differing;   /* of those, the ones that differ (with exclude_concealed: not in differing) */
+    uint64_t reserved[32];         /* zero (version.h: room to grow) */
 } vkcu_compare_result;
 
 /**
@@ -168,6 +171,7 @@ typedef struct vkcu_verify_job {
     enum vkcu_timing timing;       /* cases without a 'timing' key (default VKCU_TIMING_FFMPEG) */
     int exclude_concealed;         /* 1: cases without a 'concealed' key leave frames marked concealed out of
                                     * their verdict (still counted in their line) */
+    uint64_t reserved[32];         /* zero (version.h: room to grow) */
 } vkcu_verify_job;
 
 /**

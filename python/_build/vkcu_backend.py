@@ -96,7 +96,7 @@ def _paths_module():
     if env:
         dirs.append(os.path.abspath(env))
     build = os.path.join(os.path.dirname(HERE), "build")
-    if os.path.exists(os.path.join(build, "libvkcu.so.0")):
+    if os.path.exists(os.path.join(build, "libvkcu.so")):  # the link to the soname the build made
         dirs.append(build)
     return ("# SPDX-License-Identifier: GPL-2.0-or-later\n"
             "# Written when the package was built: where that build's libvkcu.so is.\n"

@@ -21,7 +21,7 @@ from ._reader import Frame, FrameFlags, Plane, Reader, ReaderStats, StreamInfo, 
 from ._regress import (CaseResult, Comparison, FrameHash, FramePair, HashList, Verification, compare, hash,
                        verify)
 
-__version__ = "0.1.0"
+__version__ = "1.0.0"
 
 
 def cuda_device_count() -> int:

@@ -13,11 +13,13 @@ import os
 import sys
 import threading
 from ctypes import (CFUNCTYPE, POINTER, Structure, c_char, c_char_p, c_double, c_int, c_int64, c_size_t,
-                    c_ssize_t, c_uint, c_uint8, c_void_p)
+                    c_ssize_t, c_uint, c_uint8, c_uint64, c_void_p)
 from pathlib import Path
 from typing import List, Optional
 
-# ---- error codes (include/vkcu/common.h) ----
+# ---- constants: every enumerator and VKCU_ macro of include/vkcu/*.h, under
+# the headers' names (tests/cli/python-abi.sh compares them with the headers) ----
+# common.h
 VKCU_ERR_USAGE = -0x56430001
 VKCU_ERR_INPUT = -0x56430002
 VKCU_ERR_OUTPUT = -0x56430003
@@ -25,17 +27,61 @@ VKCU_ERR_DEVICE = -0x56430004
 VKCU_ERR_MISMATCH = -0x56430005
 VKCU_ERR_INTERRUPT = -0x56430006
 VKCU_ERR_PIPE_CLOSED = -0x56430007
+(VKCU_EXIT_OK, VKCU_EXIT_FAIL, VKCU_EXIT_USAGE, VKCU_EXIT_INPUT, VKCU_EXIT_OUTPUT, VKCU_EXIT_DEVICE,
+ VKCU_EXIT_MISMATCH) = range(7)
+VKCU_EXIT_INTERRUPT = 130
+VKCU_LOG_QUIET, VKCU_LOG_ERROR, VKCU_LOG_WARNING, VKCU_LOG_INFO, VKCU_LOG_VERBOSE, VKCU_LOG_DEBUG = range(-1, 5)
+# version.h
+VKCU_VERSION_MAJOR, VKCU_VERSION_MINOR, VKCU_VERSION_PATCH = 1, 0, 0
+VKCU_VERSION_INT_CURRENT = (VKCU_VERSION_MAJOR << 16) | (VKCU_VERSION_MINOR << 8) | VKCU_VERSION_PATCH
+# job.h
+VKCU_BACKEND_AUTO, VKCU_BACKEND_CPU, VKCU_BACKEND_GPU = range(3)
+(VKCU_PATH_NONE, VKCU_PATH_CPU, VKCU_PATH_VULKAN_CUDA, VKCU_PATH_SW_UPLOAD_CUDA,
+ VKCU_PATH_VULKAN_COMPUTE_CUDA) = range(5)
+VKCU_SINK_ENCODE, VKCU_SINK_HASH, VKCU_SINK_NULL, VKCU_SINK_CALLBACK = range(4)
+VKCU_TIMING_FFMPEG, VKCU_TIMING_DECODED = range(2)
+VKCU_RING_SIZE_MIN, VKCU_RING_SIZE_MAX, VKCU_RING_SIZE_DEFAULT = 3, 16, 4
+VKCU_DECODE_QUEUE_MAX = 63
+VKCU_CRF_MAX, VKCU_GOP_MAX = 63, 100000
+# hash.h
+VKCU_HASH_MD5, VKCU_HASH_CRC32, VKCU_HASH_XXH64, VKCU_HASH_SHA256, VKCU_HASH_ADLER32, VKCU_HASH_BLAKE3 = range(6)
+VKCU_HASH_FORMAT_FRAMEMD5, VKCU_HASH_FORMAT_JSON, VKCU_HASH_FORMAT_FRAMECRC, VKCU_HASH_FORMAT_WHOLE = range(4)
+VKCU_HASH_ALGOS = "md5, sha256, crc32, xxh64 or blake3"
+VKCU_HASH_ALGOS_UPPER = "MD5, SHA256, CRC32, XXH64 or BLAKE3"
+VKCU_HASH_ALGOS_LIST = "md5, sha256, crc32, xxh64, blake3"
+VKCU_HASH_ALGOS_PIPE = "md5|sha256|crc32|xxh64|blake3"
+VKCU_HASH_FORMATS = "framemd5, framecrc or json"
+VKCU_HASH_FORMATS_PIPE = "framemd5|framecrc|json"
+# regress.h
+VKCU_ALIGN_START, VKCU_ALIGN_PTS, VKCU_ALIGN_INDEX = range(3)
+# batch.h
+VKCU_BATCH_MAX_DEVICES, VKCU_BATCH_MAX_JOBS, VKCU_BATCH_MAX_SHARDS = 64, 256, 1000000
+VKCU_BATCH_DONE, VKCU_BATCH_SKIPPED, VKCU_BATCH_FAILED, VKCU_BATCH_INTERRUPTED, VKCU_BATCH_PLANNED = range(5)
+(VKCU_BATCH_REASON_NONE, VKCU_BATCH_REASON_JOB, VKCU_BATCH_REASON_SAME_OUTPUT, VKCU_BATCH_REASON_EXISTS,
+ VKCU_BATCH_REASON_EXISTS_CHANGED, VKCU_BATCH_REASON_UP_TO_DATE, VKCU_BATCH_REASON_BUSY,
+ VKCU_BATCH_REASON_NOT_MEDIA) = range(8)
+# preset.h
+VKCU_PRESET_EXT = ".pipe"
+# probe.h
+VKCU_GPU_DECODE_NONE, VKCU_GPU_DECODE_VIDEO, VKCU_GPU_DECODE_COMPUTE = range(3)
+# reader.h
+VKCU_READER_TIMING_VFR, VKCU_READER_TIMING_DECODED, VKCU_READER_TIMING_CFR = range(3)
+VKCU_MEMORY_HOST, VKCU_MEMORY_CUDA = range(2)
+VKCU_READER_MAX_HELD_LIMIT, VKCU_READER_MAX_HELD_DEFAULT = 1024, 32
+# number.h
+VKCU_BITRATE_MIN, VKCU_BITRATE_MAX = 1000, 10000000000
 
-# enums
-BACKENDS = {"auto": 0, "cpu": 1, "gpu": 2}
-PATHS = {0: "none", 1: "cpu", 2: "vulkan-decode+cuda", 3: "sw-decode+upload+cuda"}
-SINK_HASH, SINK_NULL, SINK_CALLBACK = 1, 2, 3
-HASH_ALGOS = {"md5": 0, "crc32": 1, "xxh64": 2, "sha256": 3, "adler32": 4, "blake3": 5}
-HASH_FORMAT_JSON = 1
-TIMINGS = {"decoded": 0, "vfr": 1, "cfr": 2}
-ALIGNS = {"start": 0, "pts": 1, "index": 2}
-MEMORY_CUDA = 1
-LOG_QUIET, LOG_ERROR, LOG_WARNING, LOG_INFO, LOG_VERBOSE, LOG_DEBUG = -1, 0, 1, 2, 3, 4
+# The package's words for them (PATHS, the library's names, comes after the library is loaded)
+BACKENDS = {"auto": VKCU_BACKEND_AUTO, "cpu": VKCU_BACKEND_CPU, "gpu": VKCU_BACKEND_GPU}
+SINK_HASH, SINK_NULL, SINK_CALLBACK = VKCU_SINK_HASH, VKCU_SINK_NULL, VKCU_SINK_CALLBACK
+HASH_ALGOS = {"md5": VKCU_HASH_MD5, "crc32": VKCU_HASH_CRC32, "xxh64": VKCU_HASH_XXH64, "sha256": VKCU_HASH_SHA256,
+              "adler32": VKCU_HASH_ADLER32, "blake3": VKCU_HASH_BLAKE3}
+HASH_FORMAT_JSON = VKCU_HASH_FORMAT_JSON
+TIMINGS = {"decoded": VKCU_READER_TIMING_DECODED, "vfr": VKCU_READER_TIMING_VFR, "cfr": VKCU_READER_TIMING_CFR}
+ALIGNS = {"start": VKCU_ALIGN_START, "pts": VKCU_ALIGN_PTS, "index": VKCU_ALIGN_INDEX}
+MEMORY_CUDA = VKCU_MEMORY_CUDA
+LOG_QUIET, LOG_ERROR, LOG_WARNING, LOG_INFO, LOG_VERBOSE, LOG_DEBUG = (VKCU_LOG_QUIET, VKCU_LOG_ERROR, VKCU_LOG_WARNING,
+                                                                       VKCU_LOG_INFO, VKCU_LOG_VERBOSE, VKCU_LOG_DEBUG)
 
 LogCallback = CFUNCTYPE(None, c_void_p, c_int, c_char_p)
 # The namer returns a pointer into the buffer it was given (or NULL).
@@ -50,6 +96,7 @@ class Settings(Structure):
         ("vulkan_download", c_int), ("decode_threads", c_int), ("encode_workers", c_int),
         ("progress_callback", c_void_p), ("progress_opaque", c_void_p),
         ("watchdog_callback", c_void_p), ("watchdog_opaque", c_void_p), ("decode_queue", c_int),
+        ("reserved", c_uint64 * 32),
     ]
 
 
@@ -66,6 +113,7 @@ class Job(Structure):
         ("max_frames", c_int), ("strict", c_int), ("require_gpu_decode", c_int), ("decode_only", c_int),
         ("pipeline_file", c_char_p), ("no_audio", c_int), ("audio_encoder", c_char_p), ("timing", c_int),
         ("gpu_encoder", c_char_p),
+        ("reserved", c_uint64 * 32),
     ]
 
 
@@ -85,6 +133,7 @@ class JobResult(Structure):
         ("frames_rescaled", c_int64), ("format_changes", c_int64),
         ("encoder", c_char * 32), ("encoded_bytes", c_int64), ("gpu_ms_encode", c_double),
         ("gpu_encode_frames", c_int64), ("cpu_seconds", c_double),
+        ("reserved", c_uint64 * 32),
     ]
 
 
@@ -97,6 +146,7 @@ class CompareJob(Structure):
         ("per_frame", c_int), ("diff_image", c_char_p), ("csv", c_char_p), ("json", c_char_p),
         ("report_html", c_char_p), ("overwrite", c_int),
         ("pipeline_file", c_char_p), ("timing", c_int), ("exclude_concealed", c_int),
+        ("reserved", c_uint64 * 32),
     ]
 
 
@@ -106,6 +156,7 @@ class FrameMetrics(Structure):
         ("ssim", c_double * 4), ("mse_avg", c_double), ("psnr_avg", c_double), ("ssim_all", c_double),
         ("max_diff", c_int), ("max_diff_comp", c_int), ("max_diff_x", c_int), ("max_diff_y", c_int),
         ("peak", c_int), ("vmaf", c_double),
+        ("reserved", c_uint64 * 16),
     ]
 
 
@@ -120,6 +171,7 @@ class CompareResult(Structure):
         ("vmaf_mean", c_double), ("vmaf_min", c_double), ("vmaf_min_index", c_int64), ("pass_", c_int),
         ("verdict", c_char * 512), ("error", c_char * 512),
         ("max_diff_index", c_int64), ("concealed", c_int64), ("concealed_differing", c_int64),
+        ("reserved", c_uint64 * 32),
     ]
 
 
@@ -130,6 +182,7 @@ class VerifyJob(Structure):
         ("timeout", c_double), ("fail_fast", c_int), ("update", c_int), ("allow_outside", c_int),
         ("junit", c_char_p), ("summary", c_char_p), ("html", c_char_p), ("overwrite", c_int),
         ("timing", c_int), ("exclude_concealed", c_int),
+        ("reserved", c_uint64 * 32),
     ]
 
 
@@ -139,6 +192,7 @@ class ReaderParams(Structure):
         ("start_time", c_double), ("duration", c_double), ("start_frame", c_int64), ("frame_count", c_int64),
         ("timing", c_int), ("max_held", c_int), ("cuda_frames", c_int), ("detach", c_int), ("strict", c_int),
         ("require_gpu_decode", c_int),
+        ("reserved", c_uint64 * 32),
     ]
 
 
@@ -146,6 +200,7 @@ class ReaderInfo(Structure):
     _fields_ = [
         ("width", c_int), ("height", c_int), ("codec", c_char_p), ("fps_num", c_int), ("fps_den", c_int),
         ("tb_num", c_int), ("tb_den", c_int), ("duration", c_double), ("frames", c_int64), ("seekable", c_int),
+        ("reserved", c_uint64 * 16),
     ]
 
 
@@ -156,6 +211,7 @@ class FrameStruct(Structure):
         ("bytes_per_sample", c_int), ("components", c_int), ("index", c_int64), ("pts", c_int64),
         ("duration", c_int64), ("tb_num", c_int), ("tb_den", c_int), ("key_frame", c_int), ("interlaced", c_int),
         ("top_field_first", c_int), ("corrupt", c_int), ("memory", c_int), ("device", c_int), ("priv", c_void_p),
+        ("reserved", c_uint64 * 16),
     ]
 
 
@@ -165,7 +221,121 @@ class ReaderStats(Structure):
         ("held", c_int), ("max_held_seen", c_int), ("random_decoded", c_int64), ("random_seeks", c_int64),
         ("random_setups", c_int), ("path", c_int), ("imports", c_int64), ("dtod_copies", c_int64),
         ("htod_bytes", c_int64), ("dtoh_bytes", c_int64), ("fps_steady", c_double),
+        ("reserved", c_uint64 * 32),
     ]
+
+
+# The structs the package does not use yet: mirrored all the same, so that
+# every layout is checked (at load, and by tests/cli/python-abi.sh).
+class FFmpegInfo(Structure):
+    _fields_ = [
+        ("version", c_char_p), ("avcodec", c_uint), ("avformat", c_uint), ("avutil", c_uint),
+        ("configuration", c_char_p), ("nb_decoders", c_int), ("nb_encoders", c_int), ("nb_demuxers", c_int),
+        ("nb_muxers", c_int),
+        ("reserved", c_uint64 * 16),
+    ]
+
+
+class StreamInfo(Structure):
+    _fields_ = [
+        ("tb_num", c_int), ("tb_den", c_int), ("fps_num", c_int), ("fps_den", c_int), ("start", c_int64),
+        ("width", c_int), ("height", c_int), ("format", c_char_p), ("pix_fmt", c_int),
+        ("reserved", c_uint64 * 16),
+    ]
+
+
+class Picture(Structure):
+    _fields_ = [
+        ("width", c_int), ("height", c_int), ("format", c_char_p), ("nb_planes", c_int), ("data", c_void_p * 4),
+        ("linesize", c_ssize_t * 4), ("row_bytes", c_int * 4), ("rows", c_int * 4), ("pts", c_int64),
+        ("duration", c_int64), ("key_frame", c_int), ("interlaced", c_int), ("top_field_first", c_int),
+        ("avframe", c_void_p),
+        ("reserved", c_uint64 * 16),
+    ]
+
+
+class ProgressInfo(Structure):
+    _fields_ = [
+        ("input", c_char_p), ("frames", c_int64), ("expected", c_int64), ("elapsed", c_double), ("fps", c_double),
+        ("rate", c_double), ("final", c_int),
+        ("reserved", c_uint64 * 16),
+    ]
+
+
+class BatchFile(Structure):
+    _fields_ = [
+        ("index", c_int), ("file", c_char_p), ("input", c_char_p), ("output", c_char_p), ("status", c_int),
+        ("reason", c_int), ("detail", c_char_p), ("error", c_int), ("message", c_char_p),
+        ("job", POINTER(JobResult)), ("device", c_int),
+        ("reserved", c_uint64 * 16),
+    ]
+
+
+class BatchProgress(Structure):
+    _fields_ = [
+        ("total", c_int), ("finished", c_int), ("running", c_int), ("failed", c_int), ("frames", c_int64),
+        ("elapsed", c_double), ("fps", c_double), ("eta", c_double), ("final", c_int), ("frames_running", c_int64),
+        ("reserved", c_uint64 * 16),
+    ]
+
+
+class BatchSettings(Structure):
+    _fields_ = [
+        ("in_dir", c_char_p), ("out_dir", c_char_p), ("job", Job), ("extension", c_char_p), ("pipeline", c_char_p),
+        ("jobs", c_int), ("recursive", c_int), ("include", POINTER(c_char_p)), ("nb_include", c_int),
+        ("exclude", POINTER(c_char_p)), ("nb_exclude", c_int), ("resume", c_int), ("overwrite", c_int),
+        ("report_path", c_char_p), ("dry_run", c_int), ("shard_index", c_int), ("shard_count", c_int),
+        ("devices", c_int * VKCU_BATCH_MAX_DEVICES), ("nb_devices", c_int), ("file_callback", c_void_p),
+        ("file_opaque", c_void_p), ("progress_callback", c_void_p), ("progress_opaque", c_void_p),
+        ("all_files", c_int),
+        ("reserved", c_uint64 * 32),
+    ]
+
+
+class BatchResult(Structure):
+    _fields_ = [
+        ("total", c_int), ("done", c_int), ("skipped", c_int), ("failed", c_int), ("interrupted", c_int),
+        ("not_started", c_int), ("planned", c_int), ("frames", c_int64), ("seconds", c_double),
+        ("error", c_char * 512),
+        ("reserved", c_uint64 * 32),
+    ]
+
+
+class Preset(Structure):
+    _fields_ = [
+        ("name", c_char * 128), ("path", c_char * 4096), ("description", c_char * 256), ("chain", c_char * 4096),
+        ("sink", c_int), ("encoder", c_char * 64), ("crf", c_int), ("encoder_preset", c_char * 64),
+        ("bitrate", c_int64), ("gop", c_int), ("faststart", c_int), ("encoder_opts", c_char * 1024),
+        ("extension", c_char * 16), ("hash_algo", c_int), ("hash_format", c_int), ("gpu_encoder", c_char * 32),
+        ("reserved", c_uint64 * 32),
+    ]
+
+
+class ProbeInfo(Structure):
+    _fields_ = [
+        ("vulkan_loader", c_int), ("vulkan_instance", c_int), ("nb_vulkan", c_int),
+        ("vulkan_devices", c_char * 1024), ("nb_cuda", c_int), ("cuda_error", c_char * 128), ("nb_pairs", c_int),
+        ("gpu_decode_ops", c_uint),
+        ("reserved", c_uint64 * 16),
+    ]
+
+
+class EncoderInfo(Structure):
+    _fields_ = [
+        ("name", c_char_p), ("media", c_char_p), ("codec", c_char_p), ("description", c_char_p), ("gpu", c_char_p),
+        ("pix_fmts", c_char * 512),
+        ("reserved", c_uint64 * 16),
+    ]
+
+
+class ContainerInfo(Structure):
+    _fields_ = [("name", c_char_p), ("description", c_char_p), ("extensions", c_char_p), ("encoder", c_char_p),
+                ("reserved", c_uint64 * 16)]
+
+
+class DecoderInfo(Structure):
+    _fields_ = [("codec", c_char_p), ("description", c_char_p), ("codec_id", c_int), ("decoders", c_char * 256),
+                ("reserved", c_uint64 * 16)]
 
 
 # DLPack (dlpack.h): only what the capsule destructor needs to call the deleter.
@@ -180,19 +350,28 @@ class _DLManagedTensorVersioned(Structure):
 _DLDeleter = CFUNCTYPE(None, c_void_p)
 _DLManagedTensor._fields_ = [("dl_tensor", c_uint8 * 48), ("manager_ctx", c_void_p), ("deleter", _DLDeleter)]
 _DLManagedTensorVersioned._fields_ = [("major", c_uint), ("minor", c_uint), ("manager_ctx", c_void_p),
-                                      ("deleter", _DLDeleter), ("flags", ctypes.c_uint64),
+                                      ("deleter", _DLDeleter), ("flags", c_uint64),
                                       ("dl_tensor", c_uint8 * 48)]
 
+# Every typedef struct of include/vkcu/ (but the opaque ones), by its C name.
 _STRUCTS = {
-    "vkcu_settings": Settings, "vkcu_job": Job, "vkcu_job_result": JobResult, "vkcu_compare_job": CompareJob,
-    "vkcu_compare_result": CompareResult, "vkcu_verify_job": VerifyJob, "vkcu_frame_metrics": FrameMetrics,
-    "vkcu_reader_params": ReaderParams, "vkcu_reader_info": ReaderInfo, "vkcu_frame": FrameStruct,
-    "vkcu_reader_stats": ReaderStats,
+    "vkcu_ffmpeg_info": FFmpegInfo, "vkcu_stream_info": StreamInfo, "vkcu_picture": Picture,
+    "vkcu_progress_info": ProgressInfo, "vkcu_settings": Settings, "vkcu_job": Job, "vkcu_job_result": JobResult,
+    "vkcu_batch_file": BatchFile, "vkcu_batch_progress": BatchProgress, "vkcu_batch_settings": BatchSettings,
+    "vkcu_batch_result": BatchResult, "vkcu_frame_metrics": FrameMetrics, "vkcu_compare_job": CompareJob,
+    "vkcu_compare_result": CompareResult, "vkcu_verify_job": VerifyJob, "vkcu_preset": Preset,
+    "vkcu_probe_info": ProbeInfo, "vkcu_encoder_info": EncoderInfo, "vkcu_container_info": ContainerInfo,
+    "vkcu_decoder_info": DecoderInfo, "vkcu_reader_params": ReaderParams, "vkcu_reader_info": ReaderInfo,
+    "vkcu_frame": FrameStruct, "vkcu_reader_stats": ReaderStats,
 }
 
 
 class LibraryNotFound(ImportError):
     pass
+
+
+# The library of the ABI these declarations describe (version.h: a new major, a new soname).
+SONAME = f"libvkcu.so.{VKCU_VERSION_MAJOR}"
 
 
 def _candidates() -> List[str]:
@@ -202,18 +381,18 @@ def _candidates() -> List[str]:
     env = os.environ.get("VKCU_LIBRARY")
     if env:
         out.append(env)
-    for name in ("libvkcu.so", "libvkcu.so.0"):
+    for name in ("libvkcu.so", SONAME):
         out.append(str(here / name))
     try:
         from . import _paths  # written by make install and by the in-tree build backend
         for d in getattr(_paths, "LIBDIRS", ()):
-            out.append(os.path.join(d, "libvkcu.so.0"))
+            out.append(os.path.join(d, SONAME))
     except ImportError:
         pass
     # a checkout: python/vkcu/ beside build/
-    out.append(str(here.parent.parent / "build" / "libvkcu.so.0"))
+    out.append(str(here.parent.parent / "build" / SONAME))
     found = ctypes.util.find_library("vkcu")
-    out.append(found or "libvkcu.so.0")
+    out.append(found or SONAME)
     return out
 
 
@@ -227,7 +406,7 @@ def _load() -> ctypes.CDLL:
             return ctypes.CDLL(c)
         except OSError as e:
             tried.append(f"{c} ({e})")
-    raise LibraryNotFound("vkcu: cannot load libvkcu.so; set VKCU_LIBRARY=/path/to/libvkcu.so.0 "
+    raise LibraryNotFound("vkcu: cannot load libvkcu.so; set VKCU_LIBRARY=/path/to/" + SONAME + " "
                           "(tried: " + "; ".join(tried) + ")")
 
 
@@ -244,6 +423,7 @@ def _proto(name, restype, *argtypes):
 _proto("vkcu_version", c_char_p)
 _proto("vkcu_version_api", c_uint)
 _proto("vkcu_struct_size", c_size_t, c_char_p)
+_proto("vkcu_path_name", c_char_p, c_int)
 _proto("vkcu_error_string", c_char_p, c_int, c_char_p, c_size_t)
 _proto("vkcu_default_settings", None, POINTER(Settings))
 _proto("vkcu_open", c_int, POINTER(c_void_p), POINTER(Settings))
@@ -288,6 +468,9 @@ def _check_layouts() -> None:
 
 
 _check_layouts()
+
+# The names of enum vkcu_path, as the library and the command line print them.
+PATHS = {p: lib.vkcu_path_name(p).decode() for p in range(VKCU_PATH_NONE, VKCU_PATH_VULKAN_COMPUTE_CUDA + 1)}
 
 # ---- libc: memory streams for the library's FILE * outputs ----
 _libc = ctypes.CDLL(None)

@@ -974,6 +974,9 @@ static int check_globs(const char *what, const char *const *globs, int n, char *
 
 static int check_batch(const vkcu_batch_settings *p, char *err, size_t errlen)
 {
+    int ret = VKCU_RESERVED_CHECK(vkcu_batch_settings, p, err, errlen);
+    if (ret < 0)
+        return ret;
     if (!p->in_dir || !*p->in_dir)
         return vkcu_invalid(err, errlen, "batch: no input folder given");
     if (!p->out_dir || !*p->out_dir)
@@ -990,7 +993,7 @@ static int check_batch(const vkcu_batch_settings *p, char *err, size_t errlen)
     RANGE("all-files flag", p->all_files, 0, 1);
     RANGE("shard count", p->shard_count, 1, VKCU_BATCH_MAX_SHARDS);
     RANGE("shard index", p->shard_index, 0, p->shard_count - 1);
-    int ret = check_globs("include pattern count", p->include, p->nb_include, err, errlen);
+    ret = check_globs("include pattern count", p->include, p->nb_include, err, errlen);
     if (ret >= 0)
         ret = check_globs("exclude pattern count", p->exclude, p->nb_exclude, err, errlen);
     if (ret < 0)

@@ -92,6 +92,9 @@ int vkcu_invalid(char *err, size_t errlen, const char *fmt, ...)
 
 static int check_settings(const vkcu_settings *s, char *err, size_t errlen)
 {
+    int ret = VKCU_RESERVED_CHECK(vkcu_settings, s, err, errlen);
+    if (ret < 0)
+        return ret;
     RANGE("log_level", s->log_level, VKCU_LOG_QUIET, VKCU_LOG_DEBUG);
     RANGE("backend", s->backend, VKCU_BACKEND_AUTO, VKCU_BACKEND_GPU);
     RANGE("device", s->device, 0, 63);
@@ -168,6 +171,9 @@ int vkcu_check_trim(double start_time, double duration, int64_t start_frame, int
 
 int vkcu_check_job(const vkcu_job *job, char *err, size_t errlen)
 {
+    int ret = VKCU_RESERVED_CHECK(vkcu_job, job, err, errlen);
+    if (ret < 0)
+        return ret;
     if (!job->input || !*job->input)
         return vkcu_invalid(err, errlen, "no input given");
     RANGE("video_stream", job->video_stream, -1, 1023);
@@ -189,7 +195,7 @@ int vkcu_check_job(const vkcu_job *job, char *err, size_t errlen)
     if (job->timing != VKCU_TIMING_FFMPEG && job->sink != VKCU_SINK_HASH)
         return vkcu_invalid(err, errlen, "%s: %s applies to hash lists only (the encoder takes one size, the frame "
                             "callback every frame as decoded)", job->input, VKCU_SETTING_IS("timing", "decoded"));
-    int ret = vkcu_check_trim(job->start_time, job->duration, job->start_frame, job->frame_count, err, errlen);
+    ret = vkcu_check_trim(job->start_time, job->duration, job->start_frame, job->frame_count, err, errlen);
     if (ret < 0)
         return ret;
     switch (job->sink) {

@@ -25,6 +25,14 @@ int vkcu_check_job(const vkcu_job *job, char *err, size_t errlen);
  * it to err (may be NULL) and returns -EINVAL. */
 int vkcu_invalid(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* Refuses a struct a caller filled whose reserved words are not all zero
+ * (include/vkcu/version.h, room to grow): 0, or vkcu_invalid's -EINVAL
+ * naming the struct (its typedef name, "vkcu_job"), the word, and the
+ * vkcu_default_*() call that fills it. */
+int vkcu_reserved_check(const char *type, const uint64_t *reserved, size_t words, char *err, size_t errlen);
+#define VKCU_RESERVED_CHECK(type, s, err, errlen)                                                              \
+    vkcu_reserved_check(#type, (s)->reserved, sizeof((s)->reserved) / sizeof((s)->reserved[0]), err, errlen)
+
 /* Checks a trim (start/duration in seconds or frames; -1: not set) as
  * vkcu_job and vkcu_compare_job document it. 0 or vkcu_invalid's -EINVAL. */
 int vkcu_check_trim(double start_time, double duration, int64_t start_frame, int64_t frame_count, char *err,

@@ -408,18 +408,21 @@ int vkcu_frame_detach(const vkcu_frame *f, vkcu_frame **copy, char *err, size_t 
 
 static int check_params(const vkcu_reader_params *p, char *err, size_t errlen)
 {
+    int ret = VKCU_RESERVED_CHECK(vkcu_reader_params, p, err, errlen);
+    if (ret < 0)
+        return ret;
     if (!p->input || !*p->input)
         return vkcu_invalid(err, errlen, "no input given");
     if (!strcmp(p->input, "-"))
         return vkcu_invalid(err, errlen, "a reader needs a file (random access seeks in it), not standard input");
     CHECK_RANGE("video_stream", p->video_stream, -1, 1023);
-    CHECK_RANGE("timing", p->timing, VKCU_READER_TIMING_DECODED, VKCU_READER_TIMING_CFR);
+    CHECK_RANGE("timing", p->timing, VKCU_READER_TIMING_VFR, VKCU_READER_TIMING_CFR);
     CHECK_RANGE("max_held", p->max_held, 1, VKCU_READER_MAX_HELD_LIMIT);
     CHECK_RANGE("cuda_frames", p->cuda_frames, 0, 1);
     CHECK_RANGE("detach", p->detach, 0, 1);
     CHECK_RANGE("strict", p->strict, 0, 1);
     CHECK_RANGE("require_gpu_decode", p->require_gpu_decode, 0, 1);
-    int ret = vkcu_check_trim(p->start_time, p->duration, p->start_frame, p->frame_count, err, errlen);
+    ret = vkcu_check_trim(p->start_time, p->duration, p->start_frame, p->frame_count, err, errlen);
     if (ret < 0)
         return ret;
     if (p->chain && *p->chain) {

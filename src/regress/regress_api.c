@@ -38,6 +38,9 @@ void vkcu_default_verify_job(vkcu_verify_job *job)
 
 static int check_compare(const vkcu_compare_job *job, char *err, size_t errlen)
 {
+    int ret = VKCU_RESERVED_CHECK(vkcu_compare_job, job, err, errlen);
+    if (ret < 0)
+        return ret;
     if (!job->a || !*job->a || !job->b || !*job->b)
         return vkcu_invalid(err, errlen, "a comparison needs two inputs, A and B");
     if (job->max_diff < -1 || job->max_diff > 65535)
@@ -151,9 +154,11 @@ int vkcu_verify(vkcu_context *ctx, const vkcu_verify_job *job)
     if (!ctx || !job)
         return vkcu_invalid(NULL, 0, "no %s given", ctx ? "verify job" : "context");
     const vkcu_log_target *prev = vkcu_log_target_swap(vkcu_context_log(ctx));
-    int ret;
+    int ret = VKCU_RESERVED_CHECK(vkcu_verify_job, job, NULL, 0);
     char err[1024] = "";
-    if (!job->manifests || job->nb_manifests < 1 || job->nb_manifests > 64)
+    if (ret < 0) {
+        /* refused and logged */
+    } else if (!job->manifests || job->nb_manifests < 1 || job->nb_manifests > 64)
         ret = vkcu_invalid(NULL, 0, "%d manifests given: 1 to 64 are needed", job->manifests ? job->nb_manifests : 0);
     else if (job->jobs < 1 || job->jobs > 64)
         ret = vkcu_invalid(NULL, 0, "%s %d is out of range [1, 64] (cases at once)", VKCU_SETTING("jobs"), job->jobs);

@@ -20,7 +20,7 @@ if [ -n "${VKCU_WRAPPER:-}" ] || [ "$build" != "$root/build" ]; then
   skip "python: runs on the plain build (make test), not $build"
   exit 0
 fi
-lib=$build/libvkcu.so.0
+lib=$build/libvkcu.so.$(sed -n 's/^#define VKCU_VERSION_MAJOR *\([0-9]*\).*/\1/p' "$root/include/vkcu/version.h")
 [ -e "$lib" ] || { fail "python: $lib missing (make)"; exit 0; }
 
 # The first python3 that has both (a pyenv shim may shadow Debian's).

@@ -18,12 +18,14 @@ if [ -z "$py" ] || ! "$py" -c 'import torch, pytest, numpy' > /dev/null 2>&1; th
   exit 0
 fi
 # The library: the checkout's build, else the bundle's (on LD_LIBRARY_PATH, tools/gpu-env.sh).
+# Its soname carries the major version (include/vkcu/version.h).
+so=libvkcu.so.$(sed -n 's/^#define VKCU_VERSION_MAJOR *\([0-9]*\).*/\1/p' "$root/include/vkcu/version.h")
 lib=
-[ -e "$root/build/libvkcu.so.0" ] && lib=$root/build/libvkcu.so.0
-[ -z "$lib" ] && [ -n "${VKCU:-}" ] && [ -e "$(dirname "$VKCU")/../lib/libvkcu.so.0" ] &&
-  lib=$(cd "$(dirname "$VKCU")/../lib" && pwd)/libvkcu.so.0
+[ -e "$root/build/$so" ] && lib=$root/build/$so
+[ -z "$lib" ] && [ -n "${VKCU:-}" ] && [ -e "$(dirname "$VKCU")/../lib/$so" ] &&
+  lib=$(cd "$(dirname "$VKCU")/../lib" && pwd)/$so
 if [ -z "$lib" ]; then
-  echo "FAIL python-gpu: no libvkcu.so.0 in build/ or beside \$VKCU (tools/gpu-bundle.sh carries it)"
+  echo "FAIL python-gpu: no $so in build/ or beside \$VKCU (tools/gpu-bundle.sh carries it)"
   exit 0
 fi
 run() { # name folder [pytest args]
