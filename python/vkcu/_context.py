@@ -192,6 +192,8 @@ def parse_time(name: str, value: Union[None, int, float, str]) -> Tuple[float, i
     if isinstance(value, bool):
         raise UsageError(f"{name}={value!r}: give seconds or a frame number such as '300f'")
     if isinstance(value, (int, float)):
+        if value != value:
+            raise UsageError(f"{name}={value!r}: not a number; give seconds (12.5) or a frame number ('300f')")
         if not value >= 0:
             raise UsageError(f"{name}={value!r}: must not be negative")
         return float(value), -1

@@ -568,24 +568,41 @@ static void record_head(const char *out, const char *made, char *buf, size_t len
  * finished temporary), so that a crash between the two leaves a record
  * without its output (redone by --resume), never an output without its
  * record (refused by --resume). */
+/* A failure of the record is the output's (the file the batch processes):
+ * named so, with the record's own name after it, without the record's name
+ * that starts why. */
+static void record_error(const char *out, const char *name, const char *why, char *err, size_t errlen)
+{
+    size_t n = strlen(name);
+    const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+    if (!strncmp(why, name, n) && !strncmp(why + n, ": ", 2))
+        why += n + 2;
+    text_cut(err, errlen, "%s: cannot write the record of its settings beside it (%s, read by a resumed batch): %s",
+             out, base, why);
+}
+
 static int write_record(const char *out, const char *made, const char *settings, char *err, size_t errlen)
 {
-    char name[PATH_MAX + 64], tmp[PATH_MAX + 64], head[PATH_MAX + 128];
+    char name[PATH_MAX + 64], tmp[PATH_MAX + 64], head[PATH_MAX + 128], why[1024];
     record_name(out, name, sizeof(name));
     record_head(out, made, head, sizeof(head));
-    int ret = vkcu_outfile_begin(name, 1, NULL, tmp, sizeof(tmp), err, errlen);
-    if (ret < 0)
+    int ret = vkcu_outfile_begin(name, 1, NULL, tmp, sizeof(tmp), why, sizeof(why));
+    if (ret < 0) {
+        record_error(out, name, why, err, errlen);
         return ret;
+    }
     FILE *f = fopen(tmp, "w");
     int ok = f && fputs(head, f) >= 0 && fputs(settings, f) >= 0;
     if (f && fclose(f) != 0)
         ok = 0;
     if (!ok) {
-        text_cut(err, errlen, "%s: cannot write %s: %s", out, name, strerror(errno));
+        record_error(out, name, strerror(errno), err, errlen);
         vkcu_outfile_abort(tmp);
         return VKCU_ERR_OUTPUT;
     }
-    return vkcu_outfile_commit(tmp, name, err, errlen);
+    if ((ret = vkcu_outfile_commit(tmp, name, why, sizeof(why))) < 0)
+        record_error(out, name, why, err, errlen);
+    return ret;
 }
 
 /* Keys that records of vkcu before issue 33 lack. Such a record is read
@@ -1122,6 +1139,30 @@ static int report_open(batch_run *b, const char *report_hit, char *err, size_t e
     return 0;
 }
 
+/* Before the output folder is made: a report that cannot be written (its
+ * folder missing or read-only, the file there without overwrite) stops the
+ * batch with nothing made. A report in the output folder about to be made
+ * waits for report_open, which checks everything once the inputs are known. */
+static int report_writable_first(const vkcu_batch_settings *p, char *err, size_t errlen)
+{
+    char why[1024];
+    if (!p->report_path || !strcmp(p->report_path, "-"))
+        return 0;
+    const char *slash = strrchr(p->report_path, '/');
+    size_t dl = slash ? (size_t)(slash - p->report_path) : 0, ol = strlen(p->out_dir);
+    while (ol > 1 && p->out_dir[ol - 1] == '/')
+        ol--;
+    while (dl > 1 && p->report_path[dl - 1] == '/')
+        dl--;
+    if (slash && dl == ol && !strncmp(p->report_path, p->out_dir, ol))
+        return 0;
+    if (vkcu_outfile_check(p->report_path, p->overwrite || p->resume, NULL, why, sizeof(why)) < 0) {
+        text_cut(err, errlen, "cannot write the report: %s", why);
+        return VKCU_ERR_OUTPUT;
+    }
+    return 0;
+}
+
 /* Refuses a report that is one of the batch's outputs. */
 static int report_not_an_output(batch_run *b, const file_list *all, char *err, size_t errlen)
 {
@@ -1182,6 +1223,8 @@ static int batch_run_files(vkcu_context *ctx, const vkcu_batch_settings *p, vkcu
         }
         skip[0] = (skip_inode){ st.st_dev, st.st_ino, 1 };
     } else if (!p->dry_run) {
+        if ((ret = report_writable_first(p, err, errlen)) < 0)
+            goto fail;
         char probe[PATH_MAX + 2];
         snprintf(probe, sizeof(probe), "%s/", p->out_dir);
         if ((ret = mkdirs_for(probe, err, errlen)) < 0)

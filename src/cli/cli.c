@@ -4,6 +4,7 @@
  * Parses arguments and calls the library; nothing else lives here.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,6 +228,8 @@ static int cli_main_hash(int argc, char **argv)
         outpath = NULL; /* standard output, as without -o */
     p->j.input = input;
     p->j.hash_path = outpath; /* the library writes it under a temporary name and renames it */
+    if (!outpath)
+        p->j.hash_out_name = "standard output"; /* named so in a write error, not as the input */
     p->j.overwrite = h.overwrite;
     cli_install_signals();
     vkcu_job_result r;
@@ -253,7 +256,9 @@ static int cli_main_probe(int argc, char **argv)
 /* One rule for every verb's standard output, checked once at the end (the
  * library and the verbs write their lines through stdout's buffer): a
  * reader that went away (`| head`) ends the command quietly, keeping its
- * exit code; any other write error (a full disk, /dev/full) is exit 4. */
+ * exit code; any other write error (a full disk, /dev/full) is exit 4, over
+ * whatever the verb found (a mismatch, probe's "no GPU": text nobody got),
+ * except an interruption. */
 static int finish_stdout(int ret)
 {
     errno = 0;
@@ -265,8 +270,10 @@ static int finish_stdout(int ret)
     }
     if (!bad || gone)
         return ret;
+    if (ret == VKCU_EXIT_OUTPUT)
+        return ret; /* the verb's own line said it (hash: "standard output: cannot write the hashes") */
     fprintf(stderr, "vkcu: error: cannot write to standard output: %s\n", e ? strerror(e) : "write error (disk full?)");
-    return ret == 0 || ret == VKCU_EXIT_MISMATCH ? VKCU_EXIT_OUTPUT : ret;
+    return ret == VKCU_EXIT_INTERRUPT ? ret : VKCU_EXIT_OUTPUT;
 }
 
 static const cli_verb_main cli_verbs[CLI_NB_VERBS] = {
@@ -320,6 +327,10 @@ static int help_verb(const char *name)
 
 int main(int argc, char **argv)
 {
+    /* A closed standard output is found by finish_stdout, for every verb
+     * (`vkcu formats | head -c 1`), not by a signal that kills the process
+     * mid-line with status 141, depending on when the reader left. */
+    signal(SIGPIPE, SIG_IGN);
     /* Library text made outside a context (probe, presets) names options too. */
     vkcu_set_setting_name_callback(cli_setting_name, NULL);
     if (argc < 2) {
@@ -327,7 +338,7 @@ int main(int argc, char **argv)
         return VKCU_EXIT_USAGE;
     }
     if (!strcmp(argv[1], "help") && argc <= 3 && (argc == 2 || argv[2][0] != '-'))
-        return help_verb(argc == 3 ? argv[2] : NULL);
+        return finish_stdout(help_verb(argc == 3 ? argv[2] : NULL));
     enum cli_verb_id verb = cli_verb_by_name(argv[1]);
     if (verb != CLI_NB_VERBS)
         return finish_stdout(run_verb(verb, argc - 1, argv + 1));

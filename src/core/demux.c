@@ -101,10 +101,22 @@ static const AVInputFormat *probe_format(const char *path)
     return fmt;
 }
 
-/* A YUV4MPEG file whose header gives an impossible picture size (W0,
- * W-5, W100000 H100000): FFmpeg's demuxer then fails with an unrelated
- * errno (EBUSY, its packet size gone negative). 1 with err set. */
-static int y4m_size_invalid(const char *path, char *err, size_t errlen)
+/* The colour spaces (C field) FFmpeg's YUV4MPEG demuxer reads, matched as
+ * it matches them, by prefix: the longer names of a prefix first. */
+static const char *const y4m_colour_spaces[] = {
+    "420jpeg", "420mpeg2", "420paldv", "420p16", "422p16", "444p16", "420p14", "422p14", "444p14", "420p12",
+    "422p12",  "444p12",   "420p10",   "422p10", "444p10", "420p9",  "422p9",  "444p9",  "420",    "411",
+    "422",     "444alpha", "444",      "mono16", "mono12", "mono10", "mono9",  "mono",
+};
+
+/* FFmpeg reads this many bytes of a YUV4MPEG header, its newline included. */
+#define Y4M_HEADER_MAX 128
+
+/* A YUV4MPEG file FFmpeg's demuxer refused: the header field at fault, as
+ * the demuxer reads the header (its own error is an unrelated errno:
+ * EINVAL, EBUSY when the packet size went negative). Only called after the
+ * open failed; 1 with err set, 0 when no field is found at fault. */
+static int y4m_header_invalid(const char *path, char *err, size_t errlen)
 {
     struct stat st;
     char line[512];
@@ -113,19 +125,45 @@ static int y4m_size_invalid(const char *path, char *err, size_t errlen)
     FILE *f = fopen(path, "rb");
     if (!f)
         return 0;
-    int got = fgets(line, sizeof(line), f) != NULL;
+    size_t n = fread(line, 1, sizeof(line) - 1, f);
     fclose(f);
-    if (!got || strncmp(line, "YUV4MPEG2 ", 10))
+    line[n] = 0;
+    if (n < 10 || strncmp(line, "YUV4MPEG2 ", 10))
         return 0;
+    char *nl = memchr(line, '\n', n);
+    if (!nl || nl - line >= Y4M_HEADER_MAX) {
+        snprintf(err, errlen, "%s: the YUV4MPEG header line is longer than the %d bytes FFmpeg reads (%s)", path,
+                 Y4M_HEADER_MAX - 1, nl ? "shorten its X fields" : "no end of line in it");
+        return 1;
+    }
+    *nl = 0;
+    for (char *c = line; *c; c++)
+        if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+            *c = '?'; /* quoted below: one readable line */
     char w[24] = "(none)", h[24] = "(none)";
     long long wv = -1, hv = -1;
     char *save = NULL;
-    for (char *t = strtok_r(line + 10, " \n", &save); t; t = strtok_r(NULL, " \n", &save)) {
+    for (char *t = strtok_r(line + 10, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
         char *end;
         if (*t == 'W' || *t == 'H') {
             long long v = strtoll(t + 1, &end, 10);
             snprintf(*t == 'W' ? w : h, sizeof(w), "%.20s", t + 1);
             *(*t == 'W' ? &wv : &hv) = *end || end == t + 1 ? -1 : v;
+        } else if (*t == 'I' && !strchr("?ptb", t[1] ? t[1] : 'x')) {
+            snprintf(err, errlen, "%s: the YUV4MPEG header's interlacing field '%.20s' is %s (FFmpeg reads Ip, It, "
+                     "Ib and I?)", path, t, t[1] == 'm' ? "for mixed progressive and interlaced frames, which FFmpeg "
+                     "does not read" : "invalid");
+            return 1;
+        } else if (*t == 'C') {
+            size_t k = 0, nb = sizeof(y4m_colour_spaces) / sizeof(y4m_colour_spaces[0]);
+            while (k < nb && strncmp(t + 1, y4m_colour_spaces[k], strlen(y4m_colour_spaces[k])))
+                k++;
+            if (k == nb) {
+                snprintf(err, errlen, "%s: the YUV4MPEG header's colour space '%.20s' is not one FFmpeg reads "
+                         "(C420jpeg, C420mpeg2, C420paldv, C411, C422, C444, C444alpha, Cmono, C420p10, ... up to "
+                         "p16)", path, t);
+                return 1;
+            }
         }
     }
     if (wv > 0 && hv > 0 && wv <= INT_MAX && hv <= INT_MAX && av_image_check_size((unsigned)wv, (unsigned)hv, 0, NULL) >= 0)
@@ -178,6 +216,7 @@ static int demux_open(const char *path, AVIOContext *pb, int video_stream, vkcu_
         return AVERROR(ENOMEM);
     }
     d->path = path;
+    d->last_video_ts = AV_NOPTS_VALUE;
     d->fmt->interrupt_callback = (AVIOInterruptCB){ stop_requested_cb, NULL };
     d->fmt->pb = pb;
     if (fifo)
@@ -193,7 +232,7 @@ static int demux_open(const char *path, AVIOContext *pb, int video_stream, vkcu_
     if (ret < 0) {
         char buf[128];
         const AVInputFormat *known = ret == AVERROR_INVALIDDATA && !pb ? probe_format(path) : NULL;
-        if (!pb && y4m_size_invalid(path, err, errlen))
+        if (!pb && y4m_header_invalid(path, err, errlen))
             ; /* said */
         else if (known)
             snprintf(err, errlen, "%s: damaged %s file (truncated or corrupt: its demuxer cannot read it)", path,
@@ -303,16 +342,54 @@ fail:
     return ret;
 }
 
-int vkcu_demux_read(vkcu_demux *d, AVPacket *pkt, char *err, size_t errlen)
+int vkcu_demux_damaged(const vkcu_demux *d, int ret)
+{
+    return ret < 0 && ret != AVERROR_EOF && ret != AVERROR_EXIT && !(d->fmt->pb && d->fmt->pb->error < 0);
+}
+
+int vkcu_demux_read(vkcu_demux *d, AVPacket *pkt, int strict, int *damaged, char *err, size_t errlen)
 {
     int ret = av_read_frame(d->fmt, pkt);
+    if (ret >= 0 && pkt->stream_index == d->video_index) {
+        int64_t ts = pkt->pts != AV_NOPTS_VALUE ? pkt->pts : pkt->dts;
+        if (ts != AV_NOPTS_VALUE)
+            d->last_video_ts = ts;
+        d->video_packets++;
+    }
     if (ret == AVERROR_EOF || ret >= 0)
         return ret;
     if (avio_feof(d->fmt->pb))
         return AVERROR_EOF;
     char buf[128];
-    snprintf(err, errlen, "%s: read error: %s", d->path, vkcu_err_str(ret, buf, sizeof(buf)));
-    return VKCU_ERR_INPUT;
+    vkcu_err_str(ret, buf, sizeof(buf));
+    if (!vkcu_demux_damaged(d, ret)) {
+        snprintf(err, errlen, "%s: read error: %s", d->path, buf);
+        return VKCU_ERR_INPUT;
+    }
+    /* The file reads, but its demuxer cannot go on (a packet header that
+     * claims 4 GB, a broken frame marker): the stream ends there, as
+     * ffmpeg ends it, keeping every frame before the damage. The damaged
+     * packet is named by the time of the last good one (a seek for a trim
+     * makes packet counts start anywhere). */
+    char where[96] = "in the first video packet";
+    if (d->video_packets > 0 && d->last_video_ts != AV_NOPTS_VALUE) {
+        int64_t start = d->video->start_time != AV_NOPTS_VALUE ? d->video->start_time : 0;
+        snprintf(where, sizeof(where), "after the video packet at %.3f s",
+                 (double)(d->last_video_ts - start) * av_q2d(d->video->time_base));
+    } else if (d->video_packets > 0) {
+        snprintf(where, sizeof(where), "after video packet %lld", (long long)d->video_packets - 1);
+    }
+    if (strict) {
+        snprintf(err, errlen, "%s: damaged container data %s (the %s demuxer cannot read on: %s)", d->path, where,
+                 d->fmt->iformat->name, buf);
+        return VKCU_ERR_INPUT;
+    }
+    LOGW("%s: damaged container data %s (the %s demuxer cannot read on: %s): the stream ends there, the frames "
+         "before it are kept, as ffmpeg keeps them (use %s to stop)", d->path, where, d->fmt->iformat->name, buf,
+         VKCU_SETTING_IS("strict", "1"));
+    if (damaged)
+        *damaged = 1;
+    return AVERROR_EOF;
 }
 
 int vkcu_demux_seek(vkcu_demux *d, int64_t ts)

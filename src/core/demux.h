@@ -19,6 +19,8 @@ typedef struct vkcu_demux {
     const char *path;
     AVRational frame_rate;  /* best guess; {0,1} when unknown */
     int64_t frames_estimate; /* for progress and ETA; 0 when unknown */
+    int64_t video_packets;  /* of the processed stream, read by vkcu_demux_read */
+    int64_t last_video_ts;  /* the last of them's pts (dts without one); AV_NOPTS_VALUE: none */
 } vkcu_demux;
 
 /* video_stream: the Nth video stream (from 0), or -1 for FFmpeg's best. */
@@ -27,8 +29,15 @@ int vkcu_demux_open(const char *path, int video_stream, vkcu_demux **out, char *
  * with FFmpeg's best video stream: `path` only names the input in messages;
  * pb stays the caller's to free, after vkcu_demux_close. */
 int vkcu_demux_open_io(const char *path, AVIOContext *pb, vkcu_demux **out, char *err, size_t errlen);
-/* 0, AVERROR_EOF at the end, or an error (err filled). */
-int vkcu_demux_read(vkcu_demux *d, AVPacket *pkt, char *err, size_t errlen);
+/* 0, AVERROR_EOF at the end, or an error (err filled). Data the demuxer
+ * cannot read past (vkcu_demux_damaged) ends the stream: a warning says
+ * where (after the last good video packet's time), *damaged (may be NULL) is set and AVERROR_EOF returned;
+ * with strict, VKCU_ERR_INPUT instead. */
+int vkcu_demux_read(vkcu_demux *d, AVPacket *pkt, int strict, int *damaged, char *err, size_t errlen);
+/* Whether av_read_frame's error ret comes from the file's bytes (the
+ * demuxer refused them: damage) rather than from reading them (the disk,
+ * the pipe) or the end. */
+int vkcu_demux_damaged(const vkcu_demux *d, int ret);
 /* Seeks to the keyframe at or before `ts` (video stream time base). */
 int vkcu_demux_seek(vkcu_demux *d, int64_t ts);
 void vkcu_demux_close(vkcu_demux **d);

@@ -736,7 +736,8 @@ static int scan_video_packets(job *j, int64_t limit, int64_t **pts, int64_t *n, 
     while (ret >= 0 && count < limit) {
         ret = av_read_frame(d->fmt, pkt);
         if (ret < 0) {
-            ret = ret == AVERROR_EOF || avio_feof(d->fmt->pb) ? 0 : ret;
+            /* the end, or damage the job's own reading reports */
+            ret = ret == AVERROR_EOF || avio_feof(d->fmt->pb) || vkcu_demux_damaged(d, ret) ? 0 : ret;
             break;
         }
         if (pkt->stream_index == d->video_index && !(pkt->flags & AV_PKT_FLAG_DISCARD)) {
@@ -1042,7 +1043,9 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
             ret = AVERROR(ETIMEDOUT);
             goto fail;
         }
-        ret = vkcu_demux_read(j->demux, pkt, j->err, j->errlen);
+        int damaged = 0;
+        ret = vkcu_demux_read(j->demux, pkt, p->strict, &damaged, j->err, j->errlen);
+        r->frames_corrupt += damaged; /* the unreadable packet's picture */
         if (ret == AVERROR_EOF)
             break;
         if (ret < 0)

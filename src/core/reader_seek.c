@@ -108,7 +108,8 @@ static int build_index(vkcu_reader *r, reader_seek *s, char *err, size_t errlen)
     while (ret >= 0) {
         ret = av_read_frame(d->fmt, pkt);
         if (ret < 0) {
-            ret = ret == AVERROR_EOF || avio_feof(d->fmt->pb) ? 0 : ret;
+            /* the end, or damage the iteration's own reading reports */
+            ret = ret == AVERROR_EOF || avio_feof(d->fmt->pb) || vkcu_demux_damaged(d, ret) ? 0 : ret;
             break;
         }
         if (pkt->stream_index == d->video_index && !(pkt->flags & AV_PKT_FLAG_DISCARD)) {
@@ -347,7 +348,7 @@ static int next_decoded(vkcu_reader *r, reader_seek *s, AVFrame *f, char *err, s
         if (s->draining)
             return AVERROR_EOF;
         if (!s->pkt_pending) {
-            ret = vkcu_demux_read(s->demux, s->pkt, err, errlen);
+            ret = vkcu_demux_read(s->demux, s->pkt, r->p.strict, NULL, err, errlen);
             if (ret == AVERROR_EOF) {
                 s->draining = 1;
                 if ((ret = vkcu_decoder_send(s->dec, NULL, r->p.strict, err, errlen)) < 0 && ret != AVERROR_EOF)

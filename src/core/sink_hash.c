@@ -466,8 +466,8 @@ static int hash_close(vkcu_sink *s, int ok)
         if (ok && h->whole_frames) {
             FILE *o = s->params->hash_out;
             fprintf(o, "%s=%s\n", vkcu_hash_algo_name(h->algo), hex);
-            if (fflush(o) || ferror(o))
-                ret = VKCU_ERR_OUTPUT;
+            if (fflush(o) || ferror(o)) /* `| head -c 1` too: as for the frame lines */
+                ret = vkcu_stream_reader_gone(o) ? VKCU_ERR_PIPE_CLOSED : VKCU_ERR_OUTPUT;
         }
         return ret;
     }

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <libavutil/error.h>
 #include <libavutil/frame.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/log.h>
 #include <libavutil/mem.h>
 
 #include "util/log.h"
@@ -238,6 +240,54 @@ fail:
     return VKCU_ERR_USAGE;
 }
 
+/* Whether FFmpeg makes frames of this size: av_frame_get_buffer refuses
+ * what av_image_check_size refuses (today (8 w + 1024) (h + 128) below
+ * 2^31, about 268 million pixels), well inside the keys' ranges (scale's
+ * 16384x16384, pad's 32768x8192). Its own line is logged as debug: the
+ * chain names the operator instead. */
+static int frame_size_fits(int w, int h)
+{
+    return w > 0 && h > 0 &&
+           av_image_check_size2((unsigned)w, (unsigned)h, INT64_MAX, AV_PIX_FMT_NONE, AV_LOG_DEBUG - AV_LOG_ERROR,
+                                NULL) >= 0;
+}
+
+/* The largest side that fits beside `other` (0: none). */
+static int largest_fitting_side(int other, int width_given)
+{
+    int lo = 0, hi = 1 << 24;
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        if (width_given ? frame_size_fits(other, mid) : frame_size_fits(mid, other))
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* An operator's output FFmpeg cannot hold: refused at the start, before the
+ * sink writes anything (else the first frame's allocation fails, as "out of
+ * memory"). Usage: a smaller size is the user's to choose. */
+static int check_output_size(const vkcu_op *op, int index, char *err, size_t errlen)
+{
+    int w = op->out.width, h = op->out.height;
+    if (frame_size_fits(w, h))
+        return 0;
+    int max_h = largest_fitting_side(w, 1), max_w = largest_fitting_side(h, 0);
+    int n = snprintf(err, errlen, "operator %d (%s): its output, %dx%d, is larger than FFmpeg's frames can be "
+                     "((8 x width + 1024) x (height + 128) must stay below 2^31 - 1, about 268 million pixels)",
+                     index + 1, op->cls->name, w, h);
+    if (n < 0 || (size_t)n >= errlen)
+        return VKCU_ERR_USAGE;
+    if (max_h && max_w)
+        snprintf(err + n, errlen - (size_t)n, ": at width %d the height can be at most %d, at height %d the width "
+                 "at most %d", w, max_h, h, max_w);
+    else
+        snprintf(err + n, errlen - (size_t)n, ": give a smaller %s", max_h ? "height" : "width");
+    return VKCU_ERR_USAGE;
+}
+
 int vkcu_chain_init(vkcu_chain *chain, const vkcu_video_format *in, vkcu_video_format *out,
                     char *err, size_t errlen)
 {
@@ -258,6 +308,8 @@ int vkcu_chain_init(vkcu_chain *chain, const vkcu_video_format *in, vkcu_video_f
                      ret == VKCU_ERR_USAGE ? "invalid options for this input (see above)" : vkcu_err_str(ret, buf, sizeof(buf)));
             return ret;
         }
+        if ((ret = check_output_size(op, i, err, errlen)) < 0)
+            return ret;
         cur = op->out;
     }
     *out = cur;

@@ -27,6 +27,19 @@ static void set_key(side *s, const align *al, int64_t ts, AVRational tb)
     s->key = av_rescale_q(ts, tb, al->tb);
 }
 
+/* Notes the first head item whose key does not follow the one before. */
+static void check_order(side *s, const align *al)
+{
+    if (al->mode != VKCU_ALIGN_INDEX && s->index > 0 && s->disorder_index < 0 && s->key <= s->prev_key) {
+        s->disorder_index = s->index;
+        s->disorder_repeat = s->key == s->prev_key;
+        s->disorder_secs = s->secs;
+        s->disorder_prev_secs = s->prev_secs;
+    }
+    s->prev_key = s->key;
+    s->prev_secs = s->secs;
+}
+
 int vkcu_side_advance(side *s, const align *al)
 {
     av_frame_free(&s->frame);
@@ -41,6 +54,7 @@ int vkcu_side_advance(side *s, const align *al)
         s->secs = s->entry->pts * av_q2d(s->list.tb);
         set_key(s, al, s->entry->pts, s->list.tb);
         s->have = 1;
+        check_order(s, al);
         return 0;
     }
     int ret = vkcu_frame_source_next(s->src, &s->frame);
@@ -61,6 +75,7 @@ int vkcu_side_advance(side *s, const align *al)
     s->secs = rel * av_q2d(tb);
     set_key(s, al, rel, tb);
     s->have = 1;
+    check_order(s, al);
     return 0;
 }
 
@@ -72,6 +87,7 @@ int vkcu_side_open_list(side *s, const char *path, char label)
     s->path = path;
     s->label = label;
     s->index = 0;
+    s->disorder_index = -1;
     int ret = 0;
     int stream = vkcu_hash_list_from_stream(path, &s->list, &ret, s->err, sizeof(s->err));
     if (stream || vkcu_hash_list_sniff(path)) {

@@ -516,6 +516,47 @@ static void print_header(compare_run *x, side *s)
         fprintf(o, "%c: %s\n", s->label, s->path);
 }
 
+/* The first timestamp of side s that does not come after the one before
+ * it, in words ("" when its timestamps rise throughout). */
+static void disorder_words(const side *s, char *buf, size_t len)
+{
+    char t[32], prev[32];
+    buf[0] = 0;
+    if (s->disorder_index < 0)
+        return;
+    fmt_time(t, sizeof(t), s->disorder_secs);
+    fmt_time(prev, sizeof(prev), s->disorder_prev_secs);
+    if (s->disorder_repeat)
+        snprintf(buf, len, "%c frame %" PRId64 " repeats the timestamp of frame %" PRId64 " (pts %s)", s->label,
+                 s->disorder_index, s->disorder_index - 1, t);
+    else
+        snprintf(buf, len, "%c frame %" PRId64 " (pts %s) comes after frame %" PRId64 " (pts %s): out of order",
+                 s->label, s->disorder_index, t, s->disorder_index - 1, prev);
+}
+
+/* Frames of one side without a partner: as many frames on both sides is no
+ * count difference, and a repeated or backward timestamp (frames pair by
+ * timestamp, in order) is named before the first frame left unpaired. */
+static void count_verdict(compare_run *x)
+{
+    const vkcu_compare_result *r = x->r;
+    char da[160], db[160], order[340] = "";
+    disorder_words(&x->a, da, sizeof(da));
+    disorder_words(&x->b, db, sizeof(db));
+    if (da[0] || db[0])
+        snprintf(order, sizeof(order), "%s%s%s; ", da, da[0] && db[0] ? ", " : "", db);
+    if (r->frames_a == r->frames_b)
+        snprintf(x->r->verdict, sizeof(x->r->verdict),
+                 "MISMATCH: the timestamps differ (A and B have %" PRId64 " frames each, but %" PRId64 " only in A, "
+                 "%" PRId64 " only in B): %sfirst unpaired: %s",
+                 r->frames_a, r->only_a, r->only_b, order, x->first_problem);
+    else
+        snprintf(x->r->verdict, sizeof(x->r->verdict),
+                 "MISMATCH: frame count differs: A has %" PRId64 ", B has %" PRId64 " (%" PRId64 " only in A, %" PRId64
+                 " only in B; %sfirst: %s)",
+                 r->frames_a, r->frames_b, r->only_a, r->only_b, order, x->first_problem);
+}
+
 static void summarize(compare_run *x)
 {
     vkcu_compare_result *r = x->r;
@@ -599,10 +640,7 @@ static void summarize(compare_run *x)
         snprintf(r->verdict, sizeof(r->verdict), "PASS: %" PRId64 " of %" PRId64 " frames differ, within %s%s",
                  r->differing, r->paired, limits, p->exclude_concealed ? concealed : "");
     else if (count_bad)
-        snprintf(r->verdict, sizeof(r->verdict),
-                 "MISMATCH: frame count differs: A has %" PRId64 ", B has %" PRId64 " (%" PRId64 " only in A, %" PRId64
-                 " only in B; first: %s)",
-                 r->frames_a, r->frames_b, r->only_a, r->only_b, x->first_problem);
+        count_verdict(x);
     else if (r->format_mismatch)
         snprintf(r->verdict, sizeof(r->verdict), "MISMATCH: %s", x->first_problem);
     else if (r->over_limit)

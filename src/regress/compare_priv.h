@@ -99,6 +99,15 @@ typedef struct side {
     AVFrame *frame;
     const vkcu_hash_entry *entry;
     int64_t first;           /* --align start: the first item's timestamp, in its own time base */
+    /* The first item whose key does not come after its predecessor's
+     * (disorder_index -1: none so far): pairing by timestamp takes each
+     * side in order, so a repeated or backward timestamp unpairs frames of
+     * two sides that hold as many. */
+    int64_t disorder_index;
+    int disorder_repeat;     /* 1: the predecessor's key again; 0: an earlier one */
+    double disorder_secs, disorder_prev_secs;
+    int64_t prev_key;
+    double prev_secs;
     char err[512];
 } side;
 

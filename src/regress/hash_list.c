@@ -92,7 +92,7 @@ static int parse_rational(const char *s, AVRational *q)
         return -1;
     s = end + 1;
     den = strtoll(s, &end, 10);
-    if (errno || end == s || den <= 0 || den > INT_MAX)
+    if (errno || end == s || den <= 0 || den > INT_MAX || end[strspn(end, " \t")])
         return -1;
     *q = (AVRational){ (int)num, (int)den };
     return 0;
@@ -146,6 +146,29 @@ static int frame_line(const char *s, int *stream, long long *dts, long long *pts
     return 0;
 }
 
+/* Whether some hash algorithm's digests have this many hex digits. */
+static int some_digest_size(int digits)
+{
+    for (int a = 0; a <= VKCU_HASH_BLAKE3; a++)
+        if (vkcu_hash_algo_hex_digits((enum vkcu_hash_algo)a) == digits)
+            return 1;
+    return 0;
+}
+
+/* A time base that does not read: named with its line, rather than taken
+ * for none ("has no time base") further on. what: the line or the field. */
+static int bad_time_base(const char *what, const char *value, const char *name, int lineno, char *err, size_t errlen)
+{
+    char shown[48];
+    snprintf(shown, sizeof(shown), "%.40s", value);
+    for (char *c = shown; *c; c++)
+        if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+            *c = '?'; /* one readable line on the terminal */
+    snprintf(err, errlen, "%s:%d: %s: '%s' is not a time base (two positive whole numbers NUM/DEN, as '1/25')",
+             name, lineno, what, shown);
+    return VKCU_ERR_INPUT;
+}
+
 /* *known: the text has shown itself a hash list (a header, or a frame line).
  * Until then an error quotes nothing of it: it may be any file at all. */
 static int parse_line(vkcu_hash_list *l, char *line, const char *name, int lineno, int *known, int *concealed,
@@ -175,7 +198,9 @@ static int parse_line(vkcu_hash_list *l, char *line, const char *name, int linen
             }
             l->algo_known = 1;
         } else if (!strncmp(line, "#tb 0:", 6)) {
-            parse_rational(line + 6 + strspn(line + 6, " "), &l->tb);
+            const char *v = line + 6 + strspn(line + 6, " ");
+            if (parse_rational(v, &l->tb) < 0)
+                return bad_time_base("the '#tb 0:' line", v, name, lineno, err, errlen);
         } else if (!strncmp(line, "#dimensions 0:", 14)) {
             sscanf(line + 14, " %dx%d", &l->width, &l->height);
         } else if (!strncmp(line, VKCU_HASH_TIMING_MARK, strlen(VKCU_HASH_TIMING_MARK))) {
@@ -202,8 +227,11 @@ static int parse_line(vkcu_hash_list *l, char *line, const char *name, int linen
             const char *tb = json_string_value(json_object_get(o, "tb"));
             if (algo && vkcu_hash_algo_parse(algo, &l->algo) == 0)
                 l->algo_known = 1;
-            if (tb)
-                parse_rational(tb, &l->tb);
+            if (tb && parse_rational(tb, &l->tb) < 0) {
+                int ret = bad_time_base("the header's \"tb\"", tb, name, lineno, err, errlen);
+                json_decref(o);
+                return ret;
+            }
             if (json_int_member(o, "width", &v) == 0 && v > 0 && v <= INT_MAX)
                 l->width = (int)v;
             if (json_int_member(o, "height", &v) == 0 && v > 0 && v <= INT_MAX)
@@ -252,6 +280,25 @@ static int parse_line(vkcu_hash_list *l, char *line, const char *name, int linen
     for (char *c = e.hash; *c; c++)
         if (*c >= 'A' && *c <= 'F')
             *c = (char)(*c - 'A' + 'a');
+    /* A digit lost or added (an edit, a copy cut short) would be one more
+     * differing frame far from its cause: the line is refused instead. A
+     * list that names no algorithm has one digest size throughout, some
+     * algorithm's. */
+    int digits = (int)strlen(e.hash), want = vkcu_hash_algo_hex_digits(l->algo);
+    if (!l->algo_known)
+        want = l->nb ? (int)strlen(l->entries[0].hash) : some_digest_size(digits) ? digits : 0;
+    if (digits != want) {
+        if (l->algo_known)
+            snprintf(err, errlen, "%s:%d: %s hashes have %d hex digits, this one %d: %.80s", name, lineno,
+                     vkcu_hash_algo_name(l->algo), want, digits, e.hash);
+        else if (want)
+            snprintf(err, errlen, "%s:%d: a hash of %d hex digits where the list's first has %d: %.80s", name,
+                     lineno, digits, want, e.hash);
+        else
+            snprintf(err, errlen, "%s:%d: a hash of %d hex digits, the size of no hash algorithm (MD5 has 32, "
+                     "SHA256 64): %.80s", name, lineno, digits, e.hash);
+        return VKCU_ERR_INPUT;
+    }
     *known = 1;
     return list_push(l, &e);
 bad:
@@ -268,8 +315,20 @@ bad:
     return VKCU_ERR_INPUT;
 }
 
+/* The UTF-8 byte order mark some Windows editors put first: no part of the
+ * text (its lines keep their numbers). */
+#define UTF8_BOM "\xEF\xBB\xBF"
+
+static size_t bom_length(const char *text, size_t len)
+{
+    return len >= 3 && !memcmp(text, UTF8_BOM, 3) ? 3 : 0;
+}
+
 int vkcu_hash_list_parse(const char *text, size_t len, const char *name, vkcu_hash_list *l, char *err, size_t errlen)
 {
+    size_t bom = bom_length(text, len);
+    text += bom;
+    len -= bom;
     memset(l, 0, sizeof(*l));
     l->tb = (AVRational){ 0, 1 };
     int lineno = 0, ret = 0, known = 0, concealed = 0;
@@ -353,6 +412,9 @@ int vkcu_hash_list_load(const char *path, vkcu_hash_list *l, char *err, size_t e
  * start a hash list: a framemd5-style header or a JSON lines header. */
 static int hash_list_head(char *head, size_t n)
 {
+    size_t bom = bom_length(head, n);
+    head += bom;
+    n -= bom;
     int ret = !strncmp(head, "#format: frame checksums", 24);
     if (head[0] == '{') {
         char *nl = memchr(head, '\n', n);

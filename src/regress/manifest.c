@@ -321,7 +321,9 @@ int vkcu_manifest_load(const char *path, vkcu_manifest **out, char *err, size_t 
     for (int i = 0; i < m->nb_lines; i++) {
         char buf[4096];
         lineno = i + 1;
-        snprintf(buf, sizeof(buf), "%s", m->lines[i]);
+        /* A UTF-8 byte order mark (Windows editors) is no part of the first
+         * line; --update writes the line back as it was. */
+        snprintf(buf, sizeof(buf), "%s", m->lines[i] + (i == 0 && !strncmp(m->lines[i], "\xEF\xBB\xBF", 3) ? 3 : 0));
         char *s = trim(buf);
         if (!*s || (*s == '#' && !(c && vkcu_manifest_is_concealed_mark(s))))
             continue;

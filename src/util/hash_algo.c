@@ -35,3 +35,12 @@ int vkcu_hash_algo_parse(const char *name, enum vkcu_hash_algo *a)
         }
     return -1;
 }
+
+int vkcu_hash_algo_hex_digits(enum vkcu_hash_algo a)
+{
+    static const int digits[] = {
+        [VKCU_HASH_MD5] = 32, [VKCU_HASH_CRC32] = 8,   [VKCU_HASH_XXH64] = 16,
+        [VKCU_HASH_SHA256] = 64, [VKCU_HASH_ADLER32] = 8, [VKCU_HASH_BLAKE3] = 64,
+    };
+    return (unsigned)a < sizeof(digits) / sizeof(digits[0]) ? digits[a] : 0;
+}

@@ -19,6 +19,8 @@
 #define VKCU_HASH_TIMING_MARK "#timing:"
 #define VKCU_HASH_CONCEALED_MARK "#concealed:"
 
+/* The hex digits of one digest (MD5: 32, as lists write it); 0 unknown. */
+int vkcu_hash_algo_hex_digits(enum vkcu_hash_algo a);
 /* "framemd5", ...; "framemd5" for a format without a name (--whole). */
 const char *vkcu_hash_format_id(enum vkcu_hash_format f);
 /* ".framemd5", ".jsonl", ...: a hash-list file's extension. */

@@ -105,7 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(pkt && frame, "allocation");
     int frames = 0;
     for (int n = 0; n < MAX_PACKETS && frames < MAX_FRAMES; n++) {
-        ret = vkcu_demux_read(d, pkt, err, sizeof(err));
+        ret = vkcu_demux_read(d, pkt, 1, NULL, err, sizeof(err)); /* strict: damage is a message to check */
         if (ret == AVERROR_EOF)
             break;
         if (ret < 0) {
