@@ -79,6 +79,10 @@ ff -i "$in" -an -c:v libx264 -threads 1 -preset veryfast -crf 35 -fflags +bitexa
   ff -i "$MEDIA/h264-422.mkv" -an -c:v libx264 -threads 1 -preset veryfast -crf 35 "$TMP/lossy422.mkv" ||
   { fail "vmaf: could not make the lossy copies with $FFMPEG"; exit 0; }
 
+# The oracle is libvmaf's CPU path: a tool built with the CUDA backend uses
+# the GPU unless its gpumask forbids every GPU operation.
+cpu_only="--gpumask 0xffffffff"
+
 # check NAME REF DIST TOOL-ARGS LO HI [compare options]: vkcu compare REF DIST
 # --vmaf (CSV, JSON and text) against `vmaf TOOL-ARGS`, frame by frame; the
 # tool's mean must lie in (LO, HI) so that the pair tests something.
@@ -87,7 +91,7 @@ check() {
   shift 6
   rm -f "$TMP/v.csv" "$TMP/v.json"
   # shellcheck disable=SC2086
-  (cd "$TMP" && "$tool" -q $targs --json -o "$TMP/tool.json" > /dev/null 2>&1) ||
+  (cd "$TMP" && "$tool" -q $cpu_only $targs --json -o "$TMP/tool.json" > /dev/null 2>&1) ||
     { fail "vmaf: $name: the vmaf tool failed on $targs"; return; }
   "$VKCU" compare --backend cpu "$ref" "$dist" --vmaf --per-frame --csv "$TMP/v.csv" --json "$TMP/v.json" "$@" \
     > "$TMP/out" 2> "$TMP/err"
@@ -164,7 +168,7 @@ mkdir -p "$TMP/m" && cp "$TMP/lossy.mp4" "$TMP/m/"
 manifest "$TMP/m/vmaf.manifest" "$below" "$above"
 "$VKCU" verify "$TMP/m/vmaf.manifest" --backend cpu > "$TMP/out" 2>&1
 rc=$?
-"$tool" -q -r "$TMP/ref8.y4m" -d "$TMP/dist8.y4m" --json -o "$TMP/tool.json" > /dev/null 2>&1
+"$tool" -q $cpu_only -r "$TMP/ref8.y4m" -d "$TMP/dist8.y4m" --json -o "$TMP/tool.json" > /dev/null 2>&1
 tool_mean=$(python3 -c "import json; print('%.2f' % json.load(open('$TMP/tool.json'))['pooled_metrics']['vmaf']['mean'])")
 if [ "$rc" = 6 ] && grep -qE "^PASS vmaf1: PASS: 50 of 50 frames differ, within --min-vmaf $below; VMAF mean $tool_mean " "$TMP/out" &&
   grep -qE "^FAIL vmaf2: MISMATCH: VMAF mean $tool_mean is below --min-vmaf $above" "$TMP/out" &&
