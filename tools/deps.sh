@@ -202,6 +202,16 @@ ffmpeg_flags() {
 EOF
 }
 
+# With libvmaf: FFmpeg's libvmaf filter (and libvmaf_cuda with hwupload_cuda
+# when libvmaf has its CUDA backend), linked against the same libvmaf, so
+# that the benchmark can run `ffmpeg -lavfi libvmaf` beside vkcu
+# (tools/bench-compare-vmaf.sh). A filter only: decoders, and so the golden
+# hashes, are untouched. Part of FFmpeg's cache key, with libvmaf's.
+ffmpeg_vmaf_flags() {
+  [ -n "$vmaf_prefix" ] || return 0
+  echo "--enable-libvmaf --enable-filter=libvmaf,libvmaf_cuda,hwupload_cuda"
+}
+
 # The Vulkan headers (sid) and NVIDIA's codec headers (Debian 13), unpacked
 # once per recipe; .stamp holds the Vulkan headers' version.
 headers=$cache/headers-r$recipe
@@ -357,7 +367,8 @@ use_system_ffmpeg() {
 
 build_ffmpeg() {
   local version=$1 glslang=$2 key prefix src work t0
-  key=$( (echo "recipe $recipe"; echo "$version"; cat "$headers/.stamp"; echo "glslang $GLSLANG_DEB_VERSION"; ffmpeg_flags) |
+  key=$( (echo "recipe $recipe"; echo "$version"; cat "$headers/.stamp"; echo "glslang $GLSLANG_DEB_VERSION"; ffmpeg_flags
+    [ -z "$vmaf_prefix" ] || { ffmpeg_vmaf_flags; basename "$vmaf_prefix"; }) |
     sha256sum | cut -c1-12)
   prefix=$cache/ffmpeg-${version#7:}-$key
   if [ -f "$prefix/.complete" ]; then
@@ -371,8 +382,9 @@ build_ffmpeg() {
     t0=$SECONDS
     say "configuring FFmpeg (log: $work/configure.log)"
     # shellcheck disable=SC2046
-    (cd "$src" && PKG_CONFIG_PATH=$headers/pkgconfig ./configure --prefix="$prefix" --glslc="$glslang" \
-        --extra-cflags="-I$headers/usr/include" $(ffmpeg_flags) > "$work/configure.log" 2>&1) ||
+    (cd "$src" && PKG_CONFIG_PATH=$headers/pkgconfig${vmaf_prefix:+:$vmaf_prefix/lib/pkgconfig} ./configure \
+        --prefix="$prefix" --glslc="$glslang" --extra-cflags="-I$headers/usr/include" $(ffmpeg_flags) \
+        $(ffmpeg_vmaf_flags) > "$work/configure.log" 2>&1) ||
       { tail -20 "$src/ffbuild/config.log" >&2; die "FFmpeg configure failed (see $work/configure.log)"; }
     say "building FFmpeg with $jobs jobs (about 10 minutes on 2 cores; log: $work/build.log)"
     (cd "$src" && make -j"$jobs" > "$work/build.log" 2>&1 && make install >> "$work/build.log" 2>&1) ||
