@@ -6,7 +6,7 @@
 
 #include "vmaf_luma.h"
 
-__global__ void luma_to_lsb_kernel(const uint8_t *src, size_t src_pitch, uint8_t *dst, size_t dst_pitch, int w, int h,
+static __global__ void luma_to_lsb_kernel(const uint8_t *src, size_t src_pitch, uint8_t *dst, size_t dst_pitch, int w, int h,
                                    int shift)
 {
     int x = blockIdx.x * blockDim.x + threadIdx.x;

@@ -149,6 +149,33 @@ check "NV12 frames (convert=format=nv12 on both sides) score as their planar YUV
 # VMAF is not symmetric: A is the reference. Swapped, the tool's swapped run is the oracle.
 check "B against A (swapped inputs)" "$TMP/lossy.mp4" "$in" "-r dist8.y4m -d ref8.y4m" 20 99
 
+# Where VMAF ran: one line after the headers. --backend cpu: the CPU, a
+# worker per CPU this process may use. The GPU backend (here: the default,
+# auto) asks for libvmaf's CUDA backend; where it cannot run (no driver on
+# CI, or a libvmaf without it) the CPU scores, the line says why, and the
+# scores are the CPU's to the last digit.
+cpus=$(python3 -c 'import os; print(len(os.sched_getaffinity(0)))')
+[ "$cpus" = 1 ] && want_cpu="on the CPU, 1 thread" || want_cpu="on the CPU, $cpus threads"
+"$VKCU" compare --backend cpu "$in" "$TMP/lossy.mp4" --vmaf --csv "$TMP/cpu.csv" > "$TMP/out" 2>&1
+line=$(sed -n '3p' "$TMP/out")
+[ "$line" = "VMAF: libvmaf $lib_version $want_cpu" ] && pass "vmaf: --backend cpu says '$line' after the headers" ||
+  fail "vmaf: --backend cpu: line 3 is '$line', expected 'VMAF: libvmaf $lib_version $want_cpu'"
+"$VKCU" compare "$in" "$TMP/lossy.mp4" --vmaf --csv "$TMP/auto.csv" > "$TMP/out" 2>&1
+line=$(sed -n '3p' "$TMP/out")
+case $line in
+  "VMAF: libvmaf $lib_version on the GPU (CUDA device "*)
+    pass "vmaf: the GPU backend scores on the GPU here ('$line'; tests/gpu.d/vmaf.sh compares it with the CPU)" ;;
+  "VMAF: libvmaf $lib_version $want_cpu (libvmaf's CUDA backend is not available: "?*")")
+    if ! "$VKCU" --version | grep -q 'CUDA backend built in' && [[ $line != *"built without it"* ]]; then
+      fail "vmaf: fallback line does not say this libvmaf has no CUDA backend: '$line'"
+    elif cmp -s <(cut -d, -f14 "$TMP/cpu.csv") <(cut -d, -f14 "$TMP/auto.csv") && [ "$(wc -l < "$TMP/cpu.csv")" -gt 40 ]; then
+      pass "vmaf: no GPU for libvmaf here: compare scores on the CPU and says why in one line ('$line'), the CPU's scores"
+    else
+      fail "vmaf: the fallback's scores differ from --backend cpu's: $(diff <(cut -d, -f14 "$TMP/cpu.csv") <(cut -d, -f14 "$TMP/auto.csv") | head -3 | tr '\n' ' ')"
+    fi ;;
+  *) fail "vmaf: the default backend: line 3 is '$line', expected where VMAF ran (and why not on the GPU)" ;;
+esac
+
 # --min-vmaf: the mean decides.
 mean=$("$VKCU" compare --backend cpu "$in" "$TMP/lossy.mp4" --vmaf 2> /dev/null | sed -n 's/^VMAF mean:\([0-9.]*\) .*/\1/p')
 below=$(python3 -c "print(round($mean - 3, 2))") above=$(python3 -c "print(round($mean + 3, 2))")
