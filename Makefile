@@ -38,9 +38,9 @@ JSON_LIBS   = $(shell pkg-config --variable=libdir jansson 2>/dev/null)/libjanss
 # libvmaf (optional: `compare --vmaf`, manifest key min-vmaf). Debian has no
 # libvmaf package: build it outside the checkout (docs/regression.md, VMAF)
 # and name its prefix, `make VMAF_PREFIX=DIR`, or let pkg-config find it
-# (PKG_CONFIG_PATH). VMAF=yes fails without it, VMAF=no leaves it out. Only src/regress/vmaf.c
-# depends on it; $(BUILD)/vmaf.mk records the choice (tests read it) and
-# rebuilds that file when it changes.
+# (PKG_CONFIG_PATH). VMAF=yes fails without it, VMAF=no leaves it out. Only
+# src/regress/vmaf.c and vmaf_cuda.c depend on it; $(BUILD)/vmaf.mk records
+# the choice (tests read it) and rebuilds those files when it changes.
 VMAF ?= auto
 VMAF_PREFIX ?=
 VMAF_PKG := PKG_CONFIG_PATH=$(if $(VMAF_PREFIX),$(VMAF_PREFIX)/lib/pkgconfig:$(VMAF_PREFIX)/lib/x86_64-linux-gnu/pkgconfig:$(VMAF_PREFIX)/lib64/pkgconfig:)$(PKG_CONFIG_PATH) pkg-config
@@ -49,7 +49,11 @@ VMAF_VERSION := $(shell $(VMAF_PKG) --exists 'libvmaf >= 2.0.0' 2>/dev/null && $
 endif
 ifneq ($(VMAF_VERSION),)
 VMAF_LIBDIR := $(shell $(VMAF_PKG) --variable=libdir libvmaf)
-VMAF_CFLAGS := -DHAVE_LIBVMAF $(shell $(VMAF_PKG) --cflags libvmaf)
+# Its CUDA backend (tools/deps.sh builds it where nvcc is; VKCU_VMAF_CUDA
+# there) installs libvmaf_cuda.h, and only then: vmaf_cuda.c scores on the
+# GPU. It loads libcuda at run time, so nothing more is linked.
+VMAF_CUDA := $(if $(wildcard $(shell $(VMAF_PKG) --variable=includedir libvmaf)/libvmaf/libvmaf_cuda.h),1,0)
+VMAF_CFLAGS := -DHAVE_LIBVMAF $(if $(filter 1,$(VMAF_CUDA)),-DHAVE_LIBVMAF_CUDA) $(shell $(VMAF_PKG) --cflags libvmaf)
 # Static when there is an archive: the GPU machine has no libvmaf.so. It is
 # partly C++ (its SVM); -lstdc++ is in LDLIBS already.
 VMAF_LIBS := $(if $(wildcard $(VMAF_LIBDIR)/libvmaf.a),$(VMAF_LIBDIR)/libvmaf.a,$(shell $(VMAF_PKG) --libs libvmaf))
@@ -60,7 +64,7 @@ else ifeq ($(VMAF),yes)
 $(error VMAF=yes: pkg-config finds no libvmaf >= 2.0.0 (set VMAF_PREFIX=DIR; docs/regression.md, VMAF))
 endif
 endif
-VMAF_STATE := VMAF_VERSION := $(VMAF_VERSION)|VMAF_PREFIX := $(if $(VMAF_VERSION),$(shell $(VMAF_PKG) --variable=prefix libvmaf))|VMAF_LIBS := $(VMAF_LIBS)
+VMAF_STATE := VMAF_VERSION := $(VMAF_VERSION)|VMAF_PREFIX := $(if $(VMAF_VERSION),$(shell $(VMAF_PKG) --variable=prefix libvmaf))|VMAF_LIBS := $(VMAF_LIBS)|VMAF_CUDA := $(if $(VMAF_VERSION),$(VMAF_CUDA),0)
 
 WARN    := -Wall -Wextra -Wshadow -Wmissing-prototypes -Werror
 # Hidden by default: libvkcu exports only what include/vkcu/ declares with
@@ -216,8 +220,8 @@ $(BUILD)/vmaf.mk: FORCE
 	@mkdir -p $(@D)
 	@printf '%s\n' '$(VMAF_STATE)' | tr '|' '\n' > $@.new; \
 	 if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
-$(BUILD)/obj/src/regress/vmaf.o: CFLAGS += $(VMAF_CFLAGS)
-$(BUILD)/obj/src/regress/vmaf.o: $(BUILD)/vmaf.mk
+$(BUILD)/obj/src/regress/vmaf.o $(BUILD)/obj/src/regress/vmaf_cuda.o: CFLAGS += $(VMAF_CFLAGS)
+$(BUILD)/obj/src/regress/vmaf.o $(BUILD)/obj/src/regress/vmaf_cuda.o: $(BUILD)/vmaf.mk
 FORCE:
 
 ifeq ($(filter clean deps uninstall print-%,$(MAKECMDGOALS)),)

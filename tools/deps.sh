@@ -21,6 +21,14 @@
 #   VKCU_VMAF_SOURCE  libvmaf source tarball (default: ../shared/third_party/
 #                     vmaf-3.2.0.tar.xz beside the checkout, used when present;
 #                     `none` builds without libvmaf)
+#   VKCU_VMAF_CUDA    libvmaf's CUDA backend (VMAF on the GPU): unset, built
+#                     when nvcc is found (NVCC, else CUDA/bin/nvcc with CUDA
+#                     defaulting to /usr/local/cuda, else nvcc on PATH); 1,
+#                     built or an error; 0, CPU only. Each is cached apart.
+#
+# `tools/deps.sh --vmaf-prefix` builds (or finds) libvmaf alone for these
+# settings and prints its prefix: no packages, no FFmpeg, build/deps.mk
+# untouched (tests/cli/vmaf-build.sh).
 set -euo pipefail
 
 say() { printf 'deps: %s\n' "$*" >&2; }
@@ -194,6 +202,16 @@ ffmpeg_flags() {
 EOF
 }
 
+# With libvmaf: FFmpeg's libvmaf filter (and libvmaf_cuda with hwupload_cuda
+# when libvmaf has its CUDA backend), linked against the same libvmaf, so
+# that the benchmark can run `ffmpeg -lavfi libvmaf` beside vkcu
+# (tools/bench-compare-vmaf.sh). A filter only: decoders, and so the golden
+# hashes, are untouched. Part of FFmpeg's cache key, with libvmaf's.
+ffmpeg_vmaf_flags() {
+  [ -n "$vmaf_prefix" ] || return 0
+  echo "--enable-libvmaf --enable-filter=libvmaf,libvmaf_cuda,hwupload_cuda"
+}
+
 # The Vulkan headers (sid) and NVIDIA's codec headers (Debian 13), unpacked
 # once per recipe; .stamp holds the Vulkan headers' version.
 headers=$cache/headers-r$recipe
@@ -245,30 +263,82 @@ build_glslang() {
   echo "$prefix/bin/glslang"
 }
 
+# nvcc for libvmaf's CUDA backend, the one the Makefile uses (NVCC, else
+# CUDA/bin/nvcc), else the first on PATH; prints nothing when there is none.
+find_nvcc() {
+  local c=${NVCC:-${CUDA:-/usr/local/cuda}/bin/nvcc}
+  if [ -x "$c" ]; then echo "$c"; else command -v nvcc || true; fi
+}
+
 # libvmaf, static, with its built-in models and its `vmaf` tool (the VMAF
-# tests' oracle), when its source is there; sets vmaf_prefix.
+# tests' oracle), when its source is there; sets vmaf_prefix. With nvcc (see
+# VKCU_VMAF_CUDA above) also its CUDA backend: integer ADM, VIF and motion
+# on the GPU. That code loads libcuda at run time through the dynlink loader
+# of NVIDIA's codec headers, so nothing links libcuda and the CPU-only
+# machines that build and test vkcu need no driver; the headers need seven
+# more driver functions (tools/ffnvcodec-libvmaf.patch), added to a copy in
+# the build folder, and its motion kernel for more than 8 bits needs
+# upstream's later fix (tools/libvmaf-cuda-motion16.patch). The CUDA build's
+# cache key holds nvcc's version, the headers' version and both patches;
+# the CPU-only key is what it always was.
 vmaf_prefix=
 build_vmaf() {
   [ "$vmaf_source" != none ] && [ -f "$vmaf_source" ] || return 0
   local flags="--libdir=lib --buildtype=release -Ddefault_library=static -Dbuilt_in_models=true -Denable_tests=false -Denable_docs=false"
-  local key prefix work t0
+  local key prefix work src build t0 nvcc='' cuda_key='' patch=$root/tools/ffnvcodec-libvmaf.patch
+  local motion_patch=$root/tools/libvmaf-cuda-motion16.patch
   echo "$VMAF_SHA256  $vmaf_source" | sha256sum --quiet -c - >/dev/null 2>&1 ||
     die "$vmaf_source does not match the SHA-256 pinned in tools/deps.sh"
-  key=$( (echo "recipe $recipe"; echo "$VMAF_SHA256"; echo "$flags") | sha256sum | cut -c1-12)
-  prefix=$cache/vmaf-3.2.0-$key
+  case ${VKCU_VMAF_CUDA:-} in
+    0) ;;
+    1) nvcc=$(find_nvcc)
+       [ -n "$nvcc" ] || die "VKCU_VMAF_CUDA=1: no nvcc (looked for ${NVCC:-${CUDA:-/usr/local/cuda}/bin/nvcc} and on PATH): install the CUDA toolkit, set CUDA=DIR, or VKCU_VMAF_CUDA=0 for a CPU-only libvmaf" ;;
+    '') nvcc=$(find_nvcc) ;;
+    *) die "VKCU_VMAF_CUDA=$VKCU_VMAF_CUDA: use 1 (CUDA backend), 0 (CPU only) or leave it unset (CUDA when nvcc is found)" ;;
+  esac
+  if [ -n "$nvcc" ]; then
+    fetch_headers
+    flags="$flags -Denable_cuda=true"
+    cuda_key=$(echo "cuda"; "$nvcc" --version | grep -E 'release|^Build'; sed -n 's/^Version: //p' "$headers/pkgconfig/ffnvcodec.pc";
+      sha256sum < "$patch"; sha256sum < "$motion_patch")
+  fi
+  key=$( (echo "recipe $recipe"; echo "$VMAF_SHA256"; echo "$flags"; [ -z "$cuda_key" ] || echo "$cuda_key") |
+    sha256sum | cut -c1-12)
+  prefix=$cache/vmaf-3.2.0-${nvcc:+cuda-}$key
   if [ ! -f "$prefix/.complete" ]; then
     work=$cache/build-vmaf-$key
     rm -rf "$work" "$prefix"; mkdir -p "$work"
     tar -C "$work" -xJf "$vmaf_source" || die "cannot unpack $vmaf_source"
+    src=$work/vmaf-3.2.0/libvmaf
+    # libvmaf's CUDA targets name their include folders relative to a build
+    # folder directly inside libvmaf/ (-I ../src), so it goes there.
+    build=$src/build
+    local cuda_env=() cuda_args=()
+    if [ -n "$nvcc" ]; then
+      mkdir -p "$work/include"
+      cp -r "$headers/usr/include/ffnvcodec" "$work/include/"
+      patch -s -p1 -d "$work/include" < "$patch" || die "cannot apply $patch to the ffnvcodec headers"
+      patch -s -p1 -d "$work/vmaf-3.2.0" < "$motion_patch" || die "cannot apply $motion_patch to libvmaf"
+      # meson finds nvcc and bin2c on PATH; the .cu files are compiled by
+      # custom commands that take no include folders, hence NVCC_APPEND_FLAGS.
+      cuda_env=(PATH="$(dirname "$nvcc"):$PATH" NVCC_APPEND_FLAGS="-I$work/include")
+      cuda_args=(-Dc_args="-I$work/include")
+    fi
     t0=$SECONDS
-    say "building libvmaf 3.2.0 (log: $work/build.log)"
+    say "building libvmaf 3.2.0${nvcc:+ with its CUDA backend ($nvcc)} (log: $work/build.log)"
     # shellcheck disable=SC2086
-    { meson setup "$work/b" "$work/vmaf-3.2.0/libvmaf" --prefix="$prefix" $flags &&
-      ninja -C "$work/b" -j "$jobs" install; } > "$work/build.log" 2>&1 ||
+    { env "${cuda_env[@]}" meson setup "$build" "$src" --prefix="$prefix" $flags "${cuda_args[@]}" &&
+      env "${cuda_env[@]}" ninja -C "$build" -j "$jobs" install; } > "$work/build.log" 2>&1 ||
       { tail -20 "$work/build.log" >&2; die "libvmaf build failed (see $work/build.log)"; }
     rm -rf "$work"; touch "$prefix/.complete"
     say "libvmaf installed at $prefix ($((SECONDS - t0)) s)"
   fi
+  # The archive is partly C++ (its SVM) and, with CUDA, calls dlopen; its
+  # libvmaf.pc names neither, so a static link through it (FFmpeg's
+  # configure) fails. Added here rather than in the build above so that a
+  # prefix cached before this fix gets it too.
+  grep -q '^Libs: .*-lstdc++' "$prefix/lib/pkgconfig/libvmaf.pc" ||
+    sed -i 's/^\(Libs: .*\)$/\1 -lstdc++ -ldl/' "$prefix/lib/pkgconfig/libvmaf.pc"
   vmaf_prefix=$prefix
 }
 
@@ -297,7 +367,8 @@ use_system_ffmpeg() {
 
 build_ffmpeg() {
   local version=$1 glslang=$2 key prefix src work t0
-  key=$( (echo "recipe $recipe"; echo "$version"; cat "$headers/.stamp"; echo "glslang $GLSLANG_DEB_VERSION"; ffmpeg_flags) |
+  key=$( (echo "recipe $recipe"; echo "$version"; cat "$headers/.stamp"; echo "glslang $GLSLANG_DEB_VERSION"; ffmpeg_flags
+    [ -z "$vmaf_prefix" ] || { ffmpeg_vmaf_flags; basename "$vmaf_prefix"; }) |
     sha256sum | cut -c1-12)
   prefix=$cache/ffmpeg-${version#7:}-$key
   if [ -f "$prefix/.complete" ]; then
@@ -311,8 +382,9 @@ build_ffmpeg() {
     t0=$SECONDS
     say "configuring FFmpeg (log: $work/configure.log)"
     # shellcheck disable=SC2046
-    (cd "$src" && PKG_CONFIG_PATH=$headers/pkgconfig ./configure --prefix="$prefix" --glslc="$glslang" \
-        --extra-cflags="-I$headers/usr/include" $(ffmpeg_flags) > "$work/configure.log" 2>&1) ||
+    (cd "$src" && PKG_CONFIG_PATH=$headers/pkgconfig${vmaf_prefix:+:$vmaf_prefix/lib/pkgconfig} ./configure \
+        --prefix="$prefix" --glslc="$glslang" --extra-cflags="-I$headers/usr/include" $(ffmpeg_flags) \
+        $(ffmpeg_vmaf_flags) > "$work/configure.log" 2>&1) ||
       { tail -20 "$src/ffbuild/config.log" >&2; die "FFmpeg configure failed (see $work/configure.log)"; }
     say "building FFmpeg with $jobs jobs (about 10 minutes on 2 cores; log: $work/build.log)"
     (cd "$src" && make -j"$jobs" > "$work/build.log" 2>&1 && make install >> "$work/build.log" 2>&1) ||
@@ -329,10 +401,17 @@ build_ffmpeg() {
     "VK_HEADERS := $headers/usr/include"
 }
 
+if [ "${1:-}" = --vmaf-prefix ]; then
+  build_vmaf
+  [ -n "$vmaf_prefix" ] || die "no libvmaf source at $vmaf_source"
+  echo "$vmaf_prefix"
+  exit 0
+fi
+
 install_packages
 install_test_packages
-build_vmaf
 fetch_headers
+build_vmaf
 if [ "${VKCU_FFMPEG:-}" = system ] && use_system_ffmpeg; then
   exit 0
 fi

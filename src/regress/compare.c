@@ -741,7 +741,12 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
             ret = VKCU_ERR_USAGE;
             goto done;
         }
-        if ((ret = vkcu_vmaf_open(&x->vmaf, r->error, sizeof(r->error))) < 0)
+        /* Decoding on the GPU (or trying to): libvmaf's CUDA backend where it
+         * can run, the CPU otherwise; the line after the headers says which. */
+        vkcu_vmaf_params vp = VKCU_VMAF_PARAMS_DEFAULT;
+        vp.gpu = p->job->backend != VKCU_BACKEND_CPU;
+        vp.device = p->job->device;
+        if ((ret = vkcu_vmaf_open(&x->vmaf, &vp, r->error, sizeof(r->error))) < 0)
             goto done;
         if (p->report && !(x->held = open_memstream(&x->held_buf, &x->held_len))) {
             ret = AVERROR(ENOMEM);
@@ -753,6 +758,8 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
     set_alignment(x);
     print_header(x, &x->a);
     print_header(x, &x->b);
+    if (x->vmaf && p->report)
+        fprintf(p->report, "VMAF: %s\n", vkcu_vmaf_engine(x->vmaf));
     if (rate_differs(x)) {
         /* Pairing by time would call every other frame missing: name the cause instead. */
         ret = VKCU_ERR_MISMATCH;

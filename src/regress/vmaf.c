@@ -1,16 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * VMAF through libvmaf (vmaf.h). Pairs are fed in order with one
- * synchronous libvmaf context (no worker threads: scores do not depend on
- * the machine), and scores are read only after the final flush, because
- * libvmaf's motion feature of a frame needs the frame after it and is
- * settled only when the stream ends.
+ * VMAF through libvmaf (vmaf.h): the scorer, its CPU path and host frames;
+ * the GPU side is vmaf_cuda.c. On the CPU, libvmaf's worker threads each
+ * take a whole frame's spatial features (VIF, ADM) while the motion
+ * feature runs in order on the calling thread, so the scores are those of
+ * one thread (tests/unit/test_vmaf.c checks it); pictures then come from
+ * libvmaf's pool, whose fetch waits for a free one, so a fast decoder
+ * cannot queue frames without bound. Scores are read only after the final
+ * flush, because libvmaf's motion feature of a frame needs the frame after
+ * it and is settled only when the stream ends.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <sched.h>
+#include <unistd.h>
+#include <libavutil/pixdesc.h>
 
 #include "core/vkcu.h"
 #include "util/log.h"
@@ -22,9 +30,34 @@ void vkcu_vmaf_missing(const char *what, char *err, size_t errlen)
              "outside the checkout and rebuild vkcu with 'make VMAF_PREFIX=DIR' (docs/regression.md, VMAF)", what);
 }
 
+int vkcu_vmaf_device_format_supported(enum AVPixelFormat f)
+{
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(f);
+    if (!d || (d->flags & (AV_PIX_FMT_FLAG_HWACCEL | AV_PIX_FMT_FLAG_BITSTREAM | AV_PIX_FMT_FLAG_PAL |
+                           AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_BE | AV_PIX_FMT_FLAG_FLOAT)))
+        return 0;
+    const AVComponentDescriptor *y = &d->comp[0];
+    if (y->depth != 8 && y->depth != 10 && y->depth != 12 && y->depth != 16)
+        return 0;
+    int bytes = y->depth > 8 ? 2 : 1;
+    /* Luma alone in plane 0, one sample per element, in the low or the
+     * high bits: planar, semi-planar and grey, not packed YUYV. */
+    if (y->plane != 0 || y->offset != 0 || y->step != bytes || (y->shift != 0 && y->shift + y->depth != 8 * bytes))
+        return 0;
+    for (int i = 1; i < d->nb_components; i++)
+        if (d->comp[i].plane == 0)
+            return 0;
+    return 1;
+}
+
 #ifndef HAVE_LIBVMAF
 
 int vkcu_vmaf_available(void)
+{
+    return 0;
+}
+
+int vkcu_vmaf_cuda_built(void)
 {
     return 0;
 }
@@ -35,16 +68,37 @@ void vkcu_vmaf_describe(char *buf, size_t n)
              "VMAF)", VKCU_SETTING("vmaf"));
 }
 
-int vkcu_vmaf_open(vkcu_vmaf **v, char *err, size_t errlen)
+int vkcu_vmaf_open(vkcu_vmaf **v, const vkcu_vmaf_params *p, char *err, size_t errlen)
 {
+    (void)p;
     *v = NULL;
     vkcu_vmaf_missing(VKCU_SETTING("vmaf"), err, errlen);
     return VKCU_ERR_USAGE;
 }
 
+const char *vkcu_vmaf_engine(const vkcu_vmaf *v)
+{
+    (void)v;
+    return "libvmaf not built in";
+}
+
+int vkcu_vmaf_on_gpu(const vkcu_vmaf *v)
+{
+    (void)v;
+    return 0;
+}
+
 int vkcu_vmaf_add(vkcu_vmaf *v, const AVFrame *ref, const AVFrame *dist, char *err, size_t errlen)
 {
     (void)v, (void)ref, (void)dist;
+    vkcu_vmaf_missing(VKCU_SETTING("vmaf"), err, errlen);
+    return VKCU_ERR_USAGE;
+}
+
+int vkcu_vmaf_add_device(vkcu_vmaf *v, const vkcu_vmaf_device_frame *ref, const vkcu_vmaf_device_frame *dist,
+                         void *stream, char *err, size_t errlen)
+{
+    (void)v, (void)ref, (void)dist, (void)stream;
     vkcu_vmaf_missing(VKCU_SETTING("vmaf"), err, errlen);
     return VKCU_ERR_USAGE;
 }
@@ -66,45 +120,74 @@ void vkcu_vmaf_close(vkcu_vmaf **v)
 #else
 
 #include <math.h>
-#include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
-#include <libvmaf/libvmaf.h>
 
-struct vkcu_vmaf {
-    VmafContext *ctx;
-    VmafModel *model;
-    int64_t n;                      /* pairs fed */
-    int w, h;                       /* of the first pair; libvmaf takes one size */
-    enum AVPixelFormat in_fmt, fmt; /* the pairs' format, and the one libvmaf gets */
-    enum VmafPixelFormat vfmt;
-    int bpc;
-    struct SwsContext *sws;         /* in_fmt -> fmt when they differ */
-    AVFrame *conv[2];
-};
+#include "vmaf_priv.h"
 
 int vkcu_vmaf_available(void)
 {
     return 1;
 }
 
-void vkcu_vmaf_describe(char *buf, size_t n)
+int vkcu_vmaf_cuda_built(void)
 {
-    snprintf(buf, n, "libvmaf %s, model %s built in", vmaf_version(), VKCU_VMAF_MODEL);
+#ifdef HAVE_LIBVMAF_CUDA
+    return 1;
+#else
+    return 0;
+#endif
 }
 
-int vkcu_vmaf_open(vkcu_vmaf **out, char *err, size_t errlen)
+void vkcu_vmaf_describe(char *buf, size_t n)
 {
+    snprintf(buf, n, "libvmaf %s, model %s built in%s", vmaf_version(), VKCU_VMAF_MODEL,
+             vkcu_vmaf_cuda_built() ? ", CUDA backend built in" : "");
+}
+
+/* The CPUs this process may run on (taskset, cgroup cpusets), at least 1. */
+static int usable_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+int vkcu_vmaf_open(vkcu_vmaf **out, const vkcu_vmaf_params *params, char *err, size_t errlen)
+{
+    vkcu_vmaf_params p = params ? *params : VKCU_VMAF_PARAMS_DEFAULT;
     vkcu_vmaf *v = calloc(1, sizeof(*v));
     *out = NULL;
     if (!v)
         return AVERROR(ENOMEM);
-    VmafConfiguration cfg = { .log_level = VMAF_LOG_LEVEL_NONE, .n_threads = 0, .n_subsample = 1 };
+    char why[256] = "";
+    int want_gpu = p.gpu;
+#ifndef HAVE_LIBVMAF_CUDA
+    if (want_gpu) {
+        snprintf(why, sizeof(why), "this libvmaf was built without it (tools/deps.sh builds it where nvcc is)");
+        want_gpu = 0;
+    }
+#endif
+    int cpus = p.threads > 0 ? p.threads : usable_cpus();
+#ifdef HAVE_LIBVMAF_CUDA
+    if (want_gpu)
+        vkcu_vmaf_cuda_open(&v->cuda, p.device, why, sizeof(why));
+#endif
+    /* On the GPU every feature of the model runs there; worker threads would only wait. */
+    v->threads = v->cuda || cpus <= 1 ? 0 : cpus;
+    VmafConfiguration cfg = { .log_level = VMAF_LOG_LEVEL_NONE, .n_threads = (unsigned)v->threads, .n_subsample = 1 };
     VmafModelConfig mcfg = { .name = "vmaf", .flags = VMAF_MODEL_FLAGS_DEFAULT };
     if (vmaf_init(&v->ctx, cfg) < 0) {
         snprintf(err, errlen, "%s: libvmaf %s cannot start", VKCU_SETTING("vmaf"), vmaf_version());
-        free(v);
+        vkcu_vmaf_close(&v);
         return AVERROR(ENOMEM);
     }
+#ifdef HAVE_LIBVMAF_CUDA
+    /* Before the model picks its feature extractors: the CUDA ones when a CUDA state is there. */
+    if (v->cuda)
+        vkcu_vmaf_cuda_import(v->cuda, v->ctx);
+#endif
     if (vmaf_model_load(&v->model, &mcfg, VKCU_VMAF_MODEL) < 0) {
         snprintf(err, errlen, "%s: libvmaf %s has no built-in model %s (build it with the meson option "
                  "built_in_models=true)", VKCU_SETTING("vmaf"), vmaf_version(), VKCU_VMAF_MODEL);
@@ -116,16 +199,34 @@ int vkcu_vmaf_open(vkcu_vmaf **out, char *err, size_t errlen)
         vkcu_vmaf_close(&v);
         return AVERROR(EINVAL);
     }
+#ifdef HAVE_LIBVMAF_CUDA
+    if (v->cuda)
+        snprintf(v->engine, sizeof(v->engine), "libvmaf %s on the GPU (CUDA device %d, %s)", vmaf_version(), p.device,
+                 vkcu_vmaf_cuda_device_name(v->cuda));
+    else
+#endif
+        snprintf(v->engine, sizeof(v->engine), "libvmaf %s on the CPU, %d thread%s%s%s%s", vmaf_version(),
+                 v->threads ? v->threads : 1, v->threads > 1 ? "s" : "",
+                 why[0] ? " (libvmaf's CUDA backend is not available: " : "", why, why[0] ? ")" : "");
     *out = v;
     return 0;
 }
 
-/* The libvmaf layout for frames of format f: the chroma subsampling and the
- * depth libvmaf (and FFmpeg's libvmaf filter) take that lose least, and 1
- * in *direct when f already is that layout in memory. Full-range (yuvj)
- * formats pass as they are: libvmaf scores samples, as the vmaf tool reads
- * a y4m file. */
-static int pick_layout(enum AVPixelFormat f, enum AVPixelFormat *to, enum VmafPixelFormat *vf, int *bpc, int *direct)
+const char *vkcu_vmaf_engine(const vkcu_vmaf *v)
+{
+    return v->engine;
+}
+
+int vkcu_vmaf_on_gpu(const vkcu_vmaf *v)
+{
+    return v->cuda != NULL;
+}
+
+/* vmaf_priv.h. The layouts FFmpeg's libvmaf filter takes. Full-range
+ * (yuvj) formats pass as they are: libvmaf scores samples, as the vmaf tool
+ * reads a y4m file. */
+int vkcu_vmaf_pick_layout(enum AVPixelFormat f, enum AVPixelFormat *to, enum VmafPixelFormat *vf, int *bpc,
+                          int *direct)
 {
     const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(f);
     if (!d || (d->flags & (AV_PIX_FMT_FLAG_HWACCEL | AV_PIX_FMT_FLAG_BITSTREAM | AV_PIX_FMT_FLAG_PAL)))
@@ -153,10 +254,13 @@ static int pick_layout(enum AVPixelFormat f, enum AVPixelFormat *to, enum VmafPi
     return 0;
 }
 
-/* A libvmaf picture holding frame f's three planes (f in v->fmt). */
+/* A libvmaf picture holding frame f's three planes (f in v->fmt): from
+ * libvmaf's pool with worker threads (waiting for one to be free), else
+ * allocated. */
 static int to_picture(vkcu_vmaf *v, const AVFrame *f, VmafPicture *pic)
 {
-    if (vmaf_picture_alloc(pic, v->vfmt, (unsigned)v->bpc, (unsigned)v->w, (unsigned)v->h) < 0)
+    if (v->pooled ? vmaf_fetch_preallocated_picture(v->ctx, pic) < 0
+                  : vmaf_picture_alloc(pic, v->vfmt, (unsigned)v->bpc, (unsigned)v->w, (unsigned)v->h) < 0)
         return AVERROR(ENOMEM);
     size_t bytes = v->bpc > 8 ? 2 : 1;
     for (int p = 0; p < 3; p++)
@@ -189,17 +293,35 @@ static const AVFrame *convert(vkcu_vmaf *v, int k, const AVFrame *f)
 
 int vkcu_vmaf_add(vkcu_vmaf *v, const AVFrame *ref, const AVFrame *dist, char *err, size_t errlen)
 {
+    if (v->pairs == VMAF_PAIRS_DEVICE) {
+        snprintf(err, errlen, "%s: pair %" PRId64 " is in host memory and earlier pairs were on the GPU: one scorer "
+                 "takes one kind", VKCU_SETTING("vmaf"), v->n);
+        return VKCU_ERR_USAGE;
+    }
     if (v->n == 0) {
         int direct;
         v->w = ref->width;
         v->h = ref->height;
         v->in_fmt = ref->format;
-        if (pick_layout(ref->format, &v->fmt, &v->vfmt, &v->bpc, &direct) < 0) {
+        if (vkcu_vmaf_pick_layout(ref->format, &v->fmt, &v->vfmt, &v->bpc, &direct) < 0) {
             snprintf(err, errlen, "%s: libvmaf cannot score %s frames", VKCU_SETTING("vmaf"), av_get_pix_fmt_name(ref->format));
             return VKCU_ERR_USAGE;
         }
         if (direct)
             v->fmt = v->in_fmt;
+        if (v->threads > 0) {
+            /* Room for a pair per worker, one being filled and the two
+             * earlier references the motion feature keeps (the vmaf tool's
+             * count). */
+            VmafPictureConfiguration pc = {
+                .pic_params = { .w = (unsigned)v->w, .h = (unsigned)v->h, .bpc = (unsigned)v->bpc, .pix_fmt = v->vfmt },
+                .pic_cnt = (unsigned)(v->threads + 1) * 2 + 1,
+            };
+            if (vmaf_preallocate_pictures(v->ctx, pc) < 0)
+                return AVERROR(ENOMEM);
+            v->pooled = 1;
+        }
+        v->pairs = VMAF_PAIRS_HOST;
     }
     if (ref->width != v->w || ref->height != v->h || ref->format != v->in_fmt || dist->width != v->w ||
         dist->height != v->h || dist->format != v->in_fmt) {
@@ -270,11 +392,24 @@ void vkcu_vmaf_close(vkcu_vmaf **pv)
         vmaf_model_destroy(v->model);
     if (v->ctx)
         vmaf_close(v->ctx);
+#ifdef HAVE_LIBVMAF_CUDA
+    vkcu_vmaf_cuda_close(&v->cuda);
+#endif
     sws_freeContext(v->sws);
     av_frame_free(&v->conv[0]);
     av_frame_free(&v->conv[1]);
     free(v);
     *pv = NULL;
 }
+
+#ifndef HAVE_LIBVMAF_CUDA
+int vkcu_vmaf_add_device(vkcu_vmaf *v, const vkcu_vmaf_device_frame *ref, const vkcu_vmaf_device_frame *dist,
+                         void *stream, char *err, size_t errlen)
+{
+    (void)v, (void)ref, (void)dist, (void)stream;
+    snprintf(err, errlen, "%s: this libvmaf has no CUDA backend, so it scores host frames only", VKCU_SETTING("vmaf"));
+    return VKCU_ERR_USAGE;
+}
+#endif
 
 #endif

@@ -19,10 +19,34 @@ n_cu=$(cd "$root" && ls kernels/*.cu src/*.cu src/*/*.cu 2>/dev/null | wc -l)
 # architecture and PTX of the highest: a source built apart with other flags
 # would show here. vkcu holds no GPU code of its own: it runs the kernels of
 # the libvkcu.so beside it (below).
+# libvkcu.so also holds libvmaf's kernels when libvmaf has its CUDA backend
+# (tools/deps.sh): libvmaf.a's own fat binaries, built for libvmaf's list
+# (sm_75, 80, 90, 100, 120 and PTX of 120 with CUDA 13: code that 86, 89
+# and 103 run too). They are set aside here, as many as libvmaf.a has and
+# exactly as libvmaf.a has them.
+vmaf_a=$(sed -n 's/^VMAF_LIBS := \(.*libvmaf\.a\)$/\1/p' "$build/vmaf.mk" 2>/dev/null)
+: > "$TMP/vmaf_each"
+[ -f "$vmaf_a" ] && python3 "$root/tools/cuda-archs.py" --each "$vmaf_a" > "$TMP/vmaf_each" 2> /dev/null
 for f in "$build/libvkcu.so" "$build/libvkcu.a"; do
   name=${f##*/}
   if [ ! -f "$f" ]; then fail "cuda-archs: $f not built"; continue; fi
-  python3 "$root/tools/cuda-archs.py" --each "$f" > "$TMP/each" 2> "$TMP/err"
+  python3 "$root/tools/cuda-archs.py" --each "$f" > "$TMP/each.all" 2> "$TMP/err"
+  if [ "$name" = libvkcu.so ] && [ -s "$TMP/vmaf_each" ]; then
+    # Removes one line of each.all per line of vmaf_each; what is left is vkcu's.
+    python3 - "$TMP/each.all" "$TMP/vmaf_each" > "$TMP/each" <<'PYEOF'
+import sys
+ours = open(sys.argv[1]).read().splitlines()
+for line in open(sys.argv[2]).read().splitlines():
+    if line in ours:
+        ours.remove(line)
+    else:
+        print('libvmaf container missing: ' + line)
+if ours:
+    print('\n'.join(ours))
+PYEOF
+  else
+    cp "$TMP/each.all" "$TMP/each"
+  fi
   n=$(wc -l < "$TMP/each")
   bad=$(grep -vxF "$want" "$TMP/each" | head -1)
   if [ "$n" = "$n_cu" ] && [ -z "$bad" ]; then

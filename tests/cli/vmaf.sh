@@ -79,6 +79,10 @@ ff -i "$in" -an -c:v libx264 -threads 1 -preset veryfast -crf 35 -fflags +bitexa
   ff -i "$MEDIA/h264-422.mkv" -an -c:v libx264 -threads 1 -preset veryfast -crf 35 "$TMP/lossy422.mkv" ||
   { fail "vmaf: could not make the lossy copies with $FFMPEG"; exit 0; }
 
+# The oracle is libvmaf's CPU path: a tool built with the CUDA backend uses
+# the GPU unless its gpumask forbids every GPU operation.
+cpu_only="--gpumask 0xffffffff"
+
 # check NAME REF DIST TOOL-ARGS LO HI [compare options]: vkcu compare REF DIST
 # --vmaf (CSV, JSON and text) against `vmaf TOOL-ARGS`, frame by frame; the
 # tool's mean must lie in (LO, HI) so that the pair tests something.
@@ -87,7 +91,7 @@ check() {
   shift 6
   rm -f "$TMP/v.csv" "$TMP/v.json"
   # shellcheck disable=SC2086
-  (cd "$TMP" && "$tool" -q $targs --json -o "$TMP/tool.json" > /dev/null 2>&1) ||
+  (cd "$TMP" && "$tool" -q $cpu_only $targs --json -o "$TMP/tool.json" > /dev/null 2>&1) ||
     { fail "vmaf: $name: the vmaf tool failed on $targs"; return; }
   "$VKCU" compare --backend cpu "$ref" "$dist" --vmaf --per-frame --csv "$TMP/v.csv" --json "$TMP/v.json" "$@" \
     > "$TMP/out" 2> "$TMP/err"
@@ -145,6 +149,33 @@ check "NV12 frames (convert=format=nv12 on both sides) score as their planar YUV
 # VMAF is not symmetric: A is the reference. Swapped, the tool's swapped run is the oracle.
 check "B against A (swapped inputs)" "$TMP/lossy.mp4" "$in" "-r dist8.y4m -d ref8.y4m" 20 99
 
+# Where VMAF ran: one line after the headers. --backend cpu: the CPU, a
+# worker per CPU this process may use. The GPU backend (here: the default,
+# auto) asks for libvmaf's CUDA backend; where it cannot run (no driver on
+# CI, or a libvmaf without it) the CPU scores, the line says why, and the
+# scores are the CPU's to the last digit.
+cpus=$(python3 -c 'import os; print(len(os.sched_getaffinity(0)))')
+[ "$cpus" = 1 ] && want_cpu="on the CPU, 1 thread" || want_cpu="on the CPU, $cpus threads"
+"$VKCU" compare --backend cpu "$in" "$TMP/lossy.mp4" --vmaf --csv "$TMP/cpu.csv" > "$TMP/out" 2>&1
+line=$(sed -n '3p' "$TMP/out")
+[ "$line" = "VMAF: libvmaf $lib_version $want_cpu" ] && pass "vmaf: --backend cpu says '$line' after the headers" ||
+  fail "vmaf: --backend cpu: line 3 is '$line', expected 'VMAF: libvmaf $lib_version $want_cpu'"
+"$VKCU" compare "$in" "$TMP/lossy.mp4" --vmaf --csv "$TMP/auto.csv" > "$TMP/out" 2>&1
+line=$(sed -n '3p' "$TMP/out")
+case $line in
+  "VMAF: libvmaf $lib_version on the GPU (CUDA device "*)
+    pass "vmaf: the GPU backend scores on the GPU here ('$line'; tests/gpu.d/vmaf.sh compares it with the CPU)" ;;
+  "VMAF: libvmaf $lib_version $want_cpu (libvmaf's CUDA backend is not available: "?*")")
+    if ! "$VKCU" --version | grep -q 'CUDA backend built in' && [[ $line != *"built without it"* ]]; then
+      fail "vmaf: fallback line does not say this libvmaf has no CUDA backend: '$line'"
+    elif cmp -s <(cut -d, -f14 "$TMP/cpu.csv") <(cut -d, -f14 "$TMP/auto.csv") && [ "$(wc -l < "$TMP/cpu.csv")" -gt 40 ]; then
+      pass "vmaf: no GPU for libvmaf here: compare scores on the CPU and says why in one line ('$line'), the CPU's scores"
+    else
+      fail "vmaf: the fallback's scores differ from --backend cpu's: $(diff <(cut -d, -f14 "$TMP/cpu.csv") <(cut -d, -f14 "$TMP/auto.csv") | head -3 | tr '\n' ' ')"
+    fi ;;
+  *) fail "vmaf: the default backend: line 3 is '$line', expected where VMAF ran (and why not on the GPU)" ;;
+esac
+
 # --min-vmaf: the mean decides.
 mean=$("$VKCU" compare --backend cpu "$in" "$TMP/lossy.mp4" --vmaf 2> /dev/null | sed -n 's/^VMAF mean:\([0-9.]*\) .*/\1/p')
 below=$(python3 -c "print(round($mean - 3, 2))") above=$(python3 -c "print(round($mean + 3, 2))")
@@ -164,7 +195,7 @@ mkdir -p "$TMP/m" && cp "$TMP/lossy.mp4" "$TMP/m/"
 manifest "$TMP/m/vmaf.manifest" "$below" "$above"
 "$VKCU" verify "$TMP/m/vmaf.manifest" --backend cpu > "$TMP/out" 2>&1
 rc=$?
-"$tool" -q -r "$TMP/ref8.y4m" -d "$TMP/dist8.y4m" --json -o "$TMP/tool.json" > /dev/null 2>&1
+"$tool" -q $cpu_only -r "$TMP/ref8.y4m" -d "$TMP/dist8.y4m" --json -o "$TMP/tool.json" > /dev/null 2>&1
 tool_mean=$(python3 -c "import json; print('%.2f' % json.load(open('$TMP/tool.json'))['pooled_metrics']['vmaf']['mean'])")
 if [ "$rc" = 6 ] && grep -qE "^PASS vmaf1: PASS: 50 of 50 frames differ, within --min-vmaf $below; VMAF mean $tool_mean " "$TMP/out" &&
   grep -qE "^FAIL vmaf2: MISMATCH: VMAF mean $tool_mean is below --min-vmaf $above" "$TMP/out" &&
