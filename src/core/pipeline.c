@@ -923,7 +923,7 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
     job j_ = { 0 }, *j = &j_;
     AVPacket *pkt = NULL;
     AVFrame *frame = NULL;
-    int ret;
+    int ret, output_refused = 0; /* the output is an input: that line stands, not a write error's */
     memset(r, 0, sizeof(*r));
     j->p = p;
     j->r = r;
@@ -978,8 +978,10 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
             goto fail;
         if (p->sink == VKCU_SINK_HASH && p->hash_out &&
             (ret = vkcu_outfile_check_fd(fileno(p->hash_out), fileno(p->hash_out) == STDOUT_FILENO ? "standard output"
-                                         : "the hash output", inputs, j->err, j->errlen)) < 0)
+                                         : "the hash output", inputs, j->err, j->errlen)) < 0) {
+            output_refused = 1;
             goto fail;
+        }
     }
     /* Only the encode sink copies other streams: the rest are not read. */
     if (p->sink != VKCU_SINK_ENCODE || p->decode_only)
@@ -1127,7 +1129,7 @@ fail:
      * nobody reads) is the stop, not a failure of the output. */
     if (ret == VKCU_ERR_OUTPUT && vkcu_stop_requested())
         ret = VKCU_ERR_INTERRUPT;
-    if (ret == VKCU_ERR_OUTPUT && p->sink == VKCU_SINK_HASH && p->hash_out_name)
+    if (ret == VKCU_ERR_OUTPUT && p->sink == VKCU_SINK_HASH && p->hash_out_name && !output_refused)
         snprintf(j->err, j->errlen, "%s: cannot write the hashes (disk full, or over the file size limit?)", p->hash_out_name);
     if (ret == AVERROR(ETIMEDOUT) && p->deadline > 0)
         snprintf(j->err, j->errlen, "%s: stopped at its time limit after %" PRId64 " frames", p->input, r->frames_out);

@@ -265,7 +265,7 @@ rc=$?
   fail "33.17 report in a missing folder: exit $rc, $(ls -d newout2 2> /dev/null) $(tail -1 nf.err)"
 
 # Python: start=nan is no number (not a negative one).
-lib=${VKCU_BUILD:-$root/build}/libvkcu.so.0
+lib=${VKCU_BUILD:-$root/build}/libvkcu.so # the current major, whatever its number
 if [ -e "$lib" ]; then
   out=$(PYTHONPATH=$root/python VKCU_LIBRARY=$lib python3 -c '
 import vkcu, sys
