@@ -144,7 +144,9 @@ typedef struct vkcu_reader_info {
  * @param err    receives the one-line reason on failure (the log callback
  *               gets it too); may be NULL.
  * @param errlen size of err.
- * @return 0; -EINVAL for a bad parameter (err names it); -ENOENT when the
+ * @return 0; -EINVAL for a bad parameter (err names it), also for an input
+ *         that is standard input, a FIFO, a socket or a character device
+ *         (nothing is opened then); -ENOENT when the
  *         input does not exist; VKCU_ERR_INPUT when it cannot be read or
  *         holds no video; VKCU_ERR_USAGE for a bad video_stream; -ENOMEM.
  * @note Thread-safe for distinct readers.
