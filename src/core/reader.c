@@ -769,6 +769,16 @@ int vkcu_reader_frame_at_time(vkcu_reader *r, double seconds, int64_t *index, ch
     return ret;
 }
 
+int vkcu_reader_frames_in_time(vkcu_reader *r, double start_seconds, double stop_seconds, int64_t *first,
+                               int64_t *count, char *err, size_t errlen)
+{
+    int ret;
+    if (!r || !first || !count)
+        return AVERROR(EINVAL);
+    WITH_READER(r, vkcu_reader_seek_in_time(r, start_seconds, stop_seconds, first, count, err, errlen));
+    return ret;
+}
+
 void vkcu_reader_stats_get(vkcu_reader *r, vkcu_reader_stats *s)
 {
     if (!s)
