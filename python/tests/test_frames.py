@@ -138,15 +138,32 @@ def test_copy_true_frames_are_their_own():
         assert r.get_frame_at(0).tobytes() == first
 
 
-def test_held_frames_apply_back_pressure_not_a_hang():
+def test_held_frames_past_the_limit_come_as_copies():
+    """Iteration never fails for frames kept: past max_held - 1 held, each
+    frame is a copy of its own (the pool's slot goes back at once), so that
+    list(reader) works on a clip of any length; random access asking for
+    more than the free slots gets copies too. Only a caller holding max_held
+    frames of the pool is refused (FramesHeldError, at once, no hang)."""
     with vkcu.open(clip("h264-aac.mp4"), backend="cpu", max_held=3) as r:
         it = iter(r)
-        held = [next(it) for _ in range(3)]
-        with pytest.raises(vkcu.FramesHeldError) as e:
-            next(it)
-        assert isinstance(e.value, BufferError) and "max_held" in str(e.value)
-        held.pop()  # one released: iteration goes on
-        assert next(it).index == 3
+        held = [next(it) for _ in range(5)]
+        assert [f.index for f in held] == [0, 1, 2, 3, 4]
+        s = r.stats
+        assert s.held == 2 and s.detached == 3 and s.max_held_seen == 3, s
+        # the copies are the frames a full decode gives
+        with vkcu.open(clip("h264-aac.mp4"), backend="cpu", copy=True) as ref:
+            assert [f.tobytes() for f in ref.get_frames_at(range(5))] == [f.tobytes() for f in held]
+        two = r.get_frames_at([10, 11, 10])  # more than the one free slot: copies
+        assert two.indices == [10, 11, 10] and r.stats.held == 2 and r.stats.detached == 5
+        del two
+        held.append(r.get_frame_at(20))  # the last free slot
+        assert r.stats.held == 3
+        for ask in (lambda: next(it), lambda: r.get_frames_at([30])):
+            with pytest.raises(vkcu.FramesHeldError) as e:
+                ask()
+            assert isinstance(e.value, BufferError) and "max_held" in str(e.value)
+        del held[0], held[-1]  # two pool frames released: iteration goes on
+        assert next(it).index == 5
         c = held[0].copy()
         del held
-        assert c.index == 0 and r.stats.held == 0  # the copy counts against nothing
+        assert c.index == 1 and r.stats.held == 0  # the copy counts against nothing

@@ -54,6 +54,19 @@ class NotSeekableError(MediaError):
     timestamps, a pipe): iterate it instead."""
 
 
+class FrameIndexError(UsageError, IndexError):
+    """A frame number outside the input's frames (also an IndexError, as a
+    sequence's index out of range is): numbers run from 0 to ``len(reader) -
+    1``, or from ``-len(reader)`` to -1 counting from the end."""
+
+
+class _NoLength(NotSeekableError, TypeError):
+    """``len(reader)`` of an input whose frames cannot be numbered. Also a
+    TypeError, as ``len()`` of an object without a length is, so that
+    ``list(reader)`` (which asks for the length first, as a hint) iterates
+    such an input instead of failing."""
+
+
 class OutputError(Error):
     """An output cannot be written (exit code 4): the folder is missing or
     read-only, the file exists without ``overwrite``, the disk is full."""
