@@ -118,8 +118,8 @@ def test_list_of_a_clip_longer_than_max_held():
         frames = list(r)
         assert [f.index for f in frames] == list(range(n))
         s = r.stats
-        assert s.held == 7 and s.detached == n - 7, s  # the frames past the limit are copies
-        picks = [0, 6, 7, n // 2, n - 1]
+        assert s.held == 8 and s.detached == n - 8, s  # the frames past the limit are copies
+        picks = [0, 7, 8, n // 2, n - 1]
         with vkcu.open(path, backend="cpu", copy=True) as ref:
             assert [f.tobytes() for f in ref.get_frames_at(picks)] == [frames[i].tobytes() for i in picks]
         del frames

@@ -94,9 +94,9 @@ class Interrupted(Error):
 
 
 class FramesHeldError(Error, BufferError):
-    """The caller holds ``max_held`` frames already: release some (``del``
-    them and their tensors), open the reader with a larger ``max_held``, or
-    with ``copy=True`` (every frame a copy of its own)."""
+    """The library's refusal when every slot of a reader's pool is held
+    (-ENOBUFS). The package's readers do not meet it: past ``max_held``
+    frames held they hand out copies instead (docs/python.md)."""
 
     exit_code = 2
 

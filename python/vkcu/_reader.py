@@ -342,6 +342,9 @@ class FrameBatch(list):
         return f"<vkcu.FrameBatch of {len(self)} frames: {self.indices}>"
 
 
+_MAX_HELD_LIMIT = 1024  # VKCU_READER_MAX_HELD_LIMIT (vkcu/reader.h)
+
+
 def _seconds(name: str, value) -> float:
     if isinstance(value, bool):
         raise TypeError(f"{name}={value!r}: give seconds as a number")
@@ -364,14 +367,12 @@ class Reader:
 
     The library decodes a few frames ahead of the consumer and then waits (a
     reader never runs away). A frame is held until it and its tensors are
-    gone. Iteration hands out frames of the reader's pool while fewer than
-    ``max_held - 1`` are held; past that, each further frame is copied into
-    memory of its own and its pool buffer given back (so ``list(reader)``
-    works on any clip, at the cost of one copy and one frame's memory for
-    each frame past the limit). Random access asking for more frames than
-    ``max_held`` allows raises ``FramesHeldError`` at once. With
-    ``copy=True`` every frame is a copy and none is held against the
-    limit."""
+    gone. Frames come from the reader's pool while the caller holds fewer
+    than ``max_held`` of them; past that, each further frame (iterated or
+    asked for) is copied into memory of its own and its pool buffer given
+    back at once, so ``list(reader)`` works on any clip, at the cost of one
+    copy and one frame's memory for each frame past the limit. With
+    ``copy=True`` every frame is a copy and none is held."""
 
     def __init__(self, path, *, chain: Optional[str] = None, backend: str = "auto", device: int = 0,
                  start: Union[None, float, str] = None, duration: Union[None, float, str] = None,
@@ -390,7 +391,11 @@ class Reader:
         p = _lib.ReaderParams()
         _lib.lib.vkcu_default_reader_params(ctypes.byref(p))
         p.start_time, p.duration, p.start_frame, p.frame_count = trim_args(start, duration, frames)
-        p.max_held = whole("max_held", max_held)
+        # One slot more than the caller's: the frame that comes as a copy
+        # once the caller holds max_held is decoded into it, copied and given
+        # back (at the library's largest, 1024, that slot is one of them).
+        held_limit = whole("max_held", max_held)
+        p.max_held = min(held_limit + 1, _MAX_HELD_LIMIT)
         if video_stream is not None:
             p.video_stream = whole("video_stream", video_stream)
         self._ctx = context or Context(backend, device, ring_size=ring_size, decode_threads=decode_threads,
@@ -402,7 +407,7 @@ class Reader:
         p.detach = int(bool(copy))
         p.strict = int(bool(strict))
         p.require_gpu_decode = int(bool(require_gpu_decode))
-        self._max_held = p.max_held
+        self._max_held = p.max_held - 1  # pool frames the caller may hold
         self._copy = bool(copy)
         err = _err()
         ret = _lib.lib.vkcu_reader_open(self._ctx.handle, ctypes.byref(p), ctypes.byref(self._ptr), err, len(err))
@@ -453,13 +458,13 @@ class Reader:
         if not out:
             raise StopIteration
         f = Frame(out)
-        if not self._copy and self._held() >= self._max_held:
-            # The caller keeps every frame (list(reader), say): this one took
-            # the pool's last slot. A copy goes out instead and the slot back,
-            # so that the next frame can be decoded.
+        if not self._copy and self._held() > self._max_held:
+            # The caller keeps its frames (list(reader), say) and holds
+            # max_held: this one took the spare slot. A copy goes out instead
+            # and the slot back, so that the next frame can be decoded.
             if not self._copying_said:
                 log.info("%s: %d frames held (max_held): the frames after them are copies of their own",
-                         self._path, self._max_held - 1)
+                         self._path, self._max_held)
                 self._copying_said = True
             c = f.copy()
             f.release()
@@ -513,8 +518,7 @@ class Reader:
         """The frames of these numbers, in this order. A request for more
         distinct frames than the pool has free slots is served in parts, each
         frame copied into memory of its own and its slot given back (as
-        iteration does past the limit); with no slot free the library's
-        FramesHeldError says so."""
+        iteration does past the limit)."""
         if not idx:
             return FrameBatch()
         distinct = sorted(set(idx))
@@ -522,7 +526,8 @@ class Reader:
             step, copies = 1024, False  # the library's most at once; its frames are copies already
         else:
             free = self._max_held - self._held()
-            step, copies = (len(distinct), False) if len(distinct) <= free or free < 1 else (free, True)
+            # beyond the free slots: in parts of as many as the pool takes (the spare slot too), copied
+            step, copies = (len(distinct), False) if len(distinct) <= free else (max(free + 1, 1), True)
             if copies and not self._copying_said:
                 log.info("%s: %d frames asked for, %d slots of max_held free: they come as copies of their own",
                          self._path, len(distinct), free)
