@@ -223,6 +223,26 @@ VKCU_API int vkcu_open(vkcu_context **ctx, const vkcu_settings *s);
  */
 VKCU_API void vkcu_close(vkcu_context **ctx);
 
+/**
+ * Asks the jobs of one context to stop, or withdraws that request.
+ *
+ * With stop = 1, every job running on the context (vkcu_run,
+ * vkcu_compare, vkcu_verify, vkcu_batch_run, a reader's iteration) stops
+ * at its next frame, as vkcu_request_stop() (common.h) makes every job of
+ * the process stop: it removes its partial outputs and returns
+ * VKCU_ERR_INTERRUPT. Jobs started on the context while the request stands
+ * stop at once. Unlike the process-wide request, this one can be
+ * withdrawn: stop = 0 lets the context's later jobs run, so a program that
+ * goes on after an interrupt (an interactive session, a binding that turns
+ * Ctrl-C into an exception) keeps its context usable. Other contexts' jobs
+ * are not affected.
+ *
+ * @param ctx  an open context; NULL does nothing.
+ * @param stop 1 to ask, 0 to withdraw.
+ * @note Async-signal-safe and thread-safe.
+ */
+VKCU_API void vkcu_context_stop(vkcu_context *ctx, int stop);
+
 /* One job: what to read, what to do, where to put it. Fill with
  * vkcu_default_job() first. Strings and streams stay the caller's; the
  * library reads them during vkcu_run() only. */

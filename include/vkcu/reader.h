@@ -152,7 +152,9 @@ typedef struct vkcu_reader_info {
  * @param err    receives the one-line reason on failure (the log callback
  *               gets it too); may be NULL.
  * @param errlen size of err.
- * @return 0; -EINVAL for a bad parameter (err names it); -ENOENT when the
+ * @return 0; -EINVAL for a bad parameter (err names it), also for an input
+ *         that is standard input, a FIFO, a socket or a character device
+ *         (nothing is opened then); -ENOENT when the
  *         input does not exist; VKCU_ERR_INPUT when it cannot be read or
  *         holds no video; VKCU_ERR_USAGE for a bad video_stream; -ENOMEM.
  * @note Thread-safe for distinct readers.
@@ -255,6 +257,24 @@ VKCU_API int vkcu_reader_frames_at(vkcu_reader *r, const int64_t *indices, int c
  *         vkcu_reader_frame_count.
  */
 VKCU_API int vkcu_reader_frame_at_time(vkcu_reader *r, double seconds, int64_t *index, char *err, size_t errlen);
+
+/**
+ * The frames that start in a time range: those whose pts lies in
+ * [start_seconds, stop_seconds) (seconds from the input's start, as
+ * vkcu_reader_frame_at_time counts them; a frame at a bound to within a
+ * microsecond of a tick is at it). They are the frames numbered
+ * *first .. *first + *count - 1.
+ *
+ * @param first receives the number of the first frame starting at or after
+ *              start_seconds.
+ * @param count receives how many start before stop_seconds (0 when
+ *              start_seconds == stop_seconds, or no frame starts between).
+ * @return 0; -EINVAL when stop_seconds < start_seconds, start_seconds lies
+ *         before the first frame or at or after the end of the last one, or
+ *         stop_seconds after that end; -ENOSYS as vkcu_reader_frame_count.
+ */
+VKCU_API int vkcu_reader_frames_in_time(vkcu_reader *r, double start_seconds, double stop_seconds, int64_t *first,
+                                        int64_t *count, char *err, size_t errlen);
 
 /* What a reader did. */
 typedef struct vkcu_reader_stats {

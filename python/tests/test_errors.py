@@ -24,7 +24,7 @@ def test_missing_input_is_file_not_found():
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    (dict(max_held=0), r"max_held 0 is out of range \[1, 1024\]"),
+    (dict(max_held=0), r"max_held=0 is not an integer in \[1, 1024\]"),
     (dict(chain="scale=w=32:nokey=1"), "nokey"),
     (dict(timing="sometimes"), "timing='sometimes'"),
     (dict(start="soon"), "start='soon'"),

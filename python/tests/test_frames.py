@@ -138,15 +138,27 @@ def test_copy_true_frames_are_their_own():
         assert r.get_frame_at(0).tobytes() == first
 
 
-def test_held_frames_apply_back_pressure_not_a_hang():
+def test_held_frames_past_the_limit_come_as_copies():
+    """Holding frames never fails nor hangs: once max_held frames of the
+    pool are held, each further frame is a copy of its own (its pool slot
+    goes back at once), so that list(reader) works on a clip of any length;
+    random access asking for more than the free slots gets copies too."""
     with vkcu.open(clip("h264-aac.mp4"), backend="cpu", max_held=3) as r:
         it = iter(r)
-        held = [next(it) for _ in range(3)]
-        with pytest.raises(vkcu.FramesHeldError) as e:
-            next(it)
-        assert isinstance(e.value, BufferError) and "max_held" in str(e.value)
-        held.pop()  # one released: iteration goes on
-        assert next(it).index == 3
+        held = [next(it) for _ in range(5)]
+        assert [f.index for f in held] == [0, 1, 2, 3, 4]
+        s = r.stats
+        assert s.held == 3 and s.detached == 2, s
+        # the copies are the frames a full decode gives
+        with vkcu.open(clip("h264-aac.mp4"), backend="cpu", copy=True) as ref:
+            assert [f.tobytes() for f in ref.get_frames_at(range(5))] == [f.tobytes() for f in held]
+        two = r.get_frames_at([10, 11, 10])  # no free slot: copies
+        assert two.indices == [10, 11, 10] and r.stats.held == 3 and r.stats.detached == 4
+        assert two[0]._ptr.contents.priv == two[2]._ptr.contents.priv, "a repeat is the same frame"
+        del two
+        del held[0]  # a pool frame released: the next frame is the pool's again
+        f5 = next(it)
+        assert f5.index == 5 and r.stats.held == 3 and r.stats.detached == 4
         c = held[0].copy()
-        del held
-        assert c.index == 0 and r.stats.held == 0  # the copy counts against nothing
+        del held, f5
+        assert c.index == 1 and r.stats.held == 0  # the copy counts against nothing

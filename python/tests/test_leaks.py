@@ -57,6 +57,7 @@ def test_ten_thousand_frames_memory_and_fds_flat():
         window.clear()
         del f, views
         assert r.stats.held == 0 and r.stats.frames >= 10000
+        assert r.stats.detached == 0, "a frame was copied though no more than max_held were held"
     (rss1, fd1), (rss5, fd5), (rss10, fd10) = marks[1000], marks[5000], marks[10000]
     # a leak of one 320x240 frame each would be 1.1 GB; the pool reuses its buffers
     assert rss10 - rss1 < 16 * 1024 and rss10 - rss5 < 8 * 1024, (rss1, rss5, rss10)

@@ -87,9 +87,13 @@ def test_random_access_refusals():
     with vkcu.open(clip("h264-aac.mp4"), backend="cpu", max_held=8) as r:
         with pytest.raises(ValueError, match="frame 50 does not exist"):
             r.get_frames_at([50])
-        with pytest.raises(vkcu.FramesHeldError):
-            r.get_frames_at(range(9))  # more than max_held=8 at once
-        assert len(r.get_frames_at(range(8))) == 8
+        nine = r.get_frames_at(range(9))  # more than max_held=8 at once: copies, each exact
+        assert nine.indices == list(range(9)) and r.stats.held == 0 and r.stats.detached == 9
+        ref = full_decode(clip("h264-aac.mp4"))
+        assert [(hashlib.md5(f.tobytes()).hexdigest(), f.pts, f.index) for f in nine] == ref[:9]
+        eight = r.get_frames_at(range(8))
+        assert len(eight) == 8 and r.stats.held == 8
+        assert r.get_frames_at([9])[0].index == 9 and r.stats.held == 8  # every slot held: a copy
     with vkcu.open(str(MEDIA / "corpus" / "h264.264"), backend="cpu") as r:
         assert not r.info.seekable
         with pytest.raises(vkcu.NotSeekableError, match="seekable"):

@@ -9,15 +9,16 @@ with a pytest plugin.
         for f in r:
             y = torch.from_dlpack(f.planes[0])     # CUDA tensor on the GPU backend, no copy
         frames = r.get_frames_at([10, 500, 42])     # exact frames, decoder kept between calls
+        last, some = r[-1], r[10:20:2]              # a reader is a sequence of frames
 
 A pure ctypes layer over libvkcu.so (docs/python.md says why and where the
 library is looked for); every call documented in include/vkcu/*.h.
 """
 from ._lib import version as _libversion
-from ._errors import (DeviceError, Error, FramesHeldError, InputNotFoundError, Interrupted, MediaError,
-                      MismatchError, NotSeekableError, OutputError, UsageError)
-from ._context import Context
-from ._reader import Frame, FrameFlags, Plane, Reader, ReaderStats, StreamInfo, open
+from ._errors import (DeviceError, Error, FrameIndexError, FramesHeldError, InputNotFoundError, Interrupted,
+                      MediaError, MismatchError, NotSeekableError, OutputError, UsageError)
+from ._context import Context, Progress
+from ._reader import Frame, FrameBatch, FrameFlags, Plane, Reader, ReaderStats, StreamInfo, open
 from ._regress import (CaseResult, Comparison, FrameHash, FramePair, HashList, Verification, compare, hash,
                        verify)
 
@@ -34,8 +35,8 @@ def cuda_device_count() -> int:
 library_version = _libversion
 
 __all__ = [
-    "open", "Reader", "Frame", "Plane", "FrameFlags", "StreamInfo", "ReaderStats", "Context",
+    "open", "Reader", "Frame", "FrameBatch", "Plane", "FrameFlags", "StreamInfo", "ReaderStats", "Context", "Progress",
     "hash", "compare", "verify", "HashList", "FrameHash", "Comparison", "FramePair", "Verification", "CaseResult",
     "Error", "UsageError", "MediaError", "InputNotFoundError", "NotSeekableError", "OutputError", "DeviceError",
-    "MismatchError", "Interrupted", "FramesHeldError", "library_version", "cuda_device_count", "__version__",
+    "MismatchError", "Interrupted", "FramesHeldError", "FrameIndexError", "library_version", "cuda_device_count", "__version__",
 ]

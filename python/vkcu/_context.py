@@ -9,12 +9,13 @@ from __future__ import annotations
 import atexit
 import ctypes
 import logging
-import re
 import threading
 import weakref
-from typing import Optional, Tuple, Union
+from dataclasses import dataclass
+from typing import Callable, Optional
 
 from . import _lib
+from ._args import number, parse_time, trim_args, whole  # noqa: F401 - parse_time, trim_args: used from here
 from ._errors import UsageError, from_code
 
 log = logging.getLogger("vkcu")
@@ -62,7 +63,7 @@ def _setting_text(setting: str, value: Optional[str]) -> Optional[str]:
         return name
     if setting in _FLAGS and value in ("0", "1"):
         return f"{name}={value == '1'}"
-    if setting == "start_frame" and re.fullmatch(r"-?\d+", value):
+    if setting == "start_frame" and value.lstrip("-").isdigit():
         return f"{name}='{value}f'"
     if setting in ("backend", "align", "timing"):
         return f"{name}={value!r}"
@@ -86,6 +87,38 @@ _NAME_CB = _lib.SettingNameCallback(_on_setting_name)
 # Library threads may log while the interpreter shuts down: the callbacks live as long as the process.
 _lib._py.Py_IncRef(_LOG_CB)
 _lib._py.Py_IncRef(_NAME_CB)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A job's progress report (vkcu_progress_info): at most four a second
+    while frames flow, and a last one (``final``) when the job succeeds."""
+
+    input: str
+    frames: int     #: frames handed to the sink so far
+    expected: int   #: frames the job is expected to give; 0 unknown
+    elapsed: float  #: seconds since the job started
+    fps: float
+    rate: float     #: the output's nominal frame rate; 0 unknown
+    final: bool
+
+
+_progress_of = {}  # id of a context's callback box -> the Python callable
+
+
+def _on_progress(opaque, info, _log=log):
+    fn = _progress_of.get(opaque)
+    if fn is None:
+        return
+    i = info.contents
+    try:
+        fn(Progress(_lib.text(i.input or b""), i.frames, i.expected, i.elapsed, i.fps, i.rate, bool(i.final)))
+    except Exception:  # noqa: BLE001 - never raise into C: the job goes on
+        _log.exception("vkcu: the progress callback raised")
+
+
+_PROGRESS_CB = _lib.ProgressCallback(_on_progress)
+_lib._py.Py_IncRef(_PROGRESS_CB)
 
 _live_readers = weakref.WeakSet()
 _live_contexts = weakref.WeakSet()
@@ -123,30 +156,41 @@ class Context:
 
     def __init__(self, backend: str = "auto", device: int = 0, *, ring_size: Optional[int] = None,
                  decode_threads: Optional[int] = None, log_level: str = "warning",
-                 stall_timeout: Optional[float] = None):
+                 stall_timeout: Optional[float] = None, progress: Optional[Callable[[Progress], None]] = None):
+        self._ptr = ctypes.c_void_p()
         s = _lib.Settings()
         _lib.lib.vkcu_default_settings(ctypes.byref(s))
-        if backend not in _lib.BACKENDS:
+        if not isinstance(backend, str) or backend not in _lib.BACKENDS:
             raise UsageError(f"backend={backend!r}: give 'auto', 'cpu' or 'gpu'")
-        if log_level not in _LOG_LEVEL_NAMES:
+        if not isinstance(log_level, str) or log_level not in _LOG_LEVEL_NAMES:
             raise UsageError(f"log_level={log_level!r}: give one of {', '.join(_LOG_LEVEL_NAMES)}")
+        if progress is not None and not callable(progress):
+            raise TypeError(f"progress={progress!r}: give a function taking a vkcu.Progress")
         s.backend = _lib.BACKENDS[backend]
-        s.device = _int("device", device)
+        s.device = whole("device", device)
         if ring_size is not None:
-            s.ring_size = _int("ring_size", ring_size)
+            s.ring_size = whole("ring_size", ring_size)
         if decode_threads is not None:
-            s.decode_threads = _int("decode_threads", decode_threads)
+            s.decode_threads = whole("decode_threads", decode_threads)
         if stall_timeout is not None:
-            s.stall_timeout_ms = int(round(float(stall_timeout) * 1000))
+            s.stall_timeout_ms = int(round(number("stall_timeout", stall_timeout) * 1000))
         s.log_callback = _LOG_CB
         s.log_level = _LOG_LEVEL_NAMES[log_level]
         s.setting_name_callback = _NAME_CB
+        # Set when Ctrl-C asked this context's job to stop (run_interruptible).
+        self._stop_requested = threading.Event()
+        self._progress_key = None
+        if progress is not None:
+            self._progress_key = id(self._stop_requested)  # an id that lives as long as this context
+            _progress_of[self._progress_key] = progress
+            s.progress_callback = ctypes.cast(_PROGRESS_CB, ctypes.c_void_p)
+            s.progress_opaque = self._progress_key
         self.backend = backend
         self.device = s.device
-        self._ptr = ctypes.c_void_p()
         take_last_error()
         ret = _lib.lib.vkcu_open(ctypes.byref(self._ptr), ctypes.byref(s))
         if ret < 0:
+            _progress_of.pop(self._progress_key, None)
             raise from_code(ret, take_last_error("cannot open a vkcu context"))
         register(self)
 
@@ -156,9 +200,10 @@ class Context:
             raise UsageError("the vkcu context is closed")
         return self._ptr
 
-    def close(self, _close=_lib.lib.vkcu_close, _byref=ctypes.byref) -> None:
+    def close(self, _close=_lib.lib.vkcu_close, _byref=ctypes.byref, _progress=_progress_of) -> None:
         if getattr(self, "_ptr", None):
             _close(_byref(self._ptr))
+            _progress.pop(getattr(self, "_progress_key", None), None)
 
     def __enter__(self) -> "Context":
         return self
@@ -170,57 +215,62 @@ class Context:
         self.close()
 
 
-def _int(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
+def run_interruptible(ctx: "Context", call: Callable[[], int]) -> int:
+    """Runs ``call`` (one blocking library call of a job on ``ctx``) so that
+    Ctrl-C ends it: the call runs on a thread of its own while this one
+    waits where Python can take the signal; on KeyboardInterrupt the
+    context's job is asked to stop (it removes its partial outputs), this
+    waits for it to return, withdraws the request so that the context runs
+    later jobs, and raises KeyboardInterrupt again. A call made on another
+    thread than the main one (where no signal is delivered) runs as it is.
+    Returns the call's return value; ``take_last_error`` then gives the line
+    the library logged on the call's thread."""
+    if threading.current_thread() is not threading.main_thread():
+        return call()
+    box = {}
+    done = threading.Event()
+    lock = threading.Lock()
+    # "new" -> "running" (the worker took the call) or "abandoned" (Ctrl-C came
+    # before it did: it must not start the job). Whoever is first decides,
+    # under the lock, so the waiting below never waits for a call that will
+    # not run, and never leaves while one runs on the caller's buffers.
+    phase = ["new"]
+
+    def work():
+        with lock:
+            if phase[0] == "abandoned":
+                return
+            phase[0] = "running"
         try:
-            import operator
-            return operator.index(value)
-        except TypeError:
-            raise UsageError(f"{name}={value!r}: give a whole number") from None
-    return value
+            box["ret"] = call()
+            box["line"] = take_last_error()
+        except BaseException as e:  # noqa: BLE001 - handed to the waiting thread
+            box["error"] = e
+        finally:
+            done.set()
 
-
-_TIME = re.compile(r"(?:(\d+):)?(?:(\d+):)?(\d+(?:\.\d*)?|\.\d+)")
-
-
-def parse_time(name: str, value: Union[None, int, float, str]) -> Tuple[float, int]:
-    """``start``/``duration``: seconds (a number, ``"SS.s"``, ``"MM:SS"``,
-    ``"HH:MM:SS"``) or a frame count ``"NNNf"``. Returns (seconds, frames),
-    each -1 when not given."""
-    if value is None:
-        return -1.0, -1
-    if isinstance(value, bool):
-        raise UsageError(f"{name}={value!r}: give seconds or a frame number such as '300f'")
-    if isinstance(value, (int, float)):
-        if value != value:
-            raise UsageError(f"{name}={value!r}: not a number; give seconds (12.5) or a frame number ('300f')")
-        if not value >= 0:
-            raise UsageError(f"{name}={value!r}: must not be negative")
-        return float(value), -1
-    if isinstance(value, str):
-        v = value.strip()
-        if v.endswith("f") and v[:-1].isdigit():
-            return -1.0, int(v[:-1])
-        m = _TIME.fullmatch(v)
-        if m:
-            parts = [p for p in m.groups() if p is not None]
-            secs = 0.0
-            for p in parts:
-                secs = secs * 60 + float(p)
-            return secs, -1
-    raise UsageError(f"{name}={value!r}: give seconds (12.5, '1:02.5') or a frame number ('300f')")
-
-
-def trim_args(start, duration, frames) -> Tuple[float, float, int, int]:
-    """(start_time, duration, start_frame, frame_count) for the C structs."""
-    st, sf = parse_time("start", start)
-    dt, df = parse_time("duration", duration)
-    if frames is not None:
-        if df >= 0:
-            raise UsageError("duration in frames and frames are both given; give one")
-        if dt >= 0:
-            raise UsageError("duration and frames are both given; give one")
-        df = _int("frames", frames)
-        if df < 0:
-            raise UsageError(f"frames={frames}: must not be negative")
-    return st, dt, sf, df
+    try:
+        threading.Thread(target=work, name="vkcu-job", daemon=True).start()
+        # A bounded wait, again and again: a SIGINT that the kernel handed to
+        # one of the library's threads is still seen here within a moment.
+        while not done.wait(0.25):
+            pass
+    except KeyboardInterrupt:
+        with lock:
+            running = phase[0] == "running"
+            phase[0] = "abandoned" if not running else phase[0]
+        if running:
+            ctx._stop_requested.set()
+            _lib.lib.vkcu_context_stop(ctx.handle, 1)
+            while not done.is_set():
+                try:
+                    done.wait()
+                except KeyboardInterrupt:
+                    pass  # stopping already
+            _lib.lib.vkcu_context_stop(ctx.handle, 0)
+            ctx._stop_requested.clear()
+        raise
+    if "error" in box:
+        raise box["error"]
+    _last_error.line = box.get("line", "")
+    return box["ret"]

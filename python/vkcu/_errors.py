@@ -54,6 +54,19 @@ class NotSeekableError(MediaError):
     timestamps, a pipe): iterate it instead."""
 
 
+class FrameIndexError(UsageError, IndexError):
+    """A frame number outside the input's frames (also an IndexError, as a
+    sequence's index out of range is): numbers run from 0 to ``len(reader) -
+    1``, or from ``-len(reader)`` to -1 counting from the end."""
+
+
+class _NoLength(NotSeekableError, TypeError):
+    """``len(reader)`` of an input whose frames cannot be numbered. Also a
+    TypeError, as ``len()`` of an object without a length is, so that
+    ``list(reader)`` (which asks for the length first, as a hint) iterates
+    such an input instead of failing."""
+
+
 class OutputError(Error):
     """An output cannot be written (exit code 4): the folder is missing or
     read-only, the file exists without ``overwrite``, the disk is full."""
@@ -81,9 +94,9 @@ class Interrupted(Error):
 
 
 class FramesHeldError(Error, BufferError):
-    """The caller holds ``max_held`` frames already: release some (``del``
-    them and their tensors), open the reader with a larger ``max_held``, or
-    with ``copy=True`` (every frame a copy of its own)."""
+    """The library's refusal when every slot of a reader's pool is held
+    (-ENOBUFS). The package's readers do not meet it: past ``max_held``
+    frames held they hand out copies instead (docs/python.md)."""
 
     exit_code = 2
 

@@ -88,6 +88,16 @@ LogCallback = CFUNCTYPE(None, c_void_p, c_int, c_char_p)
 SettingNameCallback = CFUNCTYPE(c_void_p, c_void_p, c_char_p, c_char_p, c_void_p, c_size_t)
 
 
+class ProgressInfo(Structure):
+    _fields_ = [
+        ("input", c_char_p), ("frames", c_int64), ("expected", c_int64), ("elapsed", c_double), ("fps", c_double),
+        ("rate", c_double), ("final", c_int),
+    ]
+
+
+ProgressCallback = CFUNCTYPE(None, c_void_p, POINTER(ProgressInfo))
+
+
 class Settings(Structure):
     _fields_ = [
         ("log_callback", LogCallback), ("log_opaque", c_void_p), ("log_level", c_int),
@@ -428,6 +438,9 @@ _proto("vkcu_error_string", c_char_p, c_int, c_char_p, c_size_t)
 _proto("vkcu_default_settings", None, POINTER(Settings))
 _proto("vkcu_open", c_int, POINTER(c_void_p), POINTER(Settings))
 _proto("vkcu_close", None, POINTER(c_void_p))
+_proto("vkcu_context_stop", None, c_void_p, c_int)
+_proto("vkcu_parse_int", c_int, c_char_p, c_int64, c_int64, POINTER(c_int64))
+_proto("vkcu_parse_number", c_int, c_char_p, c_double, c_double, POINTER(c_double))
 _proto("vkcu_default_job", None, POINTER(Job))
 _proto("vkcu_run", c_int, c_void_p, POINTER(Job), POINTER(JobResult))
 _proto("vkcu_chain_check", c_int, c_char_p, c_char_p, c_size_t)
@@ -447,6 +460,8 @@ _proto("vkcu_reader_frame_count", c_int, c_void_p, POINTER(c_int64), c_char_p, c
 _proto("vkcu_reader_frames_at", c_int, c_void_p, POINTER(c_int64), c_int, POINTER(POINTER(FrameStruct)), c_char_p,
        c_size_t)
 _proto("vkcu_reader_frame_at_time", c_int, c_void_p, c_double, POINTER(c_int64), c_char_p, c_size_t)
+_proto("vkcu_reader_frames_in_time", c_int, c_void_p, c_double, c_double, POINTER(c_int64), POINTER(c_int64), c_char_p,
+       c_size_t)
 _proto("vkcu_reader_stats_get", None, c_void_p, POINTER(ReaderStats))
 _proto("vkcu_reader_close", None, POINTER(c_void_p))
 _proto("vkcu_frame_ref", POINTER(FrameStruct), POINTER(FrameStruct))
@@ -551,10 +566,38 @@ def capsule(tensor: int, versioned: bool):
 
 
 # ---- strings ----
-def b(s: Optional[str]) -> Optional[bytes]:
-    if s is None:
+# A C string ends at its first NUL, and ctypes passes a Python string's
+# bytes up to there without a word: "mid.mkv\0.png" would open mid.mkv.
+# Every string the package hands the library comes through here.
+def _no_nul(name: str, value, raw: bytes) -> bytes:
+    if b"\0" in raw:
+        from ._errors import UsageError
+        raise UsageError(f"{name}={value!r}: contains a NUL character, where the library's text would end; "
+                         "remove it", -22)
+    return raw
+
+
+def path_arg(name: str, value) -> Optional[bytes]:
+    """A file name for the library: str, bytes or os.PathLike (None: not given)."""
+    if value is None:
         return None
-    return os.fsencode(s) if isinstance(s, (str, os.PathLike)) else bytes(s)
+    if isinstance(value, (str, bytes, os.PathLike)):
+        raw = os.fsencode(value)
+        if isinstance(raw, bytes):
+            return _no_nul(name, value, raw)
+    raise TypeError(f"{name}={value!r}: give a path (str, bytes or os.PathLike), not {type(value).__name__}")
+
+
+def text_arg(name: str, value, what: str = "text") -> Optional[bytes]:
+    """A setting written as text (a chain, an algorithm, a case name): str or
+    bytes (None: not given)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return _no_nul(name, value, value.encode("utf-8", "surrogateescape"))
+    if isinstance(value, bytes):
+        return _no_nul(name, value, value)
+    raise TypeError(f"{name}={value!r}: give {what} as a str, not {type(value).__name__}")
 
 
 def text(raw: bytes) -> str:

@@ -4,14 +4,18 @@ access and DLPack export."""
 from __future__ import annotations
 
 import ctypes
+import logging
 import operator
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import _lib
+from ._args import whole
 from ._context import Context, register, trim_args
-from ._errors import UsageError, from_code
+from ._errors import FrameIndexError, NotSeekableError, UsageError, _NoLength, from_code
+
+log = logging.getLogger("vkcu")
 
 _ERRLEN = 640
 _DL_CPU, _DL_CUDA = 1, 2
@@ -123,6 +127,8 @@ class Plane:
         return numpy.from_dlpack(self)
 
     def __repr__(self) -> str:
+        if not getattr(self._frame, "_ptr", None):
+            return f"<vkcu.Plane {self.index} of a released frame>"
         return f"<vkcu.Plane {self.index} of {self._frame!r}: {self.rows} rows of {self.row_bytes} bytes>"
 
 
@@ -139,11 +145,19 @@ class Frame:
     packed RGB) and for planar layouts whose planes share a size (4:4:4,
     gbrp), the latter as (planes, rows, samples)."""
 
-    __slots__ = ("_ptr", "_s", "__weakref__")
+    __slots__ = ("_ptr", "_contents", "__weakref__")
 
     def __init__(self, ptr):
         self._ptr = ptr
-        self._s = ptr.contents
+        self._contents = ptr.contents
+
+    @property
+    def _s(self) -> _lib.FrameStruct:
+        """The library's struct: every attribute reads it, and after
+        ``release()`` it may be freed memory, so nothing reads it then."""
+        if not self._ptr:
+            raise UsageError("the frame was released")
+        return self._contents
 
     # ---- what the frame is ----
     @property
@@ -223,18 +237,19 @@ class Frame:
         return Frame(out)
 
     def release(self, _unref=_lib.lib.vkcu_frame_unref, _byref=ctypes.byref) -> None:
-        """Drops this object's reference now (tensors made from it keep theirs).
+        """Drops this object's reference now (tensors made from it keep theirs);
+        every attribute then raises ``UsageError("the frame was released")``.
         (The defaults keep what it needs for frames freed at shutdown.)"""
         if getattr(self, "_ptr", None):
             _unref(_byref(self._ptr))
             self._ptr = None
+            self._contents = None
 
     def __del__(self):
         self.release()
 
     def _alive(self) -> None:
-        if not self._ptr:
-            raise UsageError("the frame was released")
+        self._s  # noqa: B018 - raises when released
 
     def _need_host(self, what: str) -> None:
         self._alive()
@@ -285,6 +300,10 @@ class Frame:
         """Every plane's packed rows, in order: what ``vkcu hash`` hashes."""
         return b"".join(p.tobytes() for p in self.planes)
 
+    @property
+    def duration_seconds(self) -> float:
+        return float(self._s.duration * self.time_base)
+
     def __repr__(self) -> str:
         if not getattr(self, "_ptr", None):
             return "<vkcu.Frame (released)>"
@@ -297,18 +316,63 @@ def _frames_from(array, n: int) -> List[Frame]:
     return [Frame(ctypes.cast(array[i], ctypes.POINTER(_lib.FrameStruct))) for i in range(n)]
 
 
+class FrameBatch(list):
+    """Frames asked for together, in the order asked (``get_frames_at``,
+    ``get_frames_in_range``, ``get_frames_played_at``,
+    ``get_frames_played_in_range``, ``reader[a:b:c]``): a list of Frame, with
+    their numbers and times side by side as TorchCodec's FrameBatch has them.
+    The frames keep their own memory (no stacked copy is made); stack planes
+    yourself where you want one tensor, e.g.
+    ``torch.stack([torch.from_dlpack(f.planes[0]) for f in batch])``."""
+
+    @property
+    def indices(self) -> List[Optional[int]]:
+        """Each frame's number (presentation order from 0)."""
+        return [f.index for f in self]
+
+    @property
+    def pts_seconds(self) -> List[float]:
+        return [f.time for f in self]
+
+    @property
+    def duration_seconds(self) -> List[float]:
+        return [f.duration_seconds for f in self]
+
+    def __repr__(self) -> str:
+        return f"<vkcu.FrameBatch of {len(self)} frames: {self.indices}>"
+
+
+_MAX_HELD_LIMIT = 1024  # VKCU_READER_MAX_HELD_LIMIT (vkcu/reader.h)
+
+
+def _seconds(name: str, value) -> float:
+    if isinstance(value, bool):
+        raise TypeError(f"{name}={value!r}: give seconds as a number")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}={value!r}: give seconds as a number") from None
+
+
 class Reader:
     """Frames of one video stream, decoded, through a chain, one at a time.
 
     ``vkcu.open(path, ...)`` makes one; use it as a context manager. Iterate
     it for the frames of its window (``start``/``duration``/``frames``), and
-    use ``get_frames_at``/``get_frames_played_at`` for exact frames anywhere.
+    index it for exact frames anywhere: ``reader[10]``, ``reader[-1]``,
+    ``reader[10:20:2]``, ``len(reader)``, ``get_frames_at``,
+    ``get_frames_in_range``, ``get_frames_played_at``,
+    ``get_frames_played_in_range`` (TorchCodec's VideoDecoder names and
+    rules).
 
     The library decodes a few frames ahead of the consumer and then waits (a
-    reader never runs away). You may hold ``max_held`` frames at once (a
-    frame is held until it and its tensors are gone); one more raises
-    ``FramesHeldError`` at once. With ``copy=True`` every frame is copied into
-    memory of its own and none is held against the limit."""
+    reader never runs away). A frame is held until it and its tensors are
+    gone. Frames come from the reader's pool while the caller holds fewer
+    than ``max_held`` of them; past that, each further frame (iterated or
+    asked for) is copied into memory of its own and its pool buffer given
+    back at once, so ``list(reader)`` works on any clip, at the cost of one
+    copy and one frame's memory for each frame past the limit. With
+    ``copy=True`` every frame is a copy and none is held."""
 
     def __init__(self, path, *, chain: Optional[str] = None, backend: str = "auto", device: int = 0,
                  start: Union[None, float, str] = None, duration: Union[None, float, str] = None,
@@ -319,30 +383,38 @@ class Reader:
                  log_level: str = "warning"):
         self._ptr = ctypes.c_void_p()
         self._path = path
-        self._ctx = context or Context(backend, device, ring_size=ring_size, decode_threads=decode_threads,
-                                       log_level=log_level)
-        if timing not in _lib.TIMINGS:
+        # Everything checked before anything is opened.
+        self._input = _lib.path_arg("path", path)
+        self._chain = _lib.text_arg("chain", chain, "the operators") or None
+        if not isinstance(timing, str) or timing not in _lib.TIMINGS:
             raise UsageError(f"timing={timing!r}: give 'decoded', 'vfr' or 'cfr'")
         p = _lib.ReaderParams()
         _lib.lib.vkcu_default_reader_params(ctypes.byref(p))
-        self._input = _lib.b(path)
-        self._chain = _lib.b(chain) if chain else None
+        p.start_time, p.duration, p.start_frame, p.frame_count = trim_args(start, duration, frames)
+        # One slot more than the caller's: the frame that comes as a copy
+        # once the caller holds max_held is decoded into it, copied and given
+        # back (at the library's largest, 1024, that slot is one of them).
+        held_limit = whole("max_held", max_held)
+        p.max_held = min(held_limit + 1, _MAX_HELD_LIMIT)
+        if video_stream is not None:
+            p.video_stream = whole("video_stream", video_stream)
+        self._ctx = context or Context(backend, device, ring_size=ring_size, decode_threads=decode_threads,
+                                       log_level=log_level)
         p.input = self._input
         p.chain = self._chain
-        p.start_time, p.duration, p.start_frame, p.frame_count = trim_args(start, duration, frames)
         p.timing = _lib.TIMINGS[timing]
-        p.max_held = operator.index(max_held)
         p.cuda_frames = int(bool(cuda))
         p.detach = int(bool(copy))
         p.strict = int(bool(strict))
         p.require_gpu_decode = int(bool(require_gpu_decode))
-        if video_stream is not None:
-            p.video_stream = operator.index(video_stream)
+        self._max_held = p.max_held - 1  # pool frames the caller may hold
+        self._copy = bool(copy)
         err = _err()
         ret = _lib.lib.vkcu_reader_open(self._ctx.handle, ctypes.byref(p), ctypes.byref(self._ptr), err, len(err))
         if ret < 0:
             raise from_code(ret, _lib.text(err.value), filename=str(path))
         self._iterating = False
+        self._copying_said = False
         register(self)
 
     # ---- the input ----
@@ -357,12 +429,17 @@ class Reader:
 
     def __len__(self) -> int:
         """The number of frames (counted once by reading the packets): the
-        numbers ``get_frames_at`` takes are 0 .. len - 1."""
+        numbers random access takes are 0 .. len - 1. An input whose frames
+        cannot be numbered (a raw stream) raises NotSeekableError, which is
+        also a TypeError, as len() of an object without a length is."""
         n = ctypes.c_int64()
         err = _err()
         ret = _lib.lib.vkcu_reader_frame_count(self._handle(), ctypes.byref(n), err, len(err))
         if ret < 0:
-            raise from_code(ret, _lib.text(err.value))
+            e = from_code(ret, _lib.text(err.value))
+            if isinstance(e, NotSeekableError):
+                raise _NoLength(e.message, e.code) from None
+            raise e
         return n.value
 
     # ---- iteration ----
@@ -380,46 +457,178 @@ class Reader:
             raise from_code(ret, _lib.text(err.value))
         if not out:
             raise StopIteration
-        return Frame(out)
+        f = Frame(out)
+        if not self._copy and self._held() > self._max_held:
+            # The caller keeps its frames (list(reader), say) and holds
+            # max_held: this one took the spare slot. A copy goes out instead
+            # and the slot back, so that the next frame can be decoded.
+            if not self._copying_said:
+                log.info("%s: %d frames held (max_held): the frames after them are copies of their own",
+                         self._path, self._max_held)
+                self._copying_said = True
+            c = f.copy()
+            f.release()
+            return c
+        return f
 
     def rewind(self) -> None:
         """The next frame is the window's first again."""
         _lib.lib.vkcu_reader_rewind(self._handle())
 
+    def _held(self) -> int:
+        s = _lib.ReaderStats()
+        _lib.lib.vkcu_reader_stats_get(self._handle(), ctypes.byref(s))
+        return s.held
+
     # ---- random access ----
-    def get_frames_at(self, indices: Iterable[int]) -> List[Frame]:
-        """The frames with these numbers (presentation order from 0), exact:
-        each decoded from the keyframe before it, as ``start='Nf'`` does; the
-        decoder (and the GPU) stay set up between calls. Any order, repeats
-        allowed (the same frame again). The chain must look at one frame at a
-        time (no denoise, deinterlace or fps)."""
-        idx = [operator.index(i) for i in indices]
+    def _numbers(self, indices: Iterable[int]) -> List[int]:
+        """Frame numbers from 0, negative ones counted from the end, checked
+        against the input's frames before they reach ctypes (which would keep
+        the low 64 bits of a larger number)."""
+        idx = []
+        for i in indices:
+            if isinstance(i, bool):
+                raise TypeError(f"frame number {i!r}: give an integer")
+            try:
+                idx.append(operator.index(i))
+            except TypeError:
+                raise TypeError(f"frame number {i!r}: give an integer") from None
         if not idx:
-            return []
-        arr = (ctypes.c_int64 * len(idx))(*idx)
-        out = (ctypes.POINTER(_lib.FrameStruct) * len(idx))()
+            return idx
+        n = len(self)
+        out = []
+        for i in idx:
+            j = i + n if i < 0 else i
+            if not 0 <= j < n:
+                raise FrameIndexError(f"{self._path}: frame {i} does not exist: the input has {n} frames (0 to "
+                                      f"{n - 1}, or -{n} to -1 from the end)", -22)
+            out.append(j)
+        return out
+
+    def _fetch(self, targets: List[int]) -> List[Frame]:
+        arr = (ctypes.c_int64 * len(targets))(*targets)
+        out = (ctypes.POINTER(_lib.FrameStruct) * len(targets))()
         err = _err()
-        ret = _lib.lib.vkcu_reader_frames_at(self._handle(), arr, len(idx), out, err, len(err))
+        ret = _lib.lib.vkcu_reader_frames_at(self._handle(), arr, len(targets), out, err, len(err))
         if ret < 0:
             raise from_code(ret, _lib.text(err.value))
-        return _frames_from(out, len(idx))
+        return _frames_from(out, len(targets))
+
+    def _frames_at(self, idx: List[int]) -> FrameBatch:
+        """The frames of these numbers, in this order. A request for more
+        distinct frames than the pool has free slots is served in parts, each
+        frame copied into memory of its own and its slot given back (as
+        iteration does past the limit)."""
+        if not idx:
+            return FrameBatch()
+        distinct = sorted(set(idx))
+        if self._copy:
+            step, copies = 1024, False  # the library's most at once; its frames are copies already
+        else:
+            free = self._max_held - self._held()
+            # beyond the free slots: in parts of as many as the pool takes (the spare slot too), copied
+            step, copies = (len(distinct), False) if len(distinct) <= free else (max(free + 1, 1), True)
+            if copies and not self._copying_said:
+                log.info("%s: %d frames asked for, %d slots of max_held free: they come as copies of their own",
+                         self._path, len(distinct), free)
+                self._copying_said = True
+        got = {}
+        for k in range(0, len(distinct), step):
+            part = distinct[k:k + step]
+            frames = self._fetch(part)
+            if copies:
+                kept = []
+                for f in frames:
+                    kept.append(f.copy())
+                    f.release()
+                frames = kept
+            got.update(zip(part, frames))
+        batch, handed = FrameBatch(), set()
+        for i in idx:
+            f = got[i]
+            if i in handed:  # a repeat: the same frame, a reference of its own
+                f = Frame(_lib.lib.vkcu_frame_ref(f._ptr))
+            handed.add(i)
+            batch.append(f)
+        return batch
+
+    def get_frames_at(self, indices: Iterable[int]) -> FrameBatch:
+        """The frames with these numbers (presentation order from 0; -1 is the
+        last), exact: each decoded from the keyframe before it, as
+        ``start='Nf'`` does; the decoder (and the GPU) stay set up between
+        calls. Any order, repeats allowed (the same frame again). The chain
+        must look at one frame at a time (no denoise, deinterlace or fps)."""
+        return self._frames_at(self._numbers(indices))
 
     def get_frame_at(self, index: int) -> Frame:
         return self.get_frames_at([index])[0]
 
-    def index_at(self, seconds: float) -> int:
-        """The number of the frame shown at ``seconds`` (from the input's start)."""
+    def get_frames_in_range(self, start: int, stop: int, step: int = 1) -> FrameBatch:
+        """Frames start, start + step, ... before stop, as ``range`` counts
+        and with a slice's rules: negative numbers count from the end, bounds
+        past either end are cut to it (``get_frames_in_range(-10, 1000)``:
+        the last ten frames); ``step`` must be positive (TorchCodec's rule)."""
+        for name, v in (("start", start), ("stop", stop), ("step", step)):
+            if isinstance(v, bool):
+                raise TypeError(f"{name}={v!r}: give an integer")
+            try:
+                operator.index(v)
+            except TypeError:
+                raise TypeError(f"{name}={v!r}: give an integer") from None
+        if operator.index(step) < 1:
+            raise UsageError(f"step={step!r} is not a positive integer (frames are given in increasing order)", -22)
+        return self._frames_at(list(range(*slice(start, stop, step).indices(len(self)))))
+
+    def __getitem__(self, key: Union[int, slice]) -> Union[Frame, FrameBatch]:
+        """``reader[i]``: frame i (negative: from the end; IndexError past
+        either end); ``reader[a:b:c]``: a FrameBatch with a slice's rules (a
+        negative step gives the frames in decreasing order)."""
+        if isinstance(key, slice):
+            return self._frames_at(list(range(*key.indices(len(self)))))
+        if isinstance(key, bool) or not hasattr(key, "__index__"):
+            raise TypeError(f"reader[{key!r}]: give a frame number or a slice")
+        return self.get_frame_at(key)
+
+    def _index_at(self, seconds) -> int:
         n = ctypes.c_int64()
         err = _err()
-        ret = _lib.lib.vkcu_reader_frame_at_time(self._handle(), float(seconds), ctypes.byref(n), err, len(err))
+        ret = _lib.lib.vkcu_reader_frame_at_time(self._handle(), _seconds("seconds", seconds), ctypes.byref(n), err,
+                                                 len(err))
         if ret < 0:
             raise from_code(ret, _lib.text(err.value))
         return n.value
 
-    def get_frames_played_at(self, seconds: Sequence[float]) -> List[Frame]:
+    def index_at(self, seconds: Union[float, Sequence[float]]) -> Union[int, List[int]]:
+        """The number of the frame shown at ``seconds`` (from the input's
+        start), or a list of numbers for a list of times."""
+        if isinstance(seconds, (int, float)) and not isinstance(seconds, bool):
+            return self._index_at(seconds)
+        if isinstance(seconds, (str, bytes)) or not hasattr(seconds, "__iter__"):
+            return self._index_at(seconds)  # refused there, with the value named
+        return [self._index_at(t) for t in seconds]
+
+    def get_frames_played_at(self, seconds: Sequence[float]) -> FrameBatch:
         """The frames shown at these times (seconds from the input's start):
         for each, the last frame that starts at or before it."""
-        return self.get_frames_at([self.index_at(t) for t in seconds])
+        return self._frames_at([self._index_at(t) for t in seconds])
+
+    def get_frame_played_at(self, seconds: float) -> Frame:
+        return self.get_frames_played_at([seconds])[0]
+
+    def get_frames_played_in_range(self, start_seconds: float, stop_seconds: float) -> FrameBatch:
+        """The frames that start in [start_seconds, stop_seconds), in order
+        (TorchCodec's rule: each frame's time lies in the half-open range;
+        ``start_seconds == stop_seconds`` gives none). ValueError when the
+        range ends before it starts, starts outside the frames' times, or
+        ends after the last frame's end."""
+        first, count = ctypes.c_int64(), ctypes.c_int64()
+        err = _err()
+        ret = _lib.lib.vkcu_reader_frames_in_time(self._handle(), _seconds("start_seconds", start_seconds),
+                                                  _seconds("stop_seconds", stop_seconds), ctypes.byref(first),
+                                                  ctypes.byref(count), err, len(err))
+        if ret < 0:
+            raise from_code(ret, _lib.text(err.value))
+        return self._frames_at(list(range(first.value, first.value + count.value)))
 
     # ---- the rest ----
     @property

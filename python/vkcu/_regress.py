@@ -14,7 +14,8 @@ from fractions import Fraction
 from typing import Dict, Iterable, List, Optional, Sequence, Union
 
 from . import _lib
-from ._context import Context, trim_args
+from ._args import number, whole
+from ._context import Context, run_interruptible, take_last_error, trim_args
 from ._errors import UsageError, from_code
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -154,24 +155,38 @@ def hash(path: PathLike, *, chain: Optional[str] = None, algo: str = "md5", star
     """Per-frame hashes of a clip through a chain, as ``vkcu hash`` writes them
     (docs/hash.md): the same frames, timestamps and hashes on either backend.
     ``algo``: md5, sha256, crc32, xxh64 or blake3."""
-    ctx = _context(context, backend, device)
+    return _hash(path, chain=chain, algo=algo, start=start, duration=duration, frames=frames, strict=strict,
+                 backend=backend, device=device, context=context)
+
+
+def _hash(path: PathLike, *, chain=None, algo="md5", start=None, duration=None, frames=None, max_frames=None,
+          strict=False, backend="auto", device=0, context=None) -> HashList:
+    """hash(), and the first ``max_frames`` output frames (a manifest's
+    ``frames`` key: the golden checks)."""
+    keep = [_lib.path_arg("path", path), _lib.text_arg("chain", chain, "the operators") or None]
+    raw_algo = _lib.text_arg("algo", algo, "the algorithm's name")
+    trim = trim_args(start, duration, frames)
     code = ctypes.c_int()
-    if _lib.lib.vkcu_hash_algo_parse(_lib.b(algo), ctypes.byref(code)) < 0:
+    if _lib.lib.vkcu_hash_algo_parse(raw_algo, ctypes.byref(code)) < 0:
         raise UsageError(f"algo={algo!r}: give md5, sha256, crc32, xxh64 or blake3")
+    ctx = _context(context, backend, device)
     job = _lib.Job()
     _lib.lib.vkcu_default_job(ctypes.byref(job))
-    keep = [_lib.b(path), _lib.b(chain) if chain else None]
     job.input, job.chain = keep
     job.sink = _lib.SINK_HASH
     job.hash_algo = code.value
     job.hash_format = _lib.HASH_FORMAT_JSON
     job.strict = int(bool(strict))
-    job.start_time, job.duration, job.start_frame, job.frame_count = trim_args(start, duration, frames)
+    job.start_time, job.duration, job.start_frame, job.frame_count = trim
+    if max_frames is not None:
+        job.max_frames = whole("frames", max_frames)
     out = _lib.MemStream()
     job.hash_out = out.file
     res = _lib.JobResult()
-    ret = _lib.lib.vkcu_run(ctx.handle, ctypes.byref(job), ctypes.byref(res))
-    data = out.close()
+    try:
+        ret = run_interruptible(ctx, lambda: _lib.lib.vkcu_run(ctx.handle, ctypes.byref(job), ctypes.byref(res)))
+    finally:
+        data = out.close()
     if ret < 0:
         raise from_code(ret, _lib.text(res.error), filename=str(path))
     header, summary, rows = {}, {}, []
@@ -213,27 +228,35 @@ def compare(a: PathLike, b: PathLike, *, chain: Optional[str] = None, chain_a: O
     and a verdict against the limits (neither limit: identical frames
     required). A mismatch is a verdict (``passed`` False), not an exception;
     a missing input, a bad option or an unwritable file raise."""
-    ctx = _context(context, backend, device)
-    if align not in _lib.ALIGNS:
+    if not isinstance(align, str) or align not in _lib.ALIGNS:
         raise UsageError(f"align={align!r}: give 'start', 'pts' or 'index'")
+    # Everything checked before anything is opened.
+    keep = {"a": _lib.path_arg("a", a), "b": _lib.path_arg("b", b),
+            "diff_image": _lib.path_arg("diff_image", diff_image),
+            "report_html": _lib.path_arg("report_html", report_html)}
+    for k, v in (("chain", chain), ("chain_a", chain_a), ("chain_b", chain_b)):
+        keep[k] = _lib.text_arg(k, v, "the operators") or None
+    trim = trim_args(start, duration, frames)
+    limits = (whole("max_diff", max_diff) if max_diff is not None else None,
+              number("min_psnr", min_psnr) if min_psnr is not None else None,
+              number("min_vmaf", min_vmaf) if min_vmaf is not None else None)
+    ctx = _context(context, backend, device)
     job = _lib.CompareJob()
     _lib.lib.vkcu_default_compare_job(ctypes.byref(job))
     tmp = tempfile.TemporaryDirectory(prefix="vkcu-compare-")
     rows_path = None
     if not _is_hash_list(a) and not _is_hash_list(b):
         rows_path = os.path.join(tmp.name, "rows.json")
-    keep = {k: (_lib.b(v) if v is not None else None) for k, v in dict(
-        a=a, b=b, chain=chain or None, chain_a=chain_a or None, chain_b=chain_b or None,
-        diff_image=diff_image, report_html=report_html, json=rows_path).items()}
+    keep["json"] = _lib.path_arg("json", rows_path)
     for k, v in keep.items():
         setattr(job, k, v)
-    job.start_time, job.duration, job.start_frame, job.frame_count = trim_args(start, duration, frames)
-    if max_diff is not None:
-        job.max_diff = int(max_diff)
-    if min_psnr is not None:
-        job.min_psnr = float(min_psnr)
-    if min_vmaf is not None:
-        job.min_vmaf = float(min_vmaf)
+    job.start_time, job.duration, job.start_frame, job.frame_count = trim
+    if limits[0] is not None:
+        job.max_diff = limits[0]
+    if limits[1] is not None:
+        job.min_psnr = limits[1]
+    if limits[2] is not None:
+        job.min_vmaf = limits[2]
     job.vmaf = int(bool(vmaf))
     job.align = _lib.ALIGNS[align]
     job.scale = int(bool(scale))
@@ -244,8 +267,11 @@ def compare(a: PathLike, b: PathLike, *, chain: Optional[str] = None, chain_a: O
     job.per_frame = 0
     res = _lib.CompareResult()
     try:
-        ret = _lib.lib.vkcu_compare(ctx.handle, ctypes.byref(job), ctypes.byref(res))
-        text = _lib.text(report.close())
+        try:
+            ret = run_interruptible(ctx, lambda: _lib.lib.vkcu_compare(ctx.handle, ctypes.byref(job),
+                                                                       ctypes.byref(res)))
+        finally:
+            text = _lib.text(report.close())
         if ret < 0 and ret != _lib.VKCU_ERR_MISMATCH:
             raise from_code(ret, _lib.text(res.error) or _lib.text(res.verdict), filename=str(a))
         pairs: List[FramePair] = []
@@ -273,8 +299,8 @@ def compare(a: PathLike, b: PathLike, *, chain: Optional[str] = None, chain_a: O
         diff_image=str(diff_image) if diff_image is not None and os.path.exists(diff_image) else None)
 
 
-def _strings(items: Sequence[PathLike]):
-    raw = [_lib.b(x) for x in items]
+def _strings(name: str, items: Sequence[PathLike], arg=_lib.path_arg):
+    raw = [arg(name, x) for x in items]
     arr = (ctypes.c_char_p * len(raw))(*raw)
     return arr, raw
 
@@ -289,36 +315,46 @@ def verify(manifests: Union[PathLike, Sequence[PathLike]], *, backend: Optional[
     it. ``backend`` runs every case there (default: each case's own). A
     failing case is a verdict; a manifest that cannot be read, a bad option
     or an unwritable report raise."""
-    if isinstance(manifests, (str, os.PathLike)):
+    if isinstance(manifests, (str, bytes, os.PathLike)):
         manifests = [manifests]
+    # Everything checked before anything is opened.
+    m_arr, m_keep = _strings("manifests", list(manifests))
+    c_arr = None
+    if cases:
+        if isinstance(cases, (str, bytes)):
+            cases = [cases]
+        c_arr, c_keep = _strings("cases", list(cases), lambda n, v: _lib.text_arg(n, v, "case names"))
+    n_jobs = whole("jobs", jobs)
+    # 0: no limit (the default); else the command line's range
+    seconds = 0.0 if not isinstance(timeout, bool) and timeout == 0 else number("timeout", timeout)
+    keep = [_lib.path_arg("junit", junit), _lib.path_arg("summary", summary), _lib.path_arg("html", html)]
     ctx = context or Context(backend or "auto", device)
     job = _lib.VerifyJob()
     _lib.lib.vkcu_default_verify_job(ctypes.byref(job))
-    m_arr, m_keep = _strings(list(manifests))
     job.manifests = ctypes.cast(m_arr, ctypes.POINTER(ctypes.c_char_p))
     job.nb_manifests = len(m_keep)
-    c_arr = None
-    if cases:
-        c_arr, c_keep = _strings(list(cases))
+    if c_arr is not None:
         job.cases = ctypes.cast(c_arr, ctypes.POINTER(ctypes.c_char_p))
         job.nb_cases = len(c_keep)
     job.override_backend = int(backend is not None)
-    job.jobs = int(jobs)
-    job.timeout = float(timeout)
+    job.jobs = n_jobs
+    job.timeout = seconds
     job.fail_fast = int(bool(fail_fast))
     job.update = int(bool(update))
     job.allow_outside = int(bool(allow_outside))
     job.overwrite = int(bool(overwrite))
     tmp = tempfile.TemporaryDirectory(prefix="vkcu-verify-")
-    junit_path = str(junit) if junit is not None else os.path.join(tmp.name, "junit.xml")
-    keep = [_lib.b(junit_path), _lib.b(summary) if summary else None, _lib.b(html) if html else None]
+    junit_path = os.fsdecode(junit) if junit is not None else os.path.join(tmp.name, "junit.xml")
+    if junit is None:
+        keep[0] = _lib.path_arg("junit", junit_path)
     job.junit, job.summary, job.html = keep
     out = _lib.MemStream()
     job.out = out.file
     try:
-        ret = _lib.lib.vkcu_verify(ctx.handle, ctypes.byref(job))
-        lines = _lib.text(out.close())
-        from ._context import take_last_error
+        try:
+            ret = run_interruptible(ctx, lambda: _lib.lib.vkcu_verify(ctx.handle, ctypes.byref(job)))
+        finally:
+            lines = _lib.text(out.close())
         if ret < 0 and ret != _lib.VKCU_ERR_MISMATCH:
             raise from_code(ret, take_last_error(lines.strip().splitlines()[-1] if lines.strip() else ""))
         results: List[CaseResult] = []

@@ -5,6 +5,7 @@ and the path of its difference image.
 
     def test_denoise(vkcu_golden):
         vkcu_golden("clips/a.mp4", chain="denoise=tnr:sigma=6")
+        vkcu_golden("clips/long.mp4", start="250f", frames=10)   # a part of a clip
 
 Options: ``--vkcu-update`` records the goldens instead of checking them;
 ``--vkcu-backend cpu|gpu|auto``. ini keys: ``vkcu_golden_dir`` (default:
@@ -51,8 +52,10 @@ class _Fixture:
         self._used[self._default] = n
         return self._default if n == 1 else f"{self._default}-{n}"
 
-    def check(self, input_path, *, chain=None, name=None, min_psnr=None):
-        return self.golden.check(str(input_path), name=self._name(name), chain=chain, min_psnr=min_psnr)
+    def check(self, input_path, *, chain=None, name=None, min_psnr=None, start=None, duration=None, frames=None,
+              keep_frames=True):
+        return self.golden.check(str(input_path), name=self._name(name), chain=chain, min_psnr=min_psnr,
+                                 start=start, duration=duration, frames=frames, keep_frames=keep_frames)
 
     __call__ = check
 

@@ -7,19 +7,27 @@ A golden folder holds, per case NAME:
 - ``NAME.framemd5``: the expected frames' hashes, as ``vkcu hash`` writes
   them (the authority: a check passes when every frame's hash, timestamp and
   size is equal);
-- ``NAME.nut``: the expected frames themselves (rawvideo in NUT, lossless in
-  every layout), so that a failing check can say by how much each frame
-  differs (PSNR, the largest sample difference) and draw the difference;
+- ``NAME.mkv``: the expected frames themselves, FFV1 (lossless, several
+  times smaller than raw frames), so that a failing check can say by how
+  much each frame differs (PSNR, the largest sample difference) and draw the
+  difference. Layouts FFV1 does not take (packed RGB) are kept as rawvideo in
+  ``NAME.nut``, as every golden was before; such goldens are still read.
+  With ``keep_frames=False`` only the hashes are kept (a check that asks for
+  identity needs no more; a failure then names the frames without PSNR);
 - ``golden.manifest``: every case as a vkcu manifest (docs/regression.md),
   so that ``vkcu verify golden/golden.manifest`` checks the same goldens
   without Python, in CI or by hand.
 
 ``Golden(dir, update=True)`` records (or re-records) a case; without update
-a missing golden fails the check and says how to record it.
+a missing golden fails the check and says how to record it. ``start``,
+``duration`` and ``frames`` golden a part of a clip: ``start`` and
+``duration`` as ``vkcu.open`` takes them (seconds, or ``"NNNf"``), ``frames``
+the first N frames of the chain's output (a manifest's ``frames`` key).
 """
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import os
 import re
 import struct
@@ -28,12 +36,15 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 from . import _lib
-from ._context import Context
-from ._errors import MismatchError, from_code
+from ._args import parse_time, trim_args, whole
+from ._context import Context, run_interruptible
+from ._errors import MismatchError, UsageError, from_code
+from ._regress import _hash
 from ._regress import compare as _compare
-from ._regress import hash as _hash
 
 MANIFEST = "golden.manifest"
+#: golden frames, in the order looked for: FFV1 (compact), then rawvideo NUT (other layouts, older goldens)
+FRAME_FILES = (".mkv", ".nut")
 
 
 class GoldenMismatch(MismatchError, AssertionError):
@@ -100,7 +111,38 @@ def _safe_name(name: str) -> str:
     return n or "case"
 
 
-def _manifest_update(directory: str, name: str, input_path: str, chain: Optional[str]) -> None:
+@dataclass(frozen=True)
+class _Part:
+    """Which frames of the clip a golden holds: the trim, and the first N
+    output frames."""
+
+    start: object = None
+    duration: object = None
+    frames: Optional[int] = None
+
+    @classmethod
+    def of(cls, start, duration, frames) -> "_Part":
+        trim_args(start, duration, None)  # checked now, with the package's words
+        return cls(start, duration, whole("frames", frames) if frames is not None else None)
+
+    def manifest_lines(self) -> str:
+        out = ""
+        for key, value in (("start", self.start), ("duration", self.duration)):
+            if value is None:
+                continue
+            seconds, frames = parse_time(key, value)
+            out += f"{key} = {frames}f\n" if frames >= 0 else f"{key} = {seconds!r}\n"
+        if self.frames is not None:
+            out += f"frames = {self.frames}\n"
+        return out
+
+    def job(self, job) -> None:
+        job.start_time, job.duration, job.start_frame, job.frame_count = trim_args(self.start, self.duration, None)
+        if self.frames is not None:
+            job.max_frames = self.frames
+
+
+def _manifest_update(directory: str, name: str, input_path: str, chain: Optional[str], part: _Part) -> None:
     """Adds or replaces NAME's case in DIR/golden.manifest, keeping the others."""
     path = os.path.join(directory, MANIFEST)
     blocks: Dict[str, str] = {}
@@ -119,6 +161,7 @@ def _manifest_update(directory: str, name: str, input_path: str, chain: Optional
     block = f"[case {name}]\ninput = {rel}\n"
     if chain:
         block += f"chain = {chain}\n"
+    block += part.manifest_lines()
     block += f"hashes = {name}.framemd5\n\n"
     if name not in blocks:
         order.append(name)
@@ -132,33 +175,70 @@ def _manifest_update(directory: str, name: str, input_path: str, chain: Optional
     os.replace(tmp, path)
 
 
-def _record_frames(ctx: Context, input_path: str, chain: Optional[str], out: str) -> None:
-    """The chain's frames, losslessly: rawvideo in NUT."""
-    job = _lib.Job()
-    _lib.lib.vkcu_default_job(ctypes.byref(job))
-    keep = [_lib.b(input_path), _lib.b(chain) if chain else None, _lib.b(out)]
-    job.input, job.chain, job.output = keep
-    job.overwrite = 1
+def _run(ctx: Context, job) -> None:
     res = _lib.JobResult()
-    ret = _lib.lib.vkcu_run(ctx.handle, ctypes.byref(job), ctypes.byref(res))
+    ret = run_interruptible(ctx, lambda: _lib.lib.vkcu_run(ctx.handle, ctypes.byref(job), ctypes.byref(res)))
     if ret < 0:
         raise from_code(ret, _lib.text(res.error))
 
 
-def _record_hashes(ctx: Context, input_path: str, chain: Optional[str], out: str, algo: str) -> None:
+def _frames_job(input_path: str, chain: Optional[str], out: str, part: _Part, encoder: bytes):
+    job = _lib.Job()
+    _lib.lib.vkcu_default_job(ctypes.byref(job))
+    keep = [_lib.path_arg("input", input_path), _lib.text_arg("chain", chain, "the operators") or None,
+            _lib.path_arg("output", out), encoder]
+    job.input, job.chain, job.output, job.encoder = keep
+    job.no_audio = 1
+    job.overwrite = 1
+    part.job(job)
+    return job, keep
+
+
+def _frame_md5s(path: str) -> List[str]:
+    from ._reader import Reader
+    with Reader(path, backend="cpu", copy=True) as r:
+        return [hashlib.md5(f.tobytes()).hexdigest() for f in r]
+
+
+def _record_frames(ctx: Context, input_path: str, chain: Optional[str], stem: str, part: _Part,
+                   expect: Optional[List[str]] = None) -> str:
+    """The chain's frames, losslessly, into STEM.mkv (FFV1), or STEM.nut
+    (rawvideo) for the layouts FFV1 does not take, or where its frames would
+    not hash as `expect` (md5s) says: the path written. The other file of
+    the two is removed, so that no stale golden frames stay beside them."""
+    mkv, nut = stem + ".mkv", stem + ".nut"
+    written = None
+    try:
+        job, _keep = _frames_job(input_path, chain, mkv, part, b"ffv1")
+        _run(ctx, job)
+        if expect is None or _frame_md5s(mkv) == expect:
+            written = mkv
+    except UsageError:  # a layout the encoder refuses: rgb24, rgba ...
+        pass
+    if written is None:
+        job, _keep = _frames_job(input_path, chain, nut, part, b"rawvideo")
+        _run(ctx, job)
+        written = nut
+    for other in (mkv, nut):
+        if other != written and os.path.exists(other):
+            os.unlink(other)
+    return written
+
+
+def _record_hashes(ctx: Context, input_path: str, chain: Optional[str], out: str, algo: str, part: _Part) -> None:
     job = _lib.Job()
     _lib.lib.vkcu_default_job(ctypes.byref(job))
     code = ctypes.c_int()
-    _lib.lib.vkcu_hash_algo_parse(_lib.b(algo), ctypes.byref(code))
-    keep = [_lib.b(input_path), _lib.b(chain) if chain else None, _lib.b(out)]
+    if _lib.lib.vkcu_hash_algo_parse(_lib.text_arg("algo", algo, "the algorithm's name"), ctypes.byref(code)) < 0:
+        raise UsageError(f"algo={algo!r}: give md5, sha256, crc32, xxh64 or blake3")
+    keep = [_lib.path_arg("input", input_path), _lib.text_arg("chain", chain, "the operators") or None,
+            _lib.path_arg("output", out)]
     job.input, job.chain, job.hash_path = keep
     job.sink = _lib.SINK_HASH
     job.hash_algo = code.value
     job.overwrite = 1
-    res = _lib.JobResult()
-    ret = _lib.lib.vkcu_run(ctx.handle, ctypes.byref(job), ctypes.byref(res))
-    if ret < 0:
-        raise from_code(ret, _lib.text(res.error))
+    part.job(job)
+    _run(ctx, job)
 
 
 # ---- difference images ----
@@ -235,30 +315,58 @@ class Golden:
             self._ctx = Context(self.backend, self.device)
         return self._ctx
 
-    def record(self, input_path: str, *, name: str, chain: Optional[str] = None, algo: str = "md5") -> GoldenResult:
+    def frames_file(self, name: str) -> Optional[str]:
+        """The golden frames of NAME (FFV1 .mkv, or rawvideo .nut), None when
+        there are none."""
+        for ext in FRAME_FILES:
+            path = os.path.join(self.directory, _safe_name(name) + ext)
+            if os.path.exists(path):
+                return path
+        return None
+
+    def record(self, input_path: str, *, name: str, chain: Optional[str] = None, algo: str = "md5", start=None,
+               duration=None, frames: Optional[int] = None, keep_frames: bool = True) -> GoldenResult:
         name = _safe_name(name)
+        part = _Part.of(start, duration, frames)
         os.makedirs(self.directory, exist_ok=True)
-        _record_hashes(self.context, input_path, chain, os.path.join(self.directory, f"{name}.framemd5"), algo)
-        _record_frames(self.context, input_path, chain, os.path.join(self.directory, f"{name}.nut"))
-        _manifest_update(self.directory, name, input_path, chain)
-        _, rows = _read_framemd5(os.path.join(self.directory, f"{name}.framemd5"))
+        hashes = os.path.join(self.directory, f"{name}.framemd5")
+        _record_hashes(self.context, input_path, chain, hashes, algo, part)
+        got_algo, rows = _read_framemd5(hashes)
+        stem = os.path.join(self.directory, name)
+        if keep_frames:
+            # FFV1 is kept only where its frames are the hashed ones, bit for bit.
+            _record_frames(self.context, input_path, chain, stem, part,
+                           [r[3] for r in rows] if got_algo == "md5" else None)
+        else:
+            for ext in FRAME_FILES:
+                if os.path.exists(stem + ext):
+                    os.unlink(stem + ext)
+        _manifest_update(self.directory, name, input_path, chain, part)
         return GoldenResult(name, len(rows), recorded=True)
 
-    def check(self, input_path: str, *, name: str, chain: Optional[str] = None,
-              min_psnr: Optional[float] = None) -> GoldenResult:
-        """Passes (returns) when the clip's frames through the chain equal the
-        golden NAME; raises GoldenMismatch naming every differing frame with
-        its PSNR and the path of its difference image. With ``min_psnr``,
-        frames that differ but reach it pass."""
+    def check(self, input_path: str, *, name: str, chain: Optional[str] = None, min_psnr: Optional[float] = None,
+              start=None, duration=None, frames: Optional[int] = None, keep_frames: bool = True) -> GoldenResult:
+        """Passes (returns) when the clip's frames through the chain (those of
+        ``start``/``duration``/``frames`` when given) equal the golden NAME;
+        raises GoldenMismatch naming every differing frame with its PSNR and
+        the path of its difference image. With ``min_psnr``, frames that
+        differ but reach it pass; a failure then says the limit and the worst
+        frame first. ``keep_frames=False`` records the hashes alone."""
         name = _safe_name(name)
+        if min_psnr is not None:
+            from ._args import number
+            min_psnr = number("min_psnr", min_psnr)
+        part = _Part.of(start, duration, frames)
         if self.update:
-            return self.record(input_path, name=name, chain=chain)
+            return self.record(input_path, name=name, chain=chain, start=start, duration=duration, frames=frames,
+                               keep_frames=keep_frames)
         hashes = os.path.join(self.directory, f"{name}.framemd5")
         if not os.path.exists(hashes):
             raise GoldenMismatch(f"no golden '{name}' in {self.directory}: record it with pytest --vkcu-update "
                                  f"(or Golden(..., update=True))", [])
         algo, want = _read_framemd5(hashes)
-        got = _hash(input_path, chain=chain, algo=algo, context=self.context)
+        got = _hash(input_path, chain=chain, algo=algo, start=part.start, duration=part.duration,
+                    max_frames=part.frames, context=self.context)
         have = {h.pts: (i, h) for i, h in enumerate(got)}
         diffs: List[FrameDiff] = []
         seen = set()
@@ -274,16 +382,20 @@ class Golden:
         result = GoldenResult(name, len(got), diffs=diffs)
         if not diffs:
             return result
-        diffs = self._measure(name, input_path, chain, diffs)
+        gold_frames = self.frames_file(name)
+        if gold_frames:
+            diffs = self._measure(name, gold_frames, input_path, chain, part, diffs)
         result.diffs = diffs
         if min_psnr is not None and all(d.kind == "changed" and d.psnr is not None and d.psnr >= min_psnr
                                         for d in diffs):
             return result
         lines = [f"{input_path}{' | ' + chain if chain else ''}: {len(diffs)} of {len(want)} frames differ from "
                  f"the golden '{name}' ({hashes})"]
+        if min_psnr is not None:
+            lines.append("  " + _limit_line(min_psnr, diffs, gold_frames is not None))
         lines += ["  " + d.describe() for d in diffs]
-        if not os.path.exists(os.path.join(self.directory, f"{name}.nut")):
-            lines.append(f"  (no golden frames {name}.nut beside the hashes: PSNR and images need them; "
+        if not gold_frames:
+            lines.append(f"  (no golden frames {name}.mkv beside the hashes: PSNR and images need them; "
                          "re-record with --vkcu-update)")
         lines.append(f"  if intended: pytest --vkcu-update (rewrites {self.directory}/{name}.*), "
                      "then review the diff")
@@ -291,12 +403,21 @@ class Golden:
 
     __call__ = check
 
-    def _measure(self, name: str, input_path: str, chain: Optional[str], diffs: List[FrameDiff]) -> List[FrameDiff]:
-        """PSNR of each changed frame against the golden frames, and its image."""
-        frames = os.path.join(self.directory, f"{name}.nut")
-        if not os.path.exists(frames):
-            return diffs
-        cmp = _compare(frames, input_path, chain_b=chain, align="index", context=self.context)
+    def _measure(self, name: str, gold_frames: str, input_path: str, chain: Optional[str], part: "_Part",
+                 diffs: List[FrameDiff]) -> List[FrameDiff]:
+        """PSNR of each changed frame against the golden frames, and its image:
+        the frames made now are recorded beside the images (as the golden's
+        were, the same part of the clip), then the two files are compared
+        frame by frame."""
+        os.makedirs(self.out_dir, exist_ok=True)
+        now = _record_frames(self.context, input_path, chain, os.path.join(self.out_dir, f"{name}-now"), part)
+        try:
+            return self._measure_against(name, gold_frames, now, diffs)
+        finally:
+            os.unlink(now)  # the images stay; the frames they were drawn from go
+
+    def _measure_against(self, name: str, gold_frames: str, now: str, diffs: List[FrameDiff]) -> List[FrameDiff]:
+        cmp = _compare(gold_frames, now, align="index", context=self.context)
         by_a = {p.frame_a: p for p in cmp.frames}
         out = []
         want_images = {}
@@ -315,23 +436,21 @@ class Golden:
         except ImportError:
             return out
         if want_images:
-            self._draw(name, frames, input_path, chain, want_images, out)
+            self._draw(name, gold_frames, now, want_images, out)
         return out
 
-    def _draw(self, name, frames, input_path, chain, want_images, out):
+    def _draw(self, name, gold_frames, now, want_images, out):
         from ._reader import Reader
-        os.makedirs(self.out_dir, exist_ok=True)
         last = max(want_images)
         gold_idx = {a: b for b, (a, _) in want_images.items()}
         gold = {}
-        with Reader(frames, backend="cpu", copy=True) as g:
+        with Reader(gold_frames, backend="cpu", copy=True) as g:
             for i, f in enumerate(g):
                 if i in gold_idx:
                     gold[i] = f
                 if i >= max(gold_idx):
                     break
-        with Reader(input_path, chain=chain, backend=self.backend, device=self.device, cuda=False,
-                    copy=True) as r:
+        with Reader(now, backend="cpu", copy=True) as r:
             for j, f in enumerate(r):
                 if j in want_images:
                     a, k = want_images[j]
@@ -342,3 +461,19 @@ class Golden:
                         out[k] = FrameDiff(d.index, d.pts, d.kind, d.expected, d.got, d.psnr, d.max_diff, path)
                 if j >= last:
                     break
+
+
+def _limit_line(min_psnr: float, diffs: List[FrameDiff], measured: bool) -> str:
+    """The limit and the frame furthest from it, said before the list."""
+    below = [d for d in diffs if d.kind != "changed" or d.psnr is None or d.psnr < min_psnr]
+    scored = [d for d in diffs if d.kind == "changed" and d.psnr is not None]
+    text = f"min_psnr {min_psnr:g} dB: {len(below)} of the {len(diffs)} differing frames fail it"
+    if scored:
+        w = min(scored, key=lambda d: d.psnr)
+        text += f"; the worst is frame {w.index} (pts {w.pts}) at {w.psnr:.2f} dB, max diff {w.max_diff}"
+    elif not measured:
+        text += " (no golden frames to measure PSNR against)"
+    others = sum(1 for d in diffs if d.kind != "changed")
+    if others:
+        text += f"; {others} missing or extra"
+    return text

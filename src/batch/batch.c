@@ -888,7 +888,7 @@ static int batch_work(void *opaque, int slot)
 {
     batch_run *b = opaque;
     pthread_mutex_lock(&b->lock);
-    if (vkcu_stop_requested() || b->next >= b->nb_files) {
+    if (vkcu_job_stop_requested() || b->next >= b->nb_files) {
         pthread_mutex_unlock(&b->lock);
         return 0;
     }
@@ -1312,7 +1312,7 @@ static int batch_run_files(vkcu_context *ctx, const vkcu_batch_settings *p, vkcu
     r->not_started = r->total - r->done - r->skipped - r->failed - r->interrupted;
     /* Files not started mean the run was stopped: an interrupted run exits as
      * one, whatever failed before the stop. */
-    if (r->not_started > 0 || (r->interrupted > 0 && vkcu_stop_requested()))
+    if (r->not_started > 0 || (r->interrupted > 0 && vkcu_job_stop_requested()))
         b->worst_error = VKCU_ERR_INTERRUPT;
     if (p->progress_callback) {
         pthread_mutex_lock(&b->lock);

@@ -29,7 +29,8 @@
 
 struct vkcu_context {
     vkcu_settings settings;
-    vkcu_log_target log;
+    vkcu_log_target log; /* its stop points at `stop` */
+    atomic_int stop;     /* vkcu_context_stop */
 };
 
 const char *vkcu_version(void)
@@ -118,7 +119,7 @@ int vkcu_open(vkcu_context **ctx, const vkcu_settings *s)
     /* Refusals of the settings go where the settings say messages go. */
     vkcu_log_target target = { s->log_callback, s->log_opaque,
                                s->log_level < VKCU_LOG_QUIET ? VKCU_LOG_QUIET : (int)s->log_level,
-                               s->setting_name_callback };
+                               s->setting_name_callback, NULL };
     const vkcu_log_target *prev = vkcu_log_target_swap(&target);
     int ret = check_settings(s, NULL, 0);
     vkcu_log_target_swap(prev);
@@ -129,11 +130,19 @@ int vkcu_open(vkcu_context **ctx, const vkcu_settings *s)
         return AVERROR(ENOMEM);
     c->settings = *s;
     c->log = target;
+    atomic_init(&c->stop, 0);
+    c->log.stop = &c->stop;
     if (s->log_callback)
         vkcu_log_route_ffmpeg();
     vkcu_log_ffmpeg_threshold(s->log_level); /* what FFmpeg prints itself: job.h, vkcu_open */
     *ctx = c;
     return 0;
+}
+
+void vkcu_context_stop(vkcu_context *ctx, int stop)
+{
+    if (ctx)
+        atomic_store(&ctx->stop, stop != 0);
 }
 
 void vkcu_close(vkcu_context **ctx)
@@ -308,7 +317,7 @@ static int run_to_hash_file(vkcu_job_params *p, const char *path, vkcu_job_resul
     if (!f) {
         int e = errno;
         vkcu_outfile_abort(tmp);
-        if (e == EINTR && vkcu_stop_requested()) { /* a FIFO nobody opened for reading */
+        if (e == EINTR && vkcu_job_stop_requested()) { /* a FIFO nobody opened for reading */
             snprintf(r->error, sizeof(r->error), "%.400s: interrupted before it was opened", path);
             return VKCU_ERR_INTERRUPT;
         }

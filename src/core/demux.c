@@ -66,7 +66,7 @@ static void fifo_open_end(void)
 static int stop_requested_cb(void *opaque)
 {
     (void)opaque;
-    return vkcu_stop_requested();
+    return vkcu_job_stop_requested();
 }
 
 /* Names the codec of a stream no decoder takes: its FFmpeg name, or the
@@ -224,7 +224,7 @@ static int demux_open(const char *path, AVIOContext *pb, int video_stream, vkcu_
     ret = avformat_open_input(&d->fmt, strcmp(path, "-") ? path : "pipe:0", NULL, NULL);
     if (fifo)
         fifo_open_end();
-    if (ret < 0 && vkcu_stop_requested()) {
+    if (ret < 0 && vkcu_job_stop_requested()) {
         snprintf(err, errlen, "%s: interrupted while opening", path);
         ret = VKCU_ERR_INTERRUPT;
         goto fail;
@@ -247,7 +247,7 @@ static int demux_open(const char *path, AVIOContext *pb, int video_stream, vkcu_
     }
     ret = avformat_find_stream_info(d->fmt, NULL);
     /* An interrupted probe can return success with the streams unknown. */
-    if (vkcu_stop_requested()) {
+    if (vkcu_job_stop_requested()) {
         snprintf(err, errlen, "%s: interrupted while opening", path);
         ret = VKCU_ERR_INTERRUPT;
         goto fail;

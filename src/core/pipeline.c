@@ -612,7 +612,7 @@ static int decode_packet(job *j, const AVPacket *pkt, AVFrame *frame)
         r = handle_frame(j, frame);
         if (r < 0)
             return r;
-        if (vkcu_stop_requested())
+        if (vkcu_job_stop_requested())
             return VKCU_ERR_INTERRUPT;
         if (j->p->deadline > 0 && vkcu_now() > j->p->deadline)
             return AVERROR(ETIMEDOUT);
@@ -1031,7 +1031,7 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
         j->watchdog_running = 1;
 
     for (;;) {
-        if (vkcu_stop_requested()) {
+        if (vkcu_job_stop_requested()) {
             ret = VKCU_ERR_INTERRUPT;
             goto fail;
         }
@@ -1127,7 +1127,7 @@ fail:
     }
     /* A write or an open cut short by a stop signal (an output FIFO that
      * nobody reads) is the stop, not a failure of the output. */
-    if (ret == VKCU_ERR_OUTPUT && vkcu_stop_requested())
+    if (ret == VKCU_ERR_OUTPUT && vkcu_job_stop_requested())
         ret = VKCU_ERR_INTERRUPT;
     if (ret == VKCU_ERR_OUTPUT && p->sink == VKCU_SINK_HASH && p->hash_out_name && !output_refused)
         snprintf(j->err, j->errlen, "%s: cannot write the hashes (disk full, or over the file size limit?)", p->hash_out_name);

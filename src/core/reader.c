@@ -415,6 +415,17 @@ static int check_params(const vkcu_reader_params *p, char *err, size_t errlen)
         return vkcu_invalid(err, errlen, "no input given");
     if (!strcmp(p->input, "-"))
         return vkcu_invalid(err, errlen, "a reader needs a file (random access seeks in it), not standard input");
+    /* A reader opens its input again for each iteration and for random
+     * access, after probing it at open. A FIFO's bytes are gone after the
+     * first reader, and its second open() waits for a writer that has
+     * left, for ever: refused here, before anything opens it. */
+    struct stat st;
+    if (stat(p->input, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISCHR(st.st_mode)))
+        return vkcu_invalid(err, errlen, "%s: is a %s: a reader reads its input once to open it, again for each "
+                            "iteration and for random access, so it needs a file it can seek in (save the stream "
+                            "to a file first)", p->input,
+                            S_ISFIFO(st.st_mode) ? "FIFO (named pipe)" : S_ISSOCK(st.st_mode) ? "socket"
+                                                                               : "character device");
     CHECK_RANGE("video_stream", p->video_stream, -1, 1023);
     CHECK_RANGE("timing", p->timing, VKCU_READER_TIMING_VFR, VKCU_READER_TIMING_CFR);
     CHECK_RANGE("max_held", p->max_held, 1, VKCU_READER_MAX_HELD_LIMIT);
@@ -758,6 +769,16 @@ int vkcu_reader_frame_at_time(vkcu_reader *r, double seconds, int64_t *index, ch
     if (!r || !index)
         return AVERROR(EINVAL);
     WITH_READER(r, vkcu_reader_seek_at_time(r, seconds, index, err, errlen));
+    return ret;
+}
+
+int vkcu_reader_frames_in_time(vkcu_reader *r, double start_seconds, double stop_seconds, int64_t *first,
+                               int64_t *count, char *err, size_t errlen)
+{
+    int ret;
+    if (!r || !first || !count)
+        return AVERROR(EINVAL);
+    WITH_READER(r, vkcu_reader_seek_in_time(r, start_seconds, stop_seconds, first, count, err, errlen));
     return ret;
 }
 

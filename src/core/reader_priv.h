@@ -105,6 +105,8 @@ int vkcu_reader_seek_frame_count(vkcu_reader *r, int64_t *count, char *err, size
 int vkcu_reader_seek_frames(vkcu_reader *r, const int64_t *indices, int count, vkcu_frame **frames, char *err,
                             size_t errlen);
 int vkcu_reader_seek_at_time(vkcu_reader *r, double seconds, int64_t *index, char *err, size_t errlen);
+int vkcu_reader_seek_in_time(vkcu_reader *r, double start_seconds, double stop_seconds, int64_t *first,
+                             int64_t *count, char *err, size_t errlen);
 /* Adds random access's counters to s. */
 void vkcu_reader_seek_stats(vkcu_reader *r, vkcu_reader_stats *s);
 void vkcu_reader_seek_close(reader_seek **s);

@@ -494,6 +494,45 @@ int vkcu_reader_seek_at_time(vkcu_reader *r, double seconds, int64_t *index, cha
     return 0;
 }
 
+/* Frames of the index that start before `seconds`: a frame whose time is
+ * `seconds` to a hair (the slack vkcu_reader_seek_at_time allows) starts at
+ * it, not before. */
+static int64_t frames_before(const reader_seek *s, AVRational tb, double seconds)
+{
+    int64_t t = s->origin + (int64_t)ceil(seconds * tb.den / tb.num - 1e-6);
+    return vkcu_i64_count_le(s->pts, s->n, t - 1);
+}
+
+int vkcu_reader_seek_in_time(vkcu_reader *r, double start_seconds, double stop_seconds, int64_t *first,
+                             int64_t *count, char *err, size_t errlen)
+{
+    char line[512];
+    reader_seek *s = seek_get(r);
+    if (!s)
+        return vkcu_reader_fail(AVERROR(ENOMEM), err, errlen, "out of memory");
+    int ret = build_index(r, s, err, errlen);
+    if (ret < 0)
+        return ret;
+    AVRational tb = s->demux->video->time_base;
+    double begin = (s->pts[0] - s->origin) * av_q2d(tb), end = (s->end - s->origin) * av_q2d(tb);
+    if (!(start_seconds <= stop_seconds))
+        snprintf(line, sizeof(line), "%s: the range [%g, %g) s ends before it starts", r->input, start_seconds,
+                 stop_seconds);
+    else if (!(start_seconds >= begin && start_seconds < end))
+        snprintf(line, sizeof(line), "%s: the range's start %g s is outside the frames' times [%.6f, %.6f) s",
+                 r->input, start_seconds, begin, end);
+    else if (!(stop_seconds <= end))
+        snprintf(line, sizeof(line), "%s: the range's end %g s is after the end of the last frame, %.6f s", r->input,
+                 stop_seconds, end);
+    else
+        line[0] = 0;
+    if (line[0])
+        return vkcu_reader_fail(AVERROR(EINVAL), err, errlen, line);
+    *first = frames_before(s, tb, start_seconds);
+    *count = frames_before(s, tb, stop_seconds) - *first;
+    return 0;
+}
+
 int vkcu_reader_seek_frames(vkcu_reader *r, const int64_t *indices, int count, vkcu_frame **frames, char *err,
                             size_t errlen)
 {

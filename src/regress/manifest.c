@@ -143,6 +143,21 @@ static int load_lines(vkcu_manifest *m, char *err, size_t errlen)
         return VKCU_ERR_INPUT;                                            \
     } while (0)
 
+/* A trim's value, as the command line's --start takes its simplest forms:
+ * seconds ("2.5") or a frame number ("75f"). 0, or -1 for a value that is
+ * neither. */
+static int parse_trim(const char *value, double *seconds, int64_t *frames)
+{
+    size_t n = strlen(value);
+    char digits[32];
+    if (n > 1 && value[n - 1] == 'f' && n < sizeof(digits)) {
+        memcpy(digits, value, n - 1);
+        digits[n - 1] = 0;
+        return vkcu_parse_int(digits, 0, INT64_MAX, frames) < 0 ? -1 : 0;
+    }
+    return vkcu_parse_number(value, 0, 1e9, seconds) < 0 ? -1 : 0;
+}
+
 static int set_key(vkcu_manifest *m, vkcu_manifest_case *c, const char *key, const char *value, int lineno,
                    char *err, size_t errlen)
 {
@@ -186,6 +201,14 @@ static int set_key(vkcu_manifest *m, vkcu_manifest_case *c, const char *key, con
         if (vkcu_parse_int(value, 1, INT_MAX, &x) < 0)
             SYNTAX("frames '%s' is not an integer in [1, %d]", value, INT_MAX);
         c->max_frames = (int)x;
+    } else if (!strcmp(key, "start") || !strcmp(key, "duration")) {
+        int start = !strcmp(key, "start");
+        double *seconds = start ? &c->start_time : &c->duration;
+        int64_t *frames = start ? &c->start_frame : &c->frame_count;
+        if (*seconds >= 0 || *frames >= 0)
+            SYNTAX("'%s' is set twice in case '%s'", key, c->name);
+        if (parse_trim(value, seconds, frames) < 0)
+            SYNTAX("%s '%s' is not seconds in [0, 1e9] or a frame number such as 75f", key, value);
     } else if (!strcmp(key, "strict")) {
         if (strcmp(value, "yes") && strcmp(value, "no"))
             SYNTAX("strict '%s' is not yes or no", value);
@@ -219,8 +242,8 @@ static int set_key(vkcu_manifest *m, vkcu_manifest_case *c, const char *key, con
             SYNTAX("timeout '%s' is not a number of seconds in [0.001, 1000000]", value);
         c->timeout = x;
     } else {
-        SYNTAX("unknown key '%s' (input, chain, pipeline, backend, backends, algo, frames, strict, timing, "
-               "concealed, hashes, reference, max-diff, min-psnr, min-vmaf, timeout)", key);
+        SYNTAX("unknown key '%s' (input, chain, pipeline, backend, backends, algo, start, duration, frames, strict, "
+               "timing, concealed, hashes, reference, max-diff, min-psnr, min-vmaf, timeout)", key);
     }
     return 0;
 }
@@ -378,6 +401,8 @@ int vkcu_manifest_load(const char *path, vkcu_manifest **out, char *err, size_t 
             c->inline_first = c->inline_last = -1;
             c->last_line = i;
             c->max_diff = -1;
+            c->start_time = c->duration = -1;
+            c->start_frame = c->frame_count = -1;
             c->min_psnr = NAN;
             c->min_vmaf = NAN;
             c->backend = VKCU_BACKEND_AUTO;

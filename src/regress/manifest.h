@@ -31,6 +31,8 @@ typedef struct vkcu_manifest_case {
     enum vkcu_hash_algo algo;   /* md5 unless set (or set by a hash pipeline) */
     int algo_set;
     int max_frames;             /* 0: every frame */
+    double start_time, duration; /* seconds; -1: not set (as vkcu_job's) */
+    int64_t start_frame, frame_count; /* frames; -1: not set */
     int strict;
     enum vkcu_case_expect expect;
     char *hashes;               /* sidecar, as written; NULL: inline frame lines */

@@ -48,8 +48,10 @@ static int case_job(const vkcu_manifest *m, const vkcu_manifest_case *c, const v
     else
         vkcu_job_params_default(job);
     job->progress = 0;
-    job->start_time = job->duration = -1;
-    job->start_frame = job->frame_count = -1;
+    job->start_time = c->start_time;
+    job->duration = c->duration;
+    job->start_frame = c->start_frame;
+    job->frame_count = c->frame_count;
     *backend = p->backend_override >= 0 ? p->backend_override : c->backend;
     job->backend = (enum vkcu_backend) * backend;
     job->chain = c->chain;

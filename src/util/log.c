@@ -156,3 +156,9 @@ const char *vkcu_setting_text(const char *setting, const char *value, char *buf,
 
 void vkcu_request_stop(void) { stop_flag = 1; }
 int vkcu_stop_requested(void) { return stop_flag; }
+
+int vkcu_job_stop_requested(void)
+{
+    const vkcu_log_target *t = thread_target;
+    return stop_flag || (t && t->stop && atomic_load(t->stop));
+}

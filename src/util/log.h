@@ -10,6 +10,7 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include "error.h"
 /* vkcu_now and vkcu_thread_create live in clock.h and thread.h; many files
@@ -34,7 +35,16 @@ typedef struct vkcu_log_target {
     void *opaque;
     int level;
     vkcu_setting_name_callback setting_name; /* NULL: settings are named as the public structs' fields */
+    /* The context's stop request (vkcu_context_stop); NULL: none. It rides
+     * here because the target is what every thread of a context's jobs
+     * carries (vkcu_thread_create). */
+    const atomic_int *stop;
 } vkcu_log_target;
+/* 1 when the job on the calling thread is to stop: vkcu_request_stop() for
+ * the process, or vkcu_context_stop() for the context whose target the
+ * thread has. Async-signal-safe. Every check inside the library asks this,
+ * never vkcu_stop_requested() alone. */
+int vkcu_job_stop_requested(void);
 /* Sets the calling thread's target (NULL: none); returns the previous one,
  * for the caller to restore. The target must outlive its use. */
 const vkcu_log_target *vkcu_log_target_swap(const vkcu_log_target *target);

@@ -168,6 +168,7 @@ def test_pool_memory_flat_over_ten_thousand_frames():
         del f, t
         s = r.stats
     assert n == 10000 and s.cuda_frames == 10000 and s.dtoh_bytes == 0 and s.held == 0, s
+    assert s.detached == 0, "a frame was copied though no more than max_held were held"
     (free1, rss1, fd1), (free5, rss5, fd5), (free10, rss10, fd10) = marks[1000], marks[5000], marks[10000]
     # device memory: the pool does not grow (one 320x240 frame each would be 1.1 GB)
     assert abs(free1 - free10) < 32 << 20 and abs(free5 - free10) < 16 << 20, (free1, free5, free10)
