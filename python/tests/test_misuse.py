@@ -118,7 +118,7 @@ BIG = 2**64
     (dict(start="18446744073709551619f"), r"start='18446744073709551619f' is not a frame number in "
                                           r"\[0, 9223372036854775807\]"),
     (dict(duration="-3f"), r"duration='-3f' is not a frame number"),
-    (dict(start=float("nan")), r"start=nan is not a time in \[0, 1000000000\] s"),
+    (dict(start=float("nan")), r"start=nan: not a number; give a time in \[0, 1000000000\] s"),
     (dict(start=1e10), r"start=10000000000.0 is not a time"),
     (dict(start=BIG), r"start=18446744073709551616 is not a time"),
     (dict(start="1:99"), r"start='1:99' has seconds above 59"),
