@@ -126,7 +126,7 @@ BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/tests/%)
 .PHONY: FORCE all deps test test-gpu demo bench install uninstall print-version print-cuda-archs clean media check-deps man completion
 .DEFAULT_GOAL := all
 
-all: check-deps $(BUILD)/vkcu $(BUILD)/libvkcu.a $(BUILD)/libvkcu.so $(TEST_BIN) $(BENCH_BIN) $(FUZZ_REPLAY) man completion
+all: check-deps $(BUILD)/vkcu $(BUILD)/libvkcu.a $(BUILD)/libvkcu.so $(BUILD)/libvkcu-prof.so $(TEST_BIN) $(BENCH_BIN) $(FUZZ_REPLAY) man completion
 
 $(BUILD)/deps.mk:
 	@bash tools/deps.sh
@@ -195,6 +195,13 @@ $(BUILD)/completion/vkcu: $(BUILD)/vkcu
 	@mkdir -p $(@D)
 	@echo "GEN  $@"
 	@$(GEN_DOC) --generate completion > $@.tmp && mv $@.tmp $@
+
+# vkcu-prof (tools/prof/): an LD_PRELOAD library, so its pthread functions
+# must be visible (no -fvisibility=hidden) and it links nothing of vkcu's.
+$(BUILD)/libvkcu-prof.so: tools/prof/vkcu-prof.c
+	@mkdir -p $(@D)
+	@echo "CC   $@"
+	@$(CC) -O2 -g -std=c11 $(WARN) -fPIC -shared -pthread -o $@ $< -ldl
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libvkcu.a
 	@mkdir -p $(@D)

@@ -29,6 +29,9 @@ done
 # LD_LIBRARY_PATH, which tools/gpu-env.sh sets).
 so=$(readlink "$b/libvkcu.so") # the soname, libvkcu.so.MAJOR (Makefile)
 strip -o "$stage/lib/$so" "$b/$so"
+# The profiler of tools/prof/ (LD_PRELOAD=.../lib/libvkcu-prof.so): its
+# module+offset stacks are named here with the unstripped build.
+[ -f "$b/libvkcu-prof.so" ] && cp "$b/libvkcu-prof.so" "$stage/lib/"
 # Shared libraries outside the C/C++ runtime (libvkcu is packed above: bin/vkcu
 # resolves it in the stage already).
 for f in "$stage"/bin/* "$stage"/tests/* "$stage/lib/$so"; do ldd "$f" 2>/dev/null; done |

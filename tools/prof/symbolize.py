@@ -112,11 +112,19 @@ def main():
             print('| %d | %.1f | %.1f | %s | %s |' % (c, ns / 1e6, ns / 1e3 / max(c, 1), ' '.join(sorted(th)), stack(fr)))
         print()
 
+    def entry(frames):
+        """The outermost frame outside libc: the function the thread runs
+        (threads of one name do different jobs: vkcu names none)."""
+        for f in reversed(frames):
+            if not f.startswith('libc.so') and not f.startswith('?'):
+                return re.sub(r' \(.*', '', names.get(f, f))
+        return '?'
+
     samples = collections.defaultdict(collections.Counter)
     for k, c, ns, th, fr in rows:
         if k == 'sample':
-            samples[thread_class(th)][fr[:args.frames]] += c
-    print('## Sampled stacks, by thread (share of that thread kind\'s samples)\n')
+            samples[thread_class(th) + ': ' + entry(fr)][fr[:args.frames]] += c
+    print('## Sampled stacks, by thread name and the function it runs (share of its samples)\n')
     for th, ctr in sorted(samples.items(), key=lambda kv: -sum(kv[1].values())):
         n = sum(ctr.values())
         print('### %s: %d samples\n' % (th, n))

@@ -5,7 +5,7 @@
  * LD_PRELOAD into any program (vkcu, bench_multistream); no debugger and no
  * perf are needed on the GPU machine.
  *
- * Three tables, each keyed by the call stack (8 frames, as module+offset):
+ * Three tables, each keyed by the call stack (16 frames, as module+offset):
  * - lock: a pthread_mutex_lock that found the mutex taken: how often, and
  *   how long the caller then waited. Every mutex of the process is seen:
  *   vkcu's, FFmpeg's (hwcontext, queue locks), the CUDA runtime's (linked
@@ -15,7 +15,8 @@
  *   the lock table says what is fought over).
  * - sample: every thread's stack, VKCU_PROF_HZ times a second (default 200;
  *   0: none), taken by a signal the sampler thread sends to each thread in
- *   turn, with the thread's name: running or blocked, where it is.
+ *   turn, with the thread's name (as it is at that moment): running or
+ *   blocked, where it is.
  * The report is written at exit to VKCU_PROF_OUT (default: standard error),
  * addresses as module+offset; tools/prof/symbolize.py turns them into
  * function names and lines with the unstripped binaries of the same build.
@@ -38,11 +39,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#define DEPTH 8
+#define DEPTH 16
 #define SLOTS 8192 /* entries of the table (power of two) */
 #define NAMES 256  /* thread names remembered */
 
@@ -58,11 +60,9 @@ typedef struct entry {
 static entry table[SLOTS];
 static atomic_flag table_busy = ATOMIC_FLAG_INIT;
 static atomic_ullong dropped;
-static char names[NAMES][16];
-static pid_t name_tid[NAMES];
+static char names[NAMES][16]; /* thread names, as prctl gives them */
 static atomic_int nb_names;
 static __thread int in_table; /* this thread is inside the table: do not sample it */
-static __thread int my_name = -1;
 
 static int (*real_lock)(pthread_mutex_t *);
 static int (*real_trylock)(pthread_mutex_t *);
@@ -80,17 +80,32 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int name_index(pid_t tid);
-
-static void add(int kind, int name, void *const *pc, int depth, uint64_t ns)
+/* The index of the calling thread's name as it is now (a thread may be
+ * renamed after it starts); called with the table held. prctl is a plain
+ * system call, so the signal handler may make it too. */
+static int name_now(void)
 {
-    if (name < 0) /* named once the sampler has seen the thread */
-        name = my_name = name_index((pid_t)syscall(SYS_gettid));
+    char n[16] = "";
+    prctl(PR_GET_NAME, n, 0, 0, 0);
+    int nb = atomic_load(&nb_names);
+    for (int i = 0; i < nb; i++)
+        if (!strncmp(names[i], n, sizeof(n)))
+            return i;
+    if (nb >= NAMES)
+        return -1;
+    memcpy(names[nb], n, sizeof(n));
+    atomic_store(&nb_names, nb + 1);
+    return nb;
+}
+
+static void add(int kind, void *const *pc, int depth, uint64_t ns)
+{
+    while (atomic_flag_test_and_set_explicit(&table_busy, memory_order_acquire))
+        ;
+    int name = name_now();
     uint64_t h = (uint64_t)kind * 0x9e3779b97f4a7c15ull ^ (uint64_t)(name + 1) * 0xc2b2ae3d27d4eb4full;
     for (int i = 0; i < depth; i++)
         h = (h ^ (uintptr_t)pc[i]) * 0x100000001b3ull;
-    while (atomic_flag_test_and_set_explicit(&table_busy, memory_order_acquire))
-        ;
     for (unsigned k = 0; k < SLOTS; k++) {
         entry *e = &table[(h + k) & (SLOTS - 1)];
         if (!e->used) {
@@ -110,7 +125,7 @@ static void add(int kind, int name, void *const *pc, int depth, uint64_t ns)
 }
 
 /* The stack above the interposed call (its own frame left out). */
-static int stack_of(void **pc)
+__attribute__((noinline)) static int stack_of(void **pc)
 {
     void *raw[DEPTH + 2];
     int n = backtrace(raw, DEPTH + 2);
@@ -138,7 +153,7 @@ int pthread_mutex_lock(pthread_mutex_t *m)
     ret = real_lock(m);
     uint64_t waited = now_ns() - t0;
     in_table = 1;
-    add(KIND_LOCK, my_name, pc, depth, waited);
+    add(KIND_LOCK, pc, depth, waited);
     in_table = 0;
     return ret;
 }
@@ -157,7 +172,7 @@ int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
     uint64_t t0 = now_ns();
     int ret = real_cond_wait(c, m);
     in_table = 1;
-    add(KIND_COND, my_name, pc, depth, now_ns() - t0);
+    add(KIND_COND, pc, depth, now_ns() - t0);
     in_table = 0;
     return ret;
 }
@@ -176,20 +191,9 @@ int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct t
     uint64_t t0 = now_ns();
     int ret = real_cond_timedwait(c, m, t);
     in_table = 1;
-    add(KIND_COND, my_name, pc, depth, now_ns() - t0);
+    add(KIND_COND, pc, depth, now_ns() - t0);
     in_table = 0;
     return ret;
-}
-
-/* The sampler names a thread before signalling it; the handler finds the
- * name by its own tid (gettid is async-signal-safe). */
-static int name_index(pid_t tid)
-{
-    int n = atomic_load(&nb_names);
-    for (int i = 0; i < n; i++)
-        if (name_tid[i] == tid)
-            return i;
-    return -1;
 }
 
 static void on_signal(int sig, siginfo_t *si, void *uc)
@@ -199,35 +203,13 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
         return;
     int saved = errno;
     in_table = 1;
-    if (my_name < 0)
-        my_name = name_index((pid_t)syscall(SYS_gettid));
     void *raw[DEPTH + 2];
     int n = backtrace(raw, DEPTH + 2);
     /* raw[0] is this handler, raw[1] the signal trampoline */
     int skip = n > 2 ? 2 : n;
-    add(KIND_SAMPLE, my_name, raw + skip, n - skip, 0);
+    add(KIND_SAMPLE, raw + skip, n - skip, 0);
     in_table = 0;
     errno = saved;
-}
-
-static void remember_name(pid_t tid)
-{
-    if (name_index(tid) >= 0)
-        return;
-    int i = atomic_load(&nb_names);
-    if (i >= NAMES)
-        return;
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
-    FILE *f = fopen(path, "r");
-    names[i][0] = 0;
-    if (f) {
-        if (fgets(names[i], sizeof(names[i]), f))
-            names[i][strcspn(names[i], "\n")] = 0;
-        fclose(f);
-    }
-    name_tid[i] = tid;
-    atomic_store(&nb_names, i + 1);
 }
 
 static void *sampler_main(void *arg)
@@ -245,7 +227,6 @@ static void *sampler_main(void *arg)
             pid_t tid = (pid_t)atoi(de->d_name);
             if (tid <= 0 || tid == self)
                 continue;
-            remember_name(tid);
             syscall(SYS_tgkill, pid, tid, sig_no);
         }
         if (d)

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# vkcu-prof (tools/prof/): a lock one thread holds while another blocks on
+# it is reported from the function that waited, with both threads' names;
+# a job run under the profiler gives the same hashes as without it, and its
+# report holds sampled stacks of the job's threads that symbolize.py names.
+. "$(dirname "$0")/lib.sh"
+root=$(cd "$(dirname "$0")/../.." && pwd)
+b=${VKCU_BUILD:-$root/build}
+prof=$b/libvkcu-prof.so
+if [ -n "${VKCU_SANITIZER_REPORTS:-}" ]; then
+  skip "prof: a sanitizer build must come first in the process; the profiler preloads itself before it"
+  exit 0
+fi
+[ -f "$prof" ] || { fail "prof: $prof missing (make all builds it)"; exit 0; }
+
+LD_PRELOAD=$prof VKCU_PROF_OUT=$TMP/contend.txt "$b/tests/prof_contend" > "$TMP/contend.out" 2>&1
+rc=$?
+python3 "$root/tools/prof/symbolize.py" --dir "$b/tests" --dir "$b" "$TMP/contend.txt" > "$TMP/contend.md" 2> "$TMP/sym.err"
+row=$(sed -n '/^## Contended mutexes/,/^## /p' "$TMP/contend.md" | grep -m1 'contender')
+[ $rc = 0 ] && [ -n "$row" ] && grep -q 'prof-waiter' <<< "$row" &&
+  pass "prof: the mutex the waiter blocked on is reported from contender(), thread prof-waiter: $(cut -d'|' -f2-3 <<< "$row" | tr -s ' ')" ||
+  fail "prof: exit $rc ($(cat "$TMP/contend.out")), lock row '$row' $(head -3 "$TMP/sym.err")"
+
+"$VKCU" hash --backend cpu "$MEDIA/h264-aac.mp4" -o "$TMP/plain.md5" 2> /dev/null
+LD_PRELOAD=$prof VKCU_PROF_OUT=$TMP/job.txt VKCU_PROF_HZ=500 "$VKCU" hash --backend cpu --chain denoise=tnr \
+  "$MEDIA/h264-aac.mp4" -o "$TMP/prof.md5" 2> "$TMP/job.err"
+rc=$?
+"$VKCU" hash --backend cpu --chain denoise=tnr "$MEDIA/h264-aac.mp4" -o "$TMP/tnr.md5" 2> /dev/null
+python3 "$root/tools/prof/symbolize.py" "$TMP/job.txt" > "$TMP/job.md" 2> "$TMP/sym.err"
+samples=$(grep -c '^sample ' "$TMP/job.txt")
+[ $rc = 0 ] && cmp -s <(frames "$TMP/prof.md5") <(frames "$TMP/tnr.md5") && [ "$samples" -gt 0 ] &&
+  grep -q '^### vkcu' "$TMP/job.md" && grep -q 'vkcu_' "$TMP/job.md" &&
+  pass "prof: a job under the profiler hashes as without it; $samples stacks sampled, named by symbolize.py" ||
+  fail "prof: exit $rc, hashes $(cmp -s <(frames "$TMP/prof.md5") <(frames "$TMP/tnr.md5") && echo equal || echo DIFFER), $samples samples, $(grep -m1 '^###' "$TMP/job.md") $(head -2 "$TMP/sym.err")"
