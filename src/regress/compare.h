@@ -57,6 +57,13 @@ void vkcu_hash_list_free(vkcu_hash_list *l);
 /* a and b must have the same format and size (else VKCU_ERR_MISMATCH with
  * the two formats in err). Float formats have no metrics: VKCU_ERR_USAGE. */
 int vkcu_frame_metrics_compute(const AVFrame *a, const AVFrame *b, vkcu_frame_metrics *m, char *err, size_t errlen);
+/* The same on `threads` workers (bands of rows): the same figures, bit for
+ * bit, for every number of threads (kernels/metrics_math.h says why). */
+int vkcu_frame_metrics_compute_threads(const AVFrame *a, const AVFrame *b, int threads, vkcu_frame_metrics *m,
+                                       char *err, size_t errlen);
+/* 0 when a and b have the same format and size, else VKCU_ERR_MISMATCH with
+ * the two formats in err. */
+int vkcu_frame_metrics_mismatch(const AVFrame *a, const AVFrame *b, char *err, size_t errlen);
 
 /* ---- compare ---- */
 

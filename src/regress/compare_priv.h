@@ -16,6 +16,7 @@
 #include <libavutil/pixdesc.h>
 
 #include "compare.h"
+#include "kernels/metrics_math.h"
 #include "report.h"
 #include "util/json.h"
 #include "util/queue.h"
@@ -50,6 +51,11 @@ int vkcu_frame_views_init(frame_view *va, frame_view *vb, const AVFrame *a, cons
 void vkcu_frame_view_free(frame_view *v);
 /* Whether component i of the layout is subsampled chroma. */
 int vkcu_comp_subsampled(const AVPixFmtDescriptor *d, int i);
+/* A frame's figures from its components' comparisons (a: either frame,
+ * for its format and size; st: one per component, from the CPU's pass or
+ * the GPU's, vkcu_gpu_metrics_run): the one place both backends' numbers
+ * become PSNR, SSIM and the largest difference. */
+void vkcu_frame_metrics_finish(const AVFrame *a, const vkcu_plane_stats *st, vkcu_frame_metrics *m);
 /* PSNR in dB of a mean squared error at this peak; +inf for 0. */
 double vkcu_psnr_of(double mse, int peak);
 
@@ -60,6 +66,9 @@ static inline int sample_at(const comp_view *c, int x, int y)
 }
 
 /* ---- frame source (frame_source.c) ---- */
+
+/* Frames a source decodes ahead of the comparison. */
+#define VKCU_SOURCE_QUEUE 8
 
 typedef struct frame_source {
     vkcu_job_params p;       /* the caller's job, with the callback sink */
@@ -156,7 +165,10 @@ typedef struct compare_run {
     int64_t lines;           /* per-frame lines printed */
     double mse_sum[4], mse_avg_sum, ssim_sum[4], ssim_all_sum, worst_mse;
     int64_t metric_frames, ssim_frames;
-    AVFrame *worst_a, *worst_b;
+    AVFrame *worst_a, *worst_b; /* --diff-image: the worst pair so far (device frames copied on the GPU) */
+    int threads;             /* CPU metrics: workers */
+    struct vkcu_gpu_metrics *gm; /* GPU metrics, made at the first pair of device frames */
+    int gm_failed;           /* it could not be made: the CPU measures */
     struct SwsContext *sws; /* --scale: B to A's size and format */
     FILE *csv;
     json_t *rows;
@@ -175,6 +187,8 @@ typedef struct compare_run {
     int64_t nb_held_ends, room_held_ends; /* util/array.h */
     frame_row *pending;
     int64_t nb_pending, room_pending;
+    int64_t vmaf_pairs;
+    int vmaf_device;         /* libvmaf takes this run's pairs from device memory */
 } compare_run;
 
 /* Per-frame rows (compare_rows.c): opened before the pairs (an existing
@@ -186,6 +200,9 @@ int vkcu_compare_rows_finish(compare_run *x);
 /* The report (compare_report.c): offers a measured pair for the worst
  * frames, and writes the --report page. */
 int vkcu_compare_plot_offer(compare_run *x, const AVFrame *a, const AVFrame *b, const vkcu_frame_metrics *m);
+/* 1 when vkcu_compare_plot_offer would keep a pair of these figures (it
+ * then reads their pixels, which must be on the host). */
+int vkcu_compare_plot_wants(const compare_run *x, const vkcu_frame_metrics *m);
 int vkcu_compare_report_write(compare_run *x);
 
 #endif

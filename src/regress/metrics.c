@@ -15,6 +15,7 @@
 #include <libavutil/pixdesc.h>
 
 #include "compare_priv.h"
+#include "ops/op.h"
 
 void vkcu_frame_view_free(frame_view *v)
 {
@@ -85,12 +86,26 @@ int vkcu_frame_views_init(frame_view *va, frame_view *vb, const AVFrame *a, cons
     return ret;
 }
 
-/* Sum of squared differences and the largest difference with its place. */
-static uint64_t plane_sse(const comp_view *a, const comp_view *b, int *maxd, int *mx, int *my)
+/* A plane's comparison on the CPU, in bands of rows on the worker pool
+ * (vkcu_parallel_rows): each sample row's squared differences and largest
+ * difference, and each window row's SSIM sum, go into arrays that one
+ * thread then adds up in order, so the figures do not depend on the number
+ * of threads and equal the GPU's (kernels/metrics_math.h). */
+typedef struct plane_pass {
+    const comp_view *a, *b;
+    int64_t c1, c2;
+    int wx, wy;              /* SSIM windows per row, window rows */
+    uint64_t *row_sse;       /* per sample row */
+    int *row_max, *row_max_x;
+    double *win_rows;        /* per window row */
+    int failed;              /* a band could not allocate its sums */
+} plane_pass;
+
+static void sse_rows(void *ctx, int y0, int y1)
 {
-    uint64_t sse = 0;
-    int best = -1;
-    for (int y = 0; y < a->h; y++) {
+    plane_pass *pp = ctx;
+    const comp_view *a = pp->a, *b = pp->b;
+    for (int y = y0; y < y1; y++) {
         const uint8_t *ra = a->data + (ptrdiff_t)y * a->stride, *rb = b->data + (ptrdiff_t)y * b->stride;
         uint64_t line = 0;
         int line_max = 0, line_x = 0;
@@ -110,18 +125,13 @@ static uint64_t plane_sse(const comp_view *a, const comp_view *b, int *maxd, int
                     line_max = d, line_x = x;
             }
         }
-        sse += line;
-        if (line_max > best) {
-            best = line_max;
-            *mx = line_x;
-            *my = y;
-        }
+        pp->row_sse[y] = line;
+        pp->row_max[y] = line_max;
+        pp->row_max_x[y] = line_x;
     }
-    *maxd = best < 0 ? 0 : best;
-    return sse;
 }
 
-/* vf_ssim.c's ssim_4x4xn: sums over 4x4 blocks of one block row. */
+/* vf_ssim.c's ssim_4x4xn: the sums of the 4x4 blocks of block row `by`. */
 static void ssim_4x4_row(const comp_view *a, const comp_view *b, int by, int64_t (*sums)[4], int blocks)
 {
     for (int z = 0; z < blocks; z++) {
@@ -141,41 +151,72 @@ static void ssim_4x4_row(const comp_view *a, const comp_view *b, int by, int64_t
     }
 }
 
-/* vf_ssim.c's ssim_end1x: SSIM of one 8x8 window from its four 4x4 sums. */
-static float ssim_end1(int64_t s1, int64_t s2, int64_t ss, int64_t s12, int max)
+/* Window rows [j0, j1): window row j spans block rows j and j + 1. */
+static void ssim_rows(void *ctx, int j0, int j1)
 {
-    int64_t c1 = (int64_t)(.01 * .01 * max * max * 64 + .5);
-    int64_t c2 = (int64_t)(.03 * .03 * max * max * 64 * 63 + .5);
-    int64_t vars = ss * 64 - s1 * s1 - s2 * s2;
-    int64_t covar = s12 * 64 - s1 * s2;
-    return (float)(2 * s1 * s2 + c1) * (float)(2 * covar + c2) / ((float)(s1 * s1 + s2 * s2 + c1) * (float)(vars + c2));
-}
-
-/* Mean SSIM of 8x8 windows stepped by 4 samples, as FFmpeg's ssim filter. */
-static double plane_ssim(const comp_view *a, const comp_view *b, int max)
-{
-    int bw = a->w >> 2, bh = a->h >> 2;
-    if (bw < 2 || bh < 2)
-        return NAN;
-    int64_t (*sum0)[4] = av_malloc_array(2 * (size_t)(bw + 3), sizeof(*sum0));
-    if (!sum0)
-        return NAN;
-    int64_t (*sum1)[4] = sum0 + bw + 3, (*base)[4] = sum0;
-    double total = 0;
-    ssim_4x4_row(a, b, 0, sum0, bw);
-    for (int y = 1; y < bh; y++) {
-        int64_t (*t)[4] = sum0;
-        sum0 = sum1;
-        sum1 = t;
-        ssim_4x4_row(a, b, y, sum0, bw);
-        for (int i = 0; i < bw - 1; i++)
-            total += ssim_end1(sum0[i][0] + sum0[i + 1][0] + sum1[i][0] + sum1[i + 1][0],
-                               sum0[i][1] + sum0[i + 1][1] + sum1[i][1] + sum1[i + 1][1],
-                               sum0[i][2] + sum0[i + 1][2] + sum1[i][2] + sum1[i + 1][2],
-                               sum0[i][3] + sum0[i + 1][3] + sum1[i][3] + sum1[i + 1][3], max);
+    plane_pass *pp = ctx;
+    int blocks = pp->wx + 1;
+    int64_t (*top)[4] = av_malloc_array(2 * (size_t)blocks, sizeof(*top));
+    if (!top) {
+        __atomic_store_n(&pp->failed, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    int64_t (*base)[4] = top, (*bottom)[4] = top + blocks;
+    ssim_4x4_row(pp->a, pp->b, j0, top, blocks);
+    for (int j = j0; j < j1; j++) {
+        ssim_4x4_row(pp->a, pp->b, j + 1, bottom, blocks);
+        double row = 0;
+        for (int i = 0; i < pp->wx; i++)
+            row += vkcu_ssim_window(top[i][0] + top[i + 1][0] + bottom[i][0] + bottom[i + 1][0],
+                                    top[i][1] + top[i + 1][1] + bottom[i][1] + bottom[i + 1][1],
+                                    top[i][2] + top[i + 1][2] + bottom[i][2] + bottom[i + 1][2],
+                                    top[i][3] + top[i + 1][3] + bottom[i][3] + bottom[i + 1][3], pp->c1, pp->c2);
+        pp->win_rows[j] = row;
+        int64_t (*t)[4] = top;
+        top = bottom;
+        bottom = t;
     }
     av_free(base);
-    return total / ((double)(bw - 1) * (bh - 1));
+}
+
+static int plane_stats_cpu(const comp_view *a, const comp_view *b, int peak, int threads, vkcu_plane_stats *st)
+{
+    plane_pass pp = { .a = a, .b = b, .c1 = vkcu_ssim_c1(peak), .c2 = vkcu_ssim_c2(peak),
+                      .wx = vkcu_ssim_windows_x(a->w), .wy = vkcu_ssim_windows_y(a->h) };
+    int ssim = pp.wx >= 1 && pp.wy >= 1;
+    pp.row_sse = av_malloc_array(a->h, sizeof(*pp.row_sse));
+    pp.row_max = av_malloc_array(a->h, sizeof(*pp.row_max));
+    pp.row_max_x = av_malloc_array(a->h, sizeof(*pp.row_max_x));
+    pp.win_rows = ssim ? av_malloc_array(pp.wy, sizeof(*pp.win_rows)) : NULL;
+    int ret = pp.row_sse && pp.row_max && pp.row_max_x && (pp.win_rows || !ssim) ? 0 : AVERROR(ENOMEM);
+    if (ret >= 0) {
+        vkcu_parallel_rows(threads, a->h, sse_rows, &pp);
+        if (ssim)
+            vkcu_parallel_rows(threads, pp.wy, ssim_rows, &pp);
+        if (pp.failed)
+            ret = AVERROR(ENOMEM);
+    }
+    if (ret >= 0) {
+        memset(st, 0, sizeof(*st));
+        int best = -1;
+        for (int y = 0; y < a->h; y++) {
+            st->sse += pp.row_sse[y];
+            if (pp.row_max[y] > best) {
+                best = pp.row_max[y];
+                st->max_x = pp.row_max_x[y];
+                st->max_y = y;
+            }
+        }
+        st->max_diff = best < 0 ? 0 : best;
+        for (int j = 0; ssim && j < pp.wy; j++)
+            st->ssim_sum += pp.win_rows[j];
+        st->ssim_windows = ssim ? (int64_t)pp.wx * pp.wy : 0;
+    }
+    av_free(pp.row_sse);
+    av_free(pp.row_max);
+    av_free(pp.row_max_x);
+    av_free(pp.win_rows);
+    return ret;
 }
 
 double vkcu_psnr_of(double mse, int peak)
@@ -192,50 +233,80 @@ static void comp_labels(const AVPixFmtDescriptor *d, char *names)
     names[n] = 0;
 }
 
-int vkcu_frame_metrics_compute(const AVFrame *a, const AVFrame *b, vkcu_frame_metrics *m, char *err, size_t errlen)
+/* A frame's figures from its planes' (either backend's): the one place
+ * where they become PSNR, SSIM and the largest difference. */
+void vkcu_frame_metrics_finish(const AVFrame *a, const vkcu_plane_stats *st, vkcu_frame_metrics *m)
 {
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(a->format);
     memset(m, 0, sizeof(*m));
     m->vmaf = NAN;
-    if (a->format != b->format || a->width != b->width || a->height != b->height) {
-        snprintf(err, errlen, "%dx%d %s against %dx%d %s", a->width, a->height, av_get_pix_fmt_name(a->format),
-                 b->width, b->height, av_get_pix_fmt_name(b->format));
-        return VKCU_ERR_MISMATCH;
-    }
-    frame_view va, vb;
-    int ret = vkcu_frame_views_init(&va, &vb, a, b);
-    if (ret < 0) {
-        snprintf(err, errlen, "%s has no sample metrics (float or bitstream layout); compare hashes instead",
-                 av_get_pix_fmt_name(a->format));
-        return ret;
-    }
-    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(a->format);
-    m->nb_comps = va.nb;
-    m->peak = (1 << va.depth) - 1;
+    m->nb_comps = d->nb_components;
+    m->peak = (1 << d->comp[0].depth) - 1;
     comp_labels(d, m->comp_names);
     double total_px = 0, avg_peak = 0, ssim_all = 0;
-    for (int i = 0; i < va.nb; i++)
-        total_px += (double)va.c[i].w * va.c[i].h;
-    m->max_diff = 0;
-    for (int i = 0; i < va.nb; i++) {
-        int maxd, mx = 0, my = 0;
-        double px = (double)va.c[i].w * va.c[i].h, weight = px / total_px;
-        uint64_t sse = plane_sse(&va.c[i], &vb.c[i], &maxd, &mx, &my);
-        m->mse[i] = sse / px;
+    int w[4], h[4];
+    for (int i = 0; i < m->nb_comps; i++) {
+        w[i] = vkcu_comp_subsampled(d, i) ? AV_CEIL_RSHIFT(a->width, d->log2_chroma_w) : a->width;
+        h[i] = vkcu_comp_subsampled(d, i) ? AV_CEIL_RSHIFT(a->height, d->log2_chroma_h) : a->height;
+        total_px += (double)w[i] * h[i];
+    }
+    for (int i = 0; i < m->nb_comps; i++) {
+        double px = (double)w[i] * h[i], weight = px / total_px;
+        m->mse[i] = st[i].sse / px;
         m->psnr[i] = vkcu_psnr_of(m->mse[i], m->peak);
-        m->ssim[i] = plane_ssim(&va.c[i], &vb.c[i], m->peak);
+        m->ssim[i] = st[i].ssim_windows ? st[i].ssim_sum / (double)st[i].ssim_windows : NAN;
         m->mse_avg += m->mse[i] * weight;
         avg_peak += m->peak * weight;
         ssim_all += m->ssim[i] * weight;
-        if (maxd > m->max_diff || i == 0) {
-            m->max_diff = maxd;
+        if (st[i].max_diff > m->max_diff || i == 0) {
+            m->max_diff = st[i].max_diff;
             m->max_diff_comp = i;
-            m->max_diff_x = mx;
-            m->max_diff_y = my;
+            m->max_diff_x = st[i].max_x;
+            m->max_diff_y = st[i].max_y;
         }
     }
     m->psnr_avg = vkcu_psnr_of(m->mse_avg, (int)lrint(avg_peak));
     m->ssim_all = ssim_all;
+}
+
+int vkcu_frame_metrics_mismatch(const AVFrame *a, const AVFrame *b, char *err, size_t errlen)
+{
+    if (a->format == b->format && a->width == b->width && a->height == b->height)
+        return 0;
+    snprintf(err, errlen, "%dx%d %s against %dx%d %s", a->width, a->height, av_get_pix_fmt_name(a->format), b->width,
+             b->height, av_get_pix_fmt_name(b->format));
+    return VKCU_ERR_MISMATCH;
+}
+
+int vkcu_frame_metrics_compute_threads(const AVFrame *a, const AVFrame *b, int threads, vkcu_frame_metrics *m,
+                                       char *err, size_t errlen)
+{
+    memset(m, 0, sizeof(*m));
+    m->vmaf = NAN;
+    int ret = vkcu_frame_metrics_mismatch(a, b, err, errlen);
+    if (ret < 0)
+        return ret;
+    frame_view va, vb;
+    if ((ret = vkcu_frame_views_init(&va, &vb, a, b)) < 0) {
+        snprintf(err, errlen, "%s has no sample metrics (float or bitstream layout); compare hashes instead",
+                 av_get_pix_fmt_name(a->format));
+        return ret;
+    }
+    vkcu_plane_stats st[4];
+    int peak = (1 << va.depth) - 1;
+    for (int i = 0; i < va.nb && ret >= 0; i++)
+        ret = plane_stats_cpu(&va.c[i], &vb.c[i], peak, threads, &st[i]);
     vkcu_frame_view_free(&va);
     vkcu_frame_view_free(&vb);
+    if (ret < 0) {
+        snprintf(err, errlen, "out of memory");
+        return ret;
+    }
+    vkcu_frame_metrics_finish(a, st, m);
     return 0;
+}
+
+int vkcu_frame_metrics_compute(const AVFrame *a, const AVFrame *b, vkcu_frame_metrics *m, char *err, size_t errlen)
+{
+    return vkcu_frame_metrics_compute_threads(a, b, 1, m, err, errlen);
 }

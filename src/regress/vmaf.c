@@ -15,13 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <sched.h>
-#include <unistd.h>
 #include <libavutil/pixdesc.h>
 
 #include "core/vkcu.h"
 #include "util/log.h"
+#include "util/thread.h"
 #include "vmaf.h"
 
 void vkcu_vmaf_missing(const char *what, char *err, size_t errlen)
@@ -144,16 +142,6 @@ void vkcu_vmaf_describe(char *buf, size_t n)
              vkcu_vmaf_cuda_built() ? ", CUDA backend built in" : "");
 }
 
-/* The CPUs this process may run on (taskset, cgroup cpusets), at least 1. */
-static int usable_cpus(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
-        return CPU_COUNT(&set);
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
-}
-
 int vkcu_vmaf_open(vkcu_vmaf **out, const vkcu_vmaf_params *params, char *err, size_t errlen)
 {
     vkcu_vmaf_params p = params ? *params : VKCU_VMAF_PARAMS_DEFAULT;
@@ -169,7 +157,7 @@ int vkcu_vmaf_open(vkcu_vmaf **out, const vkcu_vmaf_params *params, char *err, s
         want_gpu = 0;
     }
 #endif
-    int cpus = p.threads > 0 ? p.threads : usable_cpus();
+    int cpus = p.threads > 0 ? p.threads : vkcu_cpu_count();
 #ifdef HAVE_LIBVMAF_CUDA
     if (want_gpu)
         vkcu_vmaf_cuda_open(&v->cuda, p.device, why, sizeof(why));

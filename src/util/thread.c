@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Threads that inherit their creator's log target (thread.h). */
 #include <errno.h>
+#include <sched.h>
+#include <unistd.h>
 #include <stdlib.h>
 
 #include "log.h"
@@ -30,4 +32,13 @@ int vkcu_thread_create(pthread_t *thread, void *(*start)(void *), void *arg)
     if (ret)
         free(ts);
     return ret;
+}
+
+int vkcu_cpu_count(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
 }

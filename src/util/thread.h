@@ -17,6 +17,9 @@ extern "C" {
  * thread's log target. Returns 0 or an errno value, as pthread_create. */
 int vkcu_thread_create(pthread_t *thread, void *(*start)(void *), void *arg);
 
+/* The CPUs this process may run on (taskset, cgroup cpusets), at least 1. */
+int vkcu_cpu_count(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,6 +5,9 @@
  * largest difference, the same numbers for NV12 as for the yuv420p picture
  * it holds (and P010 as yuv420p10le), format mismatches refused, and
  * hash-list parsing (framemd5 and JSON, errors naming the line).
+ * Every layout of metrics_util.h, in four patterns (identical, opposite,
+ * noisy, unrelated), gives the plain reference's figures bit for bit on 1,
+ * 2, 3 and 8 worker threads.
  */
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +16,7 @@
 #include <libavutil/pixdesc.h>
 
 #include "regress/compare.h"
+#include "metrics_util.h"
 #include "test_util.h"
 
 /* A deterministic textured 4:2:0 picture; depth 8 or 10 (values in range). */
@@ -162,12 +166,45 @@ static void test_hash_lists(void)
           strstr(err, "bad.framemd5:3:"), "malformed line: '%s'", err);
 }
 
+/* The CPU metrics equal metrics_util.h's reference bit for bit, whatever the threads. */
+static void test_reference_and_threads(void)
+{
+    static const int threads[] = { 1, 2, 3, 8 };
+    int checked = 0;
+    for (int c = 0; c < MU_NB_CASES; c++)
+        for (int pat = 0; pat < MU_NB_PATTERNS; pat++) {
+            const mu_case *k = &mu_cases[c];
+            AVFrame *a = tu_frame(k->fmt, k->w, k->h), *b = tu_frame(k->fmt, k->w, k->h);
+            mu_fill(a, b, pat, (uint64_t)(c * 10 + pat));
+            vkcu_frame_metrics want, got;
+            mu_reference(a, b, &want);
+            for (int t = 0; t < 4; t++) {
+                char err[256], why[300];
+                int ret = vkcu_frame_metrics_compute_threads(a, b, threads[t], &got, err, sizeof(err));
+                CHECK(ret == 0, "%s %dx%d %s: %s", av_get_pix_fmt_name(k->fmt), k->w, k->h, mu_pattern_names[pat], err);
+                CHECK(ret != 0 || mu_same(&got, &want, why, sizeof(why)), "%s %dx%d %s, %d threads: %s",
+                      av_get_pix_fmt_name(k->fmt), k->w, k->h, mu_pattern_names[pat], threads[t], why);
+                checked++;
+            }
+            if (pat == MU_IDENTICAL)
+                CHECK(got.max_diff == 0 && isinf(got.psnr_avg) && got.max_diff_x == 0 && got.max_diff_y == 0,
+                      "%s %dx%d identical: max diff %d at (%d,%d), psnr %f", av_get_pix_fmt_name(k->fmt), k->w, k->h,
+                      got.max_diff, got.max_diff_x, got.max_diff_y, got.psnr_avg);
+            if (pat == MU_OPPOSITE && k->w >= 8 && k->h >= 8)
+                CHECK(got.ssim[0] < 0.5, "%s %dx%d opposite: ssim %f", av_get_pix_fmt_name(k->fmt), k->w, k->h, got.ssim[0]);
+            av_frame_free(&a);
+            av_frame_free(&b);
+        }
+    CHECK(checked == MU_NB_CASES * MU_NB_PATTERNS * 4, "checked %d", checked);
+}
+
 int main(void)
 {
     test_identical_and_offset();
     test_semiplanar(8);
     test_semiplanar(10);
     test_mismatch();
+    test_reference_and_threads();
     test_hash_lists();
     if (tu_failures) {
         fprintf(stderr, "%d check(s) failed\n", tu_failures);
