@@ -268,6 +268,7 @@ bench: $(BUILD)/deps.mk
 	@bash tools/bench-transcode.sh
 	@bash tools/bench-batch.sh
 	@bash tools/bench-verify.sh
+	@bash tools/bench-compare.sh
 	@bash tools/bench-python.sh
 
 # Installation folders (docs/install.md); DESTDIR stages the whole tree.

@@ -132,7 +132,14 @@ typedef struct vkcu_compare_result {
     int64_t max_diff_index;        /* the index in A of the first frame with max_diff; -1: no frame differs */
     int64_t concealed;             /* paired frames marked concealed on either side (docs/regression.md) */
     int64_t concealed_differing;   /* of those, the ones that differ (with exclude_concealed: not in differing) */
-    uint64_t reserved[32];         /* zero (version.h: room to grow) */
+    /* Since 1.1: where the pictures were measured. On the GPU backend both
+     * inputs' frames stay in device memory and each pair is measured there
+     * (the same figures as the CPU's, bit for bit); only the figures, and
+     * the pictures a report or difference image draws, reach the host. */
+    int64_t gpu_pairs;             /* pairs whose PSNR, SSIM and differences were computed on the GPU */
+    int64_t frames_dtoh_bytes;     /* picture bytes brought from the GPU to the host: the decoders' downloads and
+                                    * the comparison's own (CPU metrics, libvmaf on the CPU, report, diff image) */
+    uint64_t reserved[30];         /* zero (version.h: room to grow) */
 } vkcu_compare_result;
 
 /**

@@ -32,7 +32,7 @@ VKCU_ERR_PIPE_CLOSED = -0x56430007
 VKCU_EXIT_INTERRUPT = 130
 VKCU_LOG_QUIET, VKCU_LOG_ERROR, VKCU_LOG_WARNING, VKCU_LOG_INFO, VKCU_LOG_VERBOSE, VKCU_LOG_DEBUG = range(-1, 5)
 # version.h
-VKCU_VERSION_MAJOR, VKCU_VERSION_MINOR, VKCU_VERSION_PATCH = 1, 0, 0
+VKCU_VERSION_MAJOR, VKCU_VERSION_MINOR, VKCU_VERSION_PATCH = 1, 1, 0
 VKCU_VERSION_INT_CURRENT = (VKCU_VERSION_MAJOR << 16) | (VKCU_VERSION_MINOR << 8) | VKCU_VERSION_PATCH
 # job.h
 VKCU_BACKEND_AUTO, VKCU_BACKEND_CPU, VKCU_BACKEND_GPU = range(3)
@@ -181,7 +181,8 @@ class CompareResult(Structure):
         ("vmaf_mean", c_double), ("vmaf_min", c_double), ("vmaf_min_index", c_int64), ("pass_", c_int),
         ("verdict", c_char * 512), ("error", c_char * 512),
         ("max_diff_index", c_int64), ("concealed", c_int64), ("concealed_differing", c_int64),
-        ("reserved", c_uint64 * 32),
+        ("gpu_pairs", c_int64), ("frames_dtoh_bytes", c_int64),
+        ("reserved", c_uint64 * 30),
     ]
 
 

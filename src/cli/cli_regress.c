@@ -21,6 +21,7 @@ typedef struct compare_args {
     const char *chain_a, *chain_b;
     int nb_inputs;
     int quiet; /* -q: the verdict alone */
+    int stats; /* --stats: where the pairs were measured */
 } compare_args;
 
 static int compare_apply(void *ctx, const cli_option *o, const char *arg, const cli_value *v)
@@ -53,6 +54,7 @@ static int compare_apply(void *ctx, const cli_option *o, const char *arg, const 
         return cli_job_apply(&c->job, CLI_COMPARE, o, arg, v);
     case OPT_TIMING: c->cj.timing = v->i ? VKCU_TIMING_DECODED : VKCU_TIMING_FFMPEG; break;
     case OPT_EXCLUDE_CONCEALED: c->cj.exclude_concealed = 1; break;
+    case OPT_STATS: c->stats = 1; break;
     default: return cli_job_apply(&c->job, CLI_COMPARE, o, arg, v);
     }
     return 0;
@@ -95,6 +97,9 @@ static int cli_main_compare(int argc, char **argv)
         ret = vkcu_compare(ctx, cj, &r);
     vkcu_close(&ctx);
     fflush(stdout);
+    if (c.stats && (ret >= 0 || ret == VKCU_ERR_MISMATCH))
+        fprintf(stderr, "stats: pairs=%lld measured_on_gpu=%lld frames_dtoh_bytes=%lld\n", (long long)r.paired,
+                (long long)r.gpu_pairs, (long long)r.frames_dtoh_bytes);
     if (ret < 0 && ret != VKCU_ERR_MISMATCH)
         return cli_exit_code(ret); /* the library has said why */
     if (c.quiet)

@@ -36,7 +36,6 @@ static const cli_refusal refusals[] = {
     { CLI_VERIFY, OPT_FRAMES, "belongs in a manifest case, not on the command line" },
     { CLI_VERIFY, OPT_STRICT, "belongs in a manifest case, not on the command line" },
     { CLI_VERIFY, OPT_STATS, "belongs in a manifest case, not on the command line" },
-    { CLI_COMPARE, OPT_STATS, "is not supported" },
 };
 
 /* ffmpeg's options, as people type them out of habit, and vkcu's way of

@@ -144,8 +144,8 @@ const cli_option cli_options[] = {
     { OPT_REQUIRE_GPU_DECODE, "require-gpu-decode", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
       "fail (exit 5) instead of decoding in software when the GPU cannot decode the stream (conformance runs "
       "of the GPU decoder)", RUN_VERBS, CLI_G_PROCESS, 0, "require_gpu_decode" },
-    { OPT_STATS, "stats", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL, "per-stage statistics at the end",
-      T | H | B, CLI_G_PROCESS, 0, NULL },
+    { OPT_STATS, "stats", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL, "per-stage statistics at the end (compare: pairs measured on the GPU, picture bytes brought to the host)",
+      T | H | C | B, CLI_G_PROCESS, 0, NULL },
     { OPT_QUIET, "quiet", 'q', CLI_ARG_NONE, NULL, 0, 0, NULL, NULL, "no progress line, errors only", RUN_VERBS,
       CLI_G_PROCESS, 0, NULL },
     { OPT_LOG_LEVEL, "log-level", 0, CLI_ARG_CHOICE, "LEVEL", 0, 0, "error, warning, info, verbose or debug", "info",

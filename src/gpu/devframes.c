@@ -32,6 +32,8 @@
 #include <string.h>
 #include <time.h>
 #include <libavutil/buffer.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/pixdesc.h>
 
 #include "session_priv.h"
 
@@ -376,5 +378,111 @@ fail:
     }
     av_frame_free(&dst);
     vkcu_cuda_leave(old, m->device);
+    return ret;
+}
+
+int vkcu_frame_cuda_download(const AVFrame *src, AVFrame **host, int64_t *bytes, char *err, size_t errlen)
+{
+    int ret = 0;
+    const cuda_mark *m = mark_get(src);
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(src->format);
+    AVFrame *dst = NULL;
+    *host = NULL;
+    if (!m || !d) {
+        snprintf(err, errlen, "internal: not a CUDA frame");
+        return AVERROR_BUG;
+    }
+    if (!(dst = av_frame_alloc())) {
+        snprintf(err, errlen, "out of memory");
+        return AVERROR(ENOMEM);
+    }
+    dst->format = src->format;
+    dst->width = src->width;
+    dst->height = src->height;
+    if ((ret = av_frame_get_buffer(dst, 0)) < 0 || (ret = av_frame_copy_props(dst, src)) < 0) {
+        snprintf(err, errlen, "out of memory");
+        av_frame_free(&dst);
+        return ret;
+    }
+    av_buffer_unref(&dst->opaque_ref); /* the copy's memory is the host's, whatever the source's mark said */
+    int old = vkcu_cuda_enter(m->device);
+    int64_t moved = 0;
+    for (int p = 0; p < 4 && src->data[p]; p++) {
+        int h = (p == 1 || p == 2) ? AV_CEIL_RSHIFT(src->height, d->log2_chroma_h) : src->height;
+        int row = av_image_get_linesize(src->format, src->width, p);
+        CU_CHECK(cudaMemcpy2DAsync(dst->data[p], dst->linesize[p], src->data[p], src->linesize[p], row, h,
+                                   cudaMemcpyDeviceToHost, cudaStreamPerThread));
+        moved += (int64_t)row * h;
+    }
+    CU_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+    vkcu_cuda_leave(old, m->device);
+    if (bytes)
+        *bytes += moved;
+    *host = dst;
+    return 0;
+fail:
+    vkcu_cuda_leave(old, m->device);
+    av_frame_free(&dst);
+    return ret;
+}
+
+int vkcu_frame_cuda_upload(const AVFrame *src, int device, AVFrame **out, char *err, size_t errlen)
+{
+    int ret = 0;
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(src->format);
+    ownbuf *o = NULL;
+    AVFrame *dst = NULL;
+    size_t offset[4] = { 0 }, size = 0;
+    int rows[4] = { 0 }, linesize[4] = { 0 };
+    *out = NULL;
+    if (!d || mark_get(src) || (d->flags & AV_PIX_FMT_FLAG_HWACCEL)) {
+        snprintf(err, errlen, "internal: not a host frame of a software format");
+        return AVERROR_BUG;
+    }
+    /* The planes one after the other, rows 256 bytes apart as cudaMallocPitch would. */
+    for (int p = 0; p < 4 && src->data[p]; p++) {
+        rows[p] = (p == 1 || p == 2) ? AV_CEIL_RSHIFT(src->height, d->log2_chroma_h) : src->height;
+        linesize[p] = FFALIGN(av_image_get_linesize(src->format, src->width, p), 256);
+        offset[p] = size;
+        size += (size_t)linesize[p] * rows[p];
+    }
+    int old = vkcu_cuda_enter(device);
+    if (!(o = calloc(1, sizeof(*o))) || !(dst = av_frame_alloc())) {
+        snprintf(err, errlen, "out of memory");
+        ret = AVERROR(ENOMEM);
+        goto fail;
+    }
+    o->device = device;
+    CU_CHECK(cudaMalloc((void **)&o->ptr, size ? size : 1));
+    for (int p = 0; p < 4 && src->data[p]; p++)
+        CU_CHECK(cudaMemcpy2D(o->ptr + offset[p], linesize[p], src->data[p], src->linesize[p],
+                              av_image_get_linesize(src->format, src->width, p), rows[p], cudaMemcpyHostToDevice));
+    if (!(dst->buf[0] = av_buffer_create(o->ptr, size, ownbuf_free, o, 0))) {
+        snprintf(err, errlen, "out of memory");
+        ret = AVERROR(ENOMEM);
+        goto fail;
+    }
+    o = NULL; /* the buffer's now */
+    if ((ret = av_frame_copy_props(dst, src)) < 0 || (ret = mark(dst, device, KIND_OWN)) < 0) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    dst->format = src->format;
+    dst->width = src->width;
+    dst->height = src->height;
+    for (int p = 0; p < 4 && src->data[p]; p++) {
+        dst->data[p] = dst->buf[0]->data + offset[p];
+        dst->linesize[p] = linesize[p];
+    }
+    vkcu_cuda_leave(old, device);
+    *out = dst;
+    return 0;
+fail:
+    if (o) {
+        cudaFree(o->ptr);
+        free(o);
+    }
+    av_frame_free(&dst);
+    vkcu_cuda_leave(old, device);
     return ret;
 }

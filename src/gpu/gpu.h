@@ -148,5 +148,14 @@ void vkcu_frame_cuda_release_after(const AVFrame *frame, int64_t stream);
 /* A copy of a CUDA frame in device memory of its own (not the pool's), the
  * same layout; complete when the call returns. Any thread. */
 int vkcu_frame_cuda_copy(const AVFrame *src, AVFrame **copy, char *err, size_t errlen);
+/* A host copy of a CUDA frame (same format, size and properties, in memory
+ * of av_frame_get_buffer), complete when the call returns; its bytes are
+ * added to *bytes (NULL: not counted). Any thread. */
+int vkcu_frame_cuda_download(const AVFrame *src, AVFrame **host, int64_t *bytes, char *err, size_t errlen);
+/* A CUDA frame of its own on `device` holding a copy of the host frame
+ * `src` (planes one after the other, rows 256-byte aligned); complete when
+ * the call returns. For tests and for host frames that must meet device
+ * frames. Any thread. */
+int vkcu_frame_cuda_upload(const AVFrame *src, int device, AVFrame **out, char *err, size_t errlen);
 
 #endif

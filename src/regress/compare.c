@@ -28,8 +28,11 @@
 #include "util/array.h"
 #include "core/outfile.h"
 #include "core/sink.h"
+#include "gpu/gpu.h"
+#include "gpu/metrics.h"
 #include "util/json.h"
 #include "util/log.h"
+#include "util/thread.h"
 #include "report.h"
 #include "vmaf.h"
 
@@ -272,6 +275,129 @@ static int vmaf_settle(compare_run *x)
     return 0;
 }
 
+/* The side's frame on the host: a frame that stayed on the GPU (the GPU
+ * backend's device pool) is brought over, for the steps that read pixels
+ * on the CPU; its bytes are counted. */
+static int side_on_host(compare_run *x, side *s)
+{
+    if (!s->frame || vkcu_frame_cuda_device(s->frame) < 0)
+        return 0;
+    AVFrame *host;
+    char err[256];
+    int ret = vkcu_frame_cuda_download(s->frame, &host, &x->r->frames_dtoh_bytes, err, sizeof(err));
+    if (ret < 0) {
+        snprintf(x->r->error, sizeof(x->r->error), "%s: frame %" PRId64 ": %s", s->path, s->index, err);
+        return ret;
+    }
+    av_frame_free(&s->frame);
+    s->frame = host;
+    return 0;
+}
+
+static int pair_on_host(compare_run *x)
+{
+    int ret = side_on_host(x, &x->a);
+    return ret < 0 ? ret : side_on_host(x, &x->b);
+}
+
+/* The pair's figures: on the GPU where both frames stayed there (the same
+ * bits as the CPU's: kernels/metrics_math.h), else on the CPU's workers. */
+static int measure(compare_run *x, vkcu_frame_metrics *m, char *err, size_t errlen)
+{
+    AVFrame *fa = x->a.frame, *fb = x->b.frame;
+    int ret = vkcu_frame_metrics_mismatch(fa, fb, err, errlen);
+    if (ret < 0)
+        return ret;
+    int dev = vkcu_frame_cuda_device(fa);
+    if (dev >= 0 && dev == vkcu_frame_cuda_device(fb) && !x->gm && !x->gm_failed) {
+        char why[256];
+        if (vkcu_gpu_metrics_open(dev, &x->gm, why, sizeof(why)) < 0) {
+            x->gm_failed = 1;
+            vkcu_log(VKCU_LOG_WARNING, "compare: the metrics run on the CPU: %s", why);
+        }
+    }
+    if (vkcu_gpu_metrics_takes(x->gm, fa, fb)) {
+        vkcu_plane_stats st[4];
+        if ((ret = vkcu_gpu_metrics_run(x->gm, fa, fb, st, err, errlen)) < 0)
+            return ret;
+        vkcu_frame_metrics_finish(fa, st, m);
+        x->r->gpu_pairs++;
+        return 0;
+    }
+    if ((ret = pair_on_host(x)) < 0) {
+        av_strlcpy(err, x->r->error, errlen);
+        return ret;
+    }
+    return vkcu_frame_metrics_compute_threads(x->a.frame, x->b.frame, x->threads, m, err, errlen);
+}
+
+/* One more pair for libvmaf: straight from device memory on a GPU scorer,
+ * else from the host. */
+static int vmaf_add_pair(compare_run *x, char *err, size_t errlen)
+{
+    const AVFrame *ref = x->p->vmaf_ref_b ? x->b.frame : x->a.frame, *dist = x->p->vmaf_ref_b ? x->a.frame : x->b.frame;
+    int on_device = vkcu_frame_cuda_device(ref) >= 0 && vkcu_frame_cuda_device(dist) >= 0 &&
+                    vkcu_vmaf_on_gpu(x->vmaf) && vkcu_vmaf_device_format_supported(ref->format);
+    if (!x->vmaf_pairs)
+        x->vmaf_device = on_device; /* libvmaf takes device pairs or host pairs, not both */
+    x->vmaf_pairs++;
+    if (on_device && x->vmaf_device) {
+        vkcu_vmaf_device_frame dr = { .width = ref->width, .height = ref->height, .format = ref->format },
+                               dd = { .width = dist->width, .height = dist->height, .format = dist->format };
+        for (int i = 0; i < 4; i++) {
+            dr.data[i] = ref->data[i];
+            dr.pitch[i] = (size_t)ref->linesize[i];
+            dd.data[i] = dist->data[i];
+            dd.pitch[i] = (size_t)dist->linesize[i];
+        }
+        int ret = vkcu_vmaf_add_device(x->vmaf, &dr, &dd, NULL, err, errlen);
+        /* libvmaf's copies run on the legacy stream: the pool writes these buffers again after them. */
+        vkcu_frame_cuda_release_after(ref, 1);
+        vkcu_frame_cuda_release_after(dist, 1);
+        return ret;
+    }
+    if (x->vmaf_device) {
+        snprintf(err, errlen, "libvmaf on the GPU got a frame in host memory after device frames (a format change?)");
+        return AVERROR(EINVAL);
+    }
+    int ret = pair_on_host(x);
+    if (ret < 0) {
+        av_strlcpy(err, x->r->error, errlen);
+        return ret;
+    }
+    ref = x->p->vmaf_ref_b ? x->b.frame : x->a.frame;
+    dist = x->p->vmaf_ref_b ? x->a.frame : x->b.frame;
+    return vkcu_vmaf_add(x->vmaf, ref, dist, err, errlen);
+}
+
+/* Keeps the pair as the worst so far, for --diff-image: a frame of a device
+ * pool is copied on the GPU (the pool's buffer goes back to the decoder);
+ * host frames are taken over. */
+static int keep_worst(compare_run *x)
+{
+    side *a = &x->a, *b = &x->b;
+    av_frame_free(&x->worst_a);
+    av_frame_free(&x->worst_b);
+    if (!x->p->diff_image)
+        return 0; /* nothing draws it */
+    for (int k = 0; k < 2; k++) {
+        side *s = k ? b : a;
+        AVFrame **keep = k ? &x->worst_b : &x->worst_a;
+        char err[256];
+        if (vkcu_frame_cuda_device(s->frame) >= 0) {
+            int ret = vkcu_frame_cuda_copy(s->frame, keep, err, sizeof(err));
+            if (ret < 0) {
+                snprintf(x->r->error, sizeof(x->r->error), "%s: frame %" PRId64 ": %s", s->path, s->index, err);
+                return ret;
+            }
+        } else {
+            *keep = s->frame;
+            s->frame = NULL;
+        }
+    }
+    return 0;
+}
+
 static int pair_frames(compare_run *x)
 {
     side *a = &x->a, *b = &x->b;
@@ -279,12 +405,13 @@ static int pair_frames(compare_run *x)
     vkcu_frame_metrics m;
     char err[256], t[32];
     fmt_time(t, sizeof(t), a->secs);
-    if (x->p->scale) {
-        int ret = scale_to(x, b, a->frame);
-        if (ret < 0)
+    if (x->p->scale && vkcu_frame_metrics_mismatch(a->frame, b->frame, err, sizeof(err)) < 0) {
+        /* swscale runs on the host */
+        int ret = pair_on_host(x);
+        if (ret < 0 || (ret = scale_to(x, b, a->frame)) < 0)
             return ret;
     }
-    int ret = vkcu_frame_metrics_compute(a->frame, b->frame, &m, err, sizeof(err));
+    int ret = measure(x, &m, err, sizeof(err));
     if (ret == VKCU_ERR_MISMATCH) {
         r->format_mismatch++;
         r->differing++;
@@ -304,9 +431,8 @@ static int pair_frames(compare_run *x)
     }
     frame_row row = { a->index, b->index, a->secs, b->secs, m };
     if (x->vmaf) {
-        const AVFrame *ref = x->p->vmaf_ref_b ? b->frame : a->frame, *dist = x->p->vmaf_ref_b ? a->frame : b->frame;
         char verr[400];
-        if ((ret = vkcu_vmaf_add(x->vmaf, ref, dist, verr, sizeof(verr))) < 0) {
+        if ((ret = vmaf_add_pair(x, verr, sizeof(verr))) < 0) {
             snprintf(r->error, sizeof(r->error), "%s: frame %" PRId64 ": %s", a->path, a->index, verr);
             return ret;
         }
@@ -336,6 +462,8 @@ static int pair_frames(compare_run *x)
         }
         r->psnr_min = fmin(r->psnr_min, m.psnr_avg);
     }
+    if (vkcu_compare_plot_wants(x, &m) && (ret = pair_on_host(x)) < 0)
+        return ret;
     if ((ret = vkcu_compare_plot_offer(x, a->frame, b->frame, &m)) < 0) {
         snprintf(r->error, sizeof(r->error), "%s: frame %" PRId64 ": cannot make the report's thumbnails", a->path,
                  a->index);
@@ -374,15 +502,12 @@ static int pair_frames(compare_run *x)
             r->first_diff = a->index;
             r->first_diff_time = a->secs;
         }
-        if (m.mse_avg > x->worst_mse || !x->worst_a) {
+        if (m.mse_avg > x->worst_mse || r->worst_index < 0) {
             x->worst_mse = m.mse_avg;
             r->worst = m;
             r->worst_index = a->index;
-            av_frame_free(&x->worst_a);
-            av_frame_free(&x->worst_b);
-            x->worst_a = a->frame;
-            x->worst_b = b->frame;
-            a->frame = b->frame = NULL;
+            if ((ret = keep_worst(x)) < 0)
+                return ret;
         }
     }
     if (over) {
@@ -669,6 +794,7 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
     x->p = p;
     x->r = r;
     x->exact = p->max_diff < 0 && isnan(p->min_psnr) && isnan(p->min_vmaf);
+    x->threads = vkcu_cpu_count();
     r->vmaf_mean = r->vmaf_min = NAN;
     r->vmaf_min_index = -1;
     const char *inputs[] = { p->a, p->b, p->job->pipeline_file, NULL };
@@ -707,6 +833,13 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
                       (x->b.is_list && x->b.list.decoded);
         ja.timing = jb.timing = decoded ? VKCU_TIMING_DECODED : VKCU_TIMING_FFMPEG;
         ja.callback_timing = jb.callback_timing = decoded || x->a.is_list || x->b.is_list;
+        if (!x->a.is_list && !x->b.is_list) {
+            /* On the GPU both inputs' frames stay in device memory, where
+             * the metrics (and libvmaf's CUDA backend) read them: enough
+             * buffers for the source's queue, the frame in hand and the ring. */
+            ja.cuda_pool = VKCU_SOURCE_QUEUE + ja.ring_size + 4;
+            jb.cuda_pool = VKCU_SOURCE_QUEUE + jb.ring_size + 4;
+        }
         ret = vkcu_side_open_media(&x->a, &ja);
         if (ret >= 0)
             ret = vkcu_side_open_media(&x->b, &jb);
@@ -791,6 +924,11 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
     }
     r->frames_a = x->a.index;
     r->frames_b = x->b.index;
+    for (int k = 0; k < 2; k++) {
+        const side *s = k ? &x->b : &x->a;
+        if (s->src)
+            r->frames_dtoh_bytes += s->src->r.dtoh_bytes; /* the decoders' own downloads (host frames) */
+    }
     if (x->vmaf && (ret = vmaf_settle(x)) < 0)
         goto done;
     summarize(x);
@@ -798,8 +936,24 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
         goto done;
     if (p->diff_image) {
         const char *why = NULL;
-        if (x->worst_a)
+        if (x->worst_a) {
+            char err[256];
+            AVFrame *ha = NULL, *hb = NULL;
+            if (vkcu_frame_cuda_device(x->worst_a) >= 0 &&
+                ((ret = vkcu_frame_cuda_download(x->worst_a, &ha, &r->frames_dtoh_bytes, err, sizeof(err))) < 0 ||
+                 (ret = vkcu_frame_cuda_download(x->worst_b, &hb, &r->frames_dtoh_bytes, err, sizeof(err))) < 0)) {
+                snprintf(r->error, sizeof(r->error), "%s: frame %" PRId64 ": %s", p->a, r->worst_index, err);
+                av_frame_free(&ha);
+                goto done;
+            }
+            if (ha) {
+                av_frame_free(&x->worst_a);
+                av_frame_free(&x->worst_b);
+                x->worst_a = ha;
+                x->worst_b = hb;
+            }
             ret = vkcu_draw_difference(p, x->worst_a, x->worst_b, r->error, sizeof(r->error));
+        }
         else
             why = r->metrics ? "no frame differs" : "hash lists hold no pictures";
         if (why && p->report)
@@ -819,6 +973,7 @@ done:
     free(x->held_ends);
     free(x->pending);
     vkcu_vmaf_close(&x->vmaf);
+    vkcu_gpu_metrics_close(&x->gm);
     if ((ret == 0 || ret == VKCU_ERR_MISMATCH) && x->plot) {
         if (!x->plot->nb_rows && !x->plot->why_empty)
             x->plot->why_empty = r->paired ? "no pair could be measured (their picture formats differ)"

@@ -83,14 +83,25 @@ done:
 
 /* Keeps the VKCU_PLOT_WORST differing frames of lowest PSNR (the earlier
  * frame on a tie), as thumbnails made now: no frame is held. */
-int vkcu_compare_plot_offer(compare_run *x, const AVFrame *a, const AVFrame *b, const vkcu_frame_metrics *m)
+static int plot_place(const vkcu_compare_plot *p, const vkcu_frame_metrics *m)
 {
-    vkcu_compare_plot *p = x->plot;
     if (!p || !m->max_diff)
-        return 0;
+        return VKCU_PLOT_WORST;
     int pos = p->nb_worst;
     while (pos > 0 && m->psnr_avg < p->worst[pos - 1].psnr_avg)
         pos--;
+    return pos;
+}
+
+int vkcu_compare_plot_wants(const compare_run *x, const vkcu_frame_metrics *m)
+{
+    return plot_place(x->plot, m) < VKCU_PLOT_WORST;
+}
+
+int vkcu_compare_plot_offer(compare_run *x, const AVFrame *a, const AVFrame *b, const vkcu_frame_metrics *m)
+{
+    vkcu_compare_plot *p = x->plot;
+    int pos = plot_place(p, m);
     if (pos >= VKCU_PLOT_WORST)
         return 0;
     vkcu_plot_thumb t = { .frame = x->a.index, .secs = x->a.secs, .psnr_avg = m->psnr_avg, .ssim_all = m->ssim_all,

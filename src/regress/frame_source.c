@@ -13,8 +13,6 @@
 #include "util/log.h"
 #include "util/queue.h"
 
-#define SOURCE_QUEUE 8
-
 static int source_on_open(void *opaque, const vkcu_stream_info *info)
 {
     frame_source *s = opaque;
@@ -82,7 +80,7 @@ int vkcu_frame_source_open(const vkcu_job_params *p, const char *path, frame_sou
         return AVERROR(ENOMEM);
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->cond, NULL);
-    s->frames = vkcu_queue_create(SOURCE_QUEUE, sizeof(AVFrame *));
+    s->frames = vkcu_queue_create(VKCU_SOURCE_QUEUE, sizeof(AVFrame *));
     if (!s->frames) {
         vkcu_frame_source_close(&s);
         return AVERROR(ENOMEM);
