@@ -14,6 +14,7 @@
 #include <libavutil/avstring.h>
 #include <libavutil/imgutils.h>
 
+#include "util/array.h"
 #include "util/log.h"
 #include "demux.h"
 
@@ -331,6 +332,11 @@ static int demux_open(const char *path, AVIOContext *pb, int video_stream, vkcu_
              path, chosen, avcodec_get_name(par->codec_id), par->width, par->height, dropped,
              VKCU_SETTING_IS("video_stream", "N"));
     d->frame_rate = av_guess_frame_rate(d->fmt, d->video, NULL);
+    /* An index the container brought (read with its header), or FFmpeg's
+     * own that grows as packets are read (raw streams): timestamp seeks
+     * land on key frames. Otherwise (MPEG-TS, MPEG-PS, FLV...) they land
+     * anywhere (vkcu_demux_seek_packet). */
+    d->indexed = (d->fmt->iformat->flags & AVFMT_GENERIC_INDEX) || avformat_index_get_entries_count(d->video) > 0;
     if (d->video->nb_frames > 0)
         d->frames_estimate = d->video->nb_frames;
     else if (d->fmt->duration > 0 && d->frame_rate.num > 0)
@@ -349,12 +355,21 @@ int vkcu_demux_damaged(const vkcu_demux *d, int ret)
 
 int vkcu_demux_read(vkcu_demux *d, AVPacket *pkt, int strict, int *damaged, char *err, size_t errlen)
 {
-    int ret = av_read_frame(d->fmt, pkt);
-    if (ret >= 0 && pkt->stream_index == d->video_index) {
-        int64_t ts = pkt->pts != AV_NOPTS_VALUE ? pkt->pts : pkt->dts;
-        if (ts != AV_NOPTS_VALUE)
-            d->last_video_ts = ts;
-        d->video_packets++;
+    int ret;
+    for (;;) {
+        ret = av_read_frame(d->fmt, pkt);
+        if (ret >= 0 && pkt->stream_index == d->video_index) {
+            int64_t ts = pkt->pts != AV_NOPTS_VALUE ? pkt->pts : pkt->dts;
+            if (ts != AV_NOPTS_VALUE)
+                d->last_video_ts = ts;
+            d->video_packets++;
+            if (d->skip_video > 0) { /* before the key frame vkcu_demux_seek_packet moved to */
+                d->skip_video--;
+                av_packet_unref(pkt);
+                continue;
+            }
+        }
+        break;
     }
     if (ret == AVERROR_EOF || ret >= 0)
         return ret;
@@ -394,7 +409,73 @@ int vkcu_demux_read(vkcu_demux *d, AVPacket *pkt, int strict, int *damaged, char
 
 int vkcu_demux_seek(vkcu_demux *d, int64_t ts)
 {
+    d->skip_video = 0;
     return avformat_seek_file(d->fmt, d->video_index, INT64_MIN, ts, ts, 0);
+}
+
+void vkcu_packet_scan_free(vkcu_packet_scan *scan)
+{
+    free(scan->pts);
+    free(scan->key);
+    memset(scan, 0, sizeof(*scan));
+}
+
+int vkcu_demux_scan(vkcu_demux *d, int64_t limit, int64_t stop, vkcu_packet_scan *scan)
+{
+    AVPacket *pkt = av_packet_alloc();
+    int64_t room = 0, key_room = 0, after = -1; /* util/array.h; after: packets since the stop */
+    int ret = pkt ? 0 : AVERROR(ENOMEM);
+    memset(scan, 0, sizeof(*scan));
+    while (ret >= 0 && scan->n < limit && after < 16) {
+        ret = av_read_frame(d->fmt, pkt);
+        if (ret < 0) {
+            /* the end, or damage the job's own reading reports */
+            ret = ret == AVERROR_EOF || avio_feof(d->fmt->pb) || vkcu_demux_damaged(d, ret) ? 0 : ret;
+            break;
+        }
+        if (pkt->stream_index == d->video_index) {
+            if (pkt->pts != AV_NOPTS_VALUE && pkt->dts != AV_NOPTS_VALUE && pkt->pts - pkt->dts > scan->max_delay)
+                scan->max_delay = pkt->pts - pkt->dts;
+            if (VKCU_ARRAY_GROW(scan->pts, scan->n, room, 1024) < 0 ||
+                VKCU_ARRAY_GROW(scan->key, scan->n, key_room, 1024) < 0) {
+                ret = AVERROR(ENOMEM);
+            } else {
+                scan->pts[scan->n] = pkt->pts;
+                scan->key[scan->n] = !!(pkt->flags & AV_PKT_FLAG_KEY);
+                scan->n++;
+            }
+            int64_t ts = pkt->dts != AV_NOPTS_VALUE ? pkt->dts : pkt->pts;
+            if (after >= 0)
+                after++;
+            else if (stop != AV_NOPTS_VALUE && ts != AV_NOPTS_VALUE && ts > stop)
+                after = 0;
+        }
+        av_packet_unref(pkt);
+    }
+    av_packet_free(&pkt);
+    if (ret < 0)
+        vkcu_packet_scan_free(scan);
+    return ret;
+}
+
+int64_t vkcu_packet_scan_key_before(const vkcu_packet_scan *scan, int64_t t)
+{
+    int64_t best = 0;
+    for (int64_t i = 0; i < scan->n; i++)
+        if (scan->key[i] && scan->pts[i] != AV_NOPTS_VALUE && scan->pts[i] <= t)
+            best = i;
+    return best;
+}
+
+int vkcu_demux_seek_packet(vkcu_demux *d, int64_t packet)
+{
+    /* A search for a time before every packet's (the first pts is not the
+     * first dts, which such searches use) ends at the first packet. */
+    int ret = avformat_seek_file(d->fmt, d->video_index, INT64_MIN, INT64_MIN / 2, INT64_MIN / 2, 0);
+    if (ret < 0)
+        return ret;
+    d->skip_video = packet;
+    return 0;
 }
 
 void vkcu_demux_close(vkcu_demux **pd)

@@ -21,7 +21,26 @@ typedef struct vkcu_demux {
     int64_t frames_estimate; /* for progress and ETA; 0 when unknown */
     int64_t video_packets;  /* of the processed stream, read by vkcu_demux_read */
     int64_t last_video_ts;  /* the last of them's pts (dts without one); AV_NOPTS_VALUE: none */
+    /* 1: a seek by timestamp lands on the key frame at or before it (the
+     * container has an index of its own: MP4, Matroska with cues, AVI with
+     * idx1; or FFmpeg indexes it as it reads: raw streams). 0: the demuxer
+     * seeks by a search over timestamps that lands on any packet (MPEG-TS,
+     * MPEG-PS, FLV, AVI without idx1): such inputs are moved to a key frame
+     * by vkcu_demux_seek_packet instead. */
+    int indexed;
+    int64_t skip_video;     /* video packets vkcu_demux_read still drops (vkcu_demux_seek_packet) */
 } vkcu_demux;
+
+/* Video packets read from where the demuxer stands, without decoding: each
+ * one's pts (AV_NOPTS_VALUE: none) and whether it is a key frame, in decode
+ * order, counted as vkcu_demux_read counts them; and the largest pts - dts
+ * (how far a frame can show after its decode position). */
+typedef struct vkcu_packet_scan {
+    int64_t *pts;
+    uint8_t *key;
+    int64_t n;
+    int64_t max_delay;
+} vkcu_packet_scan;
 
 /* video_stream: the Nth video stream (from 0), or -1 for FFmpeg's best. */
 int vkcu_demux_open(const char *path, int video_stream, vkcu_demux **out, char *err, size_t errlen);
@@ -40,6 +59,22 @@ int vkcu_demux_read(vkcu_demux *d, AVPacket *pkt, int strict, int *damaged, char
 int vkcu_demux_damaged(const vkcu_demux *d, int ret);
 /* Seeks to the keyframe at or before `ts` (video stream time base). */
 int vkcu_demux_seek(vkcu_demux *d, int64_t ts);
+/* Reads video packets from where the demuxer stands (see vkcu_packet_scan)
+ * until `limit` of them, or until one decodes after `stop` (its dts, or
+ * pts without one, above it: none after it shows at or before `stop`) and
+ * 16 more have followed (AV_NOPTS_VALUE: no such stop), or the end. 0, or a
+ * read error; damage ends the scan as it ends a job. Free with
+ * vkcu_packet_scan_free. */
+int vkcu_demux_scan(vkcu_demux *d, int64_t limit, int64_t stop, vkcu_packet_scan *scan);
+void vkcu_packet_scan_free(vkcu_packet_scan *scan);
+/* The last key frame, in decode order, that shows at or before pts t, as
+ * an index into the scan; 0 when none does (decode from the start). */
+int64_t vkcu_packet_scan_key_before(const vkcu_packet_scan *scan, int64_t t);
+/* Moves the demuxer to the start of the input and has vkcu_demux_read drop
+ * the first `packet` video packets: the next video packet read is that one
+ * (a key frame found by vkcu_demux_scan), in any container. Other streams'
+ * packets still come. */
+int vkcu_demux_seek_packet(vkcu_demux *d, int64_t packet);
 void vkcu_demux_close(vkcu_demux **d);
 /* Where output timestamps count from (AV_TIME_BASE), as ffmpeg's CLI takes
  * it: the input's start time, or in a container whose timestamps may jump

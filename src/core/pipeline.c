@@ -721,51 +721,6 @@ static int open_backend(job *j)
                              j->errlen);
 }
 
-/* Reads up to `limit` video packets from the start (demux only, no decode):
- * their presentation timestamps, sorted (*pts, *n; NULL when `pts` is NULL),
- * and the largest pts - dts (how far a frame can lie after its decode
- * position). Returns 0, or AVERROR(ENOSYS) when packets carry no pts. */
-static int scan_video_packets(job *j, int64_t limit, int64_t **pts, int64_t *n, int64_t *max_delay)
-{
-    vkcu_demux *d = j->demux;
-    AVPacket *pkt = av_packet_alloc();
-    int64_t room = 0, count = 0; /* util/array.h */
-    int64_t *list = NULL;
-    int ret = pkt ? 0 : AVERROR(ENOMEM);
-    *max_delay = 0;
-    while (ret >= 0 && count < limit) {
-        ret = av_read_frame(d->fmt, pkt);
-        if (ret < 0) {
-            /* the end, or damage the job's own reading reports */
-            ret = ret == AVERROR_EOF || avio_feof(d->fmt->pb) || vkcu_demux_damaged(d, ret) ? 0 : ret;
-            break;
-        }
-        if (pkt->stream_index == d->video_index && !(pkt->flags & AV_PKT_FLAG_DISCARD)) {
-            if (pkt->pts == AV_NOPTS_VALUE) {
-                ret = AVERROR(ENOSYS);
-            } else {
-                if (pkt->dts != AV_NOPTS_VALUE && pkt->pts - pkt->dts > *max_delay)
-                    *max_delay = pkt->pts - pkt->dts;
-                if (pts && VKCU_ARRAY_GROW(list, count, room, 1024) < 0)
-                    ret = AVERROR(ENOMEM);
-                if (ret >= 0 && pts)
-                    list[count] = pkt->pts;
-                count++;
-            }
-        }
-        av_packet_unref(pkt);
-    }
-    av_packet_free(&pkt);
-    if (ret < 0 || !pts) {
-        free(list);
-        return ret;
-    }
-    qsort(list, count, sizeof(*list), vkcu_i64_cmp);
-    *pts = list;
-    *n = count;
-    return 0;
-}
-
 /* Turns --start/--duration into a window of presentation timestamps and
  * seeks to the keyframe before the cut. A frame number N means the N-th
  * frame in presentation order (from 0), as `vkcu hash` numbers them: its pts
@@ -776,7 +731,9 @@ static int setup_trim(job *j)
     vkcu_demux *d = j->demux;
     AVRational tb = d->video->time_base;
     int64_t st = d->video->start_time != AV_NOPTS_VALUE ? d->video->start_time : 0;
-    int seekable = d->fmt->pb && (d->fmt->pb->seekable & AVIO_SEEKABLE_NORMAL);
+    /* A raw stream (no timestamps of its own: the decoder's frames are timed as they come) is
+     * trimmed by decoding from its start, as a pipe is. */
+    int seekable = d->fmt->pb && (d->fmt->pb->seekable & AVIO_SEEKABLE_NORMAL) && !(d->fmt->iformat->flags & AVFMT_NOTIMESTAMPS);
     double rate = d->frame_rate.num > 0 ? av_q2d(d->frame_rate) : 0;
     int64_t max_delay = 0;
     int ret = 0;
@@ -791,19 +748,34 @@ static int setup_trim(job *j)
                  VKCU_SETTING_IS("start_time", at), d->fmt->duration / 1e6);
         return VKCU_ERR_USAGE;
     }
+    vkcu_packet_scan scan = { 0 };
+    int scanned = 0;
     if (p->start_frame > 0 && seekable && !(d->fmt->iformat->flags & AVFMT_NOTIMESTAMPS)) {
         /* Slack past frame N: a frame can come up to 16 (DPB) packets late. */
         int64_t count = p->frame_count > 0 ? p->frame_count : 0;
         int64_t slack = count > INT64_MAX - 33 ? INT64_MAX : 33 + count;
         int64_t limit = p->start_frame > INT64_MAX - slack ? INT64_MAX : p->start_frame + slack;
         int64_t *pts = NULL, n = 0;
-        ret = scan_video_packets(j, limit, &pts, &n, &max_delay);
+        ret = vkcu_demux_scan(d, limit, AV_NOPTS_VALUE, &scan);
+        scanned = 1; /* the demuxer has moved: back to the start below, at least */
+        for (int64_t i = 0; ret >= 0 && i < scan.n; i++)
+            if (scan.pts[i] == AV_NOPTS_VALUE)
+                ret = AVERROR(ENOSYS);
+        if (ret >= 0 && !(pts = malloc(sizeof(*pts) * (size_t)(scan.n ? scan.n : 1))))
+            ret = AVERROR(ENOMEM);
+        if (ret >= 0) {
+            n = scan.n;
+            memcpy(pts, scan.pts, sizeof(*pts) * (size_t)n);
+            qsort(pts, (size_t)n, sizeof(*pts), vkcu_i64_cmp);
+            max_delay = scan.max_delay;
+        }
         if (ret >= 0 && n <= p->start_frame) {
             char at[32];
             snprintf(at, sizeof(at), "%lld", (long long)p->start_frame);
             snprintf(j->err, j->errlen, "%s: %s is past the end (the input has %lld frames)", p->input,
                      VKCU_SETTING_IS("start_frame", at), (long long)n);
             free(pts);
+            vkcu_packet_scan_free(&scan);
             return VKCU_ERR_USAGE;
         }
         if (ret >= 0) {
@@ -816,32 +788,54 @@ static int setup_trim(job *j)
             char buf[128];
             snprintf(j->err, j->errlen, "%s: cannot read the input to find frame %lld: %s", p->input,
                      (long long)p->start_frame, vkcu_err_str(ret, buf, sizeof(buf)));
+            vkcu_packet_scan_free(&scan);
             return VKCU_ERR_INPUT;
         }
         ret = 0;
     } else if (p->start_time >= 0) {
         j->trim_start = st + av_rescale_q((int64_t)(p->start_time * 1e6 + 0.5), AV_TIME_BASE_Q, tb);
-        if (j->trim_start > st && seekable && scan_video_packets(j, 64, NULL, NULL, &max_delay) < 0)
-            max_delay = 0;
+        if (j->trim_start > st && seekable) {
+            /* Where the key frames lie: up to the cut (and past it by the
+             * reordering) where seeks are searches; a few packets to learn
+             * the reordering where the container's index finds them. */
+            if (vkcu_demux_scan(d, d->indexed ? 64 : INT64_MAX, d->indexed ? AV_NOPTS_VALUE : j->trim_start,
+                                &scan) >= 0) {
+                max_delay = scan.max_delay;
+                scanned = 1;
+            }
+        }
     }
     if (p->duration >= 0) {
         int64_t s = j->trim_start != AV_NOPTS_VALUE ? j->trim_start : st;
         j->trim_end = s + av_rescale_q((int64_t)(p->duration * 1e6 + 0.5), AV_TIME_BASE_Q, tb);
     }
-    /* Decode from the keyframe before the cut. Seeking is by decode time in
-     * some containers (MP4), so aim max_delay (and a frame) earlier: the
-     * keyframe found then shows at or before the cut. */
-    if (seekable && (j->trim_start != AV_NOPTS_VALUE && j->trim_start > st)) {
+    /* Decode from the keyframe before the cut. With an index, seek by
+     * time: some containers (MP4) index decode times, so aim max_delay (and
+     * a frame) earlier, and the keyframe found shows at or before the cut.
+     * Without one (MPEG-TS: a seek is a search that lands on any packet),
+     * go back to the start and skip the video packets before the key frame
+     * that the scan found, so decoding starts exactly there. */
+    if (seekable && (j->trim_start != AV_NOPTS_VALUE && j->trim_start > st) && !d->indexed && scan.n) {
+        int64_t key = vkcu_packet_scan_key_before(&scan, j->trim_start);
+        LOGV("%s: no index to seek by: decoding from video packet %lld (a key frame), found by reading from the start",
+             p->input, (long long)key);
+        if (vkcu_demux_seek_packet(d, key) < 0) {
+            snprintf(j->err, j->errlen, "%s: cannot seek back to the start after looking for the key frame", p->input);
+            vkcu_packet_scan_free(&scan);
+            return VKCU_ERR_INPUT;
+        }
+    } else if (seekable && (j->trim_start != AV_NOPTS_VALUE && j->trim_start > st)) {
         int64_t frame = rate > 0 ? av_rescale_q(1, av_inv_q(d->frame_rate), tb) : 0;
         int64_t target = j->trim_start - max_delay - frame;
         if (target <= st || vkcu_demux_seek(d, target) < 0)
             avformat_seek_file(d->fmt, d->video_index, INT64_MIN, st, st, 0);
-    } else if (seekable && p->start_frame > 0 && !(d->fmt->iformat->flags & AVFMT_NOTIMESTAMPS) &&
-               avformat_seek_file(d->fmt, d->video_index, INT64_MIN, st, st, 0) < 0) {
+    } else if (seekable && scanned && avformat_seek_file(d->fmt, d->video_index, INT64_MIN, st, st, 0) < 0) {
         snprintf(j->err, j->errlen, "%s: cannot seek back to the start after looking for frame %lld", p->input,
                  (long long)p->start_frame);
+        vkcu_packet_scan_free(&scan);
         return VKCU_ERR_INPUT;
     }
+    vkcu_packet_scan_free(&scan);
     /* What the progress line counts towards. */
     if (p->frame_count >= 0)
         j->progress.expected = p->frame_count;

@@ -66,6 +66,7 @@ struct reader_seek {
     char index_err[512];
     int64_t *pts, n;           /* presentation timestamps of the frames, sorted */
     int64_t *keys, nk;         /* those of the keyframes */
+    int64_t *key_packets;      /* each keyframe's place among the video packets (vkcu_demux_seek_packet) */
     int64_t max_delay, origin, start, end;
     /* counters */
     int64_t decoded, seeks;
@@ -99,7 +100,7 @@ static int build_index(vkcu_reader *r, reader_seek *s, char *err, size_t errlen)
         if ((int)i != d->video_index)
             d->fmt->streams[i]->discard = AVDISCARD_ALL;
     AVPacket *pkt = av_packet_alloc();
-    int64_t room = 0, key_room = 0, frame = 0; /* util/array.h */
+    int64_t room = 0, key_room = 0, key_packet_room = 0, frame = 0, packet = 0; /* util/array.h */
     AVRational tb = d->video->time_base;
     if (d->frame_rate.num > 0)
         frame = av_rescale_q(1, av_inv_q(d->frame_rate), tb);
@@ -112,6 +113,8 @@ static int build_index(vkcu_reader *r, reader_seek *s, char *err, size_t errlen)
             ret = ret == AVERROR_EOF || avio_feof(d->fmt->pb) || vkcu_demux_damaged(d, ret) ? 0 : ret;
             break;
         }
+        if (pkt->stream_index == d->video_index)
+            packet++; /* as vkcu_demux_read counts them */
         if (pkt->stream_index == d->video_index && !(pkt->flags & AV_PKT_FLAG_DISCARD)) {
             if (pkt->pts == AV_NOPTS_VALUE) {
                 ret = AVERROR(ENOSYS);
@@ -124,10 +127,13 @@ static int build_index(vkcu_reader *r, reader_seek *s, char *err, size_t errlen)
             else
                 s->pts[s->n++] = pkt->pts;
             if (ret >= 0 && (pkt->flags & AV_PKT_FLAG_KEY)) {
-                if (VKCU_ARRAY_GROW(s->keys, s->nk, key_room, 1024) < 0)
+                if (VKCU_ARRAY_GROW(s->keys, s->nk, key_room, 1024) < 0 ||
+                    VKCU_ARRAY_GROW(s->key_packets, s->nk, key_packet_room, 1024) < 0) {
                     ret = AVERROR(ENOMEM);
-                else
+                } else {
+                    s->key_packets[s->nk] = packet - 1;
                     s->keys[s->nk++] = pkt->pts;
+                }
             }
             int64_t end = pkt->pts + (pkt->duration > 0 ? pkt->duration : frame);
             if (end > s->end)
@@ -148,11 +154,17 @@ static int build_index(vkcu_reader *r, reader_seek *s, char *err, size_t errlen)
     if (!s->n)
         return no_index(s, VKCU_ERR_INPUT, err, errlen, "%s: no video frames to number", r->input);
     qsort(s->pts, (size_t)s->n, sizeof(*s->pts), vkcu_i64_cmp);
-    if (s->nk)
-        qsort(s->keys, (size_t)s->nk, sizeof(*s->keys), vkcu_i64_cmp);
+    /* Key frames in presentation order, each with its packet (insertion:
+     * they come nearly in order already). */
+    for (int64_t i = 1; i < s->nk; i++)
+        for (int64_t k = i; k > 0 && s->keys[k - 1] > s->keys[k]; k--) {
+            FFSWAP(int64_t, s->keys[k - 1], s->keys[k]);
+            FFSWAP(int64_t, s->key_packets[k - 1], s->key_packets[k]);
+        }
     s->start = d->video->start_time != AV_NOPTS_VALUE ? d->video->start_time : 0;
     s->origin = av_rescale_q(vkcu_demux_input_start(d->fmt), AV_TIME_BASE_Q, tb);
-    if (avformat_seek_file(d->fmt, d->video_index, INT64_MIN, s->start, s->start, 0) < 0) {
+    if ((d->indexed ? avformat_seek_file(d->fmt, d->video_index, INT64_MIN, s->start, s->start, 0)
+                    : vkcu_demux_seek_packet(d, 0)) < 0) {
         snprintf(line, sizeof(line), "%s: cannot seek back to the start after numbering the frames", r->input);
         return vkcu_reader_fail(VKCU_ERR_INPUT, err, errlen, line);
     }
@@ -209,6 +221,7 @@ void vkcu_reader_seek_close(reader_seek **ps)
     vkcu_demux_close(&s->demux);
     free(s->pts);
     free(s->keys);
+    free(s->key_packets);
     free(s);
     *ps = NULL;
 }
@@ -372,11 +385,20 @@ static int next_decoded(vkcu_reader *r, reader_seek *s, AVFrame *f, char *err, s
     }
 }
 
+/* The packet of the key frame at pts `key` (0, the first, for the start). */
+static int64_t key_packet(const reader_seek *s, int64_t key)
+{
+    int64_t n = vkcu_i64_count_le(s->keys, s->nk, key);
+    return n && s->keys[n - 1] == key ? s->key_packets[n - 1] : 0;
+}
+
 static int seek_to(vkcu_reader *r, reader_seek *s, int64_t key, char *err, size_t errlen)
 {
     vkcu_demux *d = s->demux;
     int ret = -1;
-    if (key > s->start)
+    if (!d->indexed) /* a seek by time lands on any packet: count packets from the start instead */
+        ret = vkcu_demux_seek_packet(d, key_packet(s, key));
+    else if (key > s->start)
         ret = vkcu_demux_seek(d, key);
     if (ret < 0 && (ret = avformat_seek_file(d->fmt, d->video_index, INT64_MIN, s->start, s->start, 0)) < 0) {
         snprintf(err, errlen, "%s: cannot seek to the keyframe at pts %lld", r->input, (long long)key);
