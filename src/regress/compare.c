@@ -419,7 +419,10 @@ static int pair_frames(compare_run *x)
             r->first_diff = a->index;
             r->first_diff_time = a->secs;
         }
-        note_problem(x, "frame %" PRId64 " (pts %s): pictures differ in format: %s", a->index, t, err);
+        /* What to do: --scale brings B to A's size and format (the verdict's line is the one users read). */
+        note_problem(x, "frame %" PRId64 " (pts %s): pictures differ in format: %s%s%s%s", a->index, t, err,
+                     x->p->scale ? "" : " (", x->p->scale ? "" : VKCU_SETTING("scale"),
+                     x->p->scale ? "" : " scales B to A's size and format)");
         FILE *o = line_out(x, 0);
         if (o)
             fprintf(o, "frame %" PRId64 " (pts %s): different picture formats: %s\n", a->index, t, err);

@@ -91,6 +91,10 @@ expect "compare-align: --start with a hash list is refused (it cannot be trimmed
 cmp_run "$in" "$in" --chain-a convert=format=rgb24
 [ "$(rc)" = 6 ] && grep -q 'pictures differ in format: 320x240 rgb24 against 320x240 yuv420p' "$TMP/out" &&
   pass "compare-align: --chain-a converts A only" || fail "compare-align: --chain-a: exit $(rc): $(tail -1 "$TMP/out")"
+# Pictures of two sizes: the verdict says what to do.
+cmp_run "$in" "$in" --chain-b scale=w=160:h=120
+[ "$(rc)" = 6 ] && grep -q '^result: MISMATCH: .*320x240 yuv420p against 160x120 yuv420p (--scale scales B to A.s size and format)$' "$TMP/out" &&
+  pass "compare-align: pictures of two sizes: the verdict names --scale" || fail "compare-align: two sizes: exit $(rc): $(tail -1 "$TMP/out")"
 cmp_run "$in" "$in" --chain-a convert=format=rgb24 --chain-b convert=format=rgb24
 [ "$(rc)" = 0 ] && grep -q '^result: IDENTICAL: 50 frames$' "$TMP/out" && grep -q 'PSNR r:' "$TMP/out" &&
   pass "compare-align: the same chain as --chain-a and --chain-b is identical" ||
