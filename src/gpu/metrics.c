@@ -14,10 +14,9 @@
 #include <cuda_runtime_api.h>
 #include <libavutil/pixdesc.h>
 
-#include "gpu.h"
 #include "kernels/metrics_kernels.h"
 #include "metrics.h"
-#include "util/error.h"
+#include "session_priv.h" /* CU_CHECK, the GPU files' one way to fail on a CUDA error */
 
 struct vkcu_gpu_metrics {
     int device;
@@ -28,17 +27,6 @@ struct vkcu_gpu_metrics {
     vkcu_metrics_result *host;   /* pinned */
     int64_t pairs;
 };
-
-#define GM_CHECK(call)                                                                                          \
-    do {                                                                                                        \
-        cudaError_t gm_err_ = (call);                                                                           \
-        if (gm_err_ != cudaSuccess) {                                                                           \
-            snprintf(err, errlen, "CUDA: %s failed: %s (%s:%d)", #call, cudaGetErrorString(gm_err_), __FILE__, \
-                     __LINE__);                                                                                 \
-            ret = VKCU_ERR_DEVICE;                                                                              \
-            goto fail;                                                                                          \
-        }                                                                                                       \
-    } while (0)
 
 void vkcu_gpu_metrics_close(vkcu_gpu_metrics **pg)
 {
@@ -69,9 +57,9 @@ int vkcu_gpu_metrics_open(int device, vkcu_gpu_metrics **out, char *err, size_t 
     }
     g->device = device;
     int old = vkcu_cuda_enter(device);
-    GM_CHECK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
-    GM_CHECK(cudaMalloc((void **)&g->dev, 4 * sizeof(*g->dev)));
-    GM_CHECK(cudaMallocHost((void **)&g->host, 4 * sizeof(*g->host)));
+    CU_CHECK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
+    CU_CHECK(cudaMalloc((void **)&g->dev, 4 * sizeof(*g->dev)));
+    CU_CHECK(cudaMallocHost((void **)&g->host, 4 * sizeof(*g->host)));
     vkcu_cuda_leave(old, device);
     *out = g;
     return 0;
@@ -141,11 +129,11 @@ int vkcu_gpu_metrics_run(vkcu_gpu_metrics *g, const AVFrame *a, const AVFrame *b
     }
     if (need > g->scratch_size) {
         /* Components run one after the other on the stream: one scratch serves them all. */
-        GM_CHECK(cudaStreamSynchronize(g->stream));
+        CU_CHECK(cudaStreamSynchronize(g->stream));
         cudaFree(g->scratch);
         g->scratch = NULL;
         g->scratch_size = 0;
-        GM_CHECK(cudaMalloc(&g->scratch, need));
+        CU_CHECK(cudaMalloc(&g->scratch, need));
         g->scratch_size = need;
     }
     for (int i = 0; i < nb; i++) {
@@ -156,10 +144,10 @@ int vkcu_gpu_metrics_run(vkcu_gpu_metrics *g, const AVFrame *a, const AVFrame *b
             .wide = c->depth > 8, .c1 = vkcu_ssim_c1(peak), .c2 = vkcu_ssim_c2(peak),
         };
         comp_size(d, a, i, &p.w, &p.h);
-        GM_CHECK((cudaError_t)vkcu_cuda_plane_metrics(&p, g->scratch, &g->dev[i], g->stream));
+        CU_CHECK((cudaError_t)vkcu_cuda_plane_metrics(&p, g->scratch, &g->dev[i], g->stream));
     }
-    GM_CHECK(cudaMemcpyAsync(g->host, g->dev, (size_t)nb * sizeof(*g->host), cudaMemcpyDeviceToHost, g->stream));
-    GM_CHECK(cudaStreamSynchronize(g->stream));
+    CU_CHECK(cudaMemcpyAsync(g->host, g->dev, (size_t)nb * sizeof(*g->host), cudaMemcpyDeviceToHost, g->stream));
+    CU_CHECK(cudaStreamSynchronize(g->stream));
     for (int i = 0; i < nb; i++) {
         int w, h;
         comp_size(d, a, i, &w, &h);

@@ -74,22 +74,7 @@ PYEOF
 
 # The manifest's cases: input and chain (variables as verify expands them).
 manifest=$(dirname "$0")/../../media/clips.manifest
-python3 - "$manifest" "$MEDIA" > "$out/cases.tsv" <<'PYEOF'
-import re, sys
-case, fields = None, {}
-def flush():
-    if case and 'chain' in fields and 'input' in fields and 'pipeline' not in fields:
-        print('%s\t%s\t%s' % (case, fields['input'], fields['chain']))
-for line in open(sys.argv[1]):
-    line = line.strip()
-    m = re.match(r'\[case (.+)\]$', line)
-    if m:
-        flush(); case, fields = m.group(1), {}
-    elif '=' in line and not line.startswith('#'):
-        k, v = (s.strip() for s in line.split('=', 1))
-        fields[k] = v.replace('${VKCU_MEDIA:-gen}', sys.argv[2])
-flush()
-PYEOF
+python3 "$(dirname "$0")/manifest_cases.py" "$manifest" "$MEDIA" > "$out/cases.tsv"
 declare -A clips=()
 while IFS=$'\t' read -r name input chain; do
   case $input in *'${'*) continue ;; esac # conformance streams: the noisy copies below
