@@ -57,6 +57,7 @@
 #include "vkfn.h"
 #include "vkinstance.h"
 #include "util/log.h"
+#include "util/thread.h"
 
 #define MAX_DEVICES 16
 #define MAX_LANES 16      /* trampoline sets: lanes of every GPU together */
@@ -600,7 +601,7 @@ static int open_master(shared_device *sd, int cuda_device, char *err, size_t err
      * without the other running beside it, to see whether they contend). */
     const char *serial = getenv("VKCU_SETUP_SERIAL");
     pthread_t cuda_thread;
-    int cuda_running = !(serial && !strcmp(serial, "1")) && pthread_create(&cuda_thread, NULL, cuda_probe_main, c) == 0;
+    int cuda_running = !(serial && !strcmp(serial, "1")) && vkcu_thread_create(&cuda_thread, cuda_probe_main, c) == 0;
     if (!cuda_running)
         cuda_probe_main(c);
     vkcu_vkdev_times t = { 0 };
@@ -804,7 +805,12 @@ void vkcu_vkdev_prepare(int cuda_device)
         sd = NULL;
     }
     if (!sd && (sd = claim_slot(cuda_device))) {
-        if (pthread_create(&sd->opener, NULL, opener_main, sd) == 0)
+        /* With the caller's log target (a job's: vkcu_vkdev_prepare_wait
+         * joins it before the job returns), so that the device's verbose
+         * lines (which queues, why no claims) reach the job's log level;
+         * a plain thread logged them at the process's default (info), so
+         * `-v` never showed them. */
+        if (vkcu_thread_create(&sd->opener, opener_main, sd) == 0)
             sd->opener_joinable = 1;
         else
             sd->state = SD_FREE; /* acquire opens it on its own thread */
