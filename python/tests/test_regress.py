@@ -34,6 +34,7 @@ def test_compare_identical_and_different():
     a = clip("h264-aac.mp4")
     same = vkcu.compare(a, a, backend="cpu")
     assert same and same.passed and same.differing == 0 and same.paired == 50
+    assert same.gpu_pairs == 0 and same.frames_dtoh_bytes == 0  # the CPU backend measured them; nothing was on a GPU
     assert "IDENTICAL" in same.verdict and len(same.frames) == 50 and all(f.identical for f in same.frames)
     diff = vkcu.compare(a, a, chain_b="scale=w=320:h=240:filter=bilinear,convert=range=full", backend="cpu")
     assert not diff and "MISMATCH" in diff.verdict and diff.differing > 0

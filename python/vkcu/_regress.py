@@ -101,6 +101,8 @@ class Comparison:
     frames: List[FramePair] = field(default_factory=list)  #: every paired frame (media inputs on both sides)
     report: str = ""                                         #: the per-frame lines and summary vkcu prints
     diff_image: Optional[str] = None
+    gpu_pairs: int = 0           #: pairs measured on the GPU (both frames stayed in device memory)
+    frames_dtoh_bytes: int = 0   #: picture bytes that came from the GPU to the host
 
     def __bool__(self) -> bool:
         return self.passed
@@ -296,7 +298,8 @@ def compare(a: PathLike, b: PathLike, *, chain: Optional[str] = None, chain_a: O
         psnr=comp(res.psnr), psnr_avg=float(res.psnr_avg), psnr_min=float(res.psnr_min), ssim=comp(res.ssim),
         ssim_all=float(res.ssim_all), worst_index=res.worst_index if res.worst_index >= 0 else None,
         vmaf_mean=_finite(res.vmaf_mean) if res.vmaf else None, frames=pairs, report=text,
-        diff_image=str(diff_image) if diff_image is not None and os.path.exists(diff_image) else None)
+        diff_image=str(diff_image) if diff_image is not None and os.path.exists(diff_image) else None,
+        gpu_pairs=res.gpu_pairs, frames_dtoh_bytes=res.frames_dtoh_bytes)
 
 
 def _strings(name: str, items: Sequence[PathLike], arg=_lib.path_arg):

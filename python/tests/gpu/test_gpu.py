@@ -11,7 +11,8 @@
   read it are still queued is reused only after them;
 - CuPy takes the same planes;
 - the pool keeps device memory, host memory and file descriptors flat over
-  10,000 frames.
+  10,000 frames;
+- vkcu.compare measures on the GPU with the CPU backend's figures.
 """
 import hashlib
 import os
@@ -189,3 +190,16 @@ def test_a_slow_consumer_is_not_a_stalled_decoder():
             if n in (3, 20):
                 time.sleep(2.0)
         assert n == 50 and r.stats.cuda_frames == 50
+
+
+def test_compare_on_the_gpu_equals_the_cpu():
+    """vkcu.compare on the GPU backend measures every pair where the frames
+    are (no picture byte to the host) and gives the CPU backend's figures."""
+    a = clip("h264-aac.mp4")
+    chain = "denoise=tnr:sigma=6"
+    gpu = vkcu.compare(a, a, chain_b=chain, min_psnr=20, backend="gpu")
+    cpu = vkcu.compare(a, a, chain_b=chain, min_psnr=20, backend="cpu")
+    assert gpu.passed and gpu.paired == 50 and gpu.gpu_pairs == 50 and gpu.frames_dtoh_bytes == 0
+    assert cpu.gpu_pairs == 0
+    assert [(f.psnr, f.ssim, f.max_diff) for f in gpu.frames] == [(f.psnr, f.ssim, f.max_diff) for f in cpu.frames]
+    assert (gpu.psnr, gpu.ssim_all, gpu.max_diff) == (cpu.psnr, cpu.ssim_all, cpu.max_diff)
