@@ -62,7 +62,25 @@ static atomic_flag table_busy = ATOMIC_FLAG_INIT;
 static atomic_ullong dropped;
 static char names[NAMES][16]; /* thread names, as prctl gives them */
 static atomic_int nb_names;
-static __thread int in_table; /* this thread is inside the table: do not sample it */
+/* This thread is inside the table (or about to be): the signal handler then
+ * drops its sample instead of spinning on the lock the thread itself holds.
+ * volatile sig_atomic_t with signal fences (table_enter/leave): a plain
+ * flag's `1` before add() and `0` after it were one dead store to the
+ * compiler, so a sample landing inside add() spun for ever (prof.sh hung
+ * with 99% CPU). initial-exec: no lazy TLS allocation inside the handler. */
+static __thread volatile sig_atomic_t in_table __attribute__((tls_model("initial-exec")));
+
+static inline void table_enter(void)
+{
+    in_table = 1;
+    atomic_signal_fence(memory_order_seq_cst);
+}
+
+static inline void table_leave(void)
+{
+    atomic_signal_fence(memory_order_seq_cst);
+    in_table = 0;
+}
 
 static int (*real_lock)(pthread_mutex_t *);
 static int (*real_trylock)(pthread_mutex_t *);
@@ -145,16 +163,16 @@ int pthread_mutex_lock(pthread_mutex_t *m)
     int ret = real_trylock(m);
     if (ret != EBUSY)
         return ret; /* taken at once (0), or an error the lock would give too (EDEADLK, EINVAL...) */
-    in_table = 1;
+    table_enter();
     void *pc[DEPTH];
     int depth = stack_of(pc);
-    in_table = 0; /* sampled while it waits: the samples show the wait too */
+    table_leave(); /* sampled while it waits: the samples show the wait too */
     uint64_t t0 = now_ns();
     ret = real_lock(m);
     uint64_t waited = now_ns() - t0;
-    in_table = 1;
+    table_enter();
     add(KIND_LOCK, pc, depth, waited);
-    in_table = 0;
+    table_leave();
     return ret;
 }
 
@@ -165,15 +183,15 @@ int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
                                                                              "GLIBC_2.3.2");
     if (!active || in_table)
         return real_cond_wait(c, m);
-    in_table = 1;
+    table_enter();
     void *pc[DEPTH];
     int depth = stack_of(pc);
-    in_table = 0;
+    table_leave();
     uint64_t t0 = now_ns();
     int ret = real_cond_wait(c, m);
-    in_table = 1;
+    table_enter();
     add(KIND_COND, pc, depth, now_ns() - t0);
-    in_table = 0;
+    table_leave();
     return ret;
 }
 
@@ -184,15 +202,15 @@ int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct t
             RTLD_NEXT, "pthread_cond_timedwait", "GLIBC_2.3.2");
     if (!active || in_table)
         return real_cond_timedwait(c, m, t);
-    in_table = 1;
+    table_enter();
     void *pc[DEPTH];
     int depth = stack_of(pc);
-    in_table = 0;
+    table_leave();
     uint64_t t0 = now_ns();
     int ret = real_cond_timedwait(c, m, t);
-    in_table = 1;
+    table_enter();
     add(KIND_COND, pc, depth, now_ns() - t0);
-    in_table = 0;
+    table_leave();
     return ret;
 }
 
@@ -202,20 +220,20 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
     if (in_table)
         return;
     int saved = errno;
-    in_table = 1;
+    table_enter();
     void *raw[DEPTH + 2];
     int n = backtrace(raw, DEPTH + 2);
     /* raw[0] is this handler, raw[1] the signal trampoline */
     int skip = n > 2 ? 2 : n;
     add(KIND_SAMPLE, raw + skip, n - skip, 0);
-    in_table = 0;
+    table_leave();
     errno = saved;
 }
 
 static void *sampler_main(void *arg)
 {
     (void)arg;
-    in_table = 1; /* the sampler itself is neither sampled nor counted */
+    table_enter(); /* the sampler itself is neither sampled nor counted */
     const char *e = getenv("VKCU_PROF_HZ");
     long hz = e ? strtol(e, NULL, 10) : 200;
     struct timespec gap = { 0, 1000000000L / (hz > 0 ? hz : 1) };
@@ -255,7 +273,7 @@ __attribute__((destructor)) static void report(void)
     atomic_store(&stopping, 1);
     if (sampler_started)
         pthread_join(sampler, NULL);
-    in_table = 1;
+    table_enter();
     active = 0;
     const char *path = getenv("VKCU_PROF_OUT");
     FILE *f = path && *path ? fopen(path, "w") : stderr;
