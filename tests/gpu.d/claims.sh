@@ -97,6 +97,26 @@ else
   else
     echo "FAIL claims-pin: exit $rc, queue '$q' (expected $last): $(grep -m2 'queue' "$out/gp.err" | tr '\n' ' ')"
   fi
+  # compare beside the holders: its figures must be the CPU's. The pair is
+  # the 4K bench clip and its transcode where they were made (where a GPU
+  # compare with a queue for each input, VKCU_COMPARE_TWO_QUEUES=1, once
+  # gave PSNR 18 dB against the CPU's 45.26: B's first GOP decoded wrong),
+  # else the media clip against itself; both ways are run.
+  ca=$in cb=$in
+  if [ -s "${BIG:-}/h264-2160p.mp4" ] && [ -s "${BIG:-}/tnr-h264-2160p.mp4" ]; then ca=$BIG/h264-2160p.mp4 cb=$BIG/tnr-h264-2160p.mp4; fi
+  timeout -s KILL 300 "$VKCU" compare --backend cpu "$ca" "$cb" --frames 200 --min-psnr 1 > "$out/cmpc.txt" 2> /dev/null
+  for two in 0 1; do
+    VKCU_COMPARE_TWO_QUEUES=$two timeout -s KILL 300 "$VKCU" compare --backend gpu --log-level verbose "$ca" "$cb" \
+      --frames 200 --min-psnr 1 > "$out/cmp.txt" 2> "$out/cmp.err"
+    rc=$?
+    qs=$(sed -n 's/.*stream [0-9]* of CUDA device 0 decodes on queues\{0,1\} \([0-9]*\).*/\1/p' "$out/cmp.err" | sort -u | tr '\n' ' ')
+    if [ $rc = 0 ] && [ -s "$out/cmpc.txt" ] &&
+      cmp -s <(grep -E '^(PSNR|SSIM|max diff)' "$out/cmp.txt") <(grep -E '^(PSNR|SSIM|max diff)' "$out/cmpc.txt"); then
+      echo "PASS claims-compare-$two: compare (VKCU_COMPARE_TWO_QUEUES=$two) decoded on queues ${qs% }, figures = CPU ($(basename "$ca"), 200 pairs)"
+    else
+      echo "FAIL claims-compare-$two: exit $rc, queues '${qs% }'; GPU $(grep -m1 '^PSNR' "$out/cmp.txt"), CPU $(grep -m1 '^PSNR' "$out/cmpc.txt")"
+    fi
+  done
   timeout -s KILL 300 "$VKCU" hash --backend gpu --decode-queue "$nq" "$in" -o "$out/gx" -y 2> "$out/gx.err"
   rc=$?
   if [ $rc = 5 ] && [ "$(wc -l < "$out/gx.err")" = 1 ] &&

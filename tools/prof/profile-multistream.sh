@@ -24,8 +24,8 @@ for clip in $clips; do
     loops=$(( 14 / n )); [ "$loops" -ge 1 ] || loops=1
     timeout -s KILL 90 "$TESTBIN/bench_multistream" "$BIG/$clip.mp4" "$n" copy "$loops" 4 > "$out/plain-$n-$clip.log" 2>&1
     echo "plain $clip x$n: $(grep -m1 -i 'fps' "$out/plain-$n-$clip.log")" | tee -a "$sum"
-    LD_PRELOAD=$prof VKCU_PROF_OUT=$out/prof-$n-$clip.txt \
-      timeout -s KILL 90 "$TESTBIN/bench_multistream" "$BIG/$clip.mp4" "$n" copy "$loops" 4 > "$out/prof-$n-$clip.log" 2>&1
+    # The preload inside timeout: the report is bench_multistream's, not timeout's.
+    timeout -s KILL 90 env LD_PRELOAD="$prof" VKCU_PROF_OUT="$out/prof-$n-$clip.txt" "$TESTBIN/bench_multistream" "$BIG/$clip.mp4" "$n" copy "$loops" 4 > "$out/prof-$n-$clip.log" 2>&1
     echo "profiled $clip x$n: $(grep -m1 -i 'fps' "$out/prof-$n-$clip.log"); $(grep -c . "$out/prof-$n-$clip.txt" 2> /dev/null) rows" | tee -a "$sum"
   done
 done

@@ -28,7 +28,13 @@ def parse(paths):
             for line in f:
                 if line.startswith('#') or not line.strip():
                     continue
-                kind, count, ns, thread, *frames = line.split()
+                kind, count, ns, *rest = line.split()
+                # A thread's name may hold spaces (the driver's "[vkrt] Analysis"):
+                # the frames are the trailing module+0xOFFSET words.
+                n = len(rest)
+                while n > 1 and re.fullmatch(r'\S+\+0x[0-9a-f]+', rest[n - 1]):
+                    n -= 1
+                thread, frames = ' '.join(rest[:n]), rest[n:]
                 rows.append((kind, int(count), int(ns), thread, tuple(frames)))
     return rows
 
