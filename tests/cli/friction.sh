@@ -229,6 +229,11 @@ expect "11: -o o.webm --encoder libx264" 2 "webm cannot hold h264 video \\(libx2
 [ ! -e "$TMP/o.y4m" ] && [ ! -e "$TMP/o.webm" ] && pass "11: nothing written" || fail "11: an output was written"
 expect "11: a misspelt encoder names this build's" 2 "--encoder libvpx-vp8: no such encoder in this build: did you mean --encoder libvpx-vp9\\? \\(this build's video encoders: .*libx264" -- \
   "$V" --backend cpu "$in" -o "$TMP/o.mkv" --encoder libvpx-vp8
+# issue 38.10: the name without "lib", or the library FFmpeg wraps, is no typo but finds the encoder
+for typed in x264:libx264 svtav1:libsvtav1 aom:libaom-av1; do
+  expect "11: --encoder ${typed%%:*} suggests ${typed#*:}" 2 "--encoder ${typed%%:*}: no such encoder in this build: did you mean --encoder ${typed#*:}\\?" -- \
+    "$V" --backend cpu "$in" -o "$TMP/o.mkv" --encoder "${typed%%:*}"
+done
 mkdir -p "$TMP/bin"
 cp "$in" "$TMP/bin/a.mp4"
 expect "11: batch checks it once, before any file" 2 "bout/\\*.y4m: yuv4mpegpipe cannot hold h264 video" -- \
