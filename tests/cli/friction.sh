@@ -286,10 +286,18 @@ assert rows["clip.srt"]["status"] == "skipped" and rows["clip.mp4"]["status"] ==
   fail "1: run: exit $rc: $(grep -E '^(vkcu: )?batch' "$b/err" | tr '\n' ' ') $(tail -1 "$b/py")"
 "$V" batch --backend cpu "$b/in" "$b/all" --all-files --dry-run > "$b/plan" 2> "$b/err"; rc_dry=$?
 "$V" batch --backend cpu "$b/in" "$b/all" --all-files > /dev/null 2> "$b/err2"; rc_run=$?
-[ $rc_dry = 2 ] && [ $rc_run = 2 ] && grep -q '^process  *notes.txt' "$b/plan" && grep -q '^fail  *clip.srt .*same output as another input: clip.mp4' "$b/plan" &&
-  grep -q '^batch: dry run: .*1 would fail' "$b/err" &&
+[ $rc_dry = 2 ] && [ $rc_run = 2 ] && grep -q '^fail  *notes.txt .*# not a media file' "$b/plan" && grep -q '^fail  *clip.srt .*same output as another input: clip.mp4' "$b/plan" &&
+  grep -q '^batch: dry run: .*2 would fail' "$b/err" &&
   pass "1: --all-files takes every file; its dry run exits 2, as its run does (clip.srt and clip.mp4 share an output)" ||
   fail "1: --all-files: dry run exit $rc_dry, run exit $rc_run: $(tr '\n' ';' < "$b/plan")"
+# issue 38.11: an empty file fails the dry run as it fails the run (exit 3)
+mkdir -p "$b/empty"; : > "$b/empty/x.mp4"
+"$V" batch --backend cpu "$b/empty" "$b/eout" --dry-run > "$b/plan" 2> "$b/err"; rc_dry=$?
+"$V" batch --backend cpu "$b/empty" "$b/eout" > /dev/null 2> "$b/err2"; rc_run=$?
+[ $rc_dry = 3 ] && [ $rc_run = 3 ] && grep -q '^fail  *x.mp4 .*# empty file (0 bytes)$' "$b/plan" &&
+  grep -q '^batch: dry run: 0 to process, 0 to skip, 1 would fail' "$b/err" && grep -q 'x.mp4: empty file (0 bytes)' "$b/err2" &&
+  pass "1: an empty x.mp4: the dry run fails it with exit 3, as the run does" ||
+  fail "1: empty x.mp4: dry run exit $rc_dry, run exit $rc_run: $(cat "$b/plan" "$b/err" | tr '\n' ';')"
 "$V" batch --backend cpu "$b/in" "$b/out" --dry-run > /dev/null 2>&1; rc_dry=$?
 "$V" batch --backend cpu "$b/in" "$b/out" > /dev/null 2>&1; rc_run=$?
 [ $rc_dry = 4 ] && [ $rc_run = 4 ] && pass "1: outputs that exist: the dry run exits 4, as the run does" ||
