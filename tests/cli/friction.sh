@@ -66,6 +66,16 @@ if [ -n "$f10" ] && [ -n "$f20" ] && [ "$maxd" = "$f10" ] && [ "$f10" -gt "$f20"
 else
   fail "7: '$maxline' / '$worstline' (frame 10 max diff '$f10', frame 20 '$f20')"
 fi
+# issue 38.3: the HTML report says the same, in the same words
+"$V" compare --backend cpu "$in" "$TMP/two.mkv" --report "$TMP/two.html" > /dev/null 2>&1
+rows=$(python3 -c 'import html, re, sys
+for k, v in re.findall(r"<tr><th>([^<]*)</th><td>([^<]*)</td></tr>", open(sys.argv[1]).read()):
+    print(html.unescape(k) + ": " + html.unescape(v))' "$TMP/two.html")
+if [ -n "$maxline" ] && [ -n "$worstline" ] && echo "$rows" | grep -qxF "$maxline" && echo "$rows" | grep -qxF "$worstline"; then
+  pass "7: the --report page says '$maxline' and '$worstline', as the CLI does"
+else
+  fail "7: the --report page: $(echo "$rows" | grep -E '^(max diff|worst)' | tr '\n' ';') vs '$maxline' / '$worstline'"
+fi
 
 # ---- 8: compare --html points to compare's --report ----
 expect "8: compare --html: did you mean --report" 2 \
