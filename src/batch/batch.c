@@ -39,6 +39,7 @@
 #include "util/log.h"
 #include "util/number.h"
 #include "core/context.h"
+#include "core/demux.h"
 #include "core/outfile.h"
 #include "util/xxhash64.h"
 #include "gpu/device.h"
@@ -958,6 +959,10 @@ static void dry_run(batch_run *b)
             bf.reason = VKCU_BATCH_REASON_EXISTS;
             bf.error = VKCU_ERR_OUTPUT;
             job_error(&jr, "%s: already exists", out);
+        } else if ((bf.error = vkcu_demux_check(in, jr.error, sizeof(jr.error))) < 0) {
+            /* the job's first checks: an empty file, a container FFmpeg cannot open */
+            bf.status = VKCU_BATCH_FAILED;
+            bf.reason = VKCU_BATCH_REASON_JOB;
         }
         r->planned += bf.status == VKCU_BATCH_PLANNED;
         r->skipped += bf.status == VKCU_BATCH_SKIPPED;

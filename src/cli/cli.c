@@ -148,6 +148,11 @@ static int cli_main_transcode(int argc, char **argv)
     cli_job *p = &t.p;
     if (!t.input)
         return cli_usage_error("no input file");
+    /* "vkcu nope": a word that names no file is more likely a verb than an
+     * input (a path has a '/' or an extension). */
+    if (!p->j.output && p->j.sink != VKCU_SINK_NULL && strcmp(t.input, "-") && !strpbrk(t.input, "./") &&
+        access(t.input, F_OK) != 0)
+        return cli_usage_error("'%s' is neither a file nor a verb: 'vkcu help' lists the verbs", t.input);
     if (!p->j.output && p->j.sink != VKCU_SINK_NULL)
         return cli_usage_error("no output: add -o OUTPUT");
     /* As gzip and zstd: compressed video is no text for a terminal. */

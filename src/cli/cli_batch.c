@@ -429,6 +429,12 @@ static void plan_line(const vkcu_batch_file *f)
     }
     case VKCU_BATCH_REASON_EXISTS: fputs("  # exists (use --resume or -y)", stdout); break;
     case VKCU_BATCH_REASON_NOT_MEDIA: printf("  # %s (--all-files takes it)", f->detail); break;
+    case VKCU_BATCH_REASON_JOB: { /* the job's message, less its input's name (which may hold a newline) */
+        size_t n = strlen(f->input);
+        if (!strncmp(f->message, f->input, n) && f->message[n] == ':')
+            printf("  # %s", f->message + n + 2);
+        break;
+    }
     default: break;
     }
     fputc('\n', stdout);

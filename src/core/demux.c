@@ -174,6 +174,63 @@ static int y4m_header_invalid(const char *path, char *err, size_t errlen)
     return 1;
 }
 
+/* What is known of a path before FFmpeg opens it: missing, a folder, empty.
+ * "-" (standard input) passes; *fifo: 1 for a named pipe. */
+static int check_path(const char *path, int *fifo, char *err, size_t errlen)
+{
+    struct stat st;
+    *fifo = 0;
+    if (!strcmp(path, "-"))
+        return 0;
+    if (stat(path, &st) < 0) {
+        snprintf(err, errlen, "%s: %s (check the path)", path, errno == ENOENT ? "no such file" : strerror(errno));
+        return VKCU_ERR_INPUT;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s: is a folder (use 'vkcu batch' for folders)", path);
+        return VKCU_ERR_INPUT;
+    }
+    if (S_ISREG(st.st_mode) && st.st_size == 0) {
+        snprintf(err, errlen, "%s: empty file (0 bytes)", path);
+        return VKCU_ERR_INPUT;
+    }
+    *fifo = S_ISFIFO(st.st_mode);
+    return 0;
+}
+
+/* Why avformat_open_input refused `path` with `ret`; io: over the caller's
+ * I/O, where no file can be read again to say more. */
+static void open_failed(const char *path, int io, int ret, char *err, size_t errlen)
+{
+    char buf[128];
+    const AVInputFormat *known = ret == AVERROR_INVALIDDATA && !io ? probe_format(path) : NULL;
+    if (!io && y4m_header_invalid(path, err, errlen))
+        ; /* said */
+    else if (known)
+        snprintf(err, errlen, "%s: damaged %s file (truncated or corrupt: its demuxer cannot read it)", path,
+                 known->name);
+    else if (ret == AVERROR_INVALIDDATA)
+        snprintf(err, errlen, "%s: not a media file: no container format of this build recognises it "
+                 "('vkcu formats' lists them)", path);
+    else
+        snprintf(err, errlen, "%s: cannot open: %s", path, vkcu_err_str(ret, buf, sizeof(buf)));
+}
+
+int vkcu_demux_check(const char *path, char *err, size_t errlen)
+{
+    int fifo, ret = check_path(path, &fifo, err, errlen);
+    if (ret < 0 || fifo || !strcmp(path, "-"))
+        return ret; /* a pipe is read once: by its job */
+    AVFormatContext *fmt = NULL;
+    ret = avformat_open_input(&fmt, path, NULL, NULL);
+    if (ret < 0) {
+        open_failed(path, 0, ret, err, errlen);
+        return VKCU_ERR_INPUT;
+    }
+    avformat_close_input(&fmt);
+    return 0;
+}
+
 static int demux_open(const char *path, AVIOContext *pb, int video_stream, vkcu_demux **out, char *err,
                       size_t errlen);
 
@@ -194,23 +251,8 @@ static int demux_open(const char *path, AVIOContext *pb, int video_stream, vkcu_
     vkcu_demux *d = NULL;
     int ret;
     *out = NULL;
-    if (!pb && strcmp(path, "-")) {
-        struct stat st;
-        if (stat(path, &st) < 0) {
-            snprintf(err, errlen, "%s: %s (check the path)", path,
-                     errno == ENOENT ? "no such file" : strerror(errno));
-            return VKCU_ERR_INPUT;
-        }
-        if (S_ISDIR(st.st_mode)) {
-            snprintf(err, errlen, "%s: is a folder (use 'vkcu batch' for folders)", path);
-            return VKCU_ERR_INPUT;
-        }
-        if (S_ISREG(st.st_mode) && st.st_size == 0) {
-            snprintf(err, errlen, "%s: empty file (0 bytes)", path);
-            return VKCU_ERR_INPUT;
-        }
-        fifo = S_ISFIFO(st.st_mode);
-    }
+    if (!pb && (ret = check_path(path, &fifo, err, errlen)) < 0)
+        return ret;
     d = av_mallocz(sizeof(*d));
     if (!d || !(d->fmt = avformat_alloc_context())) {
         av_free(d);
@@ -231,18 +273,7 @@ static int demux_open(const char *path, AVIOContext *pb, int video_stream, vkcu_
         goto fail;
     }
     if (ret < 0) {
-        char buf[128];
-        const AVInputFormat *known = ret == AVERROR_INVALIDDATA && !pb ? probe_format(path) : NULL;
-        if (!pb && y4m_header_invalid(path, err, errlen))
-            ; /* said */
-        else if (known)
-            snprintf(err, errlen, "%s: damaged %s file (truncated or corrupt: its demuxer cannot read it)", path,
-                     known->name);
-        else if (ret == AVERROR_INVALIDDATA)
-            snprintf(err, errlen, "%s: not a media file: no container format of this build recognises it "
-                     "('vkcu formats' lists them)", path);
-        else
-            snprintf(err, errlen, "%s: cannot open: %s", path, vkcu_err_str(ret, buf, sizeof(buf)));
+        open_failed(path, !!pb, ret, err, errlen);
         ret = VKCU_ERR_INPUT;
         goto fail;
     }

@@ -42,6 +42,10 @@ typedef struct vkcu_packet_scan {
     int64_t max_delay;
 } vkcu_packet_scan;
 
+/* The first checks vkcu_demux_open makes, with its words: the path exists,
+ * is no folder, is not empty, and FFmpeg opens its container (no stream is
+ * read; a pipe is not opened). For a plan that says what a job would. */
+int vkcu_demux_check(const char *path, char *err, size_t errlen);
 /* video_stream: the Nth video stream (from 0), or -1 for FFmpeg's best. */
 int vkcu_demux_open(const char *path, int video_stream, vkcu_demux **out, char *err, size_t errlen);
 /* The same over caller-supplied I/O (a memory buffer, for the fuzz target),

@@ -125,9 +125,14 @@ void vkcu_muxer_encoders(const AVOutputFormat *ofmt, char *buf, size_t size)
             append(buf, size, c->name);
 }
 
+static const char *without_lib(const char *name)
+{
+    return strncmp(name, "lib", 3) ? name : name + 3;
+}
+
 const char *vkcu_video_encoder_names(const char *typed, char *buf, size_t size)
 {
-    const char *names[128];
+    const char *names[128], *unprefixed = NULL, *wrapped = NULL;
     int n = 0;
     const AVCodec *c;
     buf[0] = 0;
@@ -135,8 +140,17 @@ const char *vkcu_video_encoder_names(const char *typed, char *buf, size_t size)
         append(buf, size, c->name);
         if (n < 128)
             names[n++] = c->name;
+        /* "x264", "svtav1": the name without its "lib"; "aom", "libaom":
+         * the library FFmpeg wraps (libaom-av1). Too far apart for a typo. */
+        if (typed && !unprefixed && !strcmp(without_lib(c->name), typed))
+            unprefixed = c->name;
+        if (typed && !wrapped && c->wrapper_name &&
+            (!strcmp(c->wrapper_name, typed) || !strcmp(without_lib(c->wrapper_name), typed)))
+            wrapped = c->name;
     }
-    return typed ? vkcu_nearest_word(typed, names, n) : NULL;
+    if (!typed)
+        return NULL;
+    return unprefixed ? unprefixed : wrapped ? wrapped : vkcu_nearest_word(typed, names, n);
 }
 
 /* ---- presets and tunes ---- */

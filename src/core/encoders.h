@@ -26,7 +26,8 @@ int vkcu_muxer_takes(const AVOutputFormat *ofmt, enum AVCodecID id);
 /* "rawvideo, wrapped_avframe": this build's video encoders ofmt holds. */
 void vkcu_muxer_encoders(const AVOutputFormat *ofmt, char *buf, size_t size);
 /* This build's video encoders, ", "-separated, and the one `typed` is a
- * typo of (NULL when none). */
+ * typo of, or names without "lib" or by the library FFmpeg wraps ("x264",
+ * "aom": libx264, libaom-av1); NULL when none. */
 const char *vkcu_video_encoder_names(const char *typed, char *buf, size_t size);
 /* Checks `value` of an encoder's option ("preset", "tune": x264's comma list
  * of tunes too) against the encoder's list of names, where it has one.

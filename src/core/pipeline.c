@@ -67,6 +67,8 @@ typedef struct job {
     vkcu_video_format sws_from;
     AVFrame *scaled;
     int64_t marked_since_key;    /* frames marked damaged since the last key frame (-1: none) */
+    int64_t concealed_pictures;  /* pictures the decoder concealed errors in (kept) */
+    int64_t concealed_first[5];  /* the first of them, by frame number: one warning names them at the end */
     AVRational tb;
     int threads;
     vkcu_progress progress;
@@ -407,8 +409,13 @@ static int mark_damage(job *j, AVFrame *f)
                      p->input, (long long)j->frames_seen);
             return VKCU_ERR_INPUT;
         }
-        LOGW("%s: frame %lld: damaged picture, concealed by the decoder; kept and marked (use %s to stop)", p->input,
-             (long long)j->frames_seen, VKCU_SETTING_IS("strict", "1"));
+        /* One line a picture is a flood on a damaged file (a third of its
+         * frames): warn_damage says how many at the end, naming the first. */
+        LOGV("%s: frame %lld: damaged picture, concealed by the decoder; kept and marked", p->input,
+             (long long)j->frames_seen);
+        if (j->concealed_pictures < (int64_t)(sizeof(j->concealed_first) / sizeof(j->concealed_first[0])))
+            j->concealed_first[j->concealed_pictures] = j->frames_seen;
+        j->concealed_pictures++;
         damage_seen(j);
     }
     if (j->marked_since_key >= 0) {
@@ -880,6 +887,24 @@ static double process_cpu_seconds(void)
            ru.ru_stime.tv_usec / 1e6;
 }
 
+/* The pictures the decoder concealed errors in, said once: how many and
+ * the first few (each is a verbose line as it comes). */
+static void warn_damage(const job *j)
+{
+    const int64_t n = j->concealed_pictures;
+    const int listed = n < 5 ? (int)n : 5;
+    char frames[128] = "";
+    if (!n)
+        return;
+    for (int k = 0; k < listed; k++) {
+        size_t len = strlen(frames);
+        snprintf(frames + len, sizeof(frames) - len, "%s%lld", k ? ", " : "", (long long)j->concealed_first[k]);
+    }
+    LOGW("%s: %lld damaged picture%s, concealed by the decoder: frame%s %s%s (%s lists each); kept and marked (use "
+         "%s to stop)", j->p->input, (long long)n, n > 1 ? "s" : "", n > 1 ? "s" : "", frames, n > listed ? ", ..." : "",
+         VKCU_SETTING_IS("log_level", "verbose"), VKCU_SETTING_IS("strict", "1"));
+}
+
 /* What became of the decoded frames, said once at the end of a job that
  * did not hand every one of them to the sink as it was decoded. */
 static void warn_frame_counts(const job *j)
@@ -1105,10 +1130,14 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
     j->sink_ready = 0;
     if (ret < 0)
         goto fail;
+    warn_damage(j);
     warn_frame_counts(j);
     vkcu_progress_update(&j->progress, r->frames_out, 1);
     ret = 0;
 fail:
+    /* a failed job says its damage too (it may be why), a stopped one not */
+    if (ret < 0 && ret != VKCU_ERR_INTERRUPT && ret != VKCU_ERR_PIPE_CLOSED)
+        warn_damage(j);
     if (j->watchdog_running) {
         atomic_store(&j->watchdog_stop, 1);
         pthread_join(j->watchdog, NULL);

@@ -493,10 +493,14 @@ int vkcu_html_compare_page(FILE *f, const vkcu_compare_params *cp, const vkcu_co
         if (r->vmaf)
             fprintf(f, "<tr><th>VMAF</th><td>mean: %.4f, min: %.4f (frame %" PRId64 ")</td></tr>\n", r->vmaf_mean,
                     r->vmaf_min, r->vmaf_min_index);
+        /* The CLI's words (compare.c): each figure with its own frame. */
         fprintf(f, "<tr><th>max diff</th><td>%d", r->max_diff);
-        if (r->worst_index >= 0)
-            fprintf(f, " (worst frame %" PRId64 ")", r->worst_index);
+        if (r->max_diff_index >= 0)
+            fprintf(f, " (frame %" PRId64 ")", r->max_diff_index);
         fputs("</td></tr>\n", f);
+        if (r->worst_index >= 0)
+            fprintf(f, "<tr><th>worst frame</th><td>%" PRId64 " (lowest PSNR: %.2f dB, max diff %d)</td></tr>\n",
+                    r->worst_index, r->worst.psnr_avg, r->worst.max_diff);
     }
     if (r->first_diff >= 0)
         fprintf(f, "<tr><th>first differing frame</th><td>%" PRId64 " (pts %.3f s)</td></tr>\n", r->first_diff,

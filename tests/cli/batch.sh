@@ -150,10 +150,16 @@ expect "existing outputs without --resume or -y" 4 "h264-aac.framemd5: already e
 # ---- dry run, globs, shards ----
 "$V" batch "$in" "$TMP/dry" --pipeline regression-hash -r --dry-run --report "$TMP/dry.jsonl" > "$TMP/plan" 2> "$TMP/err"
 rc=$?
-[ "$rc" = 0 ] && [ ! -e "$TMP/dry" ] && [ ! -e "$TMP/dry.jsonl" ] && [ "$(grep -c '^process ' "$TMP/plan")" = 8 ] &&
+[ "$rc" = 3 ] && [ ! -e "$TMP/dry" ] && [ ! -e "$TMP/dry.jsonl" ] && [ "$(grep -c '^process ' "$TMP/plan")" = 5 ] &&
   [ "$(grep -c '^skip  *notes.txt .*# not media' "$TMP/plan")" = 1 ] &&
   pass "--dry-run lists 9 files (notes.txt: skip, not media) and writes nothing" || fail "--dry-run: exit $rc, $(wc -l < "$TMP/plan") lines, $(ls -d "$TMP"/dry* 2>/dev/null)"
-plan() { "$V" batch "$in" "$TMP/dry" --dry-run "$@" 2>/dev/null | awk '/^(process|skip)/ {print $2}' | tr '\n' ' '; }
+# issue 38.11: the files the run fails at its first checks, failed with its words and its exit code (3)
+grep -q '^fail  *empty.mp4 .*# empty file (0 bytes)$' "$TMP/plan" && grep -q '^fail  *not-video.mp4 .*# not a media file' "$TMP/plan" &&
+  grep -q '^fail  *truncated.mp4 .*# damaged mov,mp4.* file' "$TMP/plan" &&
+  grep -q '^batch: dry run: 5 to process, 1 to skip, 3 would fail' "$TMP/err" &&
+  pass "--dry-run fails the empty, unreadable and damaged files, as the run does (exit 3)" ||
+  fail "--dry-run and bad files: exit $rc: $(grep -E '^fail|^batch' "$TMP/plan" "$TMP/err" | tr '\n' ' ')"
+plan() { "$V" batch "$in" "$TMP/dry" --dry-run "$@" 2>/dev/null | awk '/^(process|skip|fail)/ {print $2}' | tr '\n' ' '; }
 got=$(plan -r --include '*.mp4')
 [ "$got" = "empty.mp4 h264-aac.mp4 not-video.mp4 truncated.mp4 " ] && pass "--include glob on names" || fail "--include: $got"
 got=$(plan -r --exclude sub --exclude '*.txt')

@@ -66,6 +66,16 @@ if [ -n "$f10" ] && [ -n "$f20" ] && [ "$maxd" = "$f10" ] && [ "$f10" -gt "$f20"
 else
   fail "7: '$maxline' / '$worstline' (frame 10 max diff '$f10', frame 20 '$f20')"
 fi
+# issue 38.3: the HTML report says the same, in the same words
+"$V" compare --backend cpu "$in" "$TMP/two.mkv" --report "$TMP/two.html" > /dev/null 2>&1
+rows=$(python3 -c 'import html, re, sys
+for k, v in re.findall(r"<tr><th>([^<]*)</th><td>([^<]*)</td></tr>", open(sys.argv[1]).read()):
+    print(html.unescape(k) + ": " + html.unescape(v))' "$TMP/two.html")
+if [ -n "$maxline" ] && [ -n "$worstline" ] && echo "$rows" | grep -qxF "$maxline" && echo "$rows" | grep -qxF "$worstline"; then
+  pass "7: the --report page says '$maxline' and '$worstline', as the CLI does"
+else
+  fail "7: the --report page: $(echo "$rows" | grep -E '^(max diff|worst)' | tr '\n' ';') vs '$maxline' / '$worstline'"
+fi
 
 # ---- 8: compare --html points to compare's --report ----
 expect "8: compare --html: did you mean --report" 2 \
@@ -229,6 +239,11 @@ expect "11: -o o.webm --encoder libx264" 2 "webm cannot hold h264 video \\(libx2
 [ ! -e "$TMP/o.y4m" ] && [ ! -e "$TMP/o.webm" ] && pass "11: nothing written" || fail "11: an output was written"
 expect "11: a misspelt encoder names this build's" 2 "--encoder libvpx-vp8: no such encoder in this build: did you mean --encoder libvpx-vp9\\? \\(this build's video encoders: .*libx264" -- \
   "$V" --backend cpu "$in" -o "$TMP/o.mkv" --encoder libvpx-vp8
+# issue 38.10: the name without "lib", or the library FFmpeg wraps, is no typo but finds the encoder
+for typed in x264:libx264 svtav1:libsvtav1 aom:libaom-av1; do
+  expect "11: --encoder ${typed%%:*} suggests ${typed#*:}" 2 "--encoder ${typed%%:*}: no such encoder in this build: did you mean --encoder ${typed#*:}\\?" -- \
+    "$V" --backend cpu "$in" -o "$TMP/o.mkv" --encoder "${typed%%:*}"
+done
 mkdir -p "$TMP/bin"
 cp "$in" "$TMP/bin/a.mp4"
 expect "11: batch checks it once, before any file" 2 "bout/\\*.y4m: yuv4mpegpipe cannot hold h264 video" -- \
@@ -281,10 +296,18 @@ assert rows["clip.srt"]["status"] == "skipped" and rows["clip.mp4"]["status"] ==
   fail "1: run: exit $rc: $(grep -E '^(vkcu: )?batch' "$b/err" | tr '\n' ' ') $(tail -1 "$b/py")"
 "$V" batch --backend cpu "$b/in" "$b/all" --all-files --dry-run > "$b/plan" 2> "$b/err"; rc_dry=$?
 "$V" batch --backend cpu "$b/in" "$b/all" --all-files > /dev/null 2> "$b/err2"; rc_run=$?
-[ $rc_dry = 2 ] && [ $rc_run = 2 ] && grep -q '^process  *notes.txt' "$b/plan" && grep -q '^fail  *clip.srt .*same output as another input: clip.mp4' "$b/plan" &&
-  grep -q '^batch: dry run: .*1 would fail' "$b/err" &&
+[ $rc_dry = 2 ] && [ $rc_run = 2 ] && grep -q '^fail  *notes.txt .*# not a media file' "$b/plan" && grep -q '^fail  *clip.srt .*same output as another input: clip.mp4' "$b/plan" &&
+  grep -q '^batch: dry run: .*2 would fail' "$b/err" &&
   pass "1: --all-files takes every file; its dry run exits 2, as its run does (clip.srt and clip.mp4 share an output)" ||
   fail "1: --all-files: dry run exit $rc_dry, run exit $rc_run: $(tr '\n' ';' < "$b/plan")"
+# issue 38.11: an empty file fails the dry run as it fails the run (exit 3)
+mkdir -p "$b/empty"; : > "$b/empty/x.mp4"
+"$V" batch --backend cpu "$b/empty" "$b/eout" --dry-run > "$b/plan" 2> "$b/err"; rc_dry=$?
+"$V" batch --backend cpu "$b/empty" "$b/eout" > /dev/null 2> "$b/err2"; rc_run=$?
+[ $rc_dry = 3 ] && [ $rc_run = 3 ] && grep -q '^fail  *x.mp4 .*# empty file (0 bytes)$' "$b/plan" &&
+  grep -q '^batch: dry run: 0 to process, 0 to skip, 1 would fail' "$b/err" && grep -q 'x.mp4: empty file (0 bytes)' "$b/err2" &&
+  pass "1: an empty x.mp4: the dry run fails it with exit 3, as the run does" ||
+  fail "1: empty x.mp4: dry run exit $rc_dry, run exit $rc_run: $(cat "$b/plan" "$b/err" | tr '\n' ';')"
 "$V" batch --backend cpu "$b/in" "$b/out" --dry-run > /dev/null 2>&1; rc_dry=$?
 "$V" batch --backend cpu "$b/in" "$b/out" > /dev/null 2>&1; rc_run=$?
 [ $rc_dry = 4 ] && [ $rc_run = 4 ] && pass "1: outputs that exist: the dry run exits 4, as the run does" ||

@@ -119,6 +119,8 @@ expect "hint: another verb's option" 2 "hash: unknown option '--jobs': it is an 
 expect "hint: another verb's short option" 2 "hash: unknown option '-n': it is an option of 'vkcu INPUT -o OUTPUT'" -- "$V" hash -n "$in"
 expect "hint: long option with one dash" 2 "unknown option '-crf': did you mean --crf\\?" -- "$V" "$in" -o "$TMP/x.mkv" -crf 20
 expect "hint: a verb misspelt" 2 "'hsah' is neither a file nor a verb: did you mean 'vkcu hash'\\?" -- "$V" hsah "$in"
+expect "hint: a word that is no verb and no file (issue 38.10)" 2 "^vkcu: error: 'nope' is neither a file nor a verb: 'vkcu help' lists the verbs" -- "$V" nope
+expect "hint: a missing input with -o stays a bad input" 3 "nope: no such file" -- "$V" nope -o "$TMP/x.mkv"
 expect "hint: nothing near stays plain" 2 "unknown option '--frobnicate' \\(a file whose name starts with '-' goes after '--'\\)" -- "$V" hash --frobnicate "$in"
 # ffmpeg habits answered with vkcu's spelling.
 ff() { # ffmpeg-option expected-hint args...

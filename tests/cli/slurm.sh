@@ -127,7 +127,7 @@ for i in 1 2 3; do cp "$MEDIA/h264-aac.mp4" "$in/clip$i.mp4"; done
 cp "$MEDIA/hevc10.mkv" "$MEDIA/vfr.mkv" "$in/"
 cp "$MEDIA/av1.ivf" "$MEDIA/hdr10.mkv" "$in/sub/"
 cp "$MEDIA/empty.mp4" "$MEDIA/not-video.mp4" "$MEDIA/truncated.mp4" "$in/"
-"$VKCU" batch "$in" "$TMP/plan-out" -r --pipeline regression-hash --dry-run 2> /dev/null | awk '/^process/ {print $2}' | sort > "$TMP/all"
+"$VKCU" batch "$in" "$TMP/plan-out" -r --pipeline regression-hash --dry-run 2> /dev/null | awk '/^(process|fail)/ {print $2}' | sort > "$TMP/all"
 [ "$(wc -l < "$TMP/all")" = 10 ] || { fail "$name: the dry run lists $(wc -l < "$TMP/all") files, expected 10"; exit 0; }
 
 cd "$TMP"

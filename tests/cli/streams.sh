@@ -140,8 +140,8 @@ expect "streams: transcode of an 8/10-bit HEVC stream to mkv" 0 "frames were sca
 "$VKCU" hash --backend cpu --stats "$m/damaged-noise.h264" -y -o "$TMP/dn" 2> "$TMP/err"
 marks=$(grep -c '^#concealed: frame [0-9]*, pts [0-9]*: decoded from damaged data' "$TMP/dn")
 if cmp -s <(cols "$TMP/dn") <(cols "$TMP/ff") && [ "$marks" = 18 ] &&
-   grep -q "frame 5: damaged picture, concealed by the decoder; kept and marked (use --strict to stop)" "$TMP/err" &&
-   grep -q "frame 13: damaged picture" "$TMP/err" && grep -q "concealed=18" "$TMP/err" &&
+   grep -q "damaged-noise.h264: 2 damaged pictures, concealed by the decoder: frames 5, 13 (--log-level verbose lists each); kept and marked (use --strict to stop)$" "$TMP/err" &&
+   grep -q "concealed=18" "$TMP/err" &&
    [ "$(grep -A1 '^#concealed: frame 5,' "$TMP/dn" | tail -1 | awk -F', *' '{print $3}')" = 5 ]; then
   pass "streams: damaged-noise.h264: 24 frames = ffmpeg -threads 1; pictures 5 and 13 and the 16 frames after them up to a key frame marked"
 else
@@ -155,6 +155,19 @@ fi
 cmp -s <(cols "$TMP/dl") <(cols "$TMP/ff") && [ "$(cols "$TMP/dl" | wc -l)" = 23 ] &&
   pass "streams: damaged-lost.h264: 23 frames = ffmpeg -threads 1 (a lost picture FFmpeg does not report)" ||
   fail "streams: damaged-lost.h264 differs from ffmpeg -threads 1"
+# issue 38.4: one warning for the damaged pictures of a file, naming the first five; verbose lists each.
+for i in 1 2 3 4 5; do cat "$m/damaged-noise.h264"; done > "$TMP/dn5.h264" # 120 frames, 10 damaged pictures
+"$VKCU" hash --backend cpu "$TMP/dn5.h264" -y -o "$TMP/dn5" 2> "$TMP/err"
+"$VKCU" hash --backend cpu "$TMP/dn5.h264" -y -o "$TMP/dn5" --log-level verbose 2> "$TMP/err-v"
+mkdir -p "$TMP/dn5-in"; cp "$TMP/dn5.h264" "$TMP/dn5-in/"
+"$VKCU" batch --backend cpu "$TMP/dn5-in" "$TMP/dn5-out" 2> "$TMP/err-b"
+one="dn5.h264: 10 damaged pictures, concealed by the decoder: frames 5, 13, 29, 37, 53, \\.\\.\\. \\(--log-level verbose lists each\\); kept and marked"
+[ "$(grep -c 'damaged picture' "$TMP/err")" = 1 ] && grep -qE "$one" "$TMP/err" &&
+  [ "$(grep -c 'damaged picture' "$TMP/err-b")" = 1 ] && grep -qE "$one" "$TMP/err-b" &&
+  [ "$(grep -cE 'dn5.h264: frame [0-9]+: damaged picture, concealed by the decoder' "$TMP/err-v")" = 10 ] &&
+  grep -q 'dn5.h264: frame 109: damaged picture' "$TMP/err-v" &&
+  pass "streams: 10 damaged pictures: one warning naming the first five (in a batch too); --log-level verbose lists the 10" ||
+  fail "streams: damaged pictures: $(grep -c 'damaged picture' "$TMP/err") lines (batch $(grep -c 'damaged picture' "$TMP/err-b"), verbose $(grep -c 'damaged picture,' "$TMP/err-v")): $(grep -m2 'damaged picture' "$TMP/err" | tr '\n' ' ')"
 expect "streams: --strict stops at the first damaged picture" 3 "damaged-noise.h264: frame 5: damaged picture" -- \
   "$VKCU" hash --backend cpu --strict "$m/damaged-noise.h264" -y -o "$TMP/strict"
 

@@ -233,15 +233,18 @@ static void test_batch(vkcu_context *ctx, log_capture *c, const char *dir)
     s.progress_callback = on_progress;
     s.progress_opaque = &sn;
 
-    /* A dry run: both files planned, nothing written. */
+    /* A dry run: the good file planned, the bad one failed as its job's
+     * first check (opening the container) would fail it; nothing written. */
     s.dry_run = 1;
     vkcu_batch_result r;
     int ret = vkcu_batch_run(ctx, &s, &r);
-    CHECK(ret == 0 && r.total == 2 && r.planned == 2 && r.failed == 0, "dry run: %d, %d files, %d planned, '%s'", ret,
-          r.total, r.planned, r.error);
-    CHECK(sn.files == 2 && sn.status[0] == VKCU_BATCH_PLANNED && sn.status[1] == VKCU_BATCH_PLANNED &&
-          !strcmp(sn.name[0], GOOD) && !strcmp(sn.name[1], BAD), "dry run: %d file calls, %s %d, %s %d", sn.files,
-          sn.name[0], (int)sn.status[0], sn.name[1], (int)sn.status[1]);
+    CHECK(ret == VKCU_ERR_INPUT && r.total == 2 && r.planned == 1 && r.failed == 1,
+          "dry run: %d, %d files, %d planned, %d failed, '%s'", ret, r.total, r.planned, r.failed, r.error);
+    CHECK(sn.files == 2 && sn.status[0] == VKCU_BATCH_PLANNED && sn.status[1] == VKCU_BATCH_FAILED &&
+          sn.reason[1] == VKCU_BATCH_REASON_JOB && sn.error[1] == VKCU_ERR_INPUT && !sn.had_job[1] &&
+          strstr(sn.message[1], "not a media file") && !strcmp(sn.name[0], GOOD) && !strcmp(sn.name[1], BAD),
+          "dry run: %d file calls, %s %d, %s %d '%s'", sn.files, sn.name[0], (int)sn.status[0], sn.name[1],
+          (int)sn.status[1], sn.message[1]);
     CHECK(!exists(out) && !exists(report), "dry run wrote the output folder or the report");
     CHECK(sn.progress_calls == 0, "dry run: %d progress calls", sn.progress_calls);
 

@@ -220,9 +220,11 @@ static void test_ffmpeg_lines(const char *dir)
     CHECK(!find(&info, -1, "ffmpeg: "), "FFmpeg's errors reached an INFO callback: %s", find(&info, -1, "ffmpeg: "));
     for (int i = 0; i < verbose.n && i < MAX_LINES; i++)
         CHECK(strchr(verbose.text[i], '\n') == NULL, "a line with a newline: '%s'", verbose.text[i]);
-    CHECK(find(&info, VKCU_LOG_WARNING, "damaged picture, concealed by the decoder; kept and marked (use strict=1 "
-                                        "to stop)"),
+    CHECK(find(&info, VKCU_LOG_WARNING, "1 damaged picture, concealed by the decoder: frame ") &&
+              find(&info, VKCU_LOG_WARNING, "kept and marked (use strict=1 to stop)"),
           "no warning naming strict=1 (%d lines: %s)", info.n, info.n ? info.text[0] : "");
+    CHECK(find(&verbose, VKCU_LOG_VERBOSE, ": damaged picture, concealed by the decoder; kept and marked"),
+          "no verbose line for the damaged picture (%d lines)", verbose.n);
     CHECK(!leaked[0], "standard error got: '%.200s'", leaked);
     no_flags("corrupt input", &verbose);
 }
