@@ -51,6 +51,8 @@ void vkcu_job_params_default(vkcu_job_params *p)
     p->progress = 1;
 }
 
+#define CONCEALED_LISTED 5 /* damaged pictures the end-of-job warning names */
+
 typedef struct job {
     const vkcu_job_params *p;
     vkcu_job_result *r;
@@ -68,7 +70,7 @@ typedef struct job {
     AVFrame *scaled;
     int64_t marked_since_key;    /* frames marked damaged since the last key frame (-1: none) */
     int64_t concealed_pictures;  /* pictures the decoder concealed errors in (kept) */
-    int64_t concealed_first[5];  /* the first of them, by frame number: one warning names them at the end */
+    int64_t concealed_first[CONCEALED_LISTED]; /* the first of them, by frame number: one warning names them at the end */
     AVRational tb;
     int threads;
     vkcu_progress progress;
@@ -413,7 +415,7 @@ static int mark_damage(job *j, AVFrame *f)
          * frames): warn_damage says how many at the end, naming the first. */
         LOGV("%s: frame %lld: damaged picture, concealed by the decoder; kept and marked", p->input,
              (long long)j->frames_seen);
-        if (j->concealed_pictures < (int64_t)(sizeof(j->concealed_first) / sizeof(j->concealed_first[0])))
+        if (j->concealed_pictures < CONCEALED_LISTED)
             j->concealed_first[j->concealed_pictures] = j->frames_seen;
         j->concealed_pictures++;
         damage_seen(j);
@@ -892,7 +894,7 @@ static double process_cpu_seconds(void)
 static void warn_damage(const job *j)
 {
     const int64_t n = j->concealed_pictures;
-    const int listed = n < 5 ? (int)n : 5;
+    const int listed = n < CONCEALED_LISTED ? (int)n : CONCEALED_LISTED;
     char frames[128] = "";
     if (!n)
         return;
