@@ -277,16 +277,19 @@ find_nvcc() {
 # of NVIDIA's codec headers, so nothing links libcuda and the CPU-only
 # machines that build and test vkcu need no driver; the headers need seven
 # more driver functions (tools/ffnvcodec-libvmaf.patch), added to a copy in
-# the build folder, and its motion kernel for more than 8 bits needs
-# upstream's later fix (tools/libvmaf-cuda-motion16.patch). The CUDA build's
-# cache key holds nvcc's version, the headers' version and both patches;
+# the build folder, its motion kernel for more than 8 bits needs
+# upstream's later fix (tools/libvmaf-cuda-motion16.patch), and two of its
+# extractors need their accumulators' resets ordered before the kernels
+# that add into them (tools/libvmaf-cuda-reset-order.patch). The CUDA
+# build's cache key holds nvcc's version, the headers' version and the
+# patches;
 # the CPU-only key is what it always was.
 vmaf_prefix=
 build_vmaf() {
   [ "$vmaf_source" != none ] && [ -f "$vmaf_source" ] || return 0
   local flags="--libdir=lib --buildtype=release -Ddefault_library=static -Dbuilt_in_models=true -Denable_tests=false -Denable_docs=false"
   local key prefix work src build t0 nvcc='' cuda_key='' patch=$root/tools/ffnvcodec-libvmaf.patch
-  local motion_patch=$root/tools/libvmaf-cuda-motion16.patch
+  local vmaf_patches=("$root/tools/libvmaf-cuda-motion16.patch" "$root/tools/libvmaf-cuda-reset-order.patch") p
   echo "$VMAF_SHA256  $vmaf_source" | sha256sum --quiet -c - >/dev/null 2>&1 ||
     die "$vmaf_source does not match the SHA-256 pinned in tools/deps.sh"
   case ${VKCU_VMAF_CUDA:-} in
@@ -300,7 +303,7 @@ build_vmaf() {
     fetch_headers
     flags="$flags -Denable_cuda=true"
     cuda_key=$(echo "cuda"; "$nvcc" --version | grep -E 'release|^Build'; sed -n 's/^Version: //p' "$headers/pkgconfig/ffnvcodec.pc";
-      sha256sum < "$patch"; sha256sum < "$motion_patch")
+      sha256sum < "$patch"; for p in "${vmaf_patches[@]}"; do sha256sum < "$p"; done)
   fi
   key=$( (echo "recipe $recipe"; echo "$VMAF_SHA256"; echo "$flags"; [ -z "$cuda_key" ] || echo "$cuda_key") |
     sha256sum | cut -c1-12)
@@ -318,7 +321,9 @@ build_vmaf() {
       mkdir -p "$work/include"
       cp -r "$headers/usr/include/ffnvcodec" "$work/include/"
       patch -s -p1 -d "$work/include" < "$patch" || die "cannot apply $patch to the ffnvcodec headers"
-      patch -s -p1 -d "$work/vmaf-3.2.0" < "$motion_patch" || die "cannot apply $motion_patch to libvmaf"
+      for p in "${vmaf_patches[@]}"; do
+        patch -s -p1 -d "$work/vmaf-3.2.0" < "$p" || die "cannot apply $p to libvmaf"
+      done
       # meson finds nvcc and bin2c on PATH; the .cu files are compiled by
       # custom commands that take no include folders, hence NVCC_APPEND_FLAGS.
       cuda_env=(PATH="$(dirname "$nvcc"):$PATH" NVCC_APPEND_FLAGS="-I$work/include")

@@ -24,7 +24,10 @@
  * FFmpeg's libvmaf_cuda filter relies on the same ordering (its cuMemcpy2D
  * is on the legacy stream). Fetching a picture waits (on the host) until
  * libvmaf is done with that slot's previous frame, so a slot is never
- * overwritten while read.
+ * overwritten while read. Inside libvmaf, the VIF and motion extractors
+ * zeroed their sums on their own non-blocking stream with nothing ordering
+ * the kernels that add into them (on the picture's stream) after it: the
+ * build patches that (tools/libvmaf-cuda-reset-order.patch).
  *
  * libvmaf aborts the process (an assert in its CHECK_CUDA) when one of its
  * own CUDA calls fails. vkcu_vmaf_cuda_open checks what can be checked

@@ -104,6 +104,43 @@ for c in "${!clips[@]}"; do
   pair "$base against its crf 35 copy" "$c" "$out/lossy-$base.mkv"
 done
 
+# The same GPU score run after run: libvmaf's CUDA features add integers
+# (atomics on 64-bit sums), so a pair scored again gives the same bits. Its
+# VIF and motion sums were reset on another stream than the kernels adding
+# into them (fixed by tools/libvmaf-cuda-reset-order.patch): then 5 of 14
+# runs of these pairs moved by up to 2.8 in a frame. Each lossy pair is
+# scored 4 more times on the GPU and must equal its first GPU run.
+for c in "${!clips[@]}"; do
+  base=$(basename "$c")
+  [ -s "$out/lossy-$base.mkv" ] || continue
+  runs=() moved=0
+  for k in 0 1 2 3 4; do
+    timeout -s KILL 600 "$VKCU" compare --backend gpu "$c" "$out/lossy-$base.mkv" --vmaf --json "$out/r$k.json" -y \
+      > /dev/null 2> "$out/r.err"
+    rc=$?
+    if [ $rc != 0 ] && [ $rc != 6 ]; then moved=err; break; fi
+    runs+=("$out/r$k.json")
+  done
+  if [ "$moved" = err ]; then
+    echo "FAIL vmaf-gpu-repeat: $base: compare exit $rc: $(tail -1 "$out/r.err")"
+    continue
+  fi
+  res=$(python3 - "${runs[@]}" <<'PYEOF'
+import json, sys
+runs = [[r['vmaf'] for r in json.load(open(p))['frames']] for p in sys.argv[1:]]
+moved = [k for k, r in enumerate(runs[1:], 1) if r != runs[0]]
+big = max((abs(a - b) for r in runs[1:] for a, b in zip(r, runs[0])), default=0.0)
+print('%d %d %.6g %d' % (len(runs), len(moved), big, len(runs[0])))
+PYEOF
+  )
+  read -r nr nm big nf <<< "$res"
+  if [ "${nm:-x}" = 0 ] && [ "${nf:-0}" -gt 0 ]; then
+    echo "PASS vmaf-gpu-repeat: $base against its crf 35 copy: $nr GPU runs of $nf frames, the same scores bit for bit"
+  else
+    echo "FAIL vmaf-gpu-repeat: $base against its crf 35 copy: ${nm:-?} of $((${nr:-1} - 1)) runs differ from the first (by up to ${big:-?} in a frame)"
+  fi
+done
+
 # The bench clips against the benchmark's transcode.
 for c in h264-1080p.mp4 hevc10-1080p.mp4 h264-2160p.mp4; do
   [ -s "$BIG/$c" ] || { echo "SKIP vmaf-gpu: $c: not made (tools/gpu-env.sh make_big_clips)"; continue; }
