@@ -471,36 +471,6 @@ static void job_error(vkcu_job_result *jr, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Hash outputs: the job writes to a FILE the batch owns, so the batch
- * does the temporary name and the rename itself. */
-static int run_hash_job(vkcu_job_params *jp, const char *out, vkcu_job_result *jr)
-{
-    char tmp[PATH_MAX + 64];
-    const char *inputs[] = { jp->input, jp->pipeline_file, NULL };
-    int ret = vkcu_outfile_begin(out, jp->overwrite, inputs, tmp, sizeof(tmp), jr->error, sizeof(jr->error));
-    if (ret < 0)
-        return ret;
-    FILE *f = vkcu_outfile_fopen(tmp, "w");
-    if (!f) {
-        job_error(jr, "%s: cannot create: %s", out, strerror(errno));
-        vkcu_outfile_abort(tmp);
-        return VKCU_ERR_OUTPUT;
-    }
-    jp->hash_out = f;
-    ret = vkcu_job_run(jp, jr);
-    if (fclose(f) != 0 && ret >= 0) {
-        job_error(jr, "%s: write error (disk full?)", out);
-        ret = VKCU_ERR_OUTPUT;
-    }
-    if (ret >= 0 && jp->before_publish)
-        ret = jp->before_publish(jp->publish_opaque, tmp, out, jr->error, sizeof(jr->error));
-    if (ret >= 0)
-        ret = vkcu_outfile_commit(tmp, out, jr->error, sizeof(jr->error));
-    else
-        vkcu_outfile_abort(tmp);
-    return ret;
-}
-
 /* ---- what an output was made with ---- */
 
 /* Everything that decides an output's bytes, one "key=value" a line: the
@@ -825,7 +795,7 @@ static void process_file(batch_run *b, int k, int slot)
         publish_record pr = { settings, 0 };
         jp.before_publish = publish_hook;
         jp.publish_opaque = &pr;
-        ret = jp.sink == VKCU_SINK_HASH ? run_hash_job(&jp, out, &jr) : vkcu_job_run(&jp, &jr);
+        ret = jp.sink == VKCU_SINK_HASH ? vkcu_job_run_to_hash_file(&jp, out, &jr) : vkcu_job_run(&jp, &jr);
         if (ret < 0 && !jr.error[0]) {
             char buf[128];
             job_error(&jr, "%s: %s", in, vkcu_err_str(ret, buf, sizeof(buf)));

@@ -305,8 +305,9 @@ void vkcu_context_describe(const vkcu_context *c, const vkcu_job *job, vkcu_job_
 }
 
 /* A hash list to a file: the one rule of outfile.c (a temporary, renamed
- * when the job succeeds; removed when it fails or is interrupted). */
-static int run_to_hash_file(vkcu_job_params *p, const char *path, vkcu_job_result *r)
+ * when the job succeeds, after p->before_publish where set; removed when it
+ * fails or is interrupted). vkcu_run's and vkcu batch's one way to do it. */
+int vkcu_job_run_to_hash_file(vkcu_job_params *p, const char *path, vkcu_job_result *r)
 {
     char tmp[PATH_MAX + 128];
     const char *inputs[] = { p->input, p->pipeline_file, NULL };
@@ -328,9 +329,13 @@ static int run_to_hash_file(vkcu_job_params *p, const char *path, vkcu_job_resul
     p->hash_out_name = path;
     ret = vkcu_job_run(p, r);
     if (vkcu_outfile_fclose(f, tmp) != 0 && ret >= 0) {
-        snprintf(r->error, sizeof(r->error), "%.400s: write error", path);
+        int e = errno;
+        snprintf(r->error, sizeof(r->error), "%.400s: write error: %s%s", path, strerror(e),
+                 e == ENOSPC ? " (disk full)" : "");
         ret = VKCU_ERR_OUTPUT;
     }
+    if (ret >= 0 && p->before_publish)
+        ret = p->before_publish(p->publish_opaque, tmp, path, r->error, sizeof(r->error));
     if (ret >= 0)
         ret = vkcu_outfile_commit(tmp, path, r->error, sizeof(r->error));
     else
@@ -350,7 +355,7 @@ int vkcu_run(vkcu_context *ctx, const vkcu_job *job, vkcu_job_result *result)
     if (ret >= 0) {
         vkcu_job_params p;
         vkcu_context_describe(ctx, job, &p);
-        ret = job->hash_path ? run_to_hash_file(&p, job->hash_path, result) : vkcu_job_run(&p, result);
+        ret = job->hash_path ? vkcu_job_run_to_hash_file(&p, job->hash_path, result) : vkcu_job_run(&p, result);
         /* The job's one error line, where the caller's messages go. */
         if (ret < 0 && ret != VKCU_ERR_PIPE_CLOSED)
             LOGE("%s", result->error[0] ? result->error : "job failed");

@@ -112,6 +112,12 @@ void vkcu_job_params_default(vkcu_job_params *p);
  * distinct params/results. vkcu_run() is the public way in. */
 int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *result);
 
+/* The same with the hash list going to the file path (p->hash_out and
+ * hash_out_name are set here): written under a temporary name, published
+ * (p->before_publish, then the rename) when the job succeeds and removed
+ * when it does not (core/context.c). */
+int vkcu_job_run_to_hash_file(vkcu_job_params *p, const char *path, vkcu_job_result *result);
+
 #ifdef __cplusplus
 }
 #endif
