@@ -947,12 +947,7 @@ static void dry_run(batch_run *b)
 }
 
 /* Refuses an integer setting outside [lo, hi], naming it. */
-#define RANGE(what, value, lo, hi)                                                                   \
-    do {                                                                                             \
-        if ((long long)(value) < (long long)(lo) || (long long)(value) > (long long)(hi))            \
-            return vkcu_invalid(err, errlen, "batch: %s %lld is out of range [%lld, %lld]", what,    \
-                                (long long)(value), (long long)(lo), (long long)(hi));               \
-    } while (0)
+#define RANGE(what, value, lo, hi) VKCU_RANGE("batch: " what, value, lo, hi)
 
 static int check_globs(const char *what, const char *const *globs, int n, char *err, size_t errlen)
 {

@@ -81,15 +81,8 @@ int vkcu_invalid(char *err, size_t errlen, const char *fmt, ...)
     return AVERROR(EINVAL);
 }
 
-/* Refuses an integer field outside [lo, hi], naming the field (or the
- * program's name for it: VKCU_SETTING). */
-#define RANGE(field, value, lo, hi)                                                             \
-    do {                                                                                        \
-        if ((long long)(value) < (long long)(lo) || (long long)(value) > (long long)(hi))       \
-            return vkcu_invalid(err, errlen, "%s %lld is out of range [%lld, %lld]",             \
-                                VKCU_SETTING(field), (long long)(value), (long long)(lo),       \
-                                (long long)(hi));                                               \
-    } while (0)
+/* An integer field outside [lo, hi], named by the program's name for it. */
+#define RANGE(field, value, lo, hi) VKCU_RANGE(VKCU_SETTING(field), value, lo, hi)
 
 static int check_settings(const vkcu_settings *s, char *err, size_t errlen)
 {

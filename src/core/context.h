@@ -25,6 +25,17 @@ int vkcu_check_job(const vkcu_job *job, char *err, size_t errlen);
  * it to err (may be NULL) and returns -EINVAL. */
 int vkcu_invalid(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* Refuses an integer setting outside [lo, hi] in the caller's function
+ * (one that has err and errlen): returns vkcu_invalid's -EINVAL with the
+ * line "NAME VALUE is out of range [LO, HI]", NAME in the caller's words
+ * (VKCU_SETTING(field) for a struct field). */
+#define VKCU_RANGE(name, value, lo, hi)                                                                  \
+    do {                                                                                                 \
+        if ((long long)(value) < (long long)(lo) || (long long)(value) > (long long)(hi))                \
+            return vkcu_invalid(err, errlen, "%s %lld is out of range [%lld, %lld]", name,              \
+                                (long long)(value), (long long)(lo), (long long)(hi));                  \
+    } while (0)
+
 /* Refuses a struct a caller filled whose reserved words are not all zero
  * (include/vkcu/version.h, room to grow): 0, or vkcu_invalid's -EINVAL
  * naming the struct (its typedef name, "vkcu_job"), the word, and the

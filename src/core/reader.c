@@ -399,12 +399,7 @@ int vkcu_frame_detach(const vkcu_frame *f, vkcu_frame **copy, char *err, size_t 
 
 /* ---- the reader ---- */
 
-#define CHECK_RANGE(field, value, lo, hi)                                                                   \
-    do {                                                                                                    \
-        if ((long long)(value) < (long long)(lo) || (long long)(value) > (long long)(hi))                   \
-            return vkcu_invalid(err, errlen, "%s %lld is out of range [%lld, %lld]", VKCU_SETTING(field),   \
-                                (long long)(value), (long long)(lo), (long long)(hi));                      \
-    } while (0)
+#define CHECK_RANGE(field, value, lo, hi) VKCU_RANGE(VKCU_SETTING(field), value, lo, hi)
 
 static int check_params(const vkcu_reader_params *p, char *err, size_t errlen)
 {
