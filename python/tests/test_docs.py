@@ -34,9 +34,21 @@ def test_the_venv_step_names_what_it_needs_and_the_check():
 
 
 def test_the_venv_sees_numpy(tmp_path):
+    import os
+
+    import numpy
     env = tmp_path / "env"
     r = subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(env)],
                        capture_output=True, text=True)
     if r.returncode != 0:
         pytest.skip(f"{sys.executable} cannot make a virtual environment: {r.stderr.strip()[-200:]}")
-    subprocess.run([str(env / "bin" / "python"), "-c", "import numpy"], check=True)
+    # The page's promise is for a numpy in the folders a venv is lent (the
+    # interpreter's site folders). One found another way (PYTHONPATH, a .pth
+    # or sitecustomize of its own, as on the GPU machine's image) is not lent.
+    home = os.path.dirname(os.path.dirname(os.path.abspath(numpy.__file__)))
+    seen = subprocess.run([str(env / "bin" / "python"), "-c", "import sys; print(chr(10).join(sys.path))"],
+                          capture_output=True, text=True, check=True, env={"PATH": os.environ.get("PATH", "")})
+    if home not in [os.path.abspath(d) for d in seen.stdout.splitlines() if d]:
+        pytest.skip(f"this Python's numpy is in {home}, which a venv made from {sys.executable} is not lent")
+    subprocess.run([str(env / "bin" / "python"), "-c", "import numpy"], check=True,
+                   env={"PATH": os.environ.get("PATH", "")})
