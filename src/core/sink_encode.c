@@ -299,6 +299,47 @@ static int audio_stream(vkcu_sink *s, const AVOutputFormat *ofmt, AVStream *ist,
     return 1;
 }
 
+/* Whether a muxer that does not say which codecs it holds (mpegts, mxf:
+ * avformat_query_codec answers "unknown") takes input stream `ist`, tried
+ * as ffmpeg's -c copy tries it: a header written to memory with the video
+ * stream and this one. 1: it does; 0: it refuses this stream (the video
+ * alone is taken); -1: the trial says nothing (the video alone is refused,
+ * or the muxer writes no file of its own): copy, as ffmpeg would. */
+static int muxer_trial(const AVOutputFormat *ofmt, const AVCodecContext *venc, AVRational vtb, const AVStream *ist)
+{
+    if (ofmt->flags & AVFMT_NOFILE)
+        return -1;
+    int result[2];
+    for (int with = 0; with < 2; with++) {
+        AVFormatContext *oc = NULL;
+        AVStream *v, *o = NULL;
+        int ret = avformat_alloc_output_context2(&oc, ofmt, NULL, NULL);
+        if (ret >= 0 && (!(v = avformat_new_stream(oc, NULL)) || (with && !(o = avformat_new_stream(oc, NULL)))))
+            ret = AVERROR(ENOMEM);
+        if (ret >= 0 && (ret = avcodec_parameters_from_context(v->codecpar, venc)) >= 0) {
+            v->time_base = vtb;
+            if (o && (ret = avcodec_parameters_copy(o->codecpar, ist->codecpar)) >= 0) {
+                o->codecpar->codec_tag = 0;
+                o->time_base = ist->time_base;
+            }
+        }
+        if (ret >= 0)
+            ret = avio_open_dyn_buf(&oc->pb);
+        if (ret >= 0) {
+            ret = avformat_write_header(oc, NULL);
+            uint8_t *buf = NULL;
+            avio_close_dyn_buf(oc->pb, &buf);
+            oc->pb = NULL;
+            av_free(buf);
+        }
+        avformat_free_context(oc);
+        if (ret == AVERROR(ENOMEM))
+            return -1;
+        result[with] = ret >= 0;
+    }
+    return !result[0] ? -1 : result[1];
+}
+
 /* Undoes what open_encoder made (a candidate that did not open). */
 static void drop_encoder(vkcu_sink *s)
 {
@@ -587,8 +628,11 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
             ist->discard = AVDISCARD_ALL;
             continue;
         }
+        /* Copied where the container holds the codec; where the muxer
+         * does not say (mpegts), where a trial header takes it. */
+        int takes = vkcu_muxer_takes(ofmt, ist->codecpar->codec_id);
         int copy = !(ofmt->flags & AVFMT_NOTIMESTAMPS) &&
-                   avformat_query_codec(ofmt, ist->codecpar->codec_id, FF_COMPLIANCE_NORMAL) == 1;
+                   (takes == 1 || (takes < 0 && muxer_trial(ofmt, e->enc, tb, ist) != 0));
         if (t == AVMEDIA_TYPE_AUDIO && (ret = audio_stream(s, ofmt, ist, copy)) != 0) {
             if (ret < 0)
                 goto fail_out;
