@@ -622,6 +622,13 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
             ist->discard = AVDISCARD_ALL;
             continue;
         }
+        if (!vkcu_demux_picked(d, i, p->audio_streams, p->subtitle_streams)) {
+            LOGV("%s: stream %d (%s %s) not picked (%s)", d->path, i, av_get_media_type_string(t),
+                 avcodec_get_name(ist->codecpar->codec_id),
+                 VKCU_SETTING(t == AVMEDIA_TYPE_AUDIO ? "audio_streams" : "subtitle_streams"));
+            ist->discard = AVDISCARD_ALL;
+            continue;
+        }
         if (t == AVMEDIA_TYPE_AUDIO && p->no_audio) {
             LOGV("%s: stream %d (audio %s) dropped (%s)", d->path, i, avcodec_get_name(ist->codecpar->codec_id),
                  VKCU_SETTING_IS("no_audio", "1"));

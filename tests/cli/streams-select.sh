@@ -36,3 +36,66 @@ if [ $rc = 0 ] && [ "$(codecs "$TMP/a.ts")" = "h264 aac " ] && [ -s "$TMP/want" 
 else
   fail "5: .ts: exit $rc, streams '$(codecs "$TMP/a.ts")', $(wc -l < "$TMP/got")/$(wc -l < "$TMP/want") packets, $(cmp "$TMP/got" "$TMP/want" 2>&1 | head -1): $(head -2 "$TMP/err")"
 fi
+
+# ---- item 12: --audio-stream / --subtitle-stream N|all|none ----
+# two audio streams (440 and 880 Hz) and two SubRip streams
+printf '1\n00:00:00,100 --> 00:00:00,450\nfirst track\n\n2\n00:00:00,500 --> 00:00:00,900\nstill first\n' > "$TMP/s0.srt"
+printf '1\n00:00:00,200 --> 00:00:00,600\nsecond track\n' > "$TMP/s1.srt"
+"$FFMPEG" -v error -nostdin -y -filter_complex "testsrc2=s=64x64:r=10:d=1[v];sine=f=440:d=1[a];sine=f=880:d=1[b]" \
+  -i "$TMP/s0.srt" -i "$TMP/s1.srt" -map "[v]" -map "[a]" -map "[b]" -map 0:s -map 1:s -c:v libx264 -c:a aac -c:s copy \
+  -fflags +bitexact "$TMP/multi.mkv"
+[ "$(codecs "$TMP/multi.mkv")" = "h264 aac aac subrip subrip " ] || fail "12: the clip: $(codecs "$TMP/multi.mkv")"
+# pick OUT ARGS...: a transcode of multi.mkv to OUT with ARGS; the output's codecs
+pick() {
+  local out=$1; shift
+  "$V" --backend cpu -q "$TMP/multi.mkv" -o "$out" "$@" 2> "$TMP/err" && codecs "$out"
+}
+got=$(pick "$TMP/all.mkv")
+[ "$got" = "h264 aac aac subrip subrip " ] && pass "12: by default every audio and subtitle stream is kept" ||
+  fail "12: default: '$got' $(cat "$TMP/err")"
+got=$(pick "$TMP/a1.mkv" --audio-stream 1 --subtitle-stream 0)
+if [ "$got" = "h264 aac subrip " ] && [ "$(packets "$TMP/a1.mkv" a)" = "$(packets "$TMP/multi.mkv" a:1)" ] &&
+  [ "$(packets "$TMP/a1.mkv" s)" = "$(packets "$TMP/multi.mkv" s:0)" ] &&
+  [ "$(packets "$TMP/a1.mkv" a)" != "$(packets "$TMP/multi.mkv" a:0)" ]; then
+  pass "12: --audio-stream 1 --subtitle-stream 0 keep the second audio and the first subtitle stream (= -map 0:a:1 -map 0:s:0)"
+else
+  fail "12: --audio-stream 1 --subtitle-stream 0: '$got' $(cat "$TMP/err")"
+fi
+got=$(pick "$TMP/s1.mkv" --audio-stream none --subtitle-stream 1)
+[ "$got" = "h264 subrip " ] && [ "$(packets "$TMP/s1.mkv" s)" = "$(packets "$TMP/multi.mkv" s:1)" ] &&
+  pass "12: --audio-stream none --subtitle-stream 1: no audio, the second subtitle stream" ||
+  fail "12: none/1: '$got' $(cat "$TMP/err")"
+got=$(pick "$TMP/n.mkv" --subtitle-stream none --audio-stream all)
+[ "$got" = "h264 aac aac " ] && pass "12: --subtitle-stream none --audio-stream all" || fail "12: none/all: '$got' $(cat "$TMP/err")"
+got=$(pick "$TMP/na.mkv" --audio-stream 0 --no-audio)
+[ "$got" = "h264 subrip subrip " ] && pass "12: --no-audio after --audio-stream 0: no audio (the later one counts)" ||
+  fail "12: --audio-stream 0 --no-audio: '$got' $(cat "$TMP/err")"
+expect "12: --audio-stream past the last stream: exit 2 naming the file and how many there are" 2 \
+  "multi\\.mkv: --audio-stream 2: the input has 2 audio streams \\(numbered from 0\\)" -- \
+  "$V" --backend cpu "$TMP/multi.mkv" -o "$TMP/x.mkv" --audio-stream 2
+[ ! -e "$TMP/x.mkv" ] && pass "12: ... and no output is written" || fail "12: an output was left: $(ls "$TMP")"
+expect "12: --subtitle-stream on an input without subtitles: exit 2" 2 \
+  "h264-aac\\.mp4: --subtitle-stream 0: the input has no subtitle stream" -- \
+  "$V" --backend cpu "$in" -o "$TMP/x.mkv" --subtitle-stream 0
+expect "12: a value that is neither a number, all nor none: exit 2" 2 \
+  "--audio-stream: 'first' is not an integer in \\[0, 1023\\], nor all or none" -- \
+  "$V" --backend cpu "$in" -o "$TMP/x.mkv" --audio-stream first
+expect "12: ffmpeg's -map is answered with the stream options" 2 \
+  "unknown option '-map': did you mean --video-stream N .*--audio-stream N\\|all\\|none and --subtitle-stream N\\|all\\|none" -- \
+  "$V" --backend cpu "$in" -map 0:a:1 -o "$TMP/x.mkv"
+expect "12: hash's -map hint names --video-stream only (hash writes no audio)" 2 \
+  "hash: unknown option '-map': did you mean --video-stream N \\(vkcu processes one video stream\\)\\?" -- \
+  "$V" hash "$in" -map 0:v:0
+"$V" --help > "$TMP/help"
+grep -q -- "--audio-stream N|all|none" "$TMP/help" && grep -q -- "--subtitle-stream N|all|none" "$TMP/help" &&
+  "$V" --generate completion | grep -q -- "--audio-stream) words='all none'" &&
+  pass "12: --help and the bash completion have both options" || fail "12: --help or completion lacks them"
+# batch takes them (and a file with too few streams fails alone)
+mkdir -p "$TMP/in"; cp "$TMP/multi.mkv" "$TMP/in/"; cp "$in" "$TMP/in/"
+"$V" batch --backend cpu -q "$TMP/in" "$TMP/out" --audio-stream 1 --subtitle-stream 1 --encoder ffv1 2> "$TMP/err"; rc=$?
+if [ "$(codecs "$TMP/out/multi.mkv")" = "ffv1 aac subrip " ] && [ "$(packets "$TMP/out/multi.mkv" a)" = "$(packets "$TMP/multi.mkv" a:1)" ] &&
+  [ ! -e "$TMP/out/h264-aac.mp4" ] && grep -q "h264-aac.mp4: --audio-stream 1: the input has 1 audio stream" "$TMP/err"; then
+  pass "12: batch --audio-stream 1 --subtitle-stream 1 picks in each file; one with a single audio stream fails alone (exit $rc)"
+else
+  fail "12: batch: exit $rc, '$(codecs "$TMP/out/multi.mkv")', $(ls "$TMP/out" | tr '\n' ' '): $(head -3 "$TMP/err")"
+fi
