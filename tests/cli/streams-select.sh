@@ -99,3 +99,72 @@ if [ "$(codecs "$TMP/out/multi.mkv")" = "ffv1 aac subrip " ] && [ "$(packets "$T
 else
   fail "12: batch: exit $rc, '$(codecs "$TMP/out/multi.mkv")', $(ls "$TMP/out" | tr '\n' ' '): $(head -3 "$TMP/err")"
 fi
+
+# ---- item 5: text subtitles are converted to the text codec the container holds ----
+# events FILE: each subtitle event of the first subtitle stream, "start duration text" (seconds; the text's
+# bytes as Python writes them, after mov_text's 2-byte length), as ffprobe reads the packets back;
+# empty samples (MP4's gaps) left out. With an .srt: its events, lines joined by NL.
+events() { # file [NL]
+  case $1 in
+    *.srt) python3 - "$1" "${2:-\\n}" <<'PYEOF' ;;
+import re, sys
+nl = sys.argv[2].encode().decode('unicode_escape')
+def sec(t):
+    h, m, s = t.replace(',', '.').split(':')
+    return int(h) * 3600 + int(m) * 60 + float(s)
+for block in open(sys.argv[1]).read().strip().split('\n\n'):
+    lines = block.split('\n')
+    a, b = re.match(r'(\S+) --> (\S+)', lines[1]).groups()
+    print('%.3f %.3f %r' % (sec(a), sec(b) - sec(a), nl.join(lines[2:])))
+PYEOF
+    *) "$FFPROBE" -v error -select_streams s:0 -show_entries stream=codec_name -show_packets -show_data -of json "$1" |
+      python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+mov = [s["codec_name"] for s in j.get("streams", [])] == ["mov_text"]
+for p in j.get("packets", []):
+    data = bytes.fromhex("".join(l[10:49].replace(" ", "") for l in p["data"].strip().split("\n")))
+    if mov:
+        data = data[2:2 + int.from_bytes(data[:2], "big")]
+    if data:
+        print("%.3f %.3f %r" % (float(p["pts_time"]), float(p["duration_time"]), data.decode()))' ;;
+  esac
+}
+cat > "$TMP/a.srt" << 'EOF2'
+1
+00:00:00,100 --> 00:00:00,450
+Hello, world
+
+2
+00:00:00,500 --> 00:00:00,900
+Two lines
+the second one
+EOF2
+"$FFMPEG" -v error -nostdin -y -filter_complex "testsrc2=s=64x64:r=10:d=1[v]" -i "$TMP/a.srt" -map "[v]" -map 0:s \
+  -c:v libx264 -c:s copy -fflags +bitexact "$TMP/srt.mkv"
+"$V" --backend cpu "$TMP/srt.mkv" -o "$TMP/t.mp4" 2> "$TMP/err"; rc=$?
+events "$TMP/a.srt" > "$TMP/want"; events "$TMP/t.mp4" > "$TMP/got"
+decoded=$("$FFPROBE" -v error -select_streams s -show_frames -show_entries subtitle=num_rects -of csv=p=0:nk=1 "$TMP/t.mp4" 2> /dev/null | tr '\n' ' ')
+if [ $rc = 0 ] && [ "$(codecs "$TMP/t.mp4")" = "h264 mov_text " ] && [ -s "$TMP/want" ] && cmp -s "$TMP/got" "$TMP/want" &&
+  [ "$decoded" = "1 1 " ] &&
+  grep -q "srt.mkv: stream 1 (subtitle subrip) cannot go into mp4: converted to mov_text" "$TMP/err"; then
+  pass "5: SubRip into .mp4 becomes mov_text with the same text and timings, said so ($(wc -l < "$TMP/want") events, ffmpeg decodes them)"
+else
+  fail "5: SubRip into .mp4: exit $rc, streams '$(codecs "$TMP/t.mp4")', decoded '$decoded': $(diff "$TMP/got" "$TMP/want" | head -4 | tr '\n' ' ') $(head -2 "$TMP/err")"
+fi
+# and back: mov_text into Matroska becomes SubRip (lines end in CR LF, as ffmpeg's srt encoder writes them)
+"$V" --backend cpu -q "$TMP/t.mp4" -o "$TMP/t.mkv" 2> "$TMP/err"; rc=$?
+events "$TMP/a.srt" '\r\n' > "$TMP/want"; events "$TMP/t.mkv" > "$TMP/got"
+[ $rc = 0 ] && [ "$(codecs "$TMP/t.mkv")" = "h264 subrip " ] && cmp -s "$TMP/got" "$TMP/want" &&
+  pass "5: mov_text into .mkv becomes SubRip with the same text and timings" ||
+  fail "5: mov_text into .mkv: exit $rc, '$(codecs "$TMP/t.mkv")': $(diff "$TMP/got" "$TMP/want" | head -4 | tr '\n' ' ') $(cat "$TMP/err")"
+# WebM holds WebVTT only
+"$V" --backend cpu -q "$TMP/srt.mkv" -o "$TMP/t.webm" 2> "$TMP/err"; rc=$?
+events "$TMP/a.srt" > "$TMP/want"; events "$TMP/t.webm" > "$TMP/got"
+[ $rc = 0 ] && [ "$(codecs "$TMP/t.webm")" = "av1 webvtt " ] && cmp -s "$TMP/got" "$TMP/want" &&
+  pass "5: SubRip into .webm becomes WebVTT with the same text and timings" ||
+  fail "5: SubRip into .webm: exit $rc, '$(codecs "$TMP/t.webm")': $(diff "$TMP/got" "$TMP/want" | head -4 | tr '\n' ' ') $(cat "$TMP/err")"
+# a container with no text subtitle codec: dropped with a line naming the stream
+expect "5: .avi holds no text subtitles: the stream is dropped with a warning naming it" 0 \
+  "warning: .*srt\\.mkv: stream 1 \\(subtitle subrip\\) cannot go into avi, which holds no text subtitles; dropped \\(--subtitle-stream none drops subtitles without this warning\\)" -- \
+  "$V" --backend cpu "$TMP/srt.mkv" -o "$TMP/t.avi" --encoder mpeg4
