@@ -552,7 +552,10 @@ int vkcu_demux_check_picks(const vkcu_demux *d, int audio_streams, int subtitle_
     static const struct {
         enum AVMediaType type;
         const char *setting, *kind;
-    } kinds[] = { { AVMEDIA_TYPE_AUDIO, "audio_streams", "audio" }, { AVMEDIA_TYPE_SUBTITLE, "subtitle_streams", "subtitle" } };
+    } kinds[] = {
+        { AVMEDIA_TYPE_AUDIO, "audio_streams", "audio" },
+        { AVMEDIA_TYPE_SUBTITLE, "subtitle_streams", "subtitle" },
+    };
     for (int k = 0; k < 2; k++) {
         int pick = k ? subtitle_streams : audio_streams;
         int have = nb_of_kind(d, kinds[k].type, d->fmt->nb_streams);
