@@ -142,6 +142,12 @@ typedef void (*vkcu_watchdog_callback)(void *opaque, const char *input, double s
  * take the same ranges). */
 #define VKCU_CRF_MAX 63
 #define VKCU_GOP_MAX 100000
+/* vkcu_job's audio_streams and subtitle_streams: every stream of the kind
+ * (the default), none, or the Nth alone (from 0, up to VKCU_STREAM_INDEX_MAX). */
+#define VKCU_STREAMS_ALL 0
+#define VKCU_STREAMS_NONE (-1)
+#define VKCU_STREAM_NTH(n) ((n) + 1)
+#define VKCU_STREAM_INDEX_MAX 1023
 
 /* Settings of a context: how jobs run, whatever they do. Fill with
  * vkcu_default_settings() first, then change fields; vkcu_open() refuses
@@ -305,7 +311,14 @@ typedef struct vkcu_job {
                                  * encoder can take its frames (in this build, on this GPU, in this format and
                                  * size, with these options); else `encoder` is used, and a verbose line says why.
                                  * The result's `encoder` says which ran. NULL (default): `encoder` alone */
-    uint64_t reserved[32];      /* zero (version.h: room to grow) */
+    /* VKCU_SINK_ENCODE: which audio and which subtitle streams go into the output (ffmpeg's -map 0:a:N):
+     * VKCU_STREAMS_ALL (0, default): every one; VKCU_STREAMS_NONE: none; VKCU_STREAM_NTH(n): the nth of its
+     * kind alone, counted from 0 among the input's streams of that kind as video_stream counts (an n past the
+     * last fails the job with VKCU_ERR_USAGE, naming the file and how many it has). no_audio = 1 leaves out
+     * every audio stream whatever audio_streams says. */
+    int audio_streams;
+    int subtitle_streams;
+    uint64_t reserved[31];      /* zero (version.h: room to grow) */
 } vkcu_job;
 
 /**

@@ -43,6 +43,7 @@ VKCU_TIMING_FFMPEG, VKCU_TIMING_DECODED = range(2)
 VKCU_RING_SIZE_MIN, VKCU_RING_SIZE_MAX, VKCU_RING_SIZE_DEFAULT = 3, 16, 4
 VKCU_DECODE_QUEUE_MAX = 63
 VKCU_CRF_MAX, VKCU_GOP_MAX = 63, 100000
+VKCU_STREAMS_ALL, VKCU_STREAMS_NONE, VKCU_STREAM_INDEX_MAX = 0, -1, 1023
 # hash.h
 VKCU_HASH_MD5, VKCU_HASH_CRC32, VKCU_HASH_XXH64, VKCU_HASH_SHA256, VKCU_HASH_ADLER32, VKCU_HASH_BLAKE3 = range(6)
 VKCU_HASH_FORMAT_FRAMEMD5, VKCU_HASH_FORMAT_JSON, VKCU_HASH_FORMAT_FRAMECRC, VKCU_HASH_FORMAT_WHOLE = range(4)
@@ -122,8 +123,8 @@ class Job(Structure):
         ("start_time", c_double), ("duration", c_double), ("start_frame", c_int64), ("frame_count", c_int64),
         ("max_frames", c_int), ("strict", c_int), ("require_gpu_decode", c_int), ("decode_only", c_int),
         ("pipeline_file", c_char_p), ("no_audio", c_int), ("audio_encoder", c_char_p), ("timing", c_int),
-        ("gpu_encoder", c_char_p),
-        ("reserved", c_uint64 * 32),
+        ("gpu_encoder", c_char_p), ("audio_streams", c_int), ("subtitle_streams", c_int),
+        ("reserved", c_uint64 * 31),
     ]
 
 

@@ -503,6 +503,10 @@ static void settings_text(const vkcu_job_params *p, const char *in, char *buf, s
     size_t n = strlen(buf);
     if (p->sink == VKCU_SINK_ENCODE && (p->no_audio || (p->audio_encoder && strcmp(p->audio_encoder, "auto"))))
         snprintf(buf + n, len - n, "audio=%s\n", p->no_audio ? "none" : p->audio_encoder);
+    /* Streams picked, only when not every one: older records still match. */
+    n = strlen(buf);
+    if (p->sink == VKCU_SINK_ENCODE && (p->audio_streams || p->subtitle_streams) && n < len)
+        snprintf(buf + n, len - n, "streams=audio:%d/subtitle:%d\n", p->audio_streams, p->subtitle_streams);
     /* Only when set, so that records made before the key existed still match. */
     size_t used = strlen(buf);
     if (p->gpu_encoder && *p->gpu_encoder && used < len)

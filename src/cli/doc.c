@@ -164,7 +164,7 @@ void cli_print_help(enum cli_verb_id verb, FILE *out)
 static const char *const type_names[] = {
     [CLI_ARG_NONE] = "flag",  [CLI_ARG_INT] = "int",      [CLI_ARG_NUMBER] = "number", [CLI_ARG_BITRATE] = "bitrate",
     [CLI_ARG_TIME] = "time",  [CLI_ARG_CHOICE] = "choice", [CLI_ARG_TEXT] = "text",   [CLI_ARG_FILE] = "file",
-    [CLI_ARG_PRESET] = "preset",
+    [CLI_ARG_PRESET] = "preset", [CLI_ARG_PICK] = "pick",
 };
 
 void cli_print_options(enum cli_verb_id verb, FILE *out)
@@ -178,7 +178,7 @@ void cli_print_options(enum cli_verb_id verb, FILE *out)
             snprintf(sh, sizeof(sh), "-%c", o->short_name);
         fprintf(out, "%s%s\t%s\t%s\t%s\t", o->name ? "--" : "", o->name ? o->name : "-", sh, type_names[o->type],
                 o->metavar && o->type != CLI_ARG_NONE ? o->metavar : "-");
-        if (o->type == CLI_ARG_INT || o->type == CLI_ARG_NUMBER)
+        if (o->type == CLI_ARG_INT || o->type == CLI_ARG_NUMBER || o->type == CLI_ARG_PICK)
             fprintf(out, "%.15g\t%.15g", o->lo, o->hi);
         else
             fputs("-\t-", out);
@@ -475,6 +475,7 @@ static void completion_verb(enum cli_verb_id verb, const char *const *ops, FILE 
             fputs(") what=preset ;;\n", out);
             break;
         case CLI_ARG_CHOICE:
+        case CLI_ARG_PICK:
             choice_words(o->choices, words, sizeof(words));
             fprintf(out, ") words='%s' ;;\n", words);
             break;

@@ -77,8 +77,21 @@ int cli_job_apply(cli_job *p, enum cli_verb_id verb, const cli_option *o, const 
     case OPT_ENCODER_OPT: p->j.encoder_opts = arg; break;
     case OPT_FASTSTART: p->j.faststart = 1; break;
     case OPT_ENCODE_WORKERS: p->s.encode_workers = (int)v->i; break;
-    case OPT_NO_AUDIO: p->j.no_audio = 1; break;
+    case OPT_NO_AUDIO:
+        p->j.no_audio = 1;
+        p->j.audio_streams = VKCU_STREAMS_ALL;
+        break;
     case OPT_AUDIO_ENCODER: p->j.audio_encoder = arg; break;
+    /* v->i: N, or -1 for all, -2 for none (the choices' order); the last
+     * of --no-audio and --audio-stream counts */
+    case OPT_AUDIO_STREAM:
+        p->j.audio_streams = v->i >= 0 ? VKCU_STREAM_NTH((int)v->i) : v->i == -1 ? VKCU_STREAMS_ALL : VKCU_STREAMS_NONE;
+        p->j.no_audio = 0;
+        break;
+    case OPT_SUBTITLE_STREAM:
+        p->j.subtitle_streams = v->i >= 0 ? VKCU_STREAM_NTH((int)v->i) : v->i == -1 ? VKCU_STREAMS_ALL
+                                                                                    : VKCU_STREAMS_NONE;
+        break;
     default: {
         /* the table gives a verb an option its apply function forgot */
         char name[64];

@@ -75,6 +75,8 @@ static const ffmpeg_hint ffmpeg_hints[] = {
     { "-frames", "frames", "--frames N" },
     { "-threads", "decode-threads", "--decode-threads N" },
     { "-hwaccel", "backend", "--backend gpu" },
+    { "-map", "audio-stream", "--video-stream N (one video stream), --audio-stream N|all|none and --subtitle-stream "
+      "N|all|none (-map 0:a:1 is --audio-stream 1)" },
     { "-map", "video-stream", "--video-stream N (vkcu processes one video stream)" },
     { "-loglevel", "log-level", "--log-level LEVEL" },
     { "-v", "log-level", "--log-level LEVEL" },
@@ -295,6 +297,14 @@ static int unknown_option(enum cli_verb_id verb, const char *arg)
         const ffmpeg_hint *h = &ffmpeg_hints[k];
         if (strcmp(name, h->ffmpeg))
             continue;
+        /* Several rows for one habit (-map): the first whose option this verb has. */
+        int later = 0;
+        for (size_t m = k + 1; h->option && !cli_find_option(verb, h->option) &&
+                               m < sizeof(ffmpeg_hints) / sizeof(ffmpeg_hints[0]); m++)
+            later |= !strcmp(name, ffmpeg_hints[m].ffmpeg) && ffmpeg_hints[m].option &&
+                     cli_find_option(verb, ffmpeg_hints[m].option);
+        if (later)
+            continue;
         if (!h->option)
             return cli_usage_error("%sunknown option '%s': %s (ffmpeg's %s needs no counterpart)", pre, name, h->say,
                                    h->ffmpeg);
@@ -457,6 +467,17 @@ static int parse_value(const cli_option *o, const char *typed, const char *v, cl
         return 0;
     case CLI_ARG_TIME:
         return parse_time(typed, v, &out->seconds, &out->frame);
+    case CLI_ARG_PICK: {
+        int k = choice_index(o->choices, v, (o->flags & CLI_NOCASE) != 0);
+        if (k >= 0) {
+            out->i = -1 - k;
+            return 0;
+        }
+        if (vkcu_parse_int(v, (int64_t)o->lo, (int64_t)o->hi, &out->i) < 0)
+            return cli_usage_error("%s: '%s' is not an integer in [%.0f, %.0f], nor %s", typed, v, o->lo, o->hi,
+                                   o->choices);
+        return 0;
+    }
     case CLI_ARG_CHOICE: {
         int k = choice_index(o->choices, v, (o->flags & CLI_NOCASE) != 0);
         if (k < 0) {

@@ -38,6 +38,7 @@ enum cli_arg_type {
     CLI_ARG_TEXT,
     CLI_ARG_FILE,    /* a path (completion offers files) */
     CLI_ARG_PRESET,  /* a preset name or a .pipe file */
+    CLI_ARG_PICK,    /* an integer in [lo, hi] (value i), or one of `choices` (i = -1 - its index) */
 };
 
 /* What an option does; a verb's apply function switches on it. An id may
@@ -49,7 +50,7 @@ enum cli_opt_id {
     OPT_OUTPUT, OPT_FORMAT, OPT_OVERWRITE, OPT_NO_OVERWRITE, OPT_KEEP_PARTIAL, OPT_NULL, OPT_DECODE_ONLY,
     /* encoder */
     OPT_ENCODER, OPT_CRF, OPT_BITRATE, OPT_PRESET, OPT_GOP, OPT_ENCODER_OPT, OPT_FASTSTART, OPT_ENCODE_WORKERS,
-    OPT_NO_AUDIO, OPT_AUDIO_ENCODER,
+    OPT_NO_AUDIO, OPT_AUDIO_ENCODER, OPT_AUDIO_STREAM, OPT_SUBTITLE_STREAM,
     /* processing (job) */
     OPT_BACKEND, OPT_DEVICE, OPT_CHAIN, OPT_PIPELINE, OPT_START, OPT_DURATION, OPT_FRAMES, OPT_VIDEO_STREAM,
     OPT_STRICT, OPT_RING_SIZE, OPT_HANDOFF, OPT_DOWNLOAD, OPT_DECODE_THREADS, OPT_DECODE_QUEUE, OPT_STALL_TIMEOUT, OPT_REQUIRE_GPU_DECODE,

@@ -91,6 +91,13 @@ const cli_option cli_options[] = {
       "copy: copy or drop; or an audio encoder 'vkcu formats' lists (aac, opus, ac3, pcm_s16le)", ENCODE_VERBS,
       CLI_G_ENCODE, 0, "audio_encoder" },
 
+    { OPT_AUDIO_STREAM, "audio-stream", 0, CLI_ARG_PICK, "N|all|none", 0, VKCU_STREAM_INDEX_MAX, "all or none", "all",
+      "which audio streams go into the output (ffmpeg's -map 0:a:N): the Nth, from 0 (as --video-stream counts), "
+      "every one, or none", ENCODE_VERBS, CLI_G_ENCODE, 0, "audio_streams" },
+    { OPT_SUBTITLE_STREAM, "subtitle-stream", 0, CLI_ARG_PICK, "N|all|none", 0, VKCU_STREAM_INDEX_MAX, "all or none",
+      "all", "which subtitle streams go into the output (ffmpeg's -map 0:s:N): the Nth, from 0, every one, or none",
+      ENCODE_VERBS, CLI_G_ENCODE, 0, "subtitle_streams" },
+
     /* processing (job) */
     { OPT_BACKEND, "backend", 0, CLI_ARG_CHOICE, "gpu|cpu|auto", 0, 0, "cpu, gpu or auto", "auto",
       "where frames are processed (auto: the GPU if usable)", RUN_VERBS, CLI_G_PROCESS, 0, "backend" },

@@ -193,6 +193,8 @@ int vkcu_check_job(const vkcu_job *job, char *err, size_t errlen)
     RANGE("require_gpu_decode", job->require_gpu_decode, 0, 1);
     RANGE("decode_only", job->decode_only, 0, 1);
     RANGE("no_audio", job->no_audio, 0, 1);
+    RANGE("audio_streams", job->audio_streams, VKCU_STREAMS_NONE, VKCU_STREAM_NTH(VKCU_STREAM_INDEX_MAX));
+    RANGE("subtitle_streams", job->subtitle_streams, VKCU_STREAMS_NONE, VKCU_STREAM_NTH(VKCU_STREAM_INDEX_MAX));
     RANGE("timing", job->timing, VKCU_TIMING_FFMPEG, VKCU_TIMING_DECODED);
     if (job->timing != VKCU_TIMING_FFMPEG && job->sink != VKCU_SINK_HASH)
         return vkcu_invalid(err, errlen, "%s: %s applies to hash lists only (the encoder takes one size, the frame "
@@ -276,6 +278,8 @@ void vkcu_context_describe(const vkcu_context *c, const vkcu_job *job, vkcu_job_
     p->faststart = job->faststart;
     p->no_audio = job->no_audio;
     p->audio_encoder = job->audio_encoder;
+    p->audio_streams = job->audio_streams;
+    p->subtitle_streams = job->subtitle_streams;
     p->overwrite = job->overwrite;
     p->keep_partial = job->keep_partial;
     p->strict = job->strict;

@@ -14,6 +14,8 @@
 #include <libavutil/avstring.h>
 #include <libavutil/imgutils.h>
 
+#include <vkcu/job.h>
+
 #include "util/array.h"
 #include "util/log.h"
 #include "demux.h"
@@ -534,4 +536,50 @@ int64_t vkcu_demux_input_start(const AVFormatContext *fmt)
             start = FFMIN(start, av_rescale_q(st->start_time, st->time_base, AV_TIME_BASE_Q));
     }
     return start != INT64_MAX ? start : fmt->start_time;
+}
+
+/* Streams of `type` before input stream `index` (all of them: index = nb_streams). */
+static int nb_of_kind(const vkcu_demux *d, enum AVMediaType type, unsigned index)
+{
+    int n = 0;
+    for (unsigned i = 0; i < index && i < d->fmt->nb_streams; i++)
+        n += d->fmt->streams[i]->codecpar->codec_type == type;
+    return n;
+}
+
+int vkcu_demux_check_picks(const vkcu_demux *d, int audio_streams, int subtitle_streams, char *err, size_t errlen)
+{
+    static const struct {
+        enum AVMediaType type;
+        const char *setting, *kind;
+    } kinds[] = {
+        { AVMEDIA_TYPE_AUDIO, "audio_streams", "audio" },
+        { AVMEDIA_TYPE_SUBTITLE, "subtitle_streams", "subtitle" },
+    };
+    for (int k = 0; k < 2; k++) {
+        int pick = k ? subtitle_streams : audio_streams;
+        int have = nb_of_kind(d, kinds[k].type, d->fmt->nb_streams);
+        if (pick < VKCU_STREAM_NTH(0) || pick - 1 < have)
+            continue;
+        char n[16];
+        snprintf(n, sizeof(n), "%d", pick - 1);
+        if (!have)
+            snprintf(err, errlen, "%s: %s: the input has no %s stream", d->path,
+                     VKCU_SETTING_IS(kinds[k].setting, n), kinds[k].kind);
+        else
+            snprintf(err, errlen, "%s: %s: the input has %d %s stream%s (numbered from 0)", d->path,
+                     VKCU_SETTING_IS(kinds[k].setting, n), have, kinds[k].kind, have == 1 ? "" : "s");
+        return VKCU_ERR_USAGE;
+    }
+    return 0;
+}
+
+int vkcu_demux_picked(const vkcu_demux *d, int index, int audio_streams, int subtitle_streams)
+{
+    enum AVMediaType type = d->fmt->streams[index]->codecpar->codec_type;
+    int pick = type == AVMEDIA_TYPE_AUDIO ? audio_streams : type == AVMEDIA_TYPE_SUBTITLE ? subtitle_streams
+                                                                                          : VKCU_STREAMS_ALL;
+    if (pick == VKCU_STREAMS_ALL)
+        return 1;
+    return pick != VKCU_STREAMS_NONE && nb_of_kind(d, type, (unsigned)index) == pick - 1;
 }

@@ -48,6 +48,14 @@ typedef struct vkcu_packet_scan {
 int vkcu_demux_check(const char *path, char *err, size_t errlen);
 /* video_stream: the Nth video stream (from 0), or -1 for FFmpeg's best. */
 int vkcu_demux_open(const char *path, int video_stream, vkcu_demux **out, char *err, size_t errlen);
+/* The audio and subtitle streams a job picks (audio_streams and
+ * subtitle_streams of vkcu_job: VKCU_STREAMS_ALL, VKCU_STREAMS_NONE or
+ * VKCU_STREAM_NTH(n)). vkcu_demux_check_picks: 0, or VKCU_ERR_USAGE with a
+ * line naming the file and how many streams of the kind it has, for an n
+ * past the last. vkcu_demux_picked: whether input stream `index` (audio or
+ * subtitle; any other kind: 1) is one of them. */
+int vkcu_demux_check_picks(const vkcu_demux *d, int audio_streams, int subtitle_streams, char *err, size_t errlen);
+int vkcu_demux_picked(const vkcu_demux *d, int index, int audio_streams, int subtitle_streams);
 /* The same over caller-supplied I/O (a memory buffer, for the fuzz target),
  * with FFmpeg's best video stream: `path` only names the input in messages;
  * pb stays the caller's to free, after vkcu_demux_close. */

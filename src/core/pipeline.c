@@ -1004,6 +1004,11 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
             goto fail;
         }
     }
+    /* Audio and subtitle streams picked by number: one past the last is
+     * refused before anything is decoded. */
+    if (p->sink == VKCU_SINK_ENCODE && !p->decode_only &&
+        (ret = vkcu_demux_check_picks(j->demux, p->audio_streams, p->subtitle_streams, j->err, j->errlen)) < 0)
+        goto fail;
     /* Only the encode sink copies other streams: the rest are not read. */
     if (p->sink != VKCU_SINK_ENCODE || p->decode_only)
         for (unsigned i = 0; i < j->demux->fmt->nb_streams; i++)

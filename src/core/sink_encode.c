@@ -3,7 +3,8 @@
  * Encode sink: libavcodec encoder + libavformat muxer. The container
  * follows the output's extension; `.y4m` and `.nut` get raw frames. Other
  * streams (audio, subtitles, data) are copied, with container metadata,
- * chapters and rotation. Colour tags and HDR metadata come from the chain's
+ * chapters and rotation; audio the container cannot hold is encoded
+ * (audio_encode.h), text subtitles converted (subtitle_text.h). Colour tags and HDR metadata come from the chain's
  * output format. Encoding and muxing run on their own thread behind a
  * bounded queue. Output goes to a temporary name and is renamed at the end.
  */
@@ -21,6 +22,7 @@
 #include "util/log.h"
 #include "encoder_files.h"
 #include "audio_encode.h"
+#include "subtitle_text.h"
 #include "encoders.h"
 #include "sink.h"
 #include "outfile.h"
@@ -68,6 +70,7 @@ typedef struct encode_sink {
     int *stream_map;        /* input stream -> output stream, -1: dropped */
     int nb_map;
     vkcu_audio_enc **audio; /* per input stream: its re-encoder (audio the container cannot hold), or NULL */
+    vkcu_sub_text **subs;   /* per input stream: its text conversion (subtitles the container cannot hold), or NULL */
     AVPacket *pkt;
     AVFrame *hw_frame;      /* Vulkan encode: the uploaded frame */
     AVBufferRef *vk_device; /* Vulkan encode: the GPU's shared device (gpu/device.c) */
@@ -297,6 +300,84 @@ static int audio_stream(vkcu_sink *s, const AVOutputFormat *ofmt, AVStream *ist,
              s->demux->path, ist->index, avcodec_get_name(ist->codecpar->codec_id), ofmt->name, codec->name,
              VKCU_SETTING("audio_encoder"), VKCU_SETTING_IS("no_audio", "1"));
     return 1;
+}
+
+/* A subtitle stream the container cannot hold: text is converted to the
+ * text codec it holds (subtitle_text.h); what cannot be is dropped with a
+ * warning naming the stream. */
+static void subtitle_stream(vkcu_sink *s, const AVOutputFormat *ofmt, AVStream *ist)
+{
+    encode_sink *e = s->priv;
+    const char *path = s->demux->path, *name = avcodec_get_name(ist->codecpar->codec_id);
+    const char *none = VKCU_SETTING_IS("subtitle_streams", "none");
+    enum AVCodecID target = ofmt->flags & AVFMT_NOTIMESTAMPS ? AV_CODEC_ID_NONE : vkcu_sub_text_target(ofmt);
+    ist->discard = AVDISCARD_ALL;
+    if (!vkcu_sub_is_text(ist->codecpar->codec_id)) {
+        if (target != AV_CODEC_ID_NONE)
+            LOGW("%s: stream %d (subtitle %s) cannot go into %s, and bitmap subtitles cannot become text (%s); "
+                 "dropped (%s drops subtitles without this warning)", path, ist->index, name, ofmt->name,
+                 avcodec_get_name(target), none);
+        else
+            LOGW("%s: stream %d (subtitle %s) cannot go into %s; dropped (%s drops subtitles without this warning)",
+                 path, ist->index, name, ofmt->name, none);
+        return;
+    }
+    if (target == AV_CODEC_ID_NONE) {
+        LOGW("%s: stream %d (subtitle %s) cannot go into %s, which holds no text subtitles; dropped (%s drops "
+             "subtitles without this warning)", path, ist->index, name, ofmt->name, none);
+        return;
+    }
+    char why[512] = "";
+    if (vkcu_sub_text_open(&e->subs[ist->index], ist, target, e->oc, why, sizeof(why)) < 0) {
+        LOGW("%s: stream %d (subtitle %s) cannot go into %s, nor be converted to %s (%s); dropped", path, ist->index,
+             name, ofmt->name, avcodec_get_name(target), why);
+        return;
+    }
+    ist->discard = AVDISCARD_DEFAULT;
+    e->stream_map[ist->index] = vkcu_sub_text_stream(e->subs[ist->index]);
+    LOGI("%s: stream %d (subtitle %s) cannot go into %s: converted to %s (text and timings kept, styling not; %s "
+         "drops it)", path, ist->index, name, ofmt->name, avcodec_get_name(target), none);
+}
+
+/* Whether a muxer that does not say which codecs it holds (mpegts, mxf:
+ * avformat_query_codec answers "unknown") takes input stream `ist`, tried
+ * as ffmpeg's -c copy tries it: a header written to memory with the video
+ * stream and this one. 1: it does; 0: it refuses this stream (the video
+ * alone is taken); -1: the trial says nothing (the video alone is refused,
+ * or the muxer writes no file of its own): copy, as ffmpeg would. */
+static int muxer_trial(const AVOutputFormat *ofmt, const AVCodecContext *venc, AVRational vtb, const AVStream *ist)
+{
+    if (ofmt->flags & AVFMT_NOFILE)
+        return -1;
+    int result[2];
+    for (int with = 0; with < 2; with++) {
+        AVFormatContext *oc = NULL;
+        AVStream *v, *o = NULL;
+        int ret = avformat_alloc_output_context2(&oc, ofmt, NULL, NULL);
+        if (ret >= 0 && (!(v = avformat_new_stream(oc, NULL)) || (with && !(o = avformat_new_stream(oc, NULL)))))
+            ret = AVERROR(ENOMEM);
+        if (ret >= 0 && (ret = avcodec_parameters_from_context(v->codecpar, venc)) >= 0) {
+            v->time_base = vtb;
+            if (o && (ret = avcodec_parameters_copy(o->codecpar, ist->codecpar)) >= 0) {
+                o->codecpar->codec_tag = 0;
+                o->time_base = ist->time_base;
+            }
+        }
+        if (ret >= 0)
+            ret = avio_open_dyn_buf(&oc->pb);
+        if (ret >= 0) {
+            ret = avformat_write_header(oc, NULL);
+            uint8_t *buf = NULL;
+            avio_close_dyn_buf(oc->pb, &buf);
+            oc->pb = NULL;
+            av_free(buf);
+        }
+        avformat_free_context(oc);
+        if (ret == AVERROR(ENOMEM))
+            return -1;
+        result[with] = ret >= 0;
+    }
+    return !result[0] ? -1 : result[1];
 }
 
 /* Undoes what open_encoder made (a candidate that did not open). */
@@ -538,7 +619,8 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
     e->nb_map = d->fmt->nb_streams;
     e->stream_map = av_calloc(e->nb_map, sizeof(int));
     e->audio = av_calloc(e->nb_map, sizeof(*e->audio));
-    if (!e->stream_map || !e->audio) {
+    e->subs = av_calloc(e->nb_map, sizeof(*e->subs));
+    if (!e->stream_map || !e->audio || !e->subs) {
         ret = AVERROR(ENOMEM);
         goto fail_out;
     }
@@ -581,18 +663,32 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
             ist->discard = AVDISCARD_ALL;
             continue;
         }
+        if (!vkcu_demux_picked(d, i, p->audio_streams, p->subtitle_streams)) {
+            LOGV("%s: stream %d (%s %s) not picked (%s)", d->path, i, av_get_media_type_string(t),
+                 avcodec_get_name(ist->codecpar->codec_id),
+                 VKCU_SETTING(t == AVMEDIA_TYPE_AUDIO ? "audio_streams" : "subtitle_streams"));
+            ist->discard = AVDISCARD_ALL;
+            continue;
+        }
         if (t == AVMEDIA_TYPE_AUDIO && p->no_audio) {
             LOGV("%s: stream %d (audio %s) dropped (%s)", d->path, i, avcodec_get_name(ist->codecpar->codec_id),
                  VKCU_SETTING_IS("no_audio", "1"));
             ist->discard = AVDISCARD_ALL;
             continue;
         }
+        /* Copied where the container holds the codec; where the muxer
+         * does not say (mpegts), where a trial header takes it. */
+        int takes = vkcu_muxer_takes(ofmt, ist->codecpar->codec_id);
         int copy = !(ofmt->flags & AVFMT_NOTIMESTAMPS) &&
-                   avformat_query_codec(ofmt, ist->codecpar->codec_id, FF_COMPLIANCE_NORMAL) == 1;
+                   (takes == 1 || (takes < 0 && muxer_trial(ofmt, e->enc, tb, ist) != 0));
         if (t == AVMEDIA_TYPE_AUDIO && (ret = audio_stream(s, ofmt, ist, copy)) != 0) {
             if (ret < 0)
                 goto fail_out;
             continue; /* encoded */
+        }
+        if (!copy && t == AVMEDIA_TYPE_SUBTITLE) {
+            subtitle_stream(s, ofmt, ist);
+            continue;
         }
         if (!copy) {
             if (t == AVMEDIA_TYPE_AUDIO)
@@ -1120,7 +1216,7 @@ static int encode_write(vkcu_sink *s, AVFrame *frame)
     return vkcu_frame_sync_push(&e->sync, frame, encode_emit, s);
 }
 
-/* An encoded audio packet, to the queue (enqueue takes it). */
+/* An encoded audio (or converted subtitle) packet, to the queue (enqueue takes it). */
 static int audio_emit(void *opaque, AVPacket *pkt)
 {
     return enqueue(opaque, NULL, pkt);
@@ -1138,6 +1234,8 @@ static int encode_packet(vkcu_sink *s, AVPacket *pkt)
             snprintf(s->err, s->errlen, "%s: %s", s->params->output, why);
         return ret;
     }
+    if (e->subs[pkt->stream_index])
+        return vkcu_sub_text_send(e->subs[pkt->stream_index], pkt, audio_emit, s);
     AVStream *ist = s->demux->fmt->streams[pkt->stream_index];
     AVPacket *copy = av_packet_clone(pkt);
     if (!copy)
@@ -1236,6 +1334,9 @@ static int encode_close(vkcu_sink *s, int ok)
     for (int i = 0; e->audio && i < e->nb_map; i++)
         vkcu_audio_enc_close(&e->audio[i]);
     av_freep(&e->audio);
+    for (int i = 0; e->subs && i < e->nb_map; i++)
+        vkcu_sub_text_close(&e->subs[i]);
+    av_freep(&e->subs);
     av_freep(&e->stream_map);
     av_freep(&e->last_dts);
     e->header_written = 0;

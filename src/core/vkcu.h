@@ -53,6 +53,8 @@ typedef struct vkcu_job_params {
     int faststart;               /* 1: MP4/MOV index (moov) moved before the media data, for web playback */
     int no_audio;                /* 1: audio streams dropped */
     const char *audio_encoder;   /* NULL/"auto": copy, else the container's audio codec; "copy"; an encoder name */
+    int audio_streams;           /* VKCU_STREAMS_ALL, VKCU_STREAMS_NONE or VKCU_STREAM_NTH(n) (vkcu/job.h) */
+    int subtitle_streams;        /* the same for subtitle streams */
     int decode_threads;          /* software decoder threads; 0: one (damaged streams decode alike on every run) */
     int encode_workers;          /* intra-GOP encoders (FFV1): GOPs encoded at once; 0: auto, 1: one encoder */
     int overwrite;               /* 1: replace an existing output */

@@ -18,7 +18,7 @@ verbs=$("$V" --generate verbs)
 # A value each option type takes (what --dump-options says about it).
 value_for() { # type lo choices long
   case $1 in
-    int|number) echo "$2" ;;
+    int|number|pick) echo "$2" ;;
     choice) echo "${3%%,*}" | sed 's/ or .*//' ;;
     time) echo 0 ;;
     bitrate) echo 1M ;;

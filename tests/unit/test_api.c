@@ -134,6 +134,16 @@ static void test_job_validation(vkcu_context *ctx, log_capture *c)
     bad_job(ctx, c, "crf 64", &j, "crf 64 is out of range [-1, 63]");
     vkcu_default_job(&j);
     j.input = CLIP;
+    j.sink = VKCU_SINK_NULL;
+    CHECK(j.audio_streams == VKCU_STREAMS_ALL && j.subtitle_streams == VKCU_STREAMS_ALL,
+          "default job: audio_streams %d subtitle_streams %d", j.audio_streams, j.subtitle_streams);
+    j.audio_streams = VKCU_STREAMS_NONE - 1;
+    bad_job(ctx, c, "audio_streams -2", &j, "audio_streams -2 is out of range [-1, 1024]");
+    j.audio_streams = VKCU_STREAM_NTH(0);
+    j.subtitle_streams = VKCU_STREAM_NTH(VKCU_STREAM_INDEX_MAX + 1);
+    bad_job(ctx, c, "subtitle_streams 1025", &j, "subtitle_streams 1025 is out of range [-1, 1024]");
+    vkcu_default_job(&j);
+    j.input = CLIP;
     j.sink = VKCU_SINK_CALLBACK;
     bad_job(ctx, c, "callback sink without callback", &j, "needs a frame callback");
     vkcu_default_job(&j);
@@ -281,7 +291,7 @@ static void test_jobs(void)
     CHECK(r.path == VKCU_PATH_CPU && !strcmp(vkcu_path_name(r.path), "cpu"), "path %s", vkcu_path_name(r.path));
     CHECK(ps.finals == 1 && ps.last_frames == nref, "progress: %d calls, %d final, last %lld frames", ps.calls,
           ps.finals, (long long)ps.last_frames);
-    CHECK(c.errors == 7, "a good job logged an error: %s", c.last_error); /* the 7 refusals only */
+    CHECK(c.errors == 9, "a good job logged an error: %s", c.last_error); /* the 9 refusals only */
 
     /* hash lines to the caller's stream: the reference's lines */
     FILE *out = tmpfile();
