@@ -851,8 +851,10 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
              * shared device: 149 pairs/s, but in one run of three on one
              * H100 B's first GOP (frames 0-249, up to the next IDR)
              * decoded wrong (PSNR 18 dB against the CPU's 45.26), not
-             * seen again in 12 runs on two other machines
-             * (docs/performance.md): not on until that is understood. */
+             * seen in 12 runs on two other machines, then in 4 of 12 on
+             * a fourth (tools/prof/two-queue-repeat.sh, where batch --jobs 2
+             * was right 4 of 4; docs/performance.md): not on until that
+             * is understood. */
             const char *two = getenv("VKCU_COMPARE_TWO_QUEUES");
             if (two && !strcmp(two, "1") && (ja.backend != VKCU_BACKEND_CPU || jb.backend != VKCU_BACKEND_CPU))
                 vkcu_vkdev_expect(2, 0);
