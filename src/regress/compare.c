@@ -55,11 +55,19 @@ static void fmt_time(char *buf, size_t n, double secs)
  * "115200 bytes" (a hash list holds no more). */
 static void shape_words(const side *s, char *buf, size_t n)
 {
-    if (s->is_list)
+    if (s->is_list && s->entry && s->entry->width > 0)
+        snprintf(buf, n, "%dx%d %s", s->entry->width, s->entry->height, s->entry->pix_fmt);
+    else if (s->is_list)
         snprintf(buf, n, "%d bytes", s->entry ? s->entry->size : 0);
     else
         snprintf(buf, n, "%dx%d %s", s->frame->width, s->frame->height,
                  av_get_pix_fmt_name(vkcu_frame_sw_format(s->frame)));
+}
+
+/* Whether shape_words names the side's picture (not only its bytes). */
+static int shaped(const side *s)
+{
+    return !s->is_list || (s->entry && s->entry->width > 0);
 }
 
 /* With --timing decoded: "; 320x240 yuv420p" (both sides alike) or "; A
@@ -181,8 +189,8 @@ static int pair_hashes(compare_run *x)
                      "with %s)", plain->path, VKCU_SETTING_IS("timing", "decoded"));
         if (sa != sb) /* the pictures' sizes or formats differ: say so, with what each side knows of its picture */
             note_problem(x, "frame %" PRId64 " (pts %s): the pictures differ in size or format: A %s%s%d bytes, B %s%s%d "
-                         "bytes%s", a->index, t, a->is_list ? "" : wa, a->is_list ? "" : ", ", sa, b->is_list ? "" : wb,
-                         b->is_list ? "" : ", ", sb, hint);
+                         "bytes%s", a->index, t, shaped(a) ? wa : "", shaped(a) ? ", " : "", sa, shaped(b) ? wb : "",
+                         shaped(b) ? ", " : "", sb, hint);
         else
             note_problem(x, "frame %" PRId64 " (pts %s): %s of A %s, of B %s%s", a->index, t, vkcu_hash_algo_name(algo),
                          ha, hb, x->exact ? "" : " (a hash list cannot tell by how much: compare the pictures)");
@@ -192,8 +200,8 @@ static int pair_hashes(compare_run *x)
         fprintf(o, "frame %" PRId64 " (pts %s%s): same hash %s%s\n", a->index, t, shapes, ha, note);
     else if (o)
         fprintf(o, "frame %" PRId64 " (pts %s): hashes differ: A %s (%s%s%d bytes), B %s (%s%s%d bytes)%s\n", a->index, t,
-                ha, a->is_list ? "" : wa, a->is_list ? "" : ", ", sa, hb, b->is_list ? "" : wb, b->is_list ? "" : ", ",
-                sb, note);
+                ha, shaped(a) ? wa : "", shaped(a) ? ", " : "", sa, hb, shaped(b) ? wb : "", shaped(b) ? ", " : "", sb,
+                note);
     return 0;
 }
 

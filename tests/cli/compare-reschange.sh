@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # compare --timing decoded on a stream that changes size mid-way (issue 38,
-# item 2): an MPEG-TS of two H.264 parts (25 frames at 160x120, then 25 at
+# item 2), and `vkcu hash --timing decoded --format json`'s per-frame picture
+# size and format: an MPEG-TS of two H.264 parts (25 frames at 160x120, then 25 at
 # 320x240, B-frames) and its elementary stream. The per-frame lines and the
 # JSON rows carry each frame's size and pixel format for both inputs; a pair
 # of two sizes is the verdict's reason, naming the frame and both sizes
@@ -76,3 +77,14 @@ cmp_run "$TMP/reschange.ts" "$TMP/decoded.md5" --per-frame
 [ "$(rc)" = 0 ] && grep -q '^frame 25 (pts 1.000 s; A 320x240 yuv420p, B 115200 bytes): same hash' "$TMP/out" &&
   pass "compare-reschange: against a --timing decoded list: identical, lines name A's size and B's bytes" ||
   fail "compare-reschange: against the decoded list: exit $(rc): $(grep -E '^frame 25|^result' "$TMP/out" | tr '\n' ' ')"
+# JSON lines of --timing decoded name each frame's picture, and compare prints it for the list's side too.
+"$VKCU" hash --backend cpu --timing decoded --format json "$TMP/reschange.h264" -o "$TMP/decoded.jsonl" 2> /dev/null
+line25=$(grep '"frame":25,' "$TMP/decoded.jsonl")
+cmp_run "$TMP/reschange.ts" "$TMP/decoded.jsonl" --per-frame
+if echo "$line25" | grep -q '"size":115200,.*"width":320,"height":240,"pix_fmt":"yuv420p"' && [ "$(rc)" = 0 ] &&
+  grep -q '^frame 24 (pts 0.960 s; 160x120 yuv420p): same hash' "$TMP/out" &&
+  grep -q '^frame 25 (pts 1.000 s; 320x240 yuv420p): same hash' "$TMP/out"; then
+  pass "compare-reschange: hash --timing decoded --format json lines carry width/height/pix_fmt; compare prints them"
+else
+  fail "compare-reschange: JSON decoded list: line 25 $line25; exit $(rc): $(grep -E '^frame 2[45]|^result' "$TMP/out" | tr '\n' ' ')"
+fi
