@@ -47,9 +47,23 @@ const AVOutputFormat *vkcu_output_muxer(const char *path, const char *output_for
     return av_guess_format(fmtname, path, NULL);
 }
 
+int vkcu_muxer_is_image(const AVOutputFormat *ofmt)
+{
+    return ofmt && (!strcmp(ofmt->name, "image2") || !strcmp(ofmt->name, "image2pipe"));
+}
+
 const char *vkcu_default_encoder(const AVOutputFormat *ofmt, const char *path, int named)
 {
     const char *ext = path ? strrchr(path, '.') : NULL;
+    if (vkcu_muxer_is_image(ofmt) && path) {
+        /* The image's codec by its extension (png, mjpeg for .jpg, tiff, ...), as ffmpeg picks it. */
+        enum AVCodecID id = av_guess_codec(ofmt, NULL, path, NULL, AVMEDIA_TYPE_VIDEO);
+        const AVCodec *c = id != AV_CODEC_ID_NONE ? avcodec_find_encoder(id) : NULL;
+        if (c)
+            return c->name;
+        if (id != AV_CODEC_ID_NONE)
+            return avcodec_get_name(id);
+    }
     char first[16] = "";
     if ((!ext || named) && ofmt->extensions) { /* -f FORMAT, standard output: the container's usual extension */
         snprintf(first, sizeof(first), "%.*s", (int)strcspn(ofmt->extensions, ","), ofmt->extensions);
@@ -65,6 +79,85 @@ const char *vkcu_default_encoder(const AVOutputFormat *ofmt, const char *path, i
     if (!av_strcasecmp(ext, "hevc") || !av_strcasecmp(ext, "h265") || !av_strcasecmp(ext, "265"))
         return "libx265";
     return "libx264";
+}
+
+/* The layouts the convert operator writes, by its names (op_convert.c):
+ * the candidates an image encoder's format is chosen from. */
+static const struct {
+    enum AVPixelFormat pix_fmt;
+    const char *name;
+} convert_writes[] = {
+    { AV_PIX_FMT_RGB24, "rgb24" },      { AV_PIX_FMT_RGBA, "rgba" },
+    { AV_PIX_FMT_RGB48LE, "rgb48" },    { AV_PIX_FMT_RGBA64LE, "rgba64" },
+    { AV_PIX_FMT_YUV420P, "yuv420p" },  { AV_PIX_FMT_YUV422P, "yuv422p" },
+    { AV_PIX_FMT_YUV444P, "yuv444p" },  { AV_PIX_FMT_YUV420P10LE, "yuv420p10" },
+    { AV_PIX_FMT_YUV422P10LE, "yuv422p10" }, { AV_PIX_FMT_YUV444P10LE, "yuv444p10" },
+    { AV_PIX_FMT_NV12, "nv12" },        { AV_PIX_FMT_P010LE, "p010" },
+};
+#define NB_CONVERT_WRITES ((int)(sizeof(convert_writes) / sizeof(convert_writes[0])))
+
+int vkcu_image_convert(const char *output, const char *output_format, const char *encoder,
+                       enum AVPixelFormat pix_fmt, enum AVColorRange range, char *buf, size_t size)
+{
+    buf[0] = 0;
+    const AVOutputFormat *ofmt = output ? vkcu_output_muxer(output, output_format) : NULL;
+    if (!vkcu_muxer_is_image(ofmt))
+        return 0;
+    int named = encoder && *encoder && strcmp(encoder, "auto");
+    const AVCodec *codec = avcodec_find_encoder_by_name(named ? encoder : vkcu_default_encoder(ofmt, output,
+                                                                                                !!output_format));
+    if (!codec || codec->type != AVMEDIA_TYPE_VIDEO)
+        return 0;
+    const void *cfg = NULL;
+    int n = 0;
+    if (avcodec_get_supported_config(NULL, codec, AV_CODEC_CONFIG_PIX_FORMAT, 0, &cfg, &n) < 0 || !cfg)
+        return 0; /* the encoder does not say */
+    const enum AVPixelFormat *takes = cfg;
+    int taken = 0;
+    for (int i = 0; i < n; i++)
+        taken |= takes[i] == pix_fmt;
+    enum AVPixelFormat to = pix_fmt;
+    if (!taken) {
+        enum AVPixelFormat cand[NB_CONVERT_WRITES + 1];
+        int nc = 0;
+        for (int k = 0; k < NB_CONVERT_WRITES; k++)
+            for (int i = 0; i < n; i++)
+                if (takes[i] == convert_writes[k].pix_fmt)
+                    cand[nc++] = takes[i];
+        if (!nc)
+            return 0; /* nothing convert writes: the encoder's own check names the formats */
+        cand[nc] = AV_PIX_FMT_NONE;
+        const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(pix_fmt);
+        int alpha = d && (d->flags & AV_PIX_FMT_FLAG_ALPHA);
+        to = avcodec_find_best_pix_fmt_of_list(cand, pix_fmt, alpha, NULL);
+        if (to == AV_PIX_FMT_NONE)
+            return 0;
+    }
+    /* The range: MJPEG takes full-range YUV only (at normal compliance), as ffmpeg converts for it. */
+    const char *want_range = NULL;
+    const AVPixFmtDescriptor *dt = av_pix_fmt_desc_get(to);
+    const void *rcfg = NULL;
+    int nr = 0;
+    if (dt && !(dt->flags & AV_PIX_FMT_FLAG_RGB) &&
+        avcodec_get_supported_config(NULL, codec, AV_CODEC_CONFIG_COLOR_RANGE, 0, &rcfg, &nr) >= 0 && rcfg && nr) {
+        const enum AVColorRange *ranges = rcfg;
+        enum AVColorRange have = range == AVCOL_RANGE_JPEG ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG;
+        int ok = 0;
+        for (int i = 0; i < nr; i++)
+            ok |= ranges[i] == have;
+        if (!ok)
+            want_range = ranges[0] == AVCOL_RANGE_JPEG ? "full" : "limited";
+    }
+    if (to == pix_fmt && !want_range)
+        return 0;
+    const char *name = NULL;
+    for (int k = 0; k < NB_CONVERT_WRITES; k++)
+        if (convert_writes[k].pix_fmt == to)
+            name = convert_writes[k].name;
+    if (!name)
+        return 0;
+    snprintf(buf, size, "convert=format=%s%s%s", name, want_range ? ":range=" : "", want_range ? want_range : "");
+    return 1;
 }
 
 /* Muxers that answer no codec query (no query_codec, no tag list) and
@@ -278,6 +371,13 @@ int vkcu_encode_check(const vkcu_job *job, char *err, size_t errlen)
     if (!encname)
         return 0; /* no container known yet: the sink says so, with what to do */
     const AVCodec *codec = avcodec_find_encoder_by_name(encname);
+    if (!codec && !named && vkcu_muxer_is_image(ofmt)) {
+        /* The image's extension names a codec this build cannot write. */
+        const char *ext = strrchr(out, '.');
+        snprintf(err, errlen, "%s: this build has no %s encoder for %s images; name the output .png or .jpg "
+                 "(or pick one with %s)", out, encname, ext ? ext : "these", VKCU_SETTING("encoder"));
+        return VKCU_ERR_USAGE;
+    }
     if (!codec || codec->type != AVMEDIA_TYPE_VIDEO) {
         char names[400], hint[96] = "";
         const char *near = vkcu_video_encoder_names(encname, names, sizeof(names));

@@ -18,8 +18,23 @@
  * aliases), else the name's extension. NULL when none of this build. */
 const AVOutputFormat *vkcu_output_muxer(const char *path, const char *output_format);
 /* The encoder "auto" picks for a container (`named`: chosen by name, not by
- * path's extension). */
+ * path's extension). Image outputs (image2: .png, .jpg, .tiff, f%03d.png)
+ * get the encoder of the image's extension, as FFmpeg's av_guess_codec
+ * picks it; where this build has no such encoder, the codec's name (the
+ * checks then say so). */
 const char *vkcu_default_encoder(const AVOutputFormat *ofmt, const char *path, int named);
+/* 1 when ofmt writes images, one file per frame (image2, image2pipe). */
+int vkcu_muxer_is_image(const AVOutputFormat *ofmt);
+/* For an image output (others: 0), the `convert` operator that turns
+ * frames of pixel format `pix_fmt` and range `range` into what its encoder
+ * takes, as ffmpeg converts for it: the encoder's format closest to the
+ * frames' (avcodec_find_best_pix_fmt_of_list among those convert writes:
+ * rgb24 or rgba for PNG from YUV), in the range it takes (full for MJPEG).
+ * 1 with "convert=format=rgb24" (or "convert=range=full") in buf; 0 when
+ * the frames go as they are, or the encoder is unknown (its own check
+ * says so). */
+int vkcu_image_convert(const char *output, const char *output_format, const char *encoder,
+                       enum AVPixelFormat pix_fmt, enum AVColorRange range, char *buf, size_t size);
 /* 1: ofmt holds codec `id`; 0: it does not; -1: it does not say. FFmpeg's
  * answer, and vkcu's for the muxers FFmpeg leaves unsaid (y4m). */
 int vkcu_muxer_takes(const AVOutputFormat *ofmt, enum AVCodecID id);

@@ -320,6 +320,54 @@ int vkcu_outfile_check(const char *path, int overwrite, const char *const *input
     return 0;
 }
 
+/* Whether `name` is a file name the pattern prefix%[0N]dsuffix makes. */
+static int fits_sequence(const char *name, const char *prefix, size_t plen, int width, const char *suffix)
+{
+    size_t n = strlen(name), slen = strlen(suffix);
+    if (n < plen + slen + 1 || strncmp(name, prefix, plen) || strcmp(name + n - slen, suffix))
+        return 0;
+    size_t digits = n - plen - slen;
+    for (size_t i = 0; i < digits; i++)
+        if (name[plen + i] < '0' || name[plen + i] > '9')
+            return 0;
+    /* %03d writes at least three digits, and no leading zero beyond them. */
+    return (int)digits >= width && ((int)digits == width || name[plen] != '0' || digits == 1);
+}
+
+int vkcu_outfile_check_sequence(const char *pattern, int overwrite, const char *const *inputs, char *err,
+                                size_t errlen)
+{
+    int ret = vkcu_outfile_check(pattern, 1, inputs, err, errlen); /* the folder is there and writable */
+    if (ret < 0 || overwrite)
+        return ret;
+    char dir[PATH_MAX];
+    const char *base;
+    split_dir(pattern, dir, sizeof(dir), &base);
+    const char *pc = strchr(base, '%');
+    if (!pc)
+        return 0;
+    const char *q = pc + 1;
+    int width = 0;
+    while (*q >= '0' && *q <= '9')
+        width = width * 10 + (*q++ - '0');
+    if (*q != 'd' || strchr(q, '%'))
+        return 0; /* not the one-number pattern this reads: each file's own check still holds */
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (fits_sequence(de->d_name, base, (size_t)(pc - base), width, q + 1)) {
+            snprintf(err, errlen, "%s: %.*s%s already exists, a file of this sequence; nothing was written (use %s "
+                     "to overwrite the sequence)", pattern, (int)(base - pattern), pattern, de->d_name,
+                     VKCU_SETTING_IS("overwrite", "1"));
+            closedir(d);
+            return VKCU_ERR_OUTPUT;
+        }
+    closedir(d);
+    return 0;
+}
+
 /* ---- leftovers of dead processes ---- */
 
 /* Folders already cleaned by this process (a batch writes many files into

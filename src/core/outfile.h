@@ -20,6 +20,14 @@
  * symbolic link is refused without overwrite.
  * Errors are VKCU_ERR_OUTPUT with a one-line message in err. */
 int vkcu_outfile_check(const char *path, int overwrite, const char *const *inputs, char *err, size_t errlen);
+/* For a numbered sequence of files (an image output "f%03d.png": one %d,
+ * optionally %0Nd): the rule for every file of the sequence, checked
+ * before the first is written: without `overwrite`, a file of the folder
+ * whose name fits the pattern (f001.png, f1234.png) refuses the job
+ * (VKCU_ERR_OUTPUT, err names it). Each file is then written with
+ * vkcu_outfile_begin/commit under its own name. */
+int vkcu_outfile_check_sequence(const char *pattern, int overwrite, const char *const *inputs, char *err,
+                                size_t errlen);
 /* 1 when path exists and is one of inputs (*which: the input's name).
  * An input "-" is standard input: the file it is redirected from, when it
  * is a regular file. */

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <libavutil/pixdesc.h>
+#include <libavutil/avstring.h>
 #include <libavutil/opt.h>
 #include <libswscale/swscale.h>
 
@@ -23,6 +24,7 @@
 #include "gpu/vkdev.h"
 #include "util/log.h"
 #include "decode.h"
+#include "encoders.h"
 #include "sink.h"
 #include "outfile.h"
 #include "progress.h"
@@ -330,6 +332,24 @@ static int first_frame(job *j, const AVFrame *f)
     j->in_fmt.time_base = j->tb;
     j->in_fmt.frame_rate = j->demux->frame_rate;
     int ret = vkcu_chain_init(&j->chain, &j->in_fmt, &j->out_fmt, j->err, j->errlen);
+    char conv[64];
+    if (ret >= 0 && p->sink == VKCU_SINK_ENCODE &&
+        vkcu_image_convert(p->output, p->output_format, p->encoder, j->out_fmt.pix_fmt, j->out_fmt.range, conv,
+                           sizeof(conv))) {
+        /* An image output: its encoder's pixel format, converted by the
+         * chain's own operator (as ffmpeg converts for the encoder). */
+        char *text = av_asprintf("%s%s%s", p->chain && *p->chain ? p->chain : "", p->chain && *p->chain ? "," : "",
+                                 conv);
+        vkcu_chain_free(&j->chain);
+        ret = text ? vkcu_chain_parse(text, &j->chain, j->err, j->errlen) : AVERROR(ENOMEM);
+        av_free(text);
+        for (int i = 0; ret >= 0 && i < j->chain.nb_ops; i++)
+            j->chain.ops[i]->threads = j->threads;
+        if (ret >= 0)
+            ret = vkcu_chain_init(&j->chain, &j->in_fmt, &j->out_fmt, j->err, j->errlen);
+        if (ret >= 0)
+            LOGV("%s: %s added to the chain (the image encoder's format)", p->output, conv);
+    }
     if (ret < 0) {
         char tmp[512];
         snprintf(tmp, sizeof(tmp), "%s: %s", p->input, j->err);

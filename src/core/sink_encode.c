@@ -83,6 +83,12 @@ typedef struct encode_sink {
     vkcu_encoder_files files; /* what the encoder options make the encoder write, under the output rule */
     int header_written;
     int64_t frames;         /* frames handed to the encoder (encoder thread) */
+    /* Image outputs (image2): IMAGE_ONE, one file (-o g.png, written as
+     * ffmpeg's -update 1 writes it: one frame, else an error); IMAGE_SEQ, a
+     * numbered sequence (-o f%03d.png), each image its own file under the
+     * output rule, numbered from 1 as ffmpeg numbers them. */
+    enum { IMAGE_NONE, IMAGE_ONE, IMAGE_SEQ } image;
+    int64_t images;         /* images written (encoder thread) */
     /* The encoder thread owns enc and oc between open and close: it encodes
      * frames and writes every packet (encoded and copied) in queue order, so
      * the muxer sees one writer and the output bytes do not depend on timing. */
@@ -576,6 +582,8 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
         goto fail_out;
     }
     snprintf(s->result->encoder, sizeof(s->result->encoder), "%s", codec->name);
+    if (!strcmp(ofmt->name, "image2") && !e->to_stdout)
+        e->image = av_filename_number_test(path) ? IMAGE_SEQ : IMAGE_ONE;
     if (e->vk_device) {
         LOGV("%s: %s encodes on the GPU%s", path, codec->name, vkcu_vkencode_op(codec->name) ? "'s video encode queue"
                                                                                           : "'s compute queue");
@@ -598,8 +606,15 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
         ret = VKCU_ERR_USAGE;
         goto fail_out;
     }
-    /* Only now, with every option checked, does the output appear. */
-    if (!e->to_stdout) {
+    /* Only now, with every option checked, does the output appear. A
+     * sequence's files appear one by one (write_image); none of them may
+     * be there already. */
+    if (e->image == IMAGE_SEQ) {
+        const char *inputs[] = { p->input, p->pipeline_file, NULL };
+        ret = vkcu_outfile_check_sequence(path, p->overwrite, inputs, s->err, s->errlen);
+        if (ret < 0)
+            goto fail_out;
+    } else if (!e->to_stdout) {
         const char *inputs[] = { p->input, p->pipeline_file, NULL };
         ret = vkcu_outfile_begin(path, p->overwrite, inputs, e->tmp, sizeof(e->tmp), s->err, s->errlen);
         if (ret < 0)
@@ -691,7 +706,10 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
             continue;
         }
         if (!copy) {
-            if (t == AVMEDIA_TYPE_AUDIO)
+            if (vkcu_muxer_is_image(ofmt))
+                LOGV("%s: stream %d (%s %s) dropped: images hold no %s", d->path, i, av_get_media_type_string(t),
+                     avcodec_get_name(ist->codecpar->codec_id), av_get_media_type_string(t));
+            else if (t == AVMEDIA_TYPE_AUDIO)
                 LOGW("%s: stream %d (audio %s) cannot go into %s, and no audio encoder of this build can; dropped "
                      "(%s drops audio without this warning)", d->path, i, avcodec_get_name(ist->codecpar->codec_id),
                      ofmt->name, VKCU_SETTING_IS("no_audio", "1"));
@@ -748,6 +766,8 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
     AVDictionary *mux_opts = NULL;
     if (p->faststart)
         av_dict_set(&mux_opts, "movflags", "+faststart", 0);
+    if (e->image == IMAGE_ONE)
+        av_dict_set(&mux_opts, "update", "1", 0); /* the name as it is, no number */
     ret = avformat_write_header(e->oc, &mux_opts);
     av_dict_free(&mux_opts);
     if (ret < 0) {
@@ -840,12 +860,61 @@ static void mend_timestamps(vkcu_sink *s, AVPacket *pkt)
     *last = pkt->dts;
 }
 
+/* The next image of a sequence, as its own file under the output rule:
+ * written under a temporary name and moved into place whole. */
+static int write_image(vkcu_sink *s, AVPacket *pkt)
+{
+    encode_sink *e = s->priv;
+    const vkcu_job_params *p = s->params;
+    char name[4096], tmp[4200], err[768];
+    int number = (int)(e->images + 1);
+    if (av_get_frame_filename2(name, sizeof(name), p->output, number, 0) < 0)
+        return thread_fail(s, VKCU_ERR_OUTPUT, "%s: cannot make the name of image %d from this pattern", p->output,
+                           number);
+    const char *inputs[] = { p->input, p->pipeline_file, NULL };
+    int ret = vkcu_outfile_begin(name, p->overwrite, inputs, tmp, sizeof(tmp), err, sizeof(err));
+    if (ret < 0)
+        return thread_fail(s, ret, "%s", err);
+    FILE *f = vkcu_outfile_fopen(tmp, "wb");
+    int bad = !f || fwrite(pkt->data, 1, pkt->size, f) != (size_t)pkt->size;
+    int en = errno;
+    if (f && vkcu_outfile_fclose(f, tmp) != 0 && !bad) {
+        bad = 1;
+        en = errno;
+    }
+    if (bad) {
+        vkcu_outfile_abort(tmp);
+        return thread_fail(s, VKCU_ERR_OUTPUT, "%s: write error: %s%s", name, strerror(en),
+                           en == ENOSPC ? " (disk full)" : "");
+    }
+    if ((ret = vkcu_outfile_commit(tmp, name, err, sizeof(err))) < 0)
+        return thread_fail(s, ret, "%s", err);
+    e->images++;
+    e->video_bytes += pkt->size;
+    return 0;
+}
+
 static int write_out(vkcu_sink *s, AVPacket *pkt)
 {
     encode_sink *e = s->priv;
     double t = vkcu_now();
     int64_t pts = pkt->pts, dts = pkt->dts;
     int index = pkt->stream_index;
+    if (index == e->vst->index && e->image == IMAGE_SEQ) {
+        int ret = write_image(s, pkt);
+        e->t_mux += vkcu_now() - t;
+        return ret;
+    }
+    if (index == e->vst->index && e->image == IMAGE_ONE && e->images++) {
+        /* ffmpeg refuses this too ("Cannot write more than one file with the same name"). */
+        const char *path = s->params->output, *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+        if (!dot || (slash && dot < slash))
+            dot = path + strlen(path);
+        return thread_fail(s, VKCU_ERR_USAGE, "%s: one image holds one frame, and the input has more: add %s for "
+                           "one image (a thumbnail; with %s T, the frame at T), or name a sequence such as "
+                           "'%.*s%%03d%s'", path, VKCU_SETTING_IS("max_frames", "1"), VKCU_SETTING("start_time"),
+                           (int)(dot - path), path, dot);
+    }
     mend_timestamps(s, pkt);
     if (index == e->vst->index)
         e->video_bytes += pkt->size;

@@ -29,6 +29,7 @@
 #include "util/hash_algo.h"
 #include "util/json.h"
 #include "util/log.h"
+#include "decode.h"
 #include "sink.h"
 #include "timing.h"
 #include "util/queue.h"
@@ -44,6 +45,8 @@ typedef struct hash_item {
     int size, ret, state; /* 0 empty, 1 queued, 2 hashing, 3 done */
     int64_t pts, dur;
     int concealed;      /* the frame is marked damaged (AV_FRAME_FLAG_CORRUPT, core/pipeline.c) */
+    int width, height;  /* the picture's (JSON lines of VKCU_TIMING_DECODED name them: the size may change) */
+    enum AVPixelFormat format;
 } hash_item;
 
 typedef struct hash_sink {
@@ -218,6 +221,12 @@ static int write_line(vkcu_sink *s, hash_item *it)
     if (s->params->hash_format == VKCU_HASH_FORMAT_JSON) {
         json_t *j = json_pack("{sIsIsIsiss}", "frame", (json_int_t)h->frames, "pts", (json_int_t)pts, "duration",
                               (json_int_t)dur, "size", it->size, "hash", it->hex);
+        const char *pf = av_get_pix_fmt_name(it->format);
+        if (j && s->params->timing == VKCU_TIMING_DECODED && pf &&
+            json_object_update_new(j, json_pack("{sisiss}", "width", it->width, "height", it->height, "pix_fmt", pf)) < 0) {
+            json_decref(j);
+            j = NULL;
+        }
         if (j && it->concealed && json_object_set_new(j, "concealed", json_true()) < 0) {
             json_decref(j);
             j = NULL;
@@ -400,6 +409,9 @@ static int hash_emit(void *opaque, AVFrame *frame)
         it->pts = frame->pts;
         it->dur = frame->duration;
         it->concealed = concealed;
+        it->width = frame->width;
+        it->height = frame->height;
+        it->format = vkcu_frame_sw_format(frame);
         it->state = 3;
         h->tail++;
         pthread_cond_broadcast(&h->done);
@@ -415,6 +427,9 @@ static int hash_emit(void *opaque, AVFrame *frame)
     it->pts = frame->pts;
     it->dur = frame->duration;
     it->concealed = concealed;
+    it->width = frame->width;
+    it->height = frame->height;
+    it->format = vkcu_frame_sw_format(frame);
     it->state = 1;
     h->tail++;
     pthread_mutex_unlock(&h->lock);

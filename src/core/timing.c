@@ -82,6 +82,11 @@ void vkcu_frame_clock_stamp(vkcu_frame_clock *c, const AVCodecContext *dec, AVFr
 enum vkcu_fps_mode vkcu_fps_mode_for(const AVOutputFormat *ofmt, int input_streams)
 {
     enum vkcu_fps_mode mode;
+    /* Images (image2) carry no timestamps and no other stream: one image
+     * per frame, whatever time a trimmed output's first frame starts at
+     * (a constant rate from zero would repeat the first frame to fill it). */
+    if (!strcmp(ofmt->name, "image2") || !strcmp(ofmt->name, "image2pipe"))
+        return VKCU_FPS_PASSTHROUGH;
     if (!strcmp(ofmt->name, "avi"))
         mode = VKCU_FPS_VFR;
     else if (ofmt->flags & AVFMT_VARIABLE_FPS)

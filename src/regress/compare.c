@@ -26,6 +26,7 @@
 
 #include "compare_priv.h"
 #include "util/array.h"
+#include "core/decode.h"
 #include "core/outfile.h"
 #include "core/sink.h"
 #include "gpu/device.h"
@@ -48,6 +49,42 @@ void vkcu_compare_params_default(vkcu_compare_params *p)
 static void fmt_time(char *buf, size_t n, double secs)
 {
     snprintf(buf, n, "%.3f s", secs);
+}
+
+/* A side's head picture in words: "320x240 yuv420p" (a media frame), or
+ * "115200 bytes" (a hash list holds no more). */
+static void shape_words(const side *s, char *buf, size_t n)
+{
+    if (s->is_list && s->entry && s->entry->width > 0)
+        snprintf(buf, n, "%dx%d %s", s->entry->width, s->entry->height, s->entry->pix_fmt);
+    else if (s->is_list)
+        snprintf(buf, n, "%d bytes", s->entry ? s->entry->size : 0);
+    else
+        snprintf(buf, n, "%dx%d %s", s->frame->width, s->frame->height,
+                 av_get_pix_fmt_name(vkcu_frame_sw_format(s->frame)));
+}
+
+/* Whether shape_words names the side's picture (not only its bytes). */
+static int shaped(const side *s)
+{
+    return !s->is_list || (s->entry && s->entry->width > 0);
+}
+
+/* With --timing decoded: "; 320x240 yuv420p" (both sides alike) or "; A
+ * 320x240 yuv420p, B 160x120 yuv420p", for a per-frame line's parenthesis
+ * after the timestamp; "" otherwise. */
+static void shapes_note(const compare_run *x, char *buf, size_t n)
+{
+    char sa[64], sb[64];
+    buf[0] = 0;
+    if (!x->decoded)
+        return;
+    shape_words(&x->a, sa, sizeof(sa));
+    shape_words(&x->b, sb, sizeof(sb));
+    if (!strcmp(sa, sb))
+        snprintf(buf, n, "; %s", sa);
+    else
+        snprintf(buf, n, "; A %s, B %s", sa, sb);
 }
 
 static void print_metrics(FILE *o, const vkcu_frame_metrics *m)
@@ -127,8 +164,11 @@ static int pair_hashes(compare_run *x)
     }
     int same = !strcmp(ha, hb) && sa == sb;
     int concealed = vkcu_side_concealed(a) || vkcu_side_concealed(b);
-    char t[32], note[64] = "";
+    char t[32], note[64] = "", wa[64], wb[64], shapes[160];
     fmt_time(t, sizeof(t), a->secs);
+    shape_words(a, wa, sizeof(wa));
+    shape_words(b, wb, sizeof(wb));
+    shapes_note(x, shapes, sizeof(shapes));
     if (concealed)
         snprintf(note, sizeof(note), " (concealed by the decoder %s%s)", vkcu_side_concealed_where(a, b),
                  x->p->exclude_concealed ? ", left out" : "");
@@ -141,15 +181,27 @@ static int pair_hashes(compare_run *x)
             x->r->first_diff = a->index;
             x->r->first_diff_time = a->secs;
         }
-        note_problem(x, "frame %" PRId64 " (pts %s): %s of A %s, of B %s%s", a->index, t, vkcu_hash_algo_name(algo), ha, hb,
-                     x->exact ? "" : " (a hash list cannot tell by how much: compare the pictures)");
+        /* A list of ffmpeg's timing holds every frame at the stream's first size; decoded frames keep theirs. */
+        const side *plain = a->is_list && !a->list.decoded ? a : b->is_list && !b->list.decoded ? b : NULL;
+        char hint[160] = "";
+        if (plain && x->decoded)
+            snprintf(hint, sizeof(hint), " (%s holds frames scaled to the stream's first size, as ffmpeg's: hash it "
+                     "with %s)", plain->path, VKCU_SETTING_IS("timing", "decoded"));
+        if (sa != sb) /* the pictures' sizes or formats differ: say so, with what each side knows of its picture */
+            note_problem(x, "frame %" PRId64 " (pts %s): the pictures differ in size or format: A %s%s%d bytes, B %s%s%d "
+                         "bytes%s", a->index, t, shaped(a) ? wa : "", shaped(a) ? ", " : "", sa, shaped(b) ? wb : "",
+                         shaped(b) ? ", " : "", sb, hint);
+        else
+            note_problem(x, "frame %" PRId64 " (pts %s): %s of A %s, of B %s%s", a->index, t, vkcu_hash_algo_name(algo),
+                         ha, hb, x->exact ? "" : " (a hash list cannot tell by how much: compare the pictures)");
     }
     FILE *o = same ? (x->p->per_frame ? x->p->report : NULL) : line_out(x, 0);
     if (o && same)
-        fprintf(o, "frame %" PRId64 " (pts %s): same hash %s%s\n", a->index, t, ha, note);
+        fprintf(o, "frame %" PRId64 " (pts %s%s): same hash %s%s\n", a->index, t, shapes, ha, note);
     else if (o)
-        fprintf(o, "frame %" PRId64 " (pts %s): hashes differ: A %s (size %d), B %s (size %d)%s\n", a->index, t, ha, sa,
-                hb, sb, note);
+        fprintf(o, "frame %" PRId64 " (pts %s): hashes differ: A %s (%s%s%d bytes), B %s (%s%s%d bytes)%s\n", a->index, t,
+                ha, shaped(a) ? wa : "", shaped(a) ? ", " : "", sa, hb, shaped(b) ? wb : "", shaped(b) ? ", " : "", sb,
+                note);
     return 0;
 }
 
@@ -404,14 +456,21 @@ static int pair_frames(compare_run *x)
     side *a = &x->a, *b = &x->b;
     vkcu_compare_result *r = x->r;
     vkcu_frame_metrics m;
-    char err[256], t[32];
+    char err[256], t[32], shapes[160];
     fmt_time(t, sizeof(t), a->secs);
+    frame_row row = { .frame_a = a->index, .frame_b = b->index, .pts_a = a->secs, .pts_b = b->secs,
+                      .width_a = a->frame->width, .height_a = a->frame->height,
+                      .format_a = vkcu_frame_sw_format(a->frame) };
     if (x->p->scale && vkcu_frame_metrics_mismatch(a->frame, b->frame, err, sizeof(err)) < 0) {
         /* swscale runs on the host */
         int ret = pair_on_host(x);
         if (ret < 0 || (ret = scale_to(x, b, a->frame)) < 0)
             return ret;
     }
+    row.width_b = b->frame->width;
+    row.height_b = b->frame->height;
+    row.format_b = vkcu_frame_sw_format(b->frame);
+    shapes_note(x, shapes, sizeof(shapes));
     int ret = measure(x, &m, err, sizeof(err));
     if (ret == VKCU_ERR_MISMATCH) {
         r->format_mismatch++;
@@ -421,19 +480,29 @@ static int pair_frames(compare_run *x)
             r->first_diff_time = a->secs;
         }
         /* What to do: --scale brings B to A's size and format (the verdict's line is the one users read). */
-        note_problem(x, "frame %" PRId64 " (pts %s): pictures differ in format: %s%s%s%s", a->index, t, err,
-                     x->p->scale ? "" : " (", x->p->scale ? "" : VKCU_SETTING("scale"),
+        char wa[64], wb[64];
+        shape_words(a, wa, sizeof(wa));
+        shape_words(b, wb, sizeof(wb));
+        note_problem(x, "frame %" PRId64 " (pts %s): the pictures differ in %s: A %s, B %s%s%s%s", a->index, t,
+                     a->frame->width != b->frame->width || a->frame->height != b->frame->height ? "size" : "format",
+                     wa, wb, x->p->scale ? "" : " (", x->p->scale ? "" : VKCU_SETTING("scale"),
                      x->p->scale ? "" : " scales B to A's size and format)");
         FILE *o = line_out(x, 0);
         if (o)
-            fprintf(o, "frame %" PRId64 " (pts %s): different picture formats: %s\n", a->index, t, err);
-        return 0;
+            fprintf(o, "frame %" PRId64 " (pts %s): different picture sizes or formats: A %s, B %s\n", a->index, t, wa,
+                    wb);
+        row.unmeasured = 1;
+        if (x->vmaf)
+            return 0; /* libvmaf's pending rows are measured pairs only */
+        if ((ret = vkcu_compare_rows_add(x, &row)) < 0)
+            snprintf(r->error, sizeof(r->error), "out of memory");
+        return ret;
     }
     if (ret < 0) {
         snprintf(r->error, sizeof(r->error), "%s: frame %" PRId64 ": %s", a->path, a->index, err);
         return ret;
     }
-    frame_row row = { a->index, b->index, a->secs, b->secs, m };
+    row.m = m;
     if (x->vmaf) {
         char verr[400];
         if ((ret = vmaf_add_pair(x, verr, sizeof(verr))) < 0) {
@@ -489,8 +558,8 @@ static int pair_frames(compare_run *x)
         /* Counted apart: the decoder, not the pipeline, made these pixels. */
         FILE *o = differs ? line_out(x, 0) : (x->p->per_frame ? x->p->report : NULL);
         if (o) {
-            fprintf(o, "frame %" PRId64 " (pts %s): %s (concealed by the decoder %s, left out): ", a->index, t,
-                    differs ? "differs" : "identical", where);
+            fprintf(o, "frame %" PRId64 " (pts %s%s): %s (concealed by the decoder %s, left out): ", a->index, t,
+                    shapes, differs ? "differs" : "identical", where);
             print_metrics(o, &m);
             if ((ret = end_frame_line(x, o)) < 0) {
                 snprintf(r->error, sizeof(r->error), "out of memory");
@@ -526,7 +595,8 @@ static int pair_frames(compare_run *x)
     /* Frames within the limits are listed only with per_frame: a PASS is its summary. */
     FILE *o = over ? line_out(x, 0) : x->p->per_frame ? line_out(x, 1) : NULL;
     if (o) {
-        fprintf(o, "frame %" PRId64 " (pts %s): %s", a->index, t, !differs ? "identical; " : over ? "DIFFERS: " : "differs (within limits): ");
+        fprintf(o, "frame %" PRId64 " (pts %s%s): %s", a->index, t, shapes,
+                !differs ? "identical; " : over ? "DIFFERS: " : "differs (within limits): ");
         if (concealed)
             fprintf(o, "(concealed by the decoder %s) ", where);
         print_metrics(o, &m);
@@ -836,6 +906,7 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
         int decoded = p->timing == VKCU_TIMING_DECODED || (x->a.is_list && x->a.list.decoded) ||
                       (x->b.is_list && x->b.list.decoded);
         ja.timing = jb.timing = decoded ? VKCU_TIMING_DECODED : VKCU_TIMING_FFMPEG;
+        x->decoded = decoded;
         ja.callback_timing = jb.callback_timing = decoded || x->a.is_list || x->b.is_list;
         if (!x->a.is_list && !x->b.is_list) {
             /* On the GPU both inputs' frames stay in device memory, where

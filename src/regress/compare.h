@@ -29,6 +29,8 @@ typedef struct vkcu_hash_entry {
     int64_t dts, pts, duration;
     int size;
     int concealed;           /* marked as decoded from damaged data */
+    int width, height;       /* the picture's, where the list says (JSON lines of --timing decoded); else 0 */
+    char pix_fmt[24];
     char hash[68];           /* lower-case hex */
 } vkcu_hash_entry;
 

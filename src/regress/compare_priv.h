@@ -154,6 +154,10 @@ typedef struct frame_row {
     int64_t frame_a, frame_b;
     double pts_a, pts_b;
     vkcu_frame_metrics m;
+    /* each side's picture: its size and pixel format */
+    int width_a, height_a, width_b, height_b;
+    enum AVPixelFormat format_a, format_b;
+    int unmeasured;          /* 1: the pictures differ in size or format: no figures (m unset) */
 } frame_row;
 
 typedef struct compare_run {
@@ -162,6 +166,8 @@ typedef struct compare_run {
     side a, b;
     align al;
     int exact;               /* no threshold given: any difference fails */
+    int decoded;             /* VKCU_TIMING_DECODED: every decoded frame, whose size may change; the per-frame
+                              * lines name each side's size and format */
     int64_t lines;           /* per-frame lines printed */
     double mse_sum[4], mse_avg_sum, ssim_sum[4], ssim_all_sum, worst_mse;
     int64_t metric_frames, ssim_frames;

@@ -22,6 +22,13 @@ static json_t *json_metric(double v)
     return isfinite(v) ? json_real(v) : json_null();
 }
 
+/* A side's picture in a row: {"width", "height", "pix_fmt"}. */
+static json_t *picture(int width, int height, enum AVPixelFormat format)
+{
+    const char *name = av_get_pix_fmt_name(format);
+    return json_pack("{sisiss}", "width", width, "height", height, "pix_fmt", name ? name : "none");
+}
+
 int vkcu_compare_rows_open(compare_run *x)
 {
     const vkcu_compare_params *p = x->p;
@@ -63,6 +70,19 @@ int vkcu_compare_rows_add(compare_run *x, const frame_row *row_data)
 {
     const vkcu_frame_metrics *m = &row_data->m;
     int vmaf = x->vmaf != NULL;
+    if (row_data->unmeasured) {
+        /* Pictures of two sizes or formats: only the JSON rows list the pair, with its pictures and no figures. */
+        if (!x->rows)
+            return 0;
+        json_t *row = json_pack("{sIsIsfsfsososb}", "frame_a", (json_int_t)row_data->frame_a, "frame_b",
+                                (json_int_t)row_data->frame_b, "pts_a", row_data->pts_a, "pts_b", row_data->pts_b,
+                                "picture_a", picture(row_data->width_a, row_data->height_a, row_data->format_a),
+                                "picture_b", picture(row_data->width_b, row_data->height_b, row_data->format_b),
+                                "measured", 0);
+        if (!row || json_array_append_new(x->rows, row) < 0)
+            return AVERROR(ENOMEM);
+        return 0;
+    }
     if (x->plot) {
         vkcu_plot_row row = { .frame = row_data->frame_a, .secs = row_data->pts_a, .psnr_avg = m->psnr_avg,
                               .ssim_all = m->ssim_all, .vmaf = vmaf ? m->vmaf : NAN, .max_diff = m->max_diff };
@@ -113,6 +133,10 @@ int vkcu_compare_rows_add(compare_run *x, const frame_row *row_data)
                   json_object_set_new(row, "frame_b", json_integer(row_data->frame_b)) < 0 ||
                   json_object_set_new(row, "pts_a", json_real(row_data->pts_a)) < 0 ||
                   json_object_set_new(row, "pts_b", json_real(row_data->pts_b)) < 0 ||
+                  json_object_set_new(row, "picture_a", picture(row_data->width_a, row_data->height_a,
+                                                                row_data->format_a)) < 0 ||
+                  json_object_set_new(row, "picture_b", picture(row_data->width_b, row_data->height_b,
+                                                                row_data->format_b)) < 0 ||
                   json_object_set(row, "psnr", psnr) < 0 || json_object_set(row, "ssim", ssim) < 0 ||
                   json_object_set_new(row, "max_diff", json_integer(m->max_diff)) < 0 ||
                   (vmaf && json_object_set_new(row, "vmaf", json_metric(m->vmaf)) < 0) ||

@@ -254,6 +254,14 @@ static int parse_line(vkcu_hash_list *l, char *line, const char *name, int linen
                 e.duration = 1;
             e.size = json_int_member(o, "size", &v) == 0 && v >= 0 && v <= INT_MAX ? (int)v : 0;
             e.concealed = json_is_true(json_object_get(o, "concealed"));
+            int64_t w, h;
+            const char *pf = json_string_value(json_object_get(o, "pix_fmt"));
+            if (json_int_member(o, "width", &w) == 0 && json_int_member(o, "height", &h) == 0 && pf && w > 0 &&
+                h > 0 && w <= INT_MAX && h <= INT_MAX && strlen(pf) < sizeof(e.pix_fmt)) {
+                e.width = (int)w;
+                e.height = (int)h;
+                snprintf(e.pix_fmt, sizeof(e.pix_fmt), "%s", pf);
+            }
         }
         json_decref(o);
         if (!ok || !valid_hex(e.hash))

@@ -89,11 +89,11 @@ expect "compare-align: --start with a hash list is refused (it cannot be trimmed
 
 # --chain-a/--chain-b: operators for one input only.
 cmp_run "$in" "$in" --chain-a convert=format=rgb24
-[ "$(rc)" = 6 ] && grep -q 'pictures differ in format: 320x240 rgb24 against 320x240 yuv420p' "$TMP/out" &&
+[ "$(rc)" = 6 ] && grep -q 'the pictures differ in format: A 320x240 rgb24, B 320x240 yuv420p' "$TMP/out" &&
   pass "compare-align: --chain-a converts A only" || fail "compare-align: --chain-a: exit $(rc): $(tail -1 "$TMP/out")"
 # Pictures of two sizes: the verdict says what to do.
 cmp_run "$in" "$in" --chain-b scale=w=160:h=120
-[ "$(rc)" = 6 ] && grep -q '^result: MISMATCH: .*320x240 yuv420p against 160x120 yuv420p (--scale scales B to A.s size and format)$' "$TMP/out" &&
+[ "$(rc)" = 6 ] && grep -q '^result: MISMATCH: .*the pictures differ in size: A 320x240 yuv420p, B 160x120 yuv420p (--scale scales B to A.s size and format)$' "$TMP/out" &&
   pass "compare-align: pictures of two sizes: the verdict names --scale" || fail "compare-align: two sizes: exit $(rc): $(tail -1 "$TMP/out")"
 cmp_run "$in" "$in" --chain-a convert=format=rgb24 --chain-b convert=format=rgb24
 [ "$(rc)" = 0 ] && grep -q '^result: IDENTICAL: 50 frames$' "$TMP/out" && grep -q 'PSNR r:' "$TMP/out" &&
@@ -102,7 +102,7 @@ cmp_run "$in" "$in" --chain-a convert=format=rgb24 --chain-b convert=format=rgb2
 
 # --scale: B scaled to A's size exactly as ffmpeg's scale=W:H:flags=bicubic+accurate_rnd+bitexact.
 cmp_run "$in" "$TMP/small.mkv" --min-psnr 10
-unscaled=$(rc); grep -q '320x240 yuv420p against 160x120 yuv420p' "$TMP/out" && unscaled="${unscaled} named"
+unscaled=$(rc); grep -q 'A 320x240 yuv420p, B 160x120 yuv420p' "$TMP/out" && unscaled="${unscaled} named"
 cmp_run "$in" "$TMP/small.mkv" --min-psnr 10 --scale
 ffp=$("$FFMPEG" -hide_banner -nostdin -i "$in" -i "$TMP/small.mkv" \
   -lavfi '[1:v]scale=320:240:flags=bicubic+accurate_rnd+bitexact[b];[0:v][b]psnr' -f null - 2>&1 | grep -o 'average:[0-9.]*')
