@@ -100,19 +100,6 @@ typedef struct encode_sink {
     char thread_err[512];
 } encode_sink;
 
-static int pix_fmt_supported(const AVCodec *codec, enum AVPixelFormat fmt)
-{
-    const void *cfg = NULL;
-    int n = 0;
-    if (avcodec_get_supported_config(NULL, codec, AV_CODEC_CONFIG_PIX_FORMAT, 0, &cfg, &n) < 0 || !cfg)
-        return 1; /* the encoder does not say: let it decide */
-    const enum AVPixelFormat *p = cfg;
-    for (int i = 0; i < n; i++)
-        if (p[i] == fmt)
-            return 1;
-    return 0;
-}
-
 /* Encoders that print to stderr themselves (x265, SVT-AV1) stay quiet below
  * --log-level verbose, so the progress line and errors remain readable. */
 static void quiet_encoder_logs(AVCodecContext *enc, const AVCodec *codec, const char *user_opts)
@@ -355,11 +342,13 @@ static int open_encoder(vkcu_sink *s, const char *encname, const vkcu_video_form
             return VKCU_ERR_DEVICE;
         }
     }
-    if (!e->vk_device && !pix_fmt_supported(codec, fmt->pix_fmt)) {
-        snprintf(s->err, s->errlen, "%s: encoder %s cannot take %s frames (add convert=format=... to the chain)",
-                 path, codec->name, av_get_pix_fmt_name(fmt->pix_fmt));
-        ret = VKCU_ERR_USAGE;
-        goto fail;
+    if (!e->vk_device) {
+        /* What the encoder (and its profile) takes, before its library refuses it in its own words. */
+        char why[900];
+        if ((ret = vkcu_encoder_check_pix_fmt(codec, p->encoder_opts, fmt->pix_fmt, why, sizeof(why))) < 0) {
+            snprintf(s->err, s->errlen, "%s: %s", path, why);
+            goto fail;
+        }
     }
     if (vkcu_muxer_takes(ofmt, codec->id) == 0) {
         char takes[300];

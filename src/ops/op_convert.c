@@ -168,12 +168,28 @@ static const fmt_info formats[] = {
     "yuv420p|yuv420p10|yuv422p|yuv422p10|yuv444p|yuv444p10|yuv444p16|nv12|p010|rgb24|rgba|rgb48|rgba64|rgbaf16"
 #define NB_FORMATS ((int)(sizeof(formats) / sizeof(formats[0])))
 
+/* FFmpeg's names of the formats whose vkcu name differs (vkcu prints
+ * FFmpeg's: hash headers, `vkcu formats`, errors), taken by format= too. */
+static const vkcu_op_alias format_aliases[] = {
+    { "format", "yuv420p10le", "yuv420p10" }, { "format", "yuv422p10le", "yuv422p10" },
+    { "format", "yuv444p10le", "yuv444p10" }, { "format", "yuv444p16le", "yuv444p16" },
+    { "format", "p010le", "p010" },           { "format", "rgb48le", "rgb48" },
+    { "format", "rgba64le", "rgba64" },       { "format", "rgbaf16le", "rgbaf16" },
+    { 0 },
+};
+
 static const fmt_info *fmt_find(enum AVPixelFormat pf)
 {
     for (int i = 0; i < NB_FORMATS; i++)
         if (formats[i].pix_fmt == pf)
             return &formats[i];
     return NULL;
+}
+
+int vkcu_convert_writes(enum AVPixelFormat pf)
+{
+    const fmt_info *f = fmt_find(pf);
+    return f && f->name;
 }
 
 static const char *pf_name(enum AVPixelFormat pf)
@@ -196,7 +212,8 @@ static const enum AVColorTransferCharacteristic trc_val[] = { AVCOL_TRC_BT709, A
                                                               AVCOL_TRC_IEC61966_2_1, AVCOL_TRC_SMPTE170M };
 
 #define COMMON_KEYS                                                                                                  \
-    { "format", VKCU_KEY_ENUM, NULL, 0, 0, FORMAT_CHOICES, "output layout (default: the input's)" },                \
+    { "format", VKCU_KEY_ENUM, NULL, 0, 0, FORMAT_CHOICES,                                                           \
+      "output layout (default: the input's); FFmpeg's names too (yuv420p10le, p010le, ...)" },                       \
     { "range", VKCU_KEY_ENUM, NULL, 0, 0, "limited|full", "output YUV range (default: the input's; RGB is full)" }, \
     { "chroma_loc", VKCU_KEY_ENUM, NULL, 0, 0, SITING_CHOICES,                                                       \
       "output chroma siting of subsampled outputs (default: the input's)" },                                         \
@@ -669,6 +686,7 @@ const vkcu_op_class vkcu_op_convert = {
     .init_gpu = convert_init_gpu,
     .run_gpu = convert_run_gpu,
     .uninit = convert_uninit,
+    .aliases = format_aliases,
 };
 
 const vkcu_op_class vkcu_op_tonemap = {
@@ -683,4 +701,5 @@ const vkcu_op_class vkcu_op_tonemap = {
     .init_gpu = convert_init_gpu,
     .run_gpu = convert_run_gpu,
     .uninit = convert_uninit,
+    .aliases = format_aliases,
 };
