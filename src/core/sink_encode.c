@@ -429,6 +429,20 @@ fail:
     return ret;
 }
 
+/* HDR pictures (PQ, HLG) the chain left at 8 bits: tagged rightly, but
+ * banded, and seldom what was meant (a web preset on an HDR10 source): one
+ * line saying how to get SDR or keep the bits. */
+static void hdr_depth_warning(vkcu_sink *s, const vkcu_video_format *fmt)
+{
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(fmt->pix_fmt);
+    int pq = fmt->transfer == AVCOL_TRC_SMPTE2084;
+    if (!d || d->comp[0].depth > 8 || (!pq && fmt->transfer != AVCOL_TRC_ARIB_STD_B67))
+        return;
+    LOGW("%s: HDR (%s) in 8 bits, which bands: for SDR BT.709 add tonemap=format=yuv420p to the chain (or use "
+         "the preset hdr10-to-sdr); for HDR keep 10 bits (convert=format=yuv420p10le)",
+         s->params->output, pq ? "PQ" : "HLG");
+}
+
 static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb)
 {
     encode_sink *e = s->priv;
@@ -484,6 +498,7 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
         goto fail_out;
     }
     snprintf(s->result->encoder, sizeof(s->result->encoder), "%s", codec->name);
+    hdr_depth_warning(s, fmt);
     if (e->vk_device) {
         LOGV("%s: %s encodes on the GPU%s", path, codec->name, vkcu_vkencode_op(codec->name) ? "'s video encode queue"
                                                                                           : "'s compute queue");

@@ -237,6 +237,8 @@ static const vkcu_op_key tonemap_keys[] = {
     { "peak", VKCU_KEY_FLOAT, "100", 10, 10000, NULL, "target (SDR) peak in cd/m2" },
     { "src_peak", VKCU_KEY_FLOAT, NULL, 10, 10000, NULL,
       "source peak in cd/m2 (default: MaxCLL, else mastering peak, else 1000; HLG: display peak 1000)" },
+    { "sdr_input", VKCU_KEY_ENUM, "fail", 0, 0, "fail|convert",
+      "input not tagged PQ or HLG (and no in_transfer): refused, or converted as convert does, without tone mapping" },
     { 0 },
 };
 
@@ -305,6 +307,13 @@ static int common_init(vkcu_op *op, const vkcu_video_format *in, vkcu_video_form
     int fidx = vkcu_op_enum(op, "format");
     if (fidx >= 0)
         fo = &formats[fidx];
+    if (tonemap && vkcu_op_enum(op, "in_transfer") < 0 && in->transfer != AVCOL_TRC_SMPTE2084 &&
+        in->transfer != AVCOL_TRC_ARIB_STD_B67 && vkcu_op_enum(op, "sdr_input") == 1) {
+        /* SDR input of a chain made for both (the web presets): convert's work alone */
+        LOGV("tonemap: the input is SDR (transfer %s): converted without tone mapping",
+             av_color_transfer_name(in->transfer) ? av_color_transfer_name(in->transfer) : "unknown");
+        tonemap = 0;
+    }
     d->in = fi->l;
     d->out = fo->l;
     d->width = in->width;
@@ -373,7 +382,7 @@ static int common_init(vkcu_op *op, const vkcu_video_format *in, vkcu_video_form
         t->transfer = TM_HLG;
     else
         return fail_usage(op, NULL, "input is not tagged PQ or HLG",
-                          "set in_transfer=pq|hlg if it is HDR, or use convert for SDR input");
+                          "set in_transfer=pq|hlg if it is HDR; for SDR input use convert, or sdr_input=convert");
     if (k < 0 && in->primaries != AVCOL_PRI_BT2020 && in->primaries != AVCOL_PRI_UNSPECIFIED && vkcu_op_enum(op, "in_primaries") < 0)
         LOGW("tonemap: input primaries are %s, treating them as BT.2020", av_color_primaries_name(in->primaries));
     t->curve = vkcu_op_enum(op, "curve");
