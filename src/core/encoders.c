@@ -355,6 +355,18 @@ static int pix_fmt_distance(enum AVPixelFormat from, enum AVPixelFormat to)
     return cost;
 }
 
+static int encoder_lists(const AVCodec *codec, enum AVPixelFormat pf)
+{
+    const void *cfg = NULL;
+    int n = 0;
+    if (avcodec_get_supported_config(NULL, codec, AV_CODEC_CONFIG_PIX_FORMAT, 0, &cfg, &n) < 0 || !cfg)
+        return 0;
+    for (int i = 0; i < n; i++)
+        if (((const enum AVPixelFormat *)cfg)[i] == pf)
+            return 1;
+    return 0;
+}
+
 int vkcu_encoder_check_pix_fmt(const AVCodec *codec, const char *opts, enum AVPixelFormat pf, char *err, size_t errlen)
 {
     const void *cfg = NULL;
@@ -380,13 +392,24 @@ int vkcu_encoder_check_pix_fmt(const AVCodec *codec, const char *opts, enum AVPi
     }
     if (found)
         return 0;
-    char with[96] = "", fix[160], other[128] = "";
+    char with[96] = "", fix[400], other[128] = "";
     if (rule)
         snprintf(with, sizeof(with), " with profile=%s", profile);
-    if (best != AV_PIX_FMT_NONE)
+    if (!vkcu_convert_reads(pf)) {
+        /* no convert to add: the encoders that take the frames as they are */
+        char names[300] = "";
+        const AVCodec *c;
+        for (int i = 0; (c = video_encoder(i)); i++)
+            if (!(c->capabilities & AV_CODEC_CAP_HARDWARE) && encoder_lists(c, pf))
+                append(names, sizeof(names), c->name);
+        snprintf(fix, sizeof(fix), "convert does not read %s; %s%s", av_get_pix_fmt_name(pf),
+                 names[0] ? "encoders of this build that take it: " : "no encoder of this build takes it",
+                 names);
+    } else if (best != AV_PIX_FMT_NONE) {
         snprintf(fix, sizeof(fix), "add convert=format=%s at the end of the chain", av_get_pix_fmt_name(best));
-    else
+    } else {
         snprintf(fix, sizeof(fix), "convert writes none of these; pick another encoder");
+    }
     /* a profile that holds pf, where another one was asked for */
     for (int i = 0; rule && i < NB_PROFILE_RULES; i++)
         if (!strcmp(profile_rules[i].encoder, codec->name) && rule_takes(&profile_rules[i], pf)) {

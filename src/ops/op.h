@@ -136,6 +136,8 @@ const vkcu_op_class *vkcu_op_find(const char *name);
 /* 1: convert's format= writes frames of pf (by vkcu's name or FFmpeg's,
  * av_get_pix_fmt_name(pf), which it takes too); 0: it cannot. */
 int vkcu_convert_writes(enum AVPixelFormat pf);
+/* 1: convert (and tonemap) read frames of pf; 0: they refuse them. */
+int vkcu_convert_reads(enum AVPixelFormat pf);
 
 /* A parsed chain. */
 #define VKCU_CHAIN_MAX_OPS 16

@@ -192,6 +192,12 @@ int vkcu_convert_writes(enum AVPixelFormat pf)
     return f && f->name;
 }
 
+int vkcu_convert_reads(enum AVPixelFormat pf)
+{
+    const fmt_info *f = fmt_find(pf);
+    return f && !f->l.is_rgb && pf != AV_PIX_FMT_YUV444P16LE; /* as common_init takes them */
+}
+
 static const char *pf_name(enum AVPixelFormat pf)
 {
     const char *n = av_get_pix_fmt_name(pf);

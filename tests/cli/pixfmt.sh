@@ -74,6 +74,11 @@ rm -f "$TMP/out"/*
 refused "libx265 profile=main on 10-bit: convert=format=yuv420p or profile=main10" \
   "h\.mkv: encoder libx265 with profile=main takes yuv420p, yuvj420p, not yuv420p10le: add convert=format=yuv420p at the end of the chain, or --encoder-opt profile=main10$" \
   -- "$TMP/hdr10.mkv" -o "$TMP/out/h.mkv" --encoder libx265 --encoder-opt profile=main
+# frames convert cannot read (12-bit 4:4:4): no convert to suggest, the encoders that take them instead
+"${ff[@]}" -filter_complex "testsrc2=size=64x48:rate=25:duration=0.08" -c:v ffv1 -pix_fmt yuv444p12le "$TMP/p12.mkv"
+refused "12-bit 4:4:4 into libx264: convert does not read it, the encoders that take it named" \
+  "x\.mkv: encoder libx264 takes yuv420p, .*, not yuv444p12le: convert does not read yuv444p12le; encoders of this build that take it: .*ffv1.*libx265" \
+  -- "$TMP/p12.mkv" -o "$TMP/out/x.mkv"
 
 # ---- vkcu's answer for each libx264/libx265 profile and format is the library's own ----
 # The formats convert writes that the encoder lists; ffmpeg, given the
