@@ -24,6 +24,7 @@
 #include <libavutil/pixdesc.h>
 
 #include "encoders.h"
+#include "ops/op.h"
 #include "util/log.h"
 #include "util/near.h"
 #include <vkcu/formats.h>
@@ -356,6 +357,163 @@ int vkcu_encoder_check_choice(const AVCodec *codec, const char *option, const ch
             return 0;
         p += len + 1;
     }
+}
+
+/* ---- pixel formats ---- */
+
+/* What a profile of x264 and x265 holds, which their libraries check only
+ * when the encoder opens (x264_param_apply_profile, x265_param_apply_profile:
+ * "high profile doesn't support 4:2:2"): the deepest samples, the widest
+ * chroma (0: 4:2:0, 1: 4:2:2, 2: 4:4:4 or RGB), and gray or not. Measured by
+ * opening libx264 and libx265 8.1 with each profile and pixel format;
+ * tests/cli/pixfmt.sh checks vkcu's answer against the libraries'. */
+typedef struct profile_rule {
+    const char *encoder, *profile;
+    int depth, chroma, gray;
+} profile_rule;
+
+static const profile_rule profile_rules[] = {
+    { "libx264", "baseline", 8, 0, 0 },    { "libx264", "main", 8, 0, 0 },        { "libx264", "high", 8, 0, 1 },
+    { "libx264", "high10", 10, 0, 1 },     { "libx264", "high422", 10, 1, 1 },    { "libx264", "high444", 10, 2, 1 },
+    { "libx265", "main", 8, 0, 0 },        { "libx265", "main10", 10, 0, 0 },     { "libx265", "main12", 12, 0, 0 },
+    { "libx265", "main422-10", 10, 1, 0 }, { "libx265", "main422-12", 12, 1, 0 }, { "libx265", "main444-8", 8, 2, 1 },
+    { "libx265", "main444-10", 10, 2, 1 }, { "libx265", "main444-12", 12, 2, 1 }, { "libx265", "main444-16", 16, 2, 1 },
+};
+#define NB_PROFILE_RULES ((int)(sizeof(profile_rules) / sizeof(profile_rules[0])))
+
+static const profile_rule *find_profile_rule(const char *encoder, const char *profile)
+{
+    if (!profile || !*profile)
+        return NULL;
+    size_t n = strlen(profile);
+    /* x265's intra-only and still-picture variants hold what their base does */
+    if (!strcmp(encoder, "libx265") && n > 6 && !strcmp(profile + n - 6, "-intra"))
+        n -= 6;
+    else if (!strcmp(encoder, "libx265") && (!strcmp(profile, "mainstillpicture") || !strcmp(profile, "msp")))
+        profile = "main", n = 4;
+    for (int i = 0; i < NB_PROFILE_RULES; i++)
+        if (!strcmp(profile_rules[i].encoder, encoder) && strlen(profile_rules[i].profile) == n &&
+            !strncmp(profile_rules[i].profile, profile, n))
+            return &profile_rules[i];
+    return NULL;
+}
+
+/* Chroma class of pf: -1 gray, 0 4:2:0, 1 4:2:2, 2 4:4:4 or RGB, 3 other. */
+static int chroma_class(const AVPixFmtDescriptor *d)
+{
+    if (d->nb_components < 3)
+        return -1;
+    if (d->flags & AV_PIX_FMT_FLAG_RGB)
+        return 2;
+    return d->log2_chroma_h == 1 && d->log2_chroma_w == 1   ? 0
+           : d->log2_chroma_h == 0 && d->log2_chroma_w == 1 ? 1
+           : d->log2_chroma_h == 0 && d->log2_chroma_w == 0 ? 2
+                                                            : 3;
+}
+
+static int rule_takes(const profile_rule *r, enum AVPixelFormat pf)
+{
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(pf);
+    if (!d)
+        return 0;
+    int c = chroma_class(d);
+    return d->comp[0].depth <= r->depth && (c < 0 ? r->gray : c <= r->chroma);
+}
+
+/* The profile named in encoder options "k=v:k=v" (--encoder-opt), or "". */
+static void options_profile(const char *opts, char *buf, size_t size)
+{
+    AVDictionary *d = NULL;
+    buf[0] = 0;
+    if (opts && *opts && av_dict_parse_string(&d, opts, "=", ":", 0) >= 0) {
+        const AVDictionaryEntry *t = av_dict_get(d, "profile", NULL, 0);
+        if (t)
+            snprintf(buf, size, "%s", t->value);
+    }
+    av_dict_free(&d);
+}
+
+/* Closeness of pixel format `to` to `from`, for the convert= to suggest:
+ * lower is better. Losing chroma or bits costs most, then a change between
+ * YUV and RGB, then gaining them. */
+static int pix_fmt_distance(enum AVPixelFormat from, enum AVPixelFormat to)
+{
+    const AVPixFmtDescriptor *a = av_pix_fmt_desc_get(from), *b = av_pix_fmt_desc_get(to);
+    if (!a || !b)
+        return 1000;
+    int ca = chroma_class(a), cb = chroma_class(b), da = a->comp[0].depth, db = b->comp[0].depth;
+    int cost = ((a->flags ^ b->flags) & AV_PIX_FMT_FLAG_RGB) ? 30 : 0;
+    cost += ca > cb ? 8 * (ca - cb) : 2 * (cb - ca);
+    cost += da > db ? 4 : da < db ? 1 : 0;
+    return cost;
+}
+
+static int encoder_lists(const AVCodec *codec, enum AVPixelFormat pf)
+{
+    const void *cfg = NULL;
+    int n = 0;
+    if (avcodec_get_supported_config(NULL, codec, AV_CODEC_CONFIG_PIX_FORMAT, 0, &cfg, &n) < 0 || !cfg)
+        return 0;
+    for (int i = 0; i < n; i++)
+        if (((const enum AVPixelFormat *)cfg)[i] == pf)
+            return 1;
+    return 0;
+}
+
+int vkcu_encoder_check_pix_fmt(const AVCodec *codec, const char *opts, enum AVPixelFormat pf, char *err, size_t errlen)
+{
+    const void *cfg = NULL;
+    int n = 0;
+    if (avcodec_get_supported_config(NULL, codec, AV_CODEC_CONFIG_PIX_FORMAT, 0, &cfg, &n) < 0 || !cfg)
+        return 0; /* the encoder does not say: let it decide */
+    const enum AVPixelFormat *list = cfg;
+    char profile[64];
+    options_profile(opts, profile, sizeof(profile));
+    const profile_rule *rule = find_profile_rule(codec->name, profile);
+    char takes[600] = "";
+    enum AVPixelFormat best = AV_PIX_FMT_NONE;
+    int found = 0, best_cost = 0;
+    for (int i = 0; i < n; i++) {
+        if (rule && !rule_takes(rule, list[i]))
+            continue;
+        if (list[i] == pf)
+            found = 1;
+        append(takes, sizeof(takes), av_get_pix_fmt_name(list[i]));
+        int cost = pix_fmt_distance(pf, list[i]);
+        if (vkcu_convert_writes(list[i]) && (best == AV_PIX_FMT_NONE || cost < best_cost))
+            best = list[i], best_cost = cost;
+    }
+    if (found)
+        return 0;
+    char with[96] = "", fix[400], other[128] = "";
+    if (rule)
+        snprintf(with, sizeof(with), " with profile=%s", profile);
+    if (!vkcu_convert_reads(pf)) {
+        /* no convert to add: the encoders that take the frames as they are */
+        char names[300] = "";
+        const AVCodec *c;
+        for (int i = 0; (c = video_encoder(i)); i++)
+            if (!(c->capabilities & AV_CODEC_CAP_HARDWARE) && encoder_lists(c, pf))
+                append(names, sizeof(names), c->name);
+        snprintf(fix, sizeof(fix), "convert does not read %s; %s%s", av_get_pix_fmt_name(pf),
+                 names[0] ? "encoders of this build that take it: " : "no encoder of this build takes it",
+                 names);
+    } else if (best != AV_PIX_FMT_NONE) {
+        snprintf(fix, sizeof(fix), "add convert=format=%s at the end of the chain", av_get_pix_fmt_name(best));
+    } else {
+        snprintf(fix, sizeof(fix), "convert writes none of these; pick another encoder");
+    }
+    /* a profile that holds pf, where another one was asked for */
+    for (int i = 0; rule && i < NB_PROFILE_RULES; i++)
+        if (!strcmp(profile_rules[i].encoder, codec->name) && rule_takes(&profile_rules[i], pf)) {
+            char opt[80];
+            snprintf(opt, sizeof(opt), "profile=%s", profile_rules[i].profile);
+            snprintf(other, sizeof(other), ", or %s", VKCU_SETTING_IS("encoder_opts", opt));
+            break;
+        }
+    snprintf(err, errlen, "encoder %s%s takes %s, not %s: %s%s", codec->name, with, takes[0] ? takes : "no format",
+             av_get_pix_fmt_name(pf) ? av_get_pix_fmt_name(pf) : "these", fix, other);
+    return VKCU_ERR_USAGE;
 }
 
 /* ---- the job's checks ---- */

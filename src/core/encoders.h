@@ -49,6 +49,14 @@ const char *vkcu_video_encoder_names(const char *typed, char *buf, size_t size);
  * 0, or VKCU_ERR_USAGE with "encoder E has no preset 'V': did you mean ...;
  * its presets: ..." in err. */
 int vkcu_encoder_check_choice(const AVCodec *codec, const char *option, const char *value, char *err, size_t errlen);
+/* Whether encoder `codec` with options `opts` ("k=v:k=v", --encoder-opt:
+ * its profile for libx264 and libx265, whose profiles hold fewer formats
+ * than the encoder) takes frames of pf, before its library sees them. 0, or
+ * VKCU_ERR_USAGE with one line in err: "encoder E[ with profile=P] takes
+ * A, B, not X: add convert=format=A at the end of the chain[, or profile=Q]"
+ * (the format of those convert writes closest to X). */
+int vkcu_encoder_check_pix_fmt(const AVCodec *codec, const char *opts, enum AVPixelFormat pf, char *err,
+                               size_t errlen);
 /* The encode sink's checks that need no input: the encoder exists, the
  * container holds it, its preset and tune are its own. 0, or
  * VKCU_ERR_USAGE with the reason (naming job->output) in err. Jobs of other

@@ -109,19 +109,6 @@ typedef struct encode_sink {
     char thread_err[512];
 } encode_sink;
 
-static int pix_fmt_supported(const AVCodec *codec, enum AVPixelFormat fmt)
-{
-    const void *cfg = NULL;
-    int n = 0;
-    if (avcodec_get_supported_config(NULL, codec, AV_CODEC_CONFIG_PIX_FORMAT, 0, &cfg, &n) < 0 || !cfg)
-        return 1; /* the encoder does not say: let it decide */
-    const enum AVPixelFormat *p = cfg;
-    for (int i = 0; i < n; i++)
-        if (p[i] == fmt)
-            return 1;
-    return 0;
-}
-
 /* Encoders that print to stderr themselves (x265, SVT-AV1) stay quiet below
  * --log-level verbose, so the progress line and errors remain readable. */
 static void quiet_encoder_logs(AVCodecContext *enc, const AVCodec *codec, const char *user_opts)
@@ -442,11 +429,13 @@ static int open_encoder(vkcu_sink *s, const char *encname, const vkcu_video_form
             return VKCU_ERR_DEVICE;
         }
     }
-    if (!e->vk_device && !pix_fmt_supported(codec, fmt->pix_fmt)) {
-        snprintf(s->err, s->errlen, "%s: encoder %s cannot take %s frames (add convert=format=... to the chain)",
-                 path, codec->name, av_get_pix_fmt_name(fmt->pix_fmt));
-        ret = VKCU_ERR_USAGE;
-        goto fail;
+    if (!e->vk_device) {
+        /* What the encoder (and its profile) takes, before its library refuses it in its own words. */
+        char why[900];
+        if ((ret = vkcu_encoder_check_pix_fmt(codec, p->encoder_opts, fmt->pix_fmt, why, sizeof(why))) < 0) {
+            snprintf(s->err, s->errlen, "%s: %s", path, why);
+            goto fail;
+        }
     }
     if (vkcu_muxer_takes(ofmt, codec->id) == 0) {
         char takes[300];
@@ -527,6 +516,20 @@ fail:
     return ret;
 }
 
+/* HDR pictures (PQ, HLG) the chain left at 8 bits: tagged rightly, but
+ * banded, and seldom what was meant (a web preset on an HDR10 source): one
+ * line saying how to get SDR or keep the bits. */
+static void hdr_depth_warning(vkcu_sink *s, const vkcu_video_format *fmt)
+{
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(fmt->pix_fmt);
+    int pq = fmt->transfer == AVCOL_TRC_SMPTE2084;
+    if (!d || d->comp[0].depth > 8 || (!pq && fmt->transfer != AVCOL_TRC_ARIB_STD_B67))
+        return;
+    LOGW("%s: HDR (%s) in 8 bits, which bands: for SDR BT.709 add tonemap=format=yuv420p to the chain (or use "
+         "the preset hdr10-to-sdr); for HDR keep 10 bits (convert=format=yuv420p10le)",
+         s->params->output, pq ? "PQ" : "HLG");
+}
+
 static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb)
 {
     encode_sink *e = s->priv;
@@ -584,6 +587,7 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
     snprintf(s->result->encoder, sizeof(s->result->encoder), "%s", codec->name);
     if (!strcmp(ofmt->name, "image2") && !e->to_stdout)
         e->image = av_filename_number_test(path) ? IMAGE_SEQ : IMAGE_ONE;
+    hdr_depth_warning(s, fmt);
     if (e->vk_device) {
         LOGV("%s: %s encodes on the GPU%s", path, codec->name, vkcu_vkencode_op(codec->name) ? "'s video encode queue"
                                                                                           : "'s compute queue");

@@ -53,8 +53,17 @@ static int choice_index(const char *choices, const char *value)
     return -1;
 }
 
+/* The choice `value` names under another name (an alias of key `key`), or NULL. */
+static const char *alias_choice(const vkcu_op_class *cls, const char *key, const char *value)
+{
+    for (const vkcu_op_alias *a = cls->aliases; a && a->key; a++)
+        if (!strcmp(a->key, key) && !strcmp(a->alias, value))
+            return a->choice;
+    return NULL;
+}
+
 /* Checks a value against its key's type; returns 0 or writes why not. */
-static int check_value(const vkcu_op_key *k, const char *v, char *why, size_t whylen)
+static int check_value(const vkcu_op_class *cls, const vkcu_op_key *k, const char *v, char *why, size_t whylen)
 {
     switch (k->type) {
     case VKCU_KEY_INT: {
@@ -75,7 +84,16 @@ static int check_value(const vkcu_op_key *k, const char *v, char *why, size_t wh
     }
     case VKCU_KEY_ENUM:
         if (choice_index(k->choices, v) < 0) {
-            snprintf(why, whylen, "%s=%s: expected one of %s", k->name, v, k->choices);
+            int n = snprintf(why, whylen, "%s=%s: expected one of %s", k->name, v, k->choices);
+            /* and the other names the key takes (convert's format=: FFmpeg's) */
+            const char *sep = " (also ";
+            for (const vkcu_op_alias *a = cls->aliases; a && a->key && n >= 0 && (size_t)n < whylen; a++)
+                if (!strcmp(a->key, k->name)) {
+                    n += snprintf(why + n, whylen - (size_t)n, "%s%s", sep, a->alias);
+                    sep = "|";
+                }
+            if (*sep == '|' && n >= 0 && (size_t)n < whylen)
+                snprintf(why + n, whylen - (size_t)n, ")");
             return -1;
         }
         return 0;
@@ -107,9 +125,9 @@ void vkcu_chain_free(vkcu_chain *chain)
 
 #define PARSE_ERR(col, ...)                                             \
     do {                                                                \
-        char why_[256];                                                 \
+        char why_[512];                                                 \
         snprintf(why_, sizeof(why_), __VA_ARGS__);                      \
-        snprintf(err, errlen, "chain: column %d: %.200s", (int)(col) + 1, why_); \
+        snprintf(err, errlen, "chain: column %d: %.480s", (int)(col) + 1, why_); \
         goto fail;                                                      \
     } while (0)
 
@@ -216,9 +234,13 @@ int vkcu_chain_parse(const char *text, vkcu_chain *chain, char *err, size_t errl
                 int end_of_op = pos >= len || text[pos] == ',';
                 op->text[pos] = 0;
                 const char *value = op->text + vstart;
-                char why[256];
-                if (check_value(&cls->keys[ki], value, why, sizeof(why)) < 0)
-                    PARSE_ERR(vstart, "%s: %.180s", name, why);
+                const char *choice = cls->keys[ki].type == VKCU_KEY_ENUM ? alias_choice(cls, cls->keys[ki].name, value)
+                                                                         : NULL;
+                if (choice)
+                    value = choice;
+                char why[512];
+                if (check_value(cls, &cls->keys[ki], value, why, sizeof(why)) < 0)
+                    PARSE_ERR(vstart, "%s: %.400s", name, why);
                 op->value[ki] = value;
                 if (end_of_op)
                     break;

@@ -66,6 +66,15 @@ typedef struct vkcu_op_key {
     const char *help;
 } vkcu_op_key;
 
+/* Another name an ENUM key takes for one of its choices (convert's format=
+ * takes FFmpeg's pixel format names, yuv420p10le for yuv420p10). The chain
+ * stores the choice itself, so vkcu_op_enum and every listing see it. */
+typedef struct vkcu_op_alias {
+    const char *key;    /* the ENUM key */
+    const char *alias;  /* the other name */
+    const char *choice; /* one of the key's choices */
+} vkcu_op_alias;
+
 #define VKCU_OP_MAX_KEYS 32
 
 typedef struct vkcu_op vkcu_op;
@@ -98,6 +107,8 @@ typedef struct vkcu_op_class {
     int (*init_gpu)(vkcu_op *op);
     int (*run_gpu)(vkcu_op *op, const vkcu_gpu_frame *in, vkcu_gpu_frame *out, void *stream);
     void (*uninit)(vkcu_op *op);
+    /* Other names of ENUM choices, terminated by a zero entry; NULL: none. */
+    const vkcu_op_alias *aliases;
 } vkcu_op_class;
 
 struct vkcu_op {
@@ -121,6 +132,12 @@ int vkcu_op_is_set(const vkcu_op *op, const char *key);
 /* The registry of operator classes, NULL-terminated. */
 extern const vkcu_op_class *const vkcu_op_classes[];
 const vkcu_op_class *vkcu_op_find(const char *name);
+
+/* 1: convert's format= writes frames of pf (by vkcu's name or FFmpeg's,
+ * av_get_pix_fmt_name(pf), which it takes too); 0: it cannot. */
+int vkcu_convert_writes(enum AVPixelFormat pf);
+/* 1: convert (and tonemap) read frames of pf; 0: they refuse them. */
+int vkcu_convert_reads(enum AVPixelFormat pf);
 
 /* A parsed chain. */
 #define VKCU_CHAIN_MAX_OPS 16

@@ -168,12 +168,34 @@ static const fmt_info formats[] = {
     "yuv420p|yuv420p10|yuv422p|yuv422p10|yuv444p|yuv444p10|yuv444p16|nv12|p010|rgb24|rgba|rgb48|rgba64|rgbaf16"
 #define NB_FORMATS ((int)(sizeof(formats) / sizeof(formats[0])))
 
+/* FFmpeg's names of the formats whose vkcu name differs (vkcu prints
+ * FFmpeg's: hash headers, `vkcu formats`, errors), taken by format= too. */
+static const vkcu_op_alias format_aliases[] = {
+    { "format", "yuv420p10le", "yuv420p10" }, { "format", "yuv422p10le", "yuv422p10" },
+    { "format", "yuv444p10le", "yuv444p10" }, { "format", "yuv444p16le", "yuv444p16" },
+    { "format", "p010le", "p010" },           { "format", "rgb48le", "rgb48" },
+    { "format", "rgba64le", "rgba64" },       { "format", "rgbaf16le", "rgbaf16" },
+    { 0 },
+};
+
 static const fmt_info *fmt_find(enum AVPixelFormat pf)
 {
     for (int i = 0; i < NB_FORMATS; i++)
         if (formats[i].pix_fmt == pf)
             return &formats[i];
     return NULL;
+}
+
+int vkcu_convert_writes(enum AVPixelFormat pf)
+{
+    const fmt_info *f = fmt_find(pf);
+    return f && f->name;
+}
+
+int vkcu_convert_reads(enum AVPixelFormat pf)
+{
+    const fmt_info *f = fmt_find(pf);
+    return f && !f->l.is_rgb && pf != AV_PIX_FMT_YUV444P16LE; /* as common_init takes them */
 }
 
 static const char *pf_name(enum AVPixelFormat pf)
@@ -196,7 +218,8 @@ static const enum AVColorTransferCharacteristic trc_val[] = { AVCOL_TRC_BT709, A
                                                               AVCOL_TRC_IEC61966_2_1, AVCOL_TRC_SMPTE170M };
 
 #define COMMON_KEYS                                                                                                  \
-    { "format", VKCU_KEY_ENUM, NULL, 0, 0, FORMAT_CHOICES, "output layout (default: the input's)" },                \
+    { "format", VKCU_KEY_ENUM, NULL, 0, 0, FORMAT_CHOICES,                                                           \
+      "output layout (default: the input's); FFmpeg's names too (yuv420p10le, p010le, ...)" },                       \
     { "range", VKCU_KEY_ENUM, NULL, 0, 0, "limited|full", "output YUV range (default: the input's; RGB is full)" }, \
     { "chroma_loc", VKCU_KEY_ENUM, NULL, 0, 0, SITING_CHOICES,                                                       \
       "output chroma siting of subsampled outputs (default: the input's)" },                                         \
@@ -220,6 +243,8 @@ static const vkcu_op_key tonemap_keys[] = {
     { "peak", VKCU_KEY_FLOAT, "100", 10, 10000, NULL, "target (SDR) peak in cd/m2" },
     { "src_peak", VKCU_KEY_FLOAT, NULL, 10, 10000, NULL,
       "source peak in cd/m2 (default: MaxCLL, else mastering peak, else 1000; HLG: display peak 1000)" },
+    { "sdr_input", VKCU_KEY_ENUM, "fail", 0, 0, "fail|convert",
+      "input not tagged PQ or HLG (and no in_transfer): refused, or converted as convert does, without tone mapping" },
     { 0 },
 };
 
@@ -288,6 +313,13 @@ static int common_init(vkcu_op *op, const vkcu_video_format *in, vkcu_video_form
     int fidx = vkcu_op_enum(op, "format");
     if (fidx >= 0)
         fo = &formats[fidx];
+    if (tonemap && vkcu_op_enum(op, "in_transfer") < 0 && in->transfer != AVCOL_TRC_SMPTE2084 &&
+        in->transfer != AVCOL_TRC_ARIB_STD_B67 && vkcu_op_enum(op, "sdr_input") == 1) {
+        /* SDR input of a chain made for both (the web presets): convert's work alone */
+        LOGV("tonemap: the input is SDR (transfer %s): converted without tone mapping",
+             av_color_transfer_name(in->transfer) ? av_color_transfer_name(in->transfer) : "unknown");
+        tonemap = 0;
+    }
     d->in = fi->l;
     d->out = fo->l;
     d->width = in->width;
@@ -356,7 +388,7 @@ static int common_init(vkcu_op *op, const vkcu_video_format *in, vkcu_video_form
         t->transfer = TM_HLG;
     else
         return fail_usage(op, NULL, "input is not tagged PQ or HLG",
-                          "set in_transfer=pq|hlg if it is HDR, or use convert for SDR input");
+                          "set in_transfer=pq|hlg if it is HDR; for SDR input use convert, or sdr_input=convert");
     if (k < 0 && in->primaries != AVCOL_PRI_BT2020 && in->primaries != AVCOL_PRI_UNSPECIFIED && vkcu_op_enum(op, "in_primaries") < 0)
         LOGW("tonemap: input primaries are %s, treating them as BT.2020", av_color_primaries_name(in->primaries));
     t->curve = vkcu_op_enum(op, "curve");
@@ -669,6 +701,7 @@ const vkcu_op_class vkcu_op_convert = {
     .init_gpu = convert_init_gpu,
     .run_gpu = convert_run_gpu,
     .uninit = convert_uninit,
+    .aliases = format_aliases,
 };
 
 const vkcu_op_class vkcu_op_tonemap = {
@@ -683,4 +716,5 @@ const vkcu_op_class vkcu_op_tonemap = {
     .init_gpu = convert_init_gpu,
     .run_gpu = convert_run_gpu,
     .uninit = convert_uninit,
+    .aliases = format_aliases,
 };

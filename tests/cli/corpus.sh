@@ -145,7 +145,7 @@ EOF
 refused_format() {
   local line enc fmt
   line=$(err1 "$1")
-  [ "$2" = 2 ] && [[ $line =~ encoder\ ([a-z0-9_]+)\ cannot\ take\ ([a-z0-9]+)\ frames ]] || return 1
+  [ "$2" = 2 ] && [[ $line =~ encoder\ ([a-z0-9_]+)\ takes\ .*,\ not\ ([a-z0-9]+):\ (add\ convert=format=|convert\ does\ not\ read) ]] || return 1
   enc=${BASH_REMATCH[1]} fmt=${BASH_REMATCH[2]}
   ! "$FFMPEG" -hide_banner -h "encoder=$enc" 2>/dev/null | grep -i 'pixel formats:' | grep -qw "$fmt"
 }

@@ -27,6 +27,13 @@ check() { # name chain clip
 check denoise-convert 'denoise=tnr:sigma=6,convert=format=yuv420p:matrix=bt709' "$MEDIA/h264-aac.mp4"
 check hevc10-tnr 'denoise=tnr:sigma=4' "$MEDIA/hevc10.mkv"
 check tonemap 'tonemap=curve=bt2390:format=yuv420p' "$MEDIA/hdr10.mkv"
+# The web presets' operator (issue 38.7): HDR10 tone mapped, SDR converted only;
+# convert=format= by FFmpeg's name (38.8); the broadcast preset's chain ending
+# in a convert to 8-bit 4:2:0 (38.6).
+check web-hdr 'tonemap=format=yuv420p:matrix=bt709:sdr_input=convert' "$MEDIA/hdr10.mkv"
+check web-sdr 'tonemap=format=yuv420p:matrix=bt709:sdr_input=convert' "$MEDIA/h264-aac.mp4"
+check convert-ffmpeg-name 'convert=format=yuv422p10le' "$MEDIA/h264-aac.mp4"
+check broadcast-chain 'deinterlace=mode=field,scale=w=1280:h=720,convert=format=yuv420p' "$MEDIA/deint-h264-bff.mkv"
 
 # libx264 with audio: count, timestamps and audio packets kept.
 if timeout -s KILL 300 "$VKCU" "$MEDIA/h264-aac.mp4" --backend gpu --chain 'denoise=tnr:sigma=6' -o "$out/x.mp4" -q 2> "$out/x.err"; then
