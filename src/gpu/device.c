@@ -904,13 +904,20 @@ int vkcu_vkdev_decode_threads(void)
     return n < 1 ? 1 : n > MAX_LANE_QUEUES ? MAX_LANE_QUEUES : n;
 }
 
-/* VKCU_DECODE_QUEUES_PER_STREAM: 2 (default) spreads a decoder's two
- * execution contexts over its lane's queue and the next one, 1 keeps both
- * on its own queue (a measurement knob: docs/performance.md). */
+/* VKCU_DECODE_QUEUES_PER_STREAM: 1 (default) keeps a decoder's two
+ * execution contexts on its lane's queue; 2 (a measurement knob) spreads
+ * them over its queue and the next claimed one. Spread, a 4K H.264 stream
+ * of x264's ultrafast preset decoded its first GOP wrong (frames 0-249, up
+ * to the next IDR picture) in 8 of 8 runs on one H100 when two decoders
+ * shared two queues; with one queue each, 4 of 4 were right
+ * (tools/prof/two-queue-which.sh; docs/performance.md). Why the spread
+ * decodes wrong (FFmpeg's ordering of one video session's submissions on
+ * two queues, or the driver) is not known. One queue each was also the
+ * faster in engine-profile.sh's 7-stream rows. */
 static int queues_per_stream(void)
 {
     const char *e = getenv("VKCU_DECODE_QUEUES_PER_STREAM");
-    return e && !strcmp(e, "1") ? 1 : 2;
+    return e && !strcmp(e, "2") ? 2 : 1;
 }
 
 /* Registry locked: the trampoline set whose map is *want, filled now when

@@ -914,20 +914,19 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
              * buffers for the source's queue, the frame in hand and the ring. */
             ja.cuda_pool = VKCU_SOURCE_QUEUE + ja.ring_size + 4;
             jb.cuda_pool = VKCU_SOURCE_QUEUE + jb.ring_size + 4;
-            /* Both inputs decode on the one decode queue (engine) a
-             * process of one stream claims: half of each engine's rate
-             * (H100, 4K: 88 pairs/s; one input alone 161 frames/s).
-             * VKCU_COMPARE_TWO_QUEUES=1 (a measurement, not a setting)
-             * claims a queue for each, said before A's job makes the
-             * shared device: 149 pairs/s, but in one run of three on one
-             * H100 B's first GOP (frames 0-249, up to the next IDR)
-             * decoded wrong (PSNR 18 dB against the CPU's 45.26), not
-             * seen in 12 runs on two other machines, then in 4 of 12 on
-             * a fourth (tools/prof/two-queue-repeat.sh, where batch --jobs 2
-             * was right 4 of 4; docs/performance.md): not on until that
-             * is understood. */
+            /* A decode queue (engine) for each input, said before A's
+             * job makes the shared device: on one queue, which a process
+             * of one stream claims, each input got half of the engine's
+             * rate (H100, 4K: 88 pairs/s, one input alone 161 frames/s;
+             * with a queue each 149). It was held back while a 4K input
+             * decoded its first GOP wrong in some runs; those came with
+             * each decoder's contexts spread over both queues, never with
+             * one queue a decoder, which is now the rule (gpu/device.c,
+             * queues_per_stream; docs/performance.md).
+             * VKCU_COMPARE_TWO_QUEUES=0 (a measurement, not a setting)
+             * puts both on one queue. */
             const char *two = getenv("VKCU_COMPARE_TWO_QUEUES");
-            if (two && !strcmp(two, "1") && (ja.backend != VKCU_BACKEND_CPU || jb.backend != VKCU_BACKEND_CPU))
+            if (!(two && !strcmp(two, "0")) && (ja.backend != VKCU_BACKEND_CPU || jb.backend != VKCU_BACKEND_CPU))
                 vkcu_vkdev_expect(2, 0);
         }
         ret = vkcu_side_open_media(&x->a, &ja);
