@@ -387,7 +387,7 @@ static const profile_rule *find_profile_rule(const char *encoder, const char *pr
         return NULL;
     size_t n = strlen(profile);
     /* x265's intra-only and still-picture variants hold what their base does */
-    if (!strcmp(encoder, "libx265") && n > 6 && !strcmp(profile + n - 6, "-intra"))
+    if (!strcmp(encoder, "libx265") && n > 6 && profile[n - 6] == '-' && !strcmp(profile + n - 5, "intra"))
         n -= 6;
     else if (!strcmp(encoder, "libx265") && (!strcmp(profile, "mainstillpicture") || !strcmp(profile, "msp")))
         profile = "main", n = 4;
