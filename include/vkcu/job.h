@@ -148,6 +148,10 @@ typedef void (*vkcu_watchdog_callback)(void *opaque, const char *input, double s
 #define VKCU_STREAMS_NONE (-1)
 #define VKCU_STREAM_NTH(n) ((n) + 1)
 #define VKCU_STREAM_INDEX_MAX 1023
+/* vkcu_settings' decode_parallel: decoders by the cores (the default), and
+ * the most a setting may ask for. */
+#define VKCU_DECODE_PARALLEL_AUTO (-1)
+#define VKCU_DECODE_PARALLEL_MAX 64
 
 /* Settings of a context: how jobs run, whatever they do. Fill with
  * vkcu_default_settings() first, then change fields; vkcu_open() refuses
@@ -182,7 +186,18 @@ typedef struct vkcu_settings {
      * is claimed too. A queue the GPU does not have fails the job with
      * VKCU_ERR_DEVICE. */
     int decode_queue;
-    uint64_t reserved[32];          /* zero (version.h: room to grow) */
+    /* Since 1.2. One stream on several software decoders at once: cut at its
+     * independent pictures (H.264 IDR; HEVC IDR, BLA, CRA), the pieces
+     * decoded in parallel and the frames given back in order, the same
+     * frames and timestamps as one decoder (damage is decoded on in
+     * sequence). VKCU_DECODE_PARALLEL_AUTO (vkcu_default_settings): as many
+     * decoders as the process has cores, up to 16, where the stream can be
+     * cut, decode_threads is 0 or 1 and the job is not strict; 0 or 1: one
+     * decoder (what 1.1 did); 2..64: that many. Hardware (Vulkan) decoding
+     * is one decoder for now. */
+    int decode_parallel;
+    int decode_segment_min;         /* packets a piece holds at least, 0..1000000; 0: 48 */
+    uint64_t reserved[31];          /* zero (version.h: room to grow) */
 } vkcu_settings;
 
 /**

@@ -64,7 +64,7 @@ extern "C" {
 #endif
 
 #define VKCU_VERSION_MAJOR 1
-#define VKCU_VERSION_MINOR 1
+#define VKCU_VERSION_MINOR 2
 #define VKCU_VERSION_PATCH 0
 
 /* Packs a version into one comparable integer. */

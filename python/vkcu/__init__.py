@@ -22,7 +22,7 @@ from ._reader import Frame, FrameBatch, FrameFlags, Plane, Reader, ReaderStats, 
 from ._regress import (CaseResult, Comparison, FrameHash, FramePair, HashList, Verification, compare, hash,
                        verify)
 
-__version__ = "1.1.0"
+__version__ = "1.2.0"
 
 
 def cuda_device_count() -> int:

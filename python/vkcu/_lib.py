@@ -32,7 +32,7 @@ VKCU_ERR_PIPE_CLOSED = -0x56430007
 VKCU_EXIT_INTERRUPT = 130
 VKCU_LOG_QUIET, VKCU_LOG_ERROR, VKCU_LOG_WARNING, VKCU_LOG_INFO, VKCU_LOG_VERBOSE, VKCU_LOG_DEBUG = range(-1, 5)
 # version.h
-VKCU_VERSION_MAJOR, VKCU_VERSION_MINOR, VKCU_VERSION_PATCH = 1, 1, 0
+VKCU_VERSION_MAJOR, VKCU_VERSION_MINOR, VKCU_VERSION_PATCH = 1, 2, 0
 VKCU_VERSION_INT_CURRENT = (VKCU_VERSION_MAJOR << 16) | (VKCU_VERSION_MINOR << 8) | VKCU_VERSION_PATCH
 # job.h
 VKCU_BACKEND_AUTO, VKCU_BACKEND_CPU, VKCU_BACKEND_GPU = range(3)
@@ -107,7 +107,7 @@ class Settings(Structure):
         ("vulkan_download", c_int), ("decode_threads", c_int), ("encode_workers", c_int),
         ("progress_callback", c_void_p), ("progress_opaque", c_void_p),
         ("watchdog_callback", c_void_p), ("watchdog_opaque", c_void_p), ("decode_queue", c_int),
-        ("reserved", c_uint64 * 32),
+        ("decode_parallel", c_int), ("decode_segment_min", c_int), ("reserved", c_uint64 * 31),
     ]
 
 

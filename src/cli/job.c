@@ -58,6 +58,9 @@ int cli_job_apply(cli_job *p, enum cli_verb_id verb, const cli_option *o, const 
     case OPT_DOWNLOAD: p->s.vulkan_download = v->i == 1; break;
     case OPT_DECODE_THREADS: p->s.decode_threads = (int)v->i; break;
     case OPT_DECODE_QUEUE: p->s.decode_queue = (int)v->i; break;
+    case OPT_DECODE_PARALLEL: /* auto, off, N */
+        p->s.decode_parallel = v->i == -1 ? VKCU_DECODE_PARALLEL_AUTO : v->i == -2 ? 0 : (int)v->i;
+        break;
     case OPT_STALL_TIMEOUT: p->s.stall_timeout_ms = (int)v->i * 1000; break;
     case OPT_REQUIRE_GPU_DECODE: p->j.require_gpu_decode = 1; break;
     case OPT_STATS: p->stats = 1; break;

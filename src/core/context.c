@@ -53,6 +53,7 @@ void vkcu_default_settings(vkcu_settings *s)
     s->ring_size = VKCU_RING_SIZE_DEFAULT;
     s->stall_timeout_ms = 10000;
     s->decode_queue = -1;
+    s->decode_parallel = VKCU_DECODE_PARALLEL_AUTO;
 }
 
 void vkcu_default_job(vkcu_job *job)
@@ -99,6 +100,8 @@ static int check_settings(const vkcu_settings *s, char *err, size_t errlen)
     RANGE("decode_threads", s->decode_threads, 0, 256);
     RANGE("encode_workers", s->encode_workers, 0, 64);
     RANGE("decode_queue", s->decode_queue, -1, VKCU_DECODE_QUEUE_MAX);
+    RANGE("decode_parallel", s->decode_parallel, VKCU_DECODE_PARALLEL_AUTO, VKCU_DECODE_PARALLEL_MAX);
+    RANGE("decode_segment_min", s->decode_segment_min, 0, 1000000);
     return 0;
 }
 
@@ -251,6 +254,8 @@ void vkcu_context_job_params(const vkcu_context *c, vkcu_job_params *p)
     p->stall_timeout_ms = s->stall_timeout_ms;
     p->timeline_handoff = s->timeline_handoff;
     p->decode_queue = s->decode_queue;
+    p->decode_parallel = s->decode_parallel;
+    p->decode_segment_min = s->decode_segment_min;
     p->download = s->vulkan_download ? VKCU_DOWNLOAD_VULKAN : VKCU_DOWNLOAD_CUDA;
     p->progress = s->progress_callback != NULL; /* the library draws nothing on its own */
     p->progress_cb = s->progress_callback;

@@ -12,7 +12,9 @@
  * H200, say), get_format falls back to a software format and the frames
  * come out in system memory: the GPU session then uploads them.
  */
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <libavutil/hwcontext.h>
 #include <libavutil/hwcontext_vulkan.h>
 #include <libavutil/imgutils.h>
@@ -23,6 +25,7 @@
 #include "gpu/vkdev.h"
 #include "util/format.h"
 #include "util/log.h"
+#include "util/thread.h"
 #include "decode.h"
 
 static enum AVPixelFormat pick_vulkan(AVCodecContext *avctx, const enum AVPixelFormat *fmts)
@@ -141,6 +144,8 @@ fail:
 
 int vkcu_decoder_send(vkcu_decoder *dec, const AVPacket *pkt, int strict, char *err, size_t errlen)
 {
+    if (dec->par)
+        return vkcu_par_send(dec->par, pkt);
     int ret = avcodec_send_packet(dec->avctx, pkt);
     if (ret == AVERROR_INVALIDDATA && pkt) {
         dec->packets_rejected++;
@@ -211,6 +216,12 @@ static void apply_container_crop(vkcu_decoder *dec, AVFrame *f)
 
 int vkcu_decoder_receive(vkcu_decoder *dec, AVFrame *frame)
 {
+    if (dec->par) {
+        int r = vkcu_par_receive(dec->par, dec, frame);
+        if (r == 0)
+            dec->avctx->framerate = vkcu_par_framerate(dec->par);
+        return r;
+    }
     int ret = avcodec_receive_frame(dec->avctx, frame);
     if (ret < 0)
         return ret;
@@ -233,8 +244,67 @@ void vkcu_decoder_close(vkcu_decoder **pdec)
     vkcu_decoder *dec = *pdec;
     if (!dec)
         return;
+    if (dec->par) {
+        vkcu_par_log_stats(dec->par, dec->path);
+        vkcu_par_free(&dec->par);
+    }
     avcodec_free_context(&dec->avctx);
     av_freep(pdec);
+}
+
+int vkcu_decoder_flush(vkcu_decoder *dec)
+{
+    if (dec->par)
+        return vkcu_par_flush(dec->par);
+    avcodec_flush_buffers(dec->avctx);
+    return 0;
+}
+
+int vkcu_decode_parallel_count(int setting)
+{
+    if (setting == VKCU_DECODE_PARALLEL_AUTO)
+        return vkcu_cpu_count() >= 2 ? FFMIN(vkcu_cpu_count(), 16) : 0;
+    return setting >= 2 ? setting : 0;
+}
+
+int64_t vkcu_decode_segment_min(int64_t setting)
+{
+    const char *env = getenv("VKCU_DECODE_SEGMENT_MIN");
+    if (env && *env)
+        return FFMAX(atoll(env), 1);
+    return setting > 0 ? setting : 48;
+}
+
+int64_t vkcu_decode_parallel_budget(void)
+{
+    const char *env = getenv("VKCU_DECODE_PARALLEL_MIB");
+    if (env && *env)
+        return FFMAX(atoll(env), 1) << 20;
+    /* An eighth of the memory, at most 2 GiB: 680 1080p frames, 170 at 4K. */
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    int64_t mem = pages > 0 && page > 0 ? (int64_t)pages * page : (int64_t)4 << 30;
+    return FFMIN(mem / 8, (int64_t)2 << 30);
+}
+
+int vkcu_decoder_open_parallel(const vkcu_demux *d, int n, int64_t min_packets, int64_t budget,
+                               vkcu_decoder **out, char *err, size_t errlen)
+{
+    int ret = vkcu_decoder_open(d, NULL, 1, out, err, errlen);
+    if (ret < 0 || n < 2)
+        return ret;
+    char why[256] = "";
+    ret = vkcu_par_open(d, n, min_packets, budget, &(*out)->par, why, sizeof(why));
+    if (ret < 0) {
+        vkcu_decoder_close(out);
+        snprintf(err, errlen, "%s: cannot start the parallel decoders", d->path);
+        return ret;
+    }
+    if (ret == 0)
+        LOGV("%s: one decoder (%s)", d->path, why);
+    else
+        LOGV("%s: up to %d decoders in parallel, a segment from every cut after %lld packets", d->path, n,
+             (long long)min_packets);
+    return 0;
 }
 
 enum AVPixelFormat vkcu_frame_sw_format(const AVFrame *frame)

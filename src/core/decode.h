@@ -10,11 +10,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <libavcodec/avcodec.h>
+#include <vkcu/job.h>
 
 #include "demux.h"
 
+typedef struct vkcu_par vkcu_par;
+
 typedef struct vkcu_decoder {
-    AVCodecContext *avctx;
+    AVCodecContext *avctx;  /* with par: opened, decodes nothing; framerate is the last frame's decoder's */
     const char *path;
     int hw;                 /* 1: Vulkan Video hwaccel active */
     int64_t packets_rejected; /* packets the decoder refused as invalid data */
@@ -22,6 +25,7 @@ typedef struct vkcu_decoder {
      * after the codec's: top, bottom, left, right. */
     uint32_t container_crop[4];
     int container_crop_warned;
+    vkcu_par *par;          /* non-NULL: the stream is decoded by segments in parallel (decode_par.c) */
 } vkcu_decoder;
 
 /* hw_device: a Vulkan AVHWDeviceContext, or NULL for software decode.
@@ -38,6 +42,38 @@ int vkcu_decoder_send(vkcu_decoder *dec, const AVPacket *pkt, int strict, char *
 /* 0 with a frame, AVERROR(EAGAIN), AVERROR_EOF, or an error. */
 int vkcu_decoder_receive(vkcu_decoder *dec, AVFrame *frame);
 void vkcu_decoder_close(vkcu_decoder **dec);
+/* Forgets the stream so far (a seek): avcodec_flush_buffers, or the parallel
+ * decoder's segments. 0 or an error. */
+int vkcu_decoder_flush(vkcu_decoder *dec);
+
+/* Parallel decoding (decode_par.c): a software decoder whose stream is cut
+ * into segments at its independent access units (segment.h), each decoded
+ * by a fresh decoder on one of n worker threads, the frames given back in
+ * order: the frames and timestamps of one decoder from the start (see
+ * decode_par.c for how damage, CRA leading pictures and packets without
+ * timestamps keep it so). A segment holds at least min_packets packets; the
+ * frames decoded ahead of the one being taken hold at most about budget
+ * bytes. A codec without cut points opens a plain decoder (-v says why).
+ * Strict jobs decode in sequence: a refused packet must stop them at once. */
+int vkcu_decoder_open_parallel(const vkcu_demux *d, int n, int64_t min_packets, int64_t budget,
+                               vkcu_decoder **out, char *err, size_t errlen);
+/* The parallel decode wanted: n decoders (>= 2), or 0 for one, from the
+ * setting (VKCU_DECODE_PARALLEL_AUTO, 0 or 1: none, N) and the cores. */
+int vkcu_decode_parallel_count(int setting);
+/* The defaults: packets a segment holds at least, and the bytes of frames
+ * that wait (VKCU_DECODE_SEGMENT_MIN, VKCU_DECODE_PARALLEL_MIB override). */
+int64_t vkcu_decode_segment_min(int64_t setting);
+int64_t vkcu_decode_parallel_budget(void);
+
+/* decode_par.c, behind vkcu_decoder */
+int vkcu_par_open(const vkcu_demux *d, int n, int64_t min_packets, int64_t budget, vkcu_par **out, char *why,
+                  size_t whylen);
+int vkcu_par_send(vkcu_par *p, const AVPacket *pkt);
+int vkcu_par_receive(vkcu_par *p, vkcu_decoder *parent, AVFrame *frame);
+int vkcu_par_flush(vkcu_par *p);
+AVRational vkcu_par_framerate(const vkcu_par *p);
+void vkcu_par_log_stats(const vkcu_par *p, const char *path);
+void vkcu_par_free(vkcu_par **p);
 /* The software pixel format of decoded frames (resolves hardware frames). */
 enum AVPixelFormat vkcu_frame_sw_format(const AVFrame *frame);
 

@@ -50,6 +50,7 @@ void vkcu_job_params_default(vkcu_job_params *p)
     p->ring_size = VKCU_RING_SIZE_DEFAULT;
     p->stall_timeout_ms = 10000;
     p->decode_queue = -1;
+    p->decode_parallel = VKCU_DECODE_PARALLEL_AUTO;
     p->progress = 1;
 }
 
@@ -624,7 +625,10 @@ static int decode_packet(job *j, const AVPacket *pkt, AVFrame *frame)
     if (ret < 0 && ret != AVERROR(EAGAIN))
         return ret;
     for (;;) {
+        rejected = j->dec->packets_rejected;
         int r = vkcu_decoder_receive(j->dec, frame);
+        if (j->dec->packets_rejected != rejected) /* a parallel decoder tells of its packets here */
+            damage_seen(j);
         if (r == AVERROR(EAGAIN) || r == AVERROR_EOF)
             break;
         if (r < 0) {
@@ -746,6 +750,10 @@ static int open_backend(job *j)
      * so a damaged stream decodes differently from run to run (and frame
      * counts change) unless the decoder has one thread. More threads are
      * the caller's choice (decode_threads), for clean streams. */
+    int n = p->decode_threads <= 1 && !p->strict ? vkcu_decode_parallel_count(p->decode_parallel) : 0;
+    if (n >= 2)
+        return vkcu_decoder_open_parallel(j->demux, n, vkcu_decode_segment_min(p->decode_segment_min),
+                                          vkcu_decode_parallel_budget(), &j->dec, j->err, j->errlen);
     return vkcu_decoder_open(j->demux, NULL, p->decode_threads > 0 ? p->decode_threads : 1, &j->dec, j->err,
                              j->errlen);
 }

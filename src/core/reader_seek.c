@@ -282,7 +282,12 @@ static int open_decoding(vkcu_reader *r, reader_seek *s, char *err, size_t errle
                  VKCU_SETTING_IS("require_gpu_decode", "1"));
         return VKCU_ERR_DEVICE;
     }
-    /* One thread, as for hashes: a damaged picture conceals the same way every time. */
+    /* One thread, as for hashes: a damaged picture conceals the same way every time;
+     * or one stream on several decoders (decode.h), the same frames. */
+    int n = p->decode_threads <= 1 && !r->p.strict ? vkcu_decode_parallel_count(p->decode_parallel) : 0;
+    if (n >= 2)
+        return vkcu_decoder_open_parallel(s->demux, n, vkcu_decode_segment_min(p->decode_segment_min),
+                                          vkcu_decode_parallel_budget(), &s->dec, err, errlen);
     return vkcu_decoder_open(s->demux, NULL, p->decode_threads > 0 ? p->decode_threads : 1, &s->dec, err, errlen);
 }
 
@@ -404,7 +409,10 @@ static int seek_to(vkcu_reader *r, reader_seek *s, int64_t key, char *err, size_
         snprintf(err, errlen, "%s: cannot seek to the keyframe at pts %lld", r->input, (long long)key);
         return VKCU_ERR_INPUT;
     }
-    avcodec_flush_buffers(s->dec->avctx);
+    if ((ret = vkcu_decoder_flush(s->dec)) < 0) {
+        snprintf(err, errlen, "%s: cannot restart the decoders after a seek", r->input);
+        return ret;
+    }
     if (s->pkt_pending)
         av_packet_unref(s->pkt);
     s->pkt_pending = 0;

@@ -57,6 +57,8 @@ typedef struct vkcu_job_params {
     int subtitle_streams;        /* the same for subtitle streams */
     int decode_threads;          /* software decoder threads; 0: one (damaged streams decode alike on every run) */
     int encode_workers;          /* intra-GOP encoders (FFV1): GOPs encoded at once; 0: auto, 1: one encoder */
+    int decode_parallel;         /* VKCU_DECODE_PARALLEL_AUTO (the default), 0/1 one decoder, N (decode_par.c) */
+    int decode_segment_min;      /* packets a parallel decoder's segment holds at least; 0: the default */
     int overwrite;               /* 1: replace an existing output */
     int keep_partial;            /* 1: keep the partial output on failure */
     int strict;                  /* 1: a corrupt frame is fatal */

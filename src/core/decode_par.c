@@ -1,0 +1,644 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * One stream on several software decoders at once, the same frames as one
+ * decoder from the start (decode.h: vkcu_decoder_open_parallel).
+ *
+ * The packets, in decoding order, are cut into segments at the access units
+ * segment.c finds (H.264 IDR; HEVC IDR, BLA and CRA), once a segment holds
+ * at least min_packets. Each segment is decoded by a fresh decoder on a
+ * worker thread, its first packet preceded by the parameter sets the stream
+ * carried before it; the workers' frames wait in their segment's queue and
+ * the caller takes them segment after segment, so every frame comes out in
+ * the order, with the timestamps, that one decoder gives:
+ *   - a CRA's RASL pictures refer to the segment before: that segment's
+ *     decoder also decodes the CRA and its leading pictures and keeps only
+ *     the RASL ones (by pts); the next segment's decoder drops them itself;
+ *   - a packet without a pts ends the cuts (a frame drained at a segment's
+ *     end would be timed from no packet), unless no packet has a timestamp
+ *     (raw streams: the caller times every frame);
+ *   - damage (a refused packet, a decode error, a concealed picture) in any
+ *     segment but the first could be concealed from the pictures before it:
+ *     when the caller reaches it, the workers stop and one decoder takes
+ *     over from the previous segment's start, its frames up to the damage
+ *     (which the caller already has) dropped: the rest of the stream is
+ *     decoded in sequence (a "redo", counted in the statistics line).
+ * The frames waiting behind the first segment are bounded in bytes; a
+ * worker waits while the bound is reached, the first segment's never does.
+ * The caller's side is libavcodec's: send returns EAGAIN when the reading
+ * is too far ahead, receive EAGAIN while a frame needs more packets.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <libavutil/mem.h>
+
+#include "util/array.h"
+#include "util/log.h"
+#include "util/thread.h"
+#include "decode.h"
+#include "segment.h"
+
+#define HEAD_QUEUE_MAX 8      /* frames the segment being taken runs ahead */
+#define UNFED_MAX 1024        /* packets read ahead of the last segment's decoder */
+
+typedef struct par_event {
+    AVFrame *frame;           /* a picture; NULL: an error or a refused packet */
+    int err;                  /* the decoder's error (frame NULL, rejected 0) */
+    int rejected;             /* a packet the decoder refused as invalid */
+    int64_t pos, pts;         /* the refused packet's */
+    AVRational framerate;     /* the decoder's, as it gave the frame */
+    int64_t bytes;
+} par_event;
+
+typedef struct par_seg {
+    int64_t index;
+    AVPacket **pkts;          /* own packets, then (a CRA follows) the CRA and its leading pictures */
+    int64_t npk, pkroom, nown, fed;
+    AVPacket *orig0;          /* the first packet without the parameter sets put before it */
+    int closed, assigned, finished;
+    int64_t *drop;            /* pts of frames of the extra packets not to keep (the CRA, RADL) */
+    int64_t ndrop, droproom;
+    par_event *ev;
+    int64_t nev, evroom, evhead;
+    int64_t kept;             /* frames the caller took */
+    struct par_seg *next;
+} par_seg;
+
+struct vkcu_par {
+    const vkcu_demux *demux;
+    vkcu_nal_reader nal;
+    vkcu_param_sets ps;
+    int n;
+    int64_t min_packets, budget;
+    pthread_t *threads;
+    int nthreads;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int stop;
+    par_seg *head, *tail, *extending, *prev;
+    int64_t live, max_live, nseg;
+    int draining, cuts_off, send_blocked;
+    int ts_kind;              /* the first packet's: 1 a pts, 2 no timestamp at all, 3 a dts alone */
+    int64_t bytes, frames, peak_bytes, peak_frames;
+    AVRational framerate;
+    /* after a redo: one decoder, in sequence */
+    vkcu_decoder *seq;
+    AVPacket **seqq;
+    int64_t nseqq, seqroom, seqpos, seq_skip, rejected_base;
+    int seq_mode, seq_drained;
+    int64_t redos;
+};
+
+static void seg_free(par_seg *s)
+{
+    if (!s)
+        return;
+    for (int64_t i = 0; i < s->npk; i++)
+        av_packet_free(&s->pkts[i]);
+    free(s->pkts);
+    av_packet_free(&s->orig0);
+    free(s->drop);
+    for (int64_t i = s->evhead; i < s->nev; i++)
+        av_frame_free(&s->ev[i].frame);
+    free(s->ev);
+    av_free(s);
+}
+
+static int64_t frame_bytes(const AVFrame *f)
+{
+    int64_t b = 0;
+    for (int i = 0; i < AV_NUM_DATA_POINTERS && f->buf[i]; i++)
+        b += (int64_t)f->buf[i]->size;
+    return b;
+}
+
+/* Under the lock: whether the worker of s waits before queueing b bytes more. */
+static int must_wait(const vkcu_par *p, const par_seg *s, int64_t b)
+{
+    if (p->stop)
+        return 0;
+    if (s == p->head)
+        return s->nev - s->evhead >= HEAD_QUEUE_MAX;
+    return s->nev > s->evhead && p->bytes + b > p->budget;
+}
+
+static int push_event(vkcu_par *p, par_seg *s, par_event *e)
+{
+    int ret = 0;
+    pthread_mutex_lock(&p->lock);
+    while (must_wait(p, s, e->bytes))
+        pthread_cond_wait(&p->cond, &p->lock);
+    if (p->stop || VKCU_ARRAY_GROW(s->ev, s->nev, s->evroom, 64) < 0) {
+        ret = p->stop ? AVERROR_EXIT : AVERROR(ENOMEM);
+        av_frame_free(&e->frame);
+    } else {
+        s->ev[s->nev++] = *e;
+        p->bytes += e->bytes;
+        p->frames += e->frame != NULL;
+        p->peak_bytes = FFMAX(p->peak_bytes, p->bytes);
+        p->peak_frames = FFMAX(p->peak_frames, p->frames);
+        pthread_cond_broadcast(&p->cond);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return ret;
+}
+
+/* Sends pkt (NULL: drain) to the segment's decoder and queues what comes
+ * out. <0 ends the segment (an error queued, or stop). */
+static int feed(vkcu_par *p, par_seg *s, vkcu_decoder *dec, const AVPacket *pkt)
+{
+    for (;;) {
+        int ret = avcodec_send_packet(dec->avctx, pkt);
+        if (ret == AVERROR_INVALIDDATA && pkt) {
+            par_event e = { .rejected = 1, .pos = pkt->pos, .pts = pkt->pts };
+            if ((ret = push_event(p, s, &e)) < 0)
+                return ret;
+        } else if (ret < 0 && ret != AVERROR(EAGAIN) && ret != AVERROR_EOF) {
+            par_event e = { .err = VKCU_ERR_INPUT };
+            push_event(p, s, &e);
+            return VKCU_ERR_INPUT;
+        }
+        int again = ret == AVERROR(EAGAIN);
+        for (;;) {
+            AVFrame *f = av_frame_alloc();
+            if (!f)
+                return AVERROR(ENOMEM);
+            int r = vkcu_decoder_receive(dec, f);
+            if (r == AVERROR(EAGAIN) || r == AVERROR_EOF) {
+                av_frame_free(&f);
+                break;
+            }
+            par_event e = { .framerate = dec->avctx->framerate };
+            if (r < 0) {
+                av_frame_free(&f);
+                e.err = r;
+            } else {
+                e.frame = f;
+                e.bytes = frame_bytes(f);
+            }
+            int q = push_event(p, s, &e);
+            if (q < 0)
+                return q;
+            if (r < 0 && r != AVERROR_INVALIDDATA)
+                return r;
+        }
+        if (!again)
+            return 0;
+    }
+}
+
+static void decode_segment(vkcu_par *p, par_seg *s)
+{
+    vkcu_decoder *dec = NULL;
+    char err[256];
+    int ret = vkcu_decoder_open(p->demux, NULL, 1, &dec, err, sizeof(err));
+    if (ret < 0) {
+        par_event e = { .err = ret };
+        push_event(p, s, &e);
+    }
+    pthread_mutex_lock(&p->lock);
+    while (ret >= 0 && !p->stop) {
+        if (s->fed < s->npk) {
+            AVPacket *pkt = s->pkts[s->fed++];
+            pthread_mutex_unlock(&p->lock);
+            ret = feed(p, s, dec, pkt);
+            pthread_mutex_lock(&p->lock);
+            pthread_cond_broadcast(&p->cond); /* the reader may wait for the packets to go */
+        } else if (s->closed) {
+            pthread_mutex_unlock(&p->lock);
+            feed(p, s, dec, NULL);
+            pthread_mutex_lock(&p->lock);
+            break;
+        } else {
+            pthread_cond_wait(&p->cond, &p->lock);
+        }
+    }
+    s->finished = 1;
+    pthread_cond_broadcast(&p->cond);
+    pthread_mutex_unlock(&p->lock);
+    vkcu_decoder_close(&dec);
+}
+
+static void *worker_main(void *arg)
+{
+    vkcu_par *p = arg;
+    pthread_mutex_lock(&p->lock);
+    for (;;) {
+        par_seg *s = p->head;
+        while (s && s->assigned)
+            s = s->next;
+        if (p->stop)
+            break;
+        if (!s) {
+            pthread_cond_wait(&p->cond, &p->lock);
+            continue;
+        }
+        s->assigned = 1;
+        pthread_mutex_unlock(&p->lock);
+        decode_segment(p, s);
+        pthread_mutex_lock(&p->lock);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+static void stop_workers(vkcu_par *p)
+{
+    pthread_mutex_lock(&p->lock);
+    p->stop = 1;
+    pthread_cond_broadcast(&p->cond);
+    pthread_mutex_unlock(&p->lock);
+    for (int i = 0; i < p->nthreads; i++)
+        pthread_join(p->threads[i], NULL);
+    p->nthreads = 0;
+}
+
+static int start_workers(vkcu_par *p)
+{
+    p->stop = 0;
+    for (int i = 0; i < p->n; i++) {
+        if (vkcu_thread_create(&p->threads[i], worker_main, p)) {
+            stop_workers(p);
+            return AVERROR(EAGAIN);
+        }
+        p->nthreads++;
+    }
+    return 0;
+}
+
+static void free_segments(vkcu_par *p)
+{
+    for (par_seg *s = p->head, *next; s; s = next) {
+        next = s->next;
+        seg_free(s);
+    }
+    seg_free(p->prev);
+    p->head = p->tail = p->extending = p->prev = NULL;
+    p->live = 0;
+    p->bytes = p->frames = 0;
+}
+
+static void free_seq(vkcu_par *p)
+{
+    for (int64_t i = p->seqpos; i < p->nseqq; i++)
+        av_packet_free(&p->seqq[i]);
+    free(p->seqq);
+    p->seqq = NULL;
+    p->nseqq = p->seqroom = p->seqpos = 0;
+    vkcu_decoder_close(&p->seq);
+    p->seq_mode = p->seq_drained = 0;
+}
+
+void vkcu_par_log_stats(const vkcu_par *p, const char *path)
+{
+    LOGV("%s: parallel decode: %lld segment%s on %d decoders, %lld redone in sequence after damage; at most %lld "
+         "frames (%.1f MiB) waited behind the first segment", path, (long long)p->nseg, p->nseg == 1 ? "" : "s",
+         p->n, (long long)p->redos, (long long)p->peak_frames, p->peak_bytes / 1048576.0);
+}
+
+void vkcu_par_free(vkcu_par **pp)
+{
+    vkcu_par *p = *pp;
+    if (!p)
+        return;
+    stop_workers(p);
+    free_segments(p);
+    free_seq(p);
+    vkcu_param_sets_free(&p->ps);
+    free(p->threads);
+    pthread_mutex_destroy(&p->lock);
+    pthread_cond_destroy(&p->cond);
+    av_freep(pp);
+}
+
+int vkcu_par_open(const vkcu_demux *d, int n, int64_t min_packets, int64_t budget, vkcu_par **out, char *why,
+                  size_t whylen)
+{
+    vkcu_par *p = av_mallocz(sizeof(*p));
+    *out = NULL;
+    if (!p)
+        return AVERROR(ENOMEM);
+    if (!vkcu_nal_reader_init(&p->nal, d->video->codecpar, why, whylen)) {
+        av_free(p);
+        return 0;
+    }
+    p->demux = d;
+    p->n = n;
+    p->min_packets = min_packets > 0 ? min_packets : 1;
+    p->budget = budget;
+    p->max_live = n + 2;
+    p->threads = calloc((size_t)n, sizeof(*p->threads));
+    if (!p->threads || pthread_mutex_init(&p->lock, NULL)) {
+        free(p->threads);
+        av_free(p);
+        return AVERROR(ENOMEM);
+    }
+    pthread_cond_init(&p->cond, NULL);
+    int ret = start_workers(p);
+    if (ret < 0) {
+        vkcu_par_free(&p);
+        return ret;
+    }
+    *out = p;
+    return 1;
+}
+
+int vkcu_par_flush(vkcu_par *p)
+{
+    stop_workers(p);
+    free_segments(p);
+    free_seq(p);
+    vkcu_param_sets_free(&p->ps);
+    p->draining = p->cuts_off = p->send_blocked = p->ts_kind = 0;
+    return start_workers(p);
+}
+
+static int append_packet(par_seg *s, AVPacket *pkt)
+{
+    if (VKCU_ARRAY_GROW(s->pkts, s->npk, s->pkroom, 64) < 0)
+        return AVERROR(ENOMEM);
+    s->pkts[s->npk++] = pkt;
+    return 0;
+}
+
+static int seq_append(vkcu_par *p, const AVPacket *pkt)
+{
+    AVPacket *c = av_packet_clone(pkt);
+    if (!c || VKCU_ARRAY_GROW(p->seqq, p->nseqq, p->seqroom, 256) < 0) {
+        av_packet_free(&c);
+        return AVERROR(ENOMEM);
+    }
+    p->seqq[p->nseqq++] = c;
+    return 0;
+}
+
+/* Under the lock: whether the caller may send another packet now. */
+static int can_send(const vkcu_par *p)
+{
+    if (p->send_blocked && p->live >= p->max_live)
+        return 0;
+    return !p->tail || p->tail->npk - p->tail->fed < UNFED_MAX;
+}
+
+int vkcu_par_send(vkcu_par *p, const AVPacket *pkt)
+{
+    if (p->seq_mode) {
+        if (!pkt) {
+            p->draining = 1;
+            return 0;
+        }
+        return seq_append(p, pkt);
+    }
+    int ret = 0;
+    enum vkcu_access_kind kind = pkt ? vkcu_access_kind(&p->nal, pkt->data, (size_t)pkt->size) : VKCU_AU_NONE;
+    pthread_mutex_lock(&p->lock);
+    if (!pkt) {
+        p->draining = 1;
+        if (p->extending)
+            p->extending->closed = 1;
+        if (p->tail)
+            p->tail->closed = 1;
+        p->extending = NULL;
+        goto done;
+    }
+    /* Frames are timed from their own packet's pts, or (a raw stream) from
+     * no packet at all: a stream that mixes the two, or has packets with a
+     * dts alone, times a frame by the packet decoded when it comes out. */
+    int ts = pkt->pts != AV_NOPTS_VALUE ? 1 : pkt->dts == AV_NOPTS_VALUE ? 2 : 3;
+    if (!p->ts_kind)
+        p->ts_kind = ts;
+    if (ts != p->ts_kind || ts == 3)
+        p->cuts_off = 1;
+    int cut = !p->cuts_off && !p->ps.overflow && p->tail && p->tail->nown >= p->min_packets &&
+              (kind == VKCU_AU_CLEAN || (kind == VKCU_AU_CRA && p->ts_kind == 1));
+    if ((cut && p->live >= p->max_live) || !can_send(p)) {
+        p->send_blocked |= cut;
+        ret = AVERROR(EAGAIN);
+        goto done;
+    }
+    AVPacket *c = av_packet_clone(pkt);
+    if (!c) {
+        ret = AVERROR(ENOMEM);
+        goto done;
+    }
+    if (p->extending) {
+        if (kind == VKCU_AU_RADL || kind == VKCU_AU_RASL || kind == VKCU_AU_NONE) {
+            par_seg *e = p->extending;
+            AVPacket *x = av_packet_clone(pkt);
+            if (!x || append_packet(e, x) < 0 ||
+                (kind != VKCU_AU_RASL && (VKCU_ARRAY_GROW(e->drop, e->ndrop, e->droproom, 16) < 0 ||
+                                          !(e->drop[e->ndrop++] = pkt->pts, 1)))) {
+                av_packet_free(&x);
+                av_packet_free(&c);
+                ret = AVERROR(ENOMEM);
+                goto done;
+            }
+        } else {
+            p->extending->closed = 1;
+            p->extending = NULL;
+        }
+    }
+    if (!cut && p->tail) {
+        if ((ret = append_packet(p->tail, c)) < 0)
+            av_packet_free(&c);
+        else
+            p->tail->nown++;
+        goto added;
+    }
+    /* A new segment: the first, or a cut. */
+    par_seg *s = av_mallocz(sizeof(*s));
+    AVPacket *first = s && p->ps.count ? vkcu_param_sets_prefix(&p->ps, &p->nal, c) : NULL;
+    if (!s || (p->ps.count && !first) || append_packet(s, first ? first : c) < 0) {
+        av_packet_free(&first);
+        av_packet_free(&c);
+        av_free(s);
+        ret = AVERROR(ENOMEM);
+        goto done;
+    }
+    s->orig0 = first ? c : NULL;
+    s->nown = 1;
+    s->index = p->nseg++;
+    if (p->tail) {
+        if (kind == VKCU_AU_CRA) {
+            /* The segment before decodes on through the CRA's leading pictures
+             * for its RASL ones: it keeps no frame of the CRA itself. */
+            AVPacket *x = av_packet_clone(pkt);
+            par_seg *e = p->tail;
+            if (!x || append_packet(e, x) < 0 || VKCU_ARRAY_GROW(e->drop, e->ndrop, e->droproom, 16) < 0) {
+                av_packet_free(&x);
+                ret = AVERROR(ENOMEM);
+            } else {
+                e->drop[e->ndrop++] = pkt->pts;
+                p->extending = e;
+            }
+        } else {
+            p->tail->closed = 1;
+        }
+        p->tail->next = s;
+    } else {
+        p->head = s;
+    }
+    p->tail = s;
+    p->live++;
+    p->send_blocked = 0;
+    if (s->index)
+        LOGV("%s: segment %lld from pts %lld (%s)", p->demux->path, (long long)s->index, (long long)pkt->pts,
+             kind == VKCU_AU_CRA ? "CRA" : "IDR");
+added:
+    if (ret >= 0)
+        ret = vkcu_param_sets_add(&p->ps, &p->nal, pkt->data, (size_t)pkt->size);
+done:
+    pthread_cond_broadcast(&p->cond);
+    pthread_mutex_unlock(&p->lock);
+    return ret;
+}
+
+static int dropped(const par_seg *s, int64_t pts)
+{
+    for (int64_t i = 0; i < s->ndrop; i++)
+        if (s->drop[i] == pts)
+            return 1;
+    return 0;
+}
+
+/* Damage in segment h (not the first), whose frames before it the caller
+ * has: one decoder takes over from the previous segment's start. Called
+ * with the lock held; the workers are stopped. */
+static int start_redo(vkcu_par *p, par_seg *h)
+{
+    par_seg *prev = p->prev;
+    pthread_mutex_unlock(&p->lock);
+    stop_workers(p);
+    pthread_mutex_lock(&p->lock);
+    char err[256];
+    int ret = vkcu_decoder_open(p->demux, NULL, 1, &p->seq, err, sizeof(err));
+    if (ret < 0) {
+        LOGE("%s", err);
+        return ret;
+    }
+    p->seq_skip = (prev ? prev->kept : 0) + h->kept;
+    for (int64_t i = 0; prev && i < prev->nown && ret >= 0; i++)
+        ret = seq_append(p, prev->pkts[i]);
+    for (par_seg *s = h; s && ret >= 0; s = s->next)
+        for (int64_t i = 0; i < s->nown && ret >= 0; i++)
+            ret = seq_append(p, i == 0 && s->orig0 ? s->orig0 : s->pkts[i]);
+    free_segments(p);
+    p->seq_mode = 1;
+    p->redos++;
+    LOGV("%s: damage in segment %lld: decoding on in sequence from segment %lld", p->demux->path,
+         (long long)h->index, (long long)(prev ? prev->index : h->index));
+    return ret;
+}
+
+static int seq_receive(vkcu_par *p, vkcu_decoder *parent, AVFrame *frame)
+{
+    char err[256];
+    for (;;) {
+        int r = vkcu_decoder_receive(p->seq, frame);
+        if (r == 0) {
+            if (p->seq_skip > 0) {
+                p->seq_skip--;
+                av_frame_unref(frame);
+                continue;
+            }
+            p->framerate = p->seq->avctx->framerate;
+            return 0;
+        }
+        if (r != AVERROR(EAGAIN))
+            return r;
+        if (p->seqpos < p->nseqq) {
+            r = vkcu_decoder_send(p->seq, p->seqq[p->seqpos], 0, err, sizeof(err));
+            parent->packets_rejected = p->rejected_base + p->seq->packets_rejected;
+            if (r == AVERROR(EAGAIN))
+                continue;
+            av_packet_free(&p->seqq[p->seqpos++]);
+            if (r < 0 && r != AVERROR_EOF) {
+                LOGE("%s", err);
+                return r;
+            }
+            continue;
+        }
+        if (p->draining && !p->seq_drained) {
+            vkcu_decoder_send(p->seq, NULL, 0, err, sizeof(err));
+            p->seq_drained = 1;
+            continue;
+        }
+        return p->seq_drained ? AVERROR_EOF : AVERROR(EAGAIN);
+    }
+}
+
+int vkcu_par_receive(vkcu_par *p, vkcu_decoder *parent, AVFrame *frame)
+{
+    int ret;
+    if (p->seq_mode)
+        return seq_receive(p, parent, frame);
+    pthread_mutex_lock(&p->lock);
+    for (;;) {
+        par_seg *h = p->head;
+        if (!h) {
+            ret = p->draining ? AVERROR_EOF : AVERROR(EAGAIN);
+            break;
+        }
+        if (h->evhead < h->nev) {
+            par_event *e = &h->ev[h->evhead];
+            int damage = !e->frame || (e->frame->flags & AV_FRAME_FLAG_CORRUPT) || e->frame->decode_error_flags;
+            if (damage && h->index > 0) {
+                p->rejected_base = parent->packets_rejected;
+                if ((ret = start_redo(p, h)) < 0)
+                    break;
+                pthread_mutex_unlock(&p->lock);
+                return seq_receive(p, parent, frame);
+            }
+            h->evhead++;
+            p->bytes -= e->bytes;
+            p->frames -= e->frame != NULL;
+            pthread_cond_broadcast(&p->cond);
+            p->framerate = e->framerate;
+            if (e->frame) {
+                if (h->ndrop && dropped(h, e->frame->pts)) {
+                    av_frame_free(&e->frame);
+                    continue;
+                }
+                h->kept++;
+                av_frame_move_ref(frame, e->frame);
+                av_frame_free(&e->frame);
+                ret = 0;
+                break;
+            }
+            if (e->rejected) {
+                parent->packets_rejected++;
+                LOGW("%s: corrupt packet at byte %lld skipped (use %s to stop)", p->demux->path, (long long)e->pos,
+                     VKCU_SETTING_IS("strict", "1"));
+                continue;
+            }
+            ret = e->err;
+            break;
+        }
+        if (h->finished) {
+            p->head = h->next;
+            if (!p->head)
+                p->tail = NULL;
+            if (p->extending == h)
+                p->extending = NULL;
+            /* Kept for a redo of the next segment: its packets, no frames. */
+            seg_free(p->prev);
+            p->prev = h;
+            p->live--;
+            pthread_cond_broadcast(&p->cond);
+            continue;
+        }
+        if (!p->draining && can_send(p)) {
+            ret = AVERROR(EAGAIN);
+            break;
+        }
+        pthread_cond_wait(&p->cond, &p->lock);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return ret;
+}
+
+AVRational vkcu_par_framerate(const vkcu_par *p)
+{
+    return p->framerate;
+}
