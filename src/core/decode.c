@@ -73,8 +73,9 @@ int vkcu_decoder_vulkan_supported(const vkcu_demux *d, AVBufferRef *hw_device, c
     return 0;
 }
 
-int vkcu_decoder_open(const vkcu_demux *d, AVBufferRef *hw_device, int threads,
-                      vkcu_decoder **out, char *err, size_t errlen)
+static int decoder_open(const vkcu_demux *d, AVBufferRef *hw_device, int threads,
+                        int (*get_buffer2)(AVCodecContext *, AVFrame *, int), void *opaque,
+                        vkcu_decoder **out, char *err, size_t errlen)
 {
     const AVCodecParameters *par = d->video->codecpar;
     const AVCodec *codec = NULL;
@@ -126,6 +127,10 @@ int vkcu_decoder_open(const vkcu_demux *d, AVBufferRef *hw_device, int threads,
         dec->hw = 1;
     } else {
         dec->avctx->thread_count = threads;
+        if (get_buffer2 && (codec->capabilities & AV_CODEC_CAP_DR1)) {
+            dec->avctx->get_buffer2 = get_buffer2;
+            dec->avctx->opaque = opaque;
+        }
     }
     ret = avcodec_open2(dec->avctx, codec, NULL);
     if (ret < 0) {
@@ -140,6 +145,18 @@ int vkcu_decoder_open(const vkcu_demux *d, AVBufferRef *hw_device, int threads,
 fail:
     vkcu_decoder_close(&dec);
     return ret;
+}
+
+int vkcu_decoder_open(const vkcu_demux *d, AVBufferRef *hw_device, int threads,
+                      vkcu_decoder **out, char *err, size_t errlen)
+{
+    return decoder_open(d, hw_device, threads, NULL, NULL, out, err, errlen);
+}
+
+int vkcu_decoder_open_pooled(const vkcu_demux *d, int (*get_buffer2)(AVCodecContext *, AVFrame *, int),
+                             void *opaque, vkcu_decoder **out, char *err, size_t errlen)
+{
+    return decoder_open(d, NULL, 1, get_buffer2, opaque, out, err, errlen);
 }
 
 int vkcu_decoder_send(vkcu_decoder *dec, const AVPacket *pkt, int strict, char *err, size_t errlen)
@@ -262,8 +279,12 @@ int vkcu_decoder_flush(vkcu_decoder *dec)
 
 int vkcu_decode_parallel_count(int setting)
 {
-    if (setting == VKCU_DECODE_PARALLEL_AUTO)
-        return vkcu_cpu_count() >= 2 ? FFMIN(vkcu_cpu_count(), 16) : 0;
+    if (setting == VKCU_DECODE_PARALLEL_AUTO) {
+        /* The cores not taken by the parallel decoders already running in
+         * this process (a batch's, a compare's other input). */
+        int n = FFMIN(vkcu_cpu_count(), 16) / (1 + vkcu_par_live());
+        return n >= 2 ? n : 0;
+    }
     return setting >= 2 ? setting : 0;
 }
 
@@ -280,10 +301,11 @@ int64_t vkcu_decode_parallel_budget(void)
     const char *env = getenv("VKCU_DECODE_PARALLEL_MIB");
     if (env && *env)
         return FFMAX(atoll(env), 1) << 20;
-    /* An eighth of the memory, at most 2 GiB: 680 1080p frames, 170 at 4K. */
+    /* An eighth of the memory, at most 8 GiB (2700 1080p frames, 680 at
+     * 4K), for all the parallel decoders of the process together. */
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     int64_t mem = pages > 0 && page > 0 ? (int64_t)pages * page : (int64_t)4 << 30;
-    return FFMIN(mem / 8, (int64_t)2 << 30);
+    return FFMIN(mem / 8, (int64_t)8 << 30);
 }
 
 int vkcu_decoder_open_parallel(const vkcu_demux *d, int n, int64_t min_packets, int64_t budget,

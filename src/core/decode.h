@@ -33,6 +33,10 @@ typedef struct vkcu_decoder {
  * decode this stream (codec, profile or size), so the caller can fall back. */
 int vkcu_decoder_open(const vkcu_demux *d, AVBufferRef *hw_device, int threads,
                       vkcu_decoder **out, char *err, size_t errlen);
+/* A software decoder with one thread whose frames come from get_buffer2
+ * (with opaque as the context's), where the codec lets the caller allocate. */
+int vkcu_decoder_open_pooled(const vkcu_demux *d, int (*get_buffer2)(AVCodecContext *, AVFrame *, int),
+                             void *opaque, vkcu_decoder **out, char *err, size_t errlen);
 /* Whether a Vulkan device can decode this stream (codec, profile, depth,
  * chroma format, size): VKCU_VK_DECODE_VIDEO (a video decode queue) or
  * VKCU_VK_DECODE_COMPUTE (FFmpeg's compute hwaccels), 0 no (reason in why). */
@@ -74,6 +78,8 @@ int vkcu_par_flush(vkcu_par *p);
 AVRational vkcu_par_framerate(const vkcu_par *p);
 void vkcu_par_log_stats(const vkcu_par *p, const char *path);
 void vkcu_par_free(vkcu_par **p);
+/* The parallel decoders open in the process. */
+int vkcu_par_live(void);
 /* The software pixel format of decoded frames (resolves hardware frames). */
 enum AVPixelFormat vkcu_frame_sw_format(const AVFrame *frame);
 

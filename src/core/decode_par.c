@@ -28,10 +28,16 @@
  * is too far ahead, receive EAGAIN while a frame needs more packets.
  */
 #include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
+#include <limits.h>
+#include <libavutil/imgutils.h>
 #include <libavutil/mem.h>
+#include <libavutil/pixdesc.h>
 
 #include "util/array.h"
 #include "util/log.h"
@@ -65,8 +71,23 @@ typedef struct par_seg {
     struct par_seg *next;
 } par_seg;
 
+/* Frame buffers shared by the segments' decoders, as libavcodec's own pool
+ * lays them out (get_buffer.c): a fresh decoder per segment would otherwise
+ * allocate (and zero) every buffer of every frame it holds anew. */
+typedef struct par_pool {
+    enum AVPixelFormat format;
+    int width, height;
+    int linesize[4];
+    AVBufferPool *pools[4];
+} par_pool;
+
+#define POOLS_MAX 4
+
 struct vkcu_par {
     const vkcu_demux *demux;
+    pthread_mutex_t pool_lock;
+    par_pool pool[POOLS_MAX]; /* the latest formats, the oldest replaced */
+    int npool;
     vkcu_nal_reader nal;
     vkcu_param_sets ps;
     int n;
@@ -89,6 +110,106 @@ struct vkcu_par {
     int seq_mode, seq_drained;
     int64_t redos;
 };
+
+static void mapped_free(void *opaque, uint8_t *data)
+{
+    munmap(data, (size_t)(uintptr_t)opaque);
+}
+
+/* A zeroed frame buffer mapped with its pages in place: the frames waiting
+ * behind the first segment are hundreds of megabytes, each page touched
+ * first by the decoder, and one fault a page costs (in a virtual machine
+ * most of all) more than the second decoder saves. One call maps them all. */
+static AVBufferRef *mapped_alloc(size_t size)
+{
+    if (size < ((size_t)64 << 10))
+        return av_buffer_allocz(size);
+    void *data = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (data == MAP_FAILED)
+        return NULL;
+    AVBufferRef *buf = av_buffer_create(data, size, mapped_free, (void *)(uintptr_t)size, 0);
+    if (!buf)
+        munmap(data, size);
+    return buf;
+}
+
+static void pool_uninit(par_pool *pl)
+{
+    for (int i = 0; i < 4; i++)
+        av_buffer_pool_uninit(&pl->pools[i]);
+    memset(pl, 0, sizeof(*pl));
+}
+
+static int pool_init(par_pool *pl, AVCodecContext *avctx, const AVFrame *f)
+{
+    int w = f->width, h = f->height, align[AV_NUM_DATA_POINTERS], unaligned;
+    ptrdiff_t ls[4];
+    size_t size[4];
+    avcodec_align_dimensions2(avctx, &w, &h, align);
+    do {
+        if (av_image_fill_linesizes(pl->linesize, avctx->pix_fmt, w) < 0)
+            return AVERROR(EINVAL);
+        w += w & ~(w - 1);
+        unaligned = 0;
+        for (int i = 0; i < 4; i++)
+            unaligned |= pl->linesize[i] % align[i];
+    } while (unaligned);
+    for (int i = 0; i < 4; i++)
+        ls[i] = pl->linesize[i];
+    if (av_image_fill_plane_sizes(size, avctx->pix_fmt, h, ls) < 0)
+        return AVERROR(EINVAL);
+    for (int i = 0; i < 4; i++) {
+        if (!size[i])
+            continue;
+        if (size[i] > INT_MAX - 128 || !(pl->pools[i] = av_buffer_pool_init(size[i] + 16 + 64 - 1, mapped_alloc))) {
+            pool_uninit(pl);
+            return AVERROR(ENOMEM);
+        }
+    }
+    pl->format = avctx->pix_fmt;
+    pl->width = f->width;
+    pl->height = f->height;
+    return 0;
+}
+
+static int par_get_buffer(AVCodecContext *avctx, AVFrame *f, int flags)
+{
+    vkcu_par *p = avctx->opaque;
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(avctx->pix_fmt);
+    if (avctx->hw_frames_ctx || f->format != avctx->pix_fmt || !d || (d->flags & AV_PIX_FMT_FLAG_PAL))
+        return avcodec_default_get_buffer2(avctx, f, flags);
+    pthread_mutex_lock(&p->pool_lock);
+    par_pool *pl = NULL;
+    for (int i = 0; i < p->npool && !pl; i++)
+        if (p->pool[i].format == f->format && p->pool[i].width == f->width && p->pool[i].height == f->height)
+            pl = &p->pool[i];
+    if (!pl) {
+        if (p->npool == POOLS_MAX) {
+            pool_uninit(&p->pool[0]);
+            memmove(&p->pool[0], &p->pool[1], sizeof(p->pool[0]) * (POOLS_MAX - 1));
+            memset(&p->pool[POOLS_MAX - 1], 0, sizeof(p->pool[0]));
+            p->npool--;
+        }
+        pl = &p->pool[p->npool];
+        if (pool_init(pl, avctx, f) < 0) {
+            pthread_mutex_unlock(&p->pool_lock);
+            return avcodec_default_get_buffer2(avctx, f, flags);
+        }
+        p->npool++;
+    }
+    int ret = 0;
+    for (int i = 0; i < 4; i++) {
+        f->linesize[i] = pl->pools[i] ? pl->linesize[i] : 0;
+        if (pl->pools[i] && !(f->buf[i] = av_buffer_pool_get(pl->pools[i])))
+            ret = AVERROR(ENOMEM);
+        f->data[i] = f->buf[i] ? f->buf[i]->data : NULL;
+    }
+    pthread_mutex_unlock(&p->pool_lock);
+    f->extended_data = f->data;
+    if (ret < 0)
+        av_frame_unref(f);
+    return ret;
+}
 
 static void seg_free(par_seg *s)
 {
@@ -113,6 +234,16 @@ static int64_t frame_bytes(const AVFrame *f)
     return b;
 }
 
+/* The frames waiting behind first segments, in bytes, of every parallel
+ * decoder of the process (a batch runs several): the budget is the process's. */
+static _Atomic int64_t waiting_bytes;
+static _Atomic int live_decoders;
+
+int vkcu_par_live(void)
+{
+    return atomic_load(&live_decoders);
+}
+
 /* Under the lock: whether the worker of s waits before queueing b bytes more. */
 static int must_wait(const vkcu_par *p, const par_seg *s, int64_t b)
 {
@@ -120,21 +251,34 @@ static int must_wait(const vkcu_par *p, const par_seg *s, int64_t b)
         return 0;
     if (s == p->head)
         return s->nev - s->evhead >= HEAD_QUEUE_MAX;
-    return s->nev > s->evhead && p->bytes + b > p->budget;
+    return s->nev > s->evhead && atomic_load(&waiting_bytes) + b > p->budget;
 }
 
 static int push_event(vkcu_par *p, par_seg *s, par_event *e)
 {
     int ret = 0;
     pthread_mutex_lock(&p->lock);
-    while (must_wait(p, s, e->bytes))
-        pthread_cond_wait(&p->cond, &p->lock);
+    while (must_wait(p, s, e->bytes)) {
+        if (s == p->head) {
+            pthread_cond_wait(&p->cond, &p->lock);
+        } else { /* bytes another decoder's caller frees wake no one here: look again */
+            struct timespec t;
+            clock_gettime(CLOCK_REALTIME, &t);
+            t.tv_nsec += 20 * 1000000;
+            if (t.tv_nsec >= 1000000000) {
+                t.tv_sec++;
+                t.tv_nsec -= 1000000000;
+            }
+            pthread_cond_timedwait(&p->cond, &p->lock, &t);
+        }
+    }
     if (p->stop || VKCU_ARRAY_GROW(s->ev, s->nev, s->evroom, 64) < 0) {
         ret = p->stop ? AVERROR_EXIT : AVERROR(ENOMEM);
         av_frame_free(&e->frame);
     } else {
         s->ev[s->nev++] = *e;
         p->bytes += e->bytes;
+        atomic_fetch_add(&waiting_bytes, e->bytes);
         p->frames += e->frame != NULL;
         p->peak_bytes = FFMAX(p->peak_bytes, p->bytes);
         p->peak_frames = FFMAX(p->peak_frames, p->frames);
@@ -192,7 +336,7 @@ static void decode_segment(vkcu_par *p, par_seg *s)
 {
     vkcu_decoder *dec = NULL;
     char err[256];
-    int ret = vkcu_decoder_open(p->demux, NULL, 1, &dec, err, sizeof(err));
+    int ret = vkcu_decoder_open_pooled(p->demux, par_get_buffer, p, &dec, err, sizeof(err));
     if (ret < 0) {
         par_event e = { .err = ret };
         push_event(p, s, &e);
@@ -276,6 +420,7 @@ static void free_segments(vkcu_par *p)
     seg_free(p->prev);
     p->head = p->tail = p->extending = p->prev = NULL;
     p->live = 0;
+    atomic_fetch_sub(&waiting_bytes, p->bytes);
     p->bytes = p->frames = 0;
 }
 
@@ -307,7 +452,11 @@ void vkcu_par_free(vkcu_par **pp)
     free_seq(p);
     vkcu_param_sets_free(&p->ps);
     free(p->threads);
+    for (int i = 0; i < p->npool; i++)
+        pool_uninit(&p->pool[i]);
+    pthread_mutex_destroy(&p->pool_lock);
     pthread_mutex_destroy(&p->lock);
+    atomic_fetch_sub(&live_decoders, 1);
     pthread_cond_destroy(&p->cond);
     av_freep(pp);
 }
@@ -334,6 +483,8 @@ int vkcu_par_open(const vkcu_demux *d, int n, int64_t min_packets, int64_t budge
         av_free(p);
         return AVERROR(ENOMEM);
     }
+    pthread_mutex_init(&p->pool_lock, NULL);
+    atomic_fetch_add(&live_decoders, 1);
     pthread_cond_init(&p->cond, NULL);
     int ret = start_workers(p);
     if (ret < 0) {
@@ -592,6 +743,7 @@ int vkcu_par_receive(vkcu_par *p, vkcu_decoder *parent, AVFrame *frame)
             }
             h->evhead++;
             p->bytes -= e->bytes;
+            atomic_fetch_sub(&waiting_bytes, e->bytes);
             p->frames -= e->frame != NULL;
             pthread_cond_broadcast(&p->cond);
             p->framerate = e->framerate;
