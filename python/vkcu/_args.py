@@ -30,6 +30,7 @@ RANGES = {
     "device": (0, 63, "--device"),
     "ring_size": (3, 16, "--ring-size"),
     "decode_threads": (1, 256, "--decode-threads"),
+    "decode_parallel": (1, 64, "--decode-parallel"),
     "stall_timeout": (0, 3600, "--stall-timeout"),
     "video_stream": (0, 1023, "--video-stream"),
     "frames": (1, 2147483647, "--frames"),

@@ -12,7 +12,7 @@ import logging
 import threading
 import weakref
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, Optional, Union
 
 from . import _lib
 from ._args import number, parse_time, trim_args, whole  # noqa: F401 - parse_time, trim_args: used from here
@@ -45,7 +45,8 @@ def _on_log(opaque, level, message, _log=log, _levels=_LEVELS, _last=_last_error
 _NAMES = {
     "start_time": "start", "start_frame": "start", "duration": "duration", "frame_count": "frames",
     "max_held": "max_held", "detach": "copy", "cuda_frames": "cuda", "backend": "backend", "device": "device",
-    "ring_size": "ring_size", "decode_threads": "decode_threads", "strict": "strict",
+    "ring_size": "ring_size", "decode_threads": "decode_threads", "decode_parallel": "decode_parallel",
+    "strict": "strict",
     "require_gpu_decode": "require_gpu_decode", "video_stream": "video_stream", "timing": "timing",
     "overwrite": "overwrite", "update": "update", "fail_fast": "fail_fast", "allow_outside": "allow_outside",
     "align": "align", "max_diff": "max_diff", "min_psnr": "min_psnr", "min_vmaf": "min_vmaf", "scale": "scale",
@@ -152,11 +153,16 @@ class Context:
     (the Vulkan device is the one with its UUID), interop ring size, decoder
     threads, log level. Opening one opens no device; GPU devices are shared by
     every context of the process. Readers and the regression calls make one
-    for themselves unless given ``context=``."""
+    for themselves unless given ``context=``.
+
+    ``decode_parallel``: ``"auto"`` (the default: one software decoder per
+    core where the stream can be cut at its IDR pictures), ``"off"``, or N
+    decoders (1..64) decoding pieces of one stream at once; the frames and
+    timestamps are one decoder's either way."""
 
     def __init__(self, backend: str = "auto", device: int = 0, *, ring_size: Optional[int] = None,
-                 decode_threads: Optional[int] = None, log_level: str = "warning",
-                 stall_timeout: Optional[float] = None, progress: Optional[Callable[[Progress], None]] = None):
+                 decode_threads: Optional[int] = None, decode_parallel: Union[None, int, str] = None,
+                 log_level: str = "warning", stall_timeout: Optional[float] = None, progress: Optional[Callable[[Progress], None]] = None):
         self._ptr = ctypes.c_void_p()
         s = _lib.Settings()
         _lib.lib.vkcu_default_settings(ctypes.byref(s))
@@ -172,6 +178,13 @@ class Context:
             s.ring_size = whole("ring_size", ring_size)
         if decode_threads is not None:
             s.decode_threads = whole("decode_threads", decode_threads)
+        if isinstance(decode_parallel, str):
+            if decode_parallel not in ("auto", "off"):
+                raise UsageError(f"decode_parallel={decode_parallel!r}: give 'auto', 'off' or a number of decoders "
+                                 f"in [1, {_lib.VKCU_DECODE_PARALLEL_MAX}]")
+            s.decode_parallel = _lib.VKCU_DECODE_PARALLEL_AUTO if decode_parallel == "auto" else 0
+        elif decode_parallel is not None:
+            s.decode_parallel = whole("decode_parallel", decode_parallel)
         if stall_timeout is not None:
             s.stall_timeout_ms = int(round(number("stall_timeout", stall_timeout) * 1000))
         s.log_callback = _LOG_CB

@@ -379,8 +379,8 @@ class Reader:
                  frames: Optional[int] = None, timing: str = "decoded", max_held: int = 32, copy: bool = False,
                  cuda: bool = True, strict: bool = False, video_stream: Optional[int] = None,
                  require_gpu_decode: bool = False, ring_size: Optional[int] = None,
-                 decode_threads: Optional[int] = None, context: Optional[Context] = None,
-                 log_level: str = "warning"):
+                 decode_threads: Optional[int] = None, decode_parallel: Union[None, int, str] = None,
+                 context: Optional[Context] = None, log_level: str = "warning"):
         self._ptr = ctypes.c_void_p()
         self._path = path
         # Everything checked before anything is opened.
@@ -399,7 +399,7 @@ class Reader:
         if video_stream is not None:
             p.video_stream = whole("video_stream", video_stream)
         self._ctx = context or Context(backend, device, ring_size=ring_size, decode_threads=decode_threads,
-                                       log_level=log_level)
+                                       decode_parallel=decode_parallel, log_level=log_level)
         p.input = self._input
         p.chain = self._chain
         p.timing = _lib.TIMINGS[timing]

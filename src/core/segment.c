@@ -130,14 +130,18 @@ int vkcu_param_sets_add(vkcu_param_sets *ps, const vkcu_nal_reader *r, const uin
             ps->overflow = 1; /* the stream's framing cannot carry it */
             return 0;
         }
-        int seen = 0;
-        for (size_t o = 0; o < ps->size && !seen;) {
+        /* One seen before moves to the end: the last of those with its id is
+         * the one in force (a stream going back to an earlier PPS). */
+        for (size_t o = 0; o < ps->size;) {
             size_t l = AV_RB32(ps->data + o);
-            seen = l == len && !memcmp(ps->data + o + 4, nal, len);
+            if (l == len && !memcmp(ps->data + o + 4, nal, len)) {
+                memmove(ps->data + o, ps->data + o + 4 + l, ps->size - o - 4 - l);
+                ps->size -= 4 + l;
+                ps->count--;
+                break;
+            }
             o += 4 + l;
         }
-        if (seen)
-            continue;
         if (ps->size + 4 + len > PARAM_SETS_MAX_BYTES) {
             ps->overflow = 1;
             return 0;
