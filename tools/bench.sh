@@ -18,15 +18,17 @@
 #   processes 1080p           N `vkcu --decode-only --null` processes (queue claims on, and off)
 #                             against N decode-only streams in one process (bench_multistream)
 #   batch 1080p               vkcu batch --jobs N against bench_multistream, the same files
+#   one file, several decoders tools/bench-decode-parallel.sh (decode-parallel.md): each clip
+#                             looped to 3000 frames, one decoder against pieces (issue 39)
 # BENCH_ONLY=NAME[,NAME...] runs only those sections, each making only the
 # clips it reads (about a minute each on the H200 but batch and decode):
 #   decode (with set-up), hash, download, multistream, batch, twogpu (two GPUs), nlm, scale
-#   (with bench_scale), deint, processes, batch1080, kernels (the other tests/bench programs).
+#   (with bench_scale), deint, processes, batch1080, pdecode, kernels (the other tests/bench programs).
 set -u
 source "$(dirname "$0")/gpu-env.sh"
 outdir=${OUT:-$root/build}
 mkdir -p "$outdir"
-sections="decode hash download multistream batch twogpu nlm scale deint processes batch1080 kernels"
+sections="decode hash download multistream batch twogpu nlm scale deint processes batch1080 pdecode kernels"
 only=",${BENCH_ONLY:-all},"
 for s in ${BENCH_ONLY//,/ }; do
   [[ " $sections " == *" $s "* ]] || { echo "bench: BENCH_ONLY: no section '$s' (sections: $sections)" >&2; exit 2; }
@@ -411,6 +413,7 @@ parallel_fps() { # n frames-each, command... -> aggregate fps of n copies at onc
     printf "| vkcu / ffmpeg | | | | **%.1fx** | %.1fx |\n", (vm > 0 ? fm / vm : 0), (vb > 0 ? fb / vb : 0) }'
   fi
 } | tee "$outdir/bench.md"
+if want pdecode; then OUT=$outdir bash "$root/tools/bench-decode-parallel.sh"; fi
 want kernels || exit 0
 "$VKCU" "$BIG/h264-2160p.mp4" --null --chain copy --backend gpu --stats -q 2>&1 | tee "$outdir/bench-stats.txt"
 for b in "$TESTBIN"/bench_*; do

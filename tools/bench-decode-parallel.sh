@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# One file on several decoders (issue 39): each bench clip looped to 3000
+# frames (its GOPs repeated: `-stream_loop 4 -c copy`), decoded in sequence
+# (--decode-parallel off) and in pieces (auto: a decoder per core), side by
+# side in one run, the median wall time of $VKCU_BENCH_REPS runs (default 3),
+# as frames per second and the ratio. Rows: decode only (`vkcu F
+# --decode-only --null`) and `vkcu hash --algo blake3`, on the CPU backend
+# here and on the GPU backend where a GPU is (software-decoded streams only
+# are cut there so far: Vulkan decoding is one decoder), and `vkcu compare`
+# of each file with itself in pieces against ffmpeg's psnr+ssim on all cores.
+#   BENCH_CLIPS="h264-1080p.mp4 hevc10-1080p.mp4"  (default; h264-2160p.mp4 too on 8 cores or more)
+# Writes decode-parallel.md in $OUT (else build/) and prints it.
+set -u
+source "$(dirname "$0")/gpu-env.sh"
+outdir=${OUT:-$root/build}
+mkdir -p "$outdir"
+reps=${VKCU_BENCH_REPS:-3}
+cores=$(nproc)
+clips=${BENCH_CLIPS:-h264-1080p.mp4 hevc10-1080p.mp4$([ "$cores" -ge 8 ] && echo " h264-2160p.mp4")}
+# shellcheck disable=SC2086
+make_big_clips $clips
+median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
+wall() { # median wall seconds of a command; 0 when it fails
+  for _ in $(seq "$reps"); do
+    local t0 t1
+    t0=$(date +%s.%N)
+    timeout -s KILL 1200 "$@" > /dev/null 2>&1 || { echo 0; continue; }
+    t1=$(date +%s.%N)
+    awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}'
+  done | median
+}
+fps() { awk -v n="$1" -v s="$2" 'BEGIN {printf "%.1f", s > 0 ? n / s : 0}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a > 0 && b > 0 ? a / b : 0}'; }
+backends=cpu
+timeout -s KILL 60 "$VKCU" probe > /dev/null 2>&1 && backends="cpu gpu"
+md=$outdir/decode-parallel.md
+{
+  echo "# One file on several decoders ($(date -u +%Y-%m-%d), $cores cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'))"
+  echo
+  echo "3000 frames (each clip looped 5 times); median of $reps runs; fps = 3000 / wall seconds."
+  echo
+  echo "| clip | backend | what | one decoder fps | pieces fps | ratio | pieces (decoders) |"
+  echo "| --- | --- | --- | ---: | ---: | ---: | --- |"
+  for c in $clips; do
+    f=$BIG/${c%.mp4}-x5.mp4
+    [ -s "$f" ] || "$FFMPEG" -hide_banner -loglevel error -nostdin -y -stream_loop 4 -i "$BIG/$c" -c copy "$f"
+    for b in $backends; do
+      pieces=$("$VKCU" "$f" --decode-only --null --backend "$b" --log-level verbose 2>&1 |
+        sed -n 's/.*parallel decode: \([0-9]*\) segments\? on \([0-9]*\) decoders.*/\1 (\2)/p')
+      for what in decode hash; do
+        if [ $what = decode ]; then cmd=("$VKCU" "$f" --decode-only --null --backend "$b" -q)
+        else cmd=("$VKCU" hash "$f" --algo blake3 --backend "$b" -q); fi
+        a=$(wall "${cmd[@]}" --decode-parallel off)
+        p=$(wall "${cmd[@]}" --decode-parallel auto)
+        echo "| $c | $b | $what | $(fps 3000 "$a") | $(fps 3000 "$p") | $(ratio "$a" "$p") | ${pieces:-1 (one: not cut)} |"
+      done
+    done
+    # compare: the file with itself, PSNR + SSIM, against ffmpeg on all cores.
+    v=$(wall "$VKCU" compare "$f" "$f" --backend cpu -q)
+    g=$(wall "$FFMPEG" -hide_banner -loglevel error -nostdin -i "$f" -i "$f" \
+      -lavfi '[0:v][1:v]psnr;[0:v][1:v]ssim' -f null -)
+    echo "| $c | cpu | compare vs ffmpeg psnr+ssim | $(fps 3000 "$g") (ffmpeg) | $(fps 3000 "$v") (vkcu) | $(ratio "$g" "$v") | |"
+  done
+} | tee "$md"
