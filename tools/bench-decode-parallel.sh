@@ -30,8 +30,27 @@ wall() { # median wall seconds of a command; 0 when it fails
     awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}'
   done | median
 }
-fps() { awk -v n="$1" -v s="$2" 'BEGIN {printf "%.1f", s > 0 ? n / s : 0}'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a > 0 && b > 0 ? a / b : 0}'; }
+# pair CMD...: the median walls of CMD with --decode-parallel off and auto, run
+# in turns (off, auto, off, auto ...) so that a machine whose speed drifts
+# (a shared virtual machine) weighs on both alike. Prints "off auto".
+pair() {
+  local offs=() autos=() m t0 t1
+  for _ in $(seq "$reps"); do
+    for m in off auto; do
+      t0=$(date +%s.%N)
+      if timeout -s KILL 1200 "$@" --decode-parallel $m > /dev/null 2>&1; then
+        t1=$(date +%s.%N)
+      else
+        t1=$t0
+      fi
+      if [ $m = off ]; then offs+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')")
+      else autos+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')"); fi
+    done
+  done
+  echo "$(printf '%s\n' "${offs[@]}" | median) $(printf '%s\n' "${autos[@]}" | median)"
+}
+fps() { awk -v n="$1" -v s="$2" 'BEGIN {printf "%.1f", (s > 0 ? n / s : 0)}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (a > 0 && b > 0 ? a / b : 0)}'; }
 backends=cpu
 timeout -s KILL 60 "$VKCU" probe > /dev/null 2>&1 && backends="cpu gpu"
 md=$outdir/decode-parallel.md
@@ -51,8 +70,7 @@ md=$outdir/decode-parallel.md
       for what in decode hash; do
         if [ $what = decode ]; then cmd=("$VKCU" "$f" --decode-only --null --backend "$b" -q)
         else cmd=("$VKCU" hash "$f" --algo blake3 --backend "$b" -q); fi
-        a=$(wall "${cmd[@]}" --decode-parallel off)
-        p=$(wall "${cmd[@]}" --decode-parallel auto)
+        read -r a p <<< "$(pair "${cmd[@]}")"
         echo "| $c | $b | $what | $(fps 3000 "$a") | $(fps 3000 "$p") | $(ratio "$a" "$p") | ${pieces:-1 (one: not cut)} |"
       done
     done

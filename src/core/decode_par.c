@@ -500,7 +500,10 @@ int vkcu_par_flush(vkcu_par *p)
     stop_workers(p);
     free_segments(p);
     free_seq(p);
-    vkcu_param_sets_free(&p->ps);
+    /* The parameter sets stay, as a flushed decoder keeps them: the piece a
+     * seek starts is handed them. Pieces after it count on from nseg, so a
+     * damaged one is decoded again from its own start (it has no piece
+     * before it), as one decoder flushed there would decode it. */
     p->draining = p->cuts_off = p->send_blocked = p->ts_kind = 0;
     return start_workers(p);
 }
