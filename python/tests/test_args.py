@@ -17,7 +17,7 @@ def cli_ranges(verb):
     out = {}
     for line in vkcu_cli(verb, "--dump-options").stdout.splitlines():
         c = line.split("\t")
-        if len(c) >= 6 and c[2] in ("int", "number"):
+        if len(c) >= 6 and c[2] in ("int", "number", "pick"):  # pick: a number in a range, or a word
             out[c[0]] = (float(c[4]), float(c[5]))
     return out
 

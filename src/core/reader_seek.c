@@ -282,12 +282,10 @@ static int open_decoding(vkcu_reader *r, reader_seek *s, char *err, size_t errle
                  VKCU_SETTING_IS("require_gpu_decode", "1"));
         return VKCU_ERR_DEVICE;
     }
-    /* One thread, as for hashes: a damaged picture conceals the same way every time;
-     * or one stream on several decoders (decode.h), the same frames. */
-    int n = p->decode_threads <= 1 && !r->p.strict ? vkcu_decode_parallel_count(p->decode_parallel) : 0;
-    if (n >= 2)
-        return vkcu_decoder_open_parallel(s->demux, n, vkcu_decode_segment_min(p->decode_segment_min),
-                                          vkcu_decode_parallel_budget(), &s->dec, err, errlen);
+    /* One thread, as for hashes: a damaged picture conceals the same way
+     * every time. Never in pieces (decode_parallel): random access decodes
+     * from a key frame to a target, and pieces would decode the groups of
+     * pictures after it (reading the input to its end) for nothing. */
     return vkcu_decoder_open(s->demux, NULL, p->decode_threads > 0 ? p->decode_threads : 1, &s->dec, err, errlen);
 }
 
