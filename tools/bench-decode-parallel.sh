@@ -15,21 +15,11 @@ set -u
 source "$(dirname "$0")/gpu-env.sh"
 outdir=${OUT:-$root/build}
 mkdir -p "$outdir"
-reps=${VKCU_BENCH_REPS:-3}
+reps=${VKCU_BENCH_REPS:-3} WALL_TIMEOUT=1200
 cores=$(nproc)
 clips=${BENCH_CLIPS:-h264-1080p.mp4 hevc10-1080p.mp4$([ "$cores" -ge 8 ] && echo " h264-2160p.mp4")}
 # shellcheck disable=SC2086
 make_big_clips $clips
-median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
-wall() { # median wall seconds of a command; 0 when it fails
-  for _ in $(seq "$reps"); do
-    local t0 t1
-    t0=$(date +%s.%N)
-    timeout -s KILL 1200 "$@" > /dev/null 2>&1 || { echo 0; continue; }
-    t1=$(date +%s.%N)
-    awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}'
-  done | median
-}
 # pair CMD...: the median walls of CMD with --decode-parallel off and auto, run
 # in turns (off, auto, off, auto ...) so that a machine whose speed drifts
 # (a shared virtual machine) weighs on both alike. Prints "off auto".

@@ -55,7 +55,6 @@ reps=${VKCU_BENCH_REPS:-3}
 export VKCU_PIPELINES=${VKCU_PIPELINES:-$root/pipelines}
 
 div() { awk -v a="$1" -v b="$2" 'BEGIN {print (b > 0 ? a / b : 0)}'; }
-median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 # batch_steady DIR STREAMS FRAMES ARGS...: `vkcu batch DIR/in DIR/out --backend
 # gpu ARGS -q`, $reps times whole and $reps times with --frames 30. Prints
 # "whole steady": whole is the batch summary's fps (set-up included), steady
@@ -97,15 +96,6 @@ ffmpeg_fps() { # frames, ffmpeg args...
     timeout -s KILL 300 "$FFMPEG" -hide_banner -loglevel error -nostdin "$@" -f null - || { echo 0; continue; }
     t1=$(date +%s.%N)
     awk -v f="$frames" -v a="$t0" -v b="$t1" 'BEGIN {print f / (b - a)}'
-  done | median
-}
-wall() { # median wall seconds of a command (every section that compares with ffmpeg by wall time)
-  for _ in $(seq "$reps"); do
-    local t0 t1
-    t0=$(date +%s.%N)
-    timeout -s KILL 300 "$@" > /dev/null 2>&1 || { echo 0; continue; }
-    t1=$(date +%s.%N)
-    awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}'
   done | median
 }
 parallel_fps() { # n frames-each, command... -> aggregate fps of n copies at once

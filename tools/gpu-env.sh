@@ -28,6 +28,20 @@ BIG=${VKCU_BIG_MEDIA:-$root/.gpu/media}
 export VKCU_PIPELINES=${VKCU_PIPELINES:-$root/pipelines}
 export VKCU FFMPEG CONF MEDIA TESTBIN BIG
 
+# Benchmark helpers: median of numbers on stdin; wall CMD...: the median
+# wall seconds of $reps runs of CMD (0 for a run that fails), each under
+# timeout -s KILL ${WALL_TIMEOUT:-300}.
+median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
+wall() {
+  for _ in $(seq "${reps:-3}"); do
+    local t0 t1
+    t0=$(date +%s.%N)
+    timeout -s KILL "${WALL_TIMEOUT:-300}" "$@" > /dev/null 2>&1 || { echo 0; continue; }
+    t1=$(date +%s.%N)
+    awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}'
+  done | median
+}
+
 # Large clips for GPU tests and benchmarks, made where they are used:
 # make_big_clips [NAME...] makes the named ones (all when none is named)
 # that are missing, at once.
