@@ -92,6 +92,13 @@ struct vkcu_par {
     vkcu_param_sets ps;
     int n;
     int64_t min_packets, budget;
+    /* The bytes the pieces behind the first may hold now: doubled when the
+     * caller must wait for a frame of a piece still decoding (it has read as
+     * far ahead as it may: decoding is what it waits for), one frame less for each frame it takes while that piece's
+     * decoder is held back by the caller's pace (the caller is slower than
+     * one decoder: frames decoded ahead would only wait). So a slow sink
+     * keeps memory flat, a fast one gets every decoder, up to the budget. */
+    int64_t allow, last_frame_bytes;
     pthread_t *threads;
     int nthreads;
     pthread_mutex_t lock;
@@ -251,7 +258,7 @@ static int must_wait(const vkcu_par *p, const par_seg *s, int64_t b)
         return 0;
     if (s == p->head)
         return s->nev - s->evhead >= HEAD_QUEUE_MAX;
-    return s->nev > s->evhead && atomic_load(&waiting_bytes) + b > p->budget;
+    return s->nev > s->evhead && (p->bytes + b > p->allow || atomic_load(&waiting_bytes) + b > p->budget);
 }
 
 static int push_event(vkcu_par *p, par_seg *s, par_event *e)
@@ -745,6 +752,10 @@ int vkcu_par_receive(vkcu_par *p, vkcu_decoder *parent, AVFrame *frame)
                 return seq_receive(p, parent, frame);
             }
             h->evhead++;
+            if (!h->finished && h->nev - h->evhead >= HEAD_QUEUE_MAX - 1) /* the caller is the slower */
+                p->allow = FFMAX(p->allow - e->bytes, 0);
+            if (e->bytes)
+                p->last_frame_bytes = e->bytes;
             p->bytes -= e->bytes;
             atomic_fetch_sub(&waiting_bytes, e->bytes);
             p->frames -= e->frame != NULL;
@@ -786,6 +797,10 @@ int vkcu_par_receive(vkcu_par *p, vkcu_decoder *parent, AVFrame *frame)
         if (!p->draining && can_send(p)) {
             ret = AVERROR(EAGAIN);
             break;
+        }
+        if (h->closed || h->fed < h->npk) { /* waiting for a piece that decodes: decoding is the slower */
+            p->allow = FFMIN(p->budget, FFMAX(p->allow * 2, p->last_frame_bytes * 2));
+            pthread_cond_broadcast(&p->cond);
         }
         pthread_cond_wait(&p->cond, &p->lock);
     }
