@@ -315,6 +315,14 @@ int vkcu_decoder_open_parallel(const vkcu_demux *d, int n, int64_t min_packets, 
     if (ret < 0 || n < 2)
         return ret;
     char why[256] = "";
+    /* A pipe or a live input: pieces read ahead of the frames they give, and
+     * a read that waits for the writer would hold back frames already
+     * decoded (a batch's progress line stood at 0 frames on a half-written
+     * FIFO). */
+    if (d->fmt->pb && !(d->fmt->pb->seekable & AVIO_SEEKABLE_NORMAL)) {
+        LOGV("%s: one decoder (a stream that is not seekable: pieces would read ahead of their frames)", d->path);
+        return 0;
+    }
     ret = vkcu_par_open(d, n, min_packets, budget, &(*out)->par, why, sizeof(why));
     if (ret < 0) {
         vkcu_decoder_close(out);
