@@ -684,11 +684,11 @@ static int start_redo(vkcu_par *p, par_seg *h)
     for (par_seg *s = h; s && ret >= 0; s = s->next)
         for (int64_t i = 0; i < s->nown && ret >= 0; i++)
             ret = seq_append(p, i == 0 && s->orig0 ? s->orig0 : s->pkts[i]);
-    free_segments(p);
-    p->seq_mode = 1;
-    p->redos++;
     LOGV("%s: damage in segment %lld: decoding on in sequence from segment %lld", p->demux->path,
          (long long)h->index, (long long)(prev ? prev->index : h->index));
+    free_segments(p); /* h and prev with them */
+    p->seq_mode = 1;
+    p->redos++;
     return ret;
 }
 
