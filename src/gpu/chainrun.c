@@ -2,7 +2,7 @@
 /*
  * The operator chain on the CUDA stream: the GPU backend of the one chain
  * driver (vkcu_chain_drive, op.h), each frame leaving the chain going to
- * the download.
+ * the session's way out (exit.h).
  */
 #include <libavutil/error.h>
 
@@ -20,11 +20,10 @@ typedef struct chain_sink {
     vkcu_gpu_frame mid[VKCU_CHAIN_MAX_OPS];
 } chain_sink;
 
-/* One frame leaving the chain: its own pending entry and pinned host
- * buffer. All outputs of one run (and all flushed ones) go through the same
- * device staging buffer: the download kernel, the copy to the host and the
- * next output's kernel are ordered on the one stream, so none overwrites
- * what the previous copy has not read yet. */
+/* One frame leaving the chain: its own pending entry, through the way out.
+ * All outputs of one run (and all flushed ones) are written on the one
+ * stream, so a way out's kernel, its copy and the next output's kernel are
+ * ordered: none overwrites what the previous copy has not read yet. */
 static int chain_emit(vkcu_gpu *g, chain_sink *cs, const vkcu_gpu_frame *out, char *err, size_t errlen)
 {
     int ret = 0;
@@ -36,7 +35,7 @@ static int chain_emit(vkcu_gpu *g, chain_sink *cs, const vkcu_gpu_frame *out, ch
             return ret;
         CU_CHECK(cudaEventRecord(vkcu_gpu_pending_next(g)->ev_start, g->stream));
     }
-    return vkcu_gpu_download(g, cs->slot, out, err, errlen);
+    return vkcu_gpu_exit_frame(g, cs->slot, out, err, errlen);
 fail:
     return ret;
 }

@@ -15,36 +15,17 @@
 #include "session_priv.h"
 #include "util/log.h"
 
-int vkcu_gpu_in_flight(const vkcu_gpu *g)
-{
-    return vkcu_queue_count(g->inq) + (int)(g->pend_tail - g->pend_head);
-}
-
-int vkcu_gpu_pending(const vkcu_gpu *g)
-{
-    vkcu_gpu *m = (vkcu_gpu *)g;
-    pthread_mutex_lock(&m->lock);
-    int n = vkcu_gpu_in_flight(g);
-    pthread_mutex_unlock(&m->lock);
-    return n;
-}
-
-int vkcu_gpu_full(const vkcu_gpu *g)
-{
-    return vkcu_gpu_pending(g) >= g->nb_slots;
-}
-
 /* The first frame (and the first after a format change) fixes the ring's
  * format and size, the host layout, and sets up the chain's GPU side. */
 static int first_frame(vkcu_gpu *g, enum AVPixelFormat sw, int w, int h, char *err, size_t errlen)
 {
     int ret = vkcu_gpu_ring_create(g, sw, w, h, err, errlen);
-    if (ret < 0 || (ret = vkcu_gpu_download_create(g, err, errlen)) < 0)
+    if (ret < 0 || (ret = vkcu_gpu_exit_open(g, err, errlen)) < 0)
         return ret;
     g->ring_ready = 1;
     LOGV("GPU: interop ring: %d slots x %d planes (%s %dx%d), %lld CUDA imports%s", g->nb_slots,
          g->slot[0].nb_planes, av_get_pix_fmt_name(sw), w, h, (long long)g->imports,
-         g->digest ? "; frames hashed on the GPU (BLAKE3)" : "");
+         vkcu_gpu_exit_note(g));
     return vkcu_gpu_chain_init(g, err, errlen);
 }
 
@@ -84,7 +65,7 @@ static int rebuild(vkcu_gpu *g, enum AVPixelFormat sw, int w, int h, char *err, 
     }
     LOGV("GPU: the stream changes format (%s %dx%d -> %s %dx%d): interop ring and download made again",
          av_get_pix_fmt_name(g->ring_fmt), g->ring_w, g->ring_h, av_get_pix_fmt_name(sw), w, h);
-    vkcu_gpu_download_release(g);
+    vkcu_gpu_exit_release(g);
     vkcu_gpu_ring_release(g);
     g->rebuilds++;
     return first_frame(g, sw, w, h, err, errlen);

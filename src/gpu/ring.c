@@ -144,10 +144,7 @@ void vkcu_gpu_ring_release(vkcu_gpu *g)
         frame_slot *sl = &g->slot[s];
         if (sl->cmd)
             g->vk.vkFreeCommandBuffers(dev, g->pool, 1, &sl->cmd);
-        /* the staging buffer is the download's (vkcu_gpu_download_release) */
-        uint8_t *staging = sl->staging;
         memset(sl, 0, sizeof(*sl));
-        sl->staging = staging;
     }
     g->timeline = VK_NULL_HANDLE;
     g->cu_timeline = NULL;

@@ -4,13 +4,15 @@
  * interop ring, and the per-frame handoff (docs/architecture.md,
  * "The interop protocol").
  * This file opens and closes a session; session_priv.h lists the files that
- * do the rest (ring, record, handoff, chainrun, download, stats).
+ * do the rest (bind, ring, record, handoff, chainrun, pending, the ways out,
+ * stats).
  *
  * Per frame: the handoff thread has the decoded frame copied by Vulkan into
  * the next ring slot (record.c), runs the chain on the CUDA stream reading
  * the slot through texture objects (chainrun.c), writes the planar host
- * layout into a device staging buffer and copies it into pinned host memory
- * (download.c). pop() waits only on the copy's event.
+ * layout where the session's way out takes it (exit.h: by default a device
+ * staging buffer copied into pinned host memory). pop() waits only on the
+ * copy's event.
  *
  * Everything imported into CUDA is imported once per slot, at start-up
  * (import.c). Teardown frees CUDA's side first, then Vulkan's.
@@ -27,15 +29,6 @@ int vkcu_gpu_available(void)
 {
     int n = 0;
     return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
-
-enum AVPixelFormat vkcu_gpu_host_format(enum AVPixelFormat f)
-{
-    if (f == AV_PIX_FMT_NV12)
-        return AV_PIX_FMT_YUV420P;
-    if (f == AV_PIX_FMT_P010)
-        return AV_PIX_FMT_YUV420P10LE;
-    return f;
 }
 
 static int pick_queue(vkcu_gpu *g)
@@ -154,29 +147,6 @@ fail:
     return ret;
 }
 
-/* The CUDA side on the calling (job) thread: its current device, the stream
- * and events. Done at the first frame rather than in vkcu_gpu_open, so the
- * wait for the CUDA context overlaps the decoder's start. */
-int vkcu_gpu_bind(vkcu_gpu *g, char *err, size_t errlen)
-{
-    int ret = 0;
-    if (g->bound)
-        return g->bind_ret;
-    g->bound = 1;
-    double t0 = vkcu_now();
-    CU_CHECK(cudaSetDevice(g->cuda_device));
-    CU_CHECK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
-    for (int i = 0; i < MAX_PENDING; i++)
-        for (int k = 0; k < 3; k++)
-            CU_CHECK(cudaEventCreate(&g->events[i][k]));
-    LOGD("GPU set-up: CUDA context, stream and events %.0f ms at the first frame", (vkcu_now() - t0) * 1e3);
-    return 0;
-fail:
-    g->bind_ret = ret;
-    snprintf(g->bind_err, sizeof(g->bind_err), "%s", err);
-    return ret;
-}
-
 void vkcu_gpu_prepare(int device) { vkcu_vkdev_prepare(device); }
 void vkcu_gpu_prepare_wait(int device) { vkcu_vkdev_prepare_wait(device); }
 AVBufferRef *vkcu_gpu_vulkan_device(vkcu_gpu *g) { return g->vk_device; }
@@ -206,7 +176,7 @@ void vkcu_gpu_close(vkcu_gpu **pg)
                 g->vk.vkWaitForFences(dev, 1, &g->slot[s].fence, VK_TRUE, 5000000000ull);
     }
     /* CUDA's side first, then the Vulkan objects it mapped. */
-    vkcu_gpu_download_free(g);
+    vkcu_gpu_exit_free(g);
     vkcu_gpu_ring_free_cuda(g);
     for (int i = 0; i < MAX_PENDING; i++)
         for (int k = 0; k < 3; k++)

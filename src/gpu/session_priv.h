@@ -6,9 +6,12 @@
  *   ring.c      the input ring: slots of interop planes, software upload
  *   record.c    the per-frame interop protocol: the Vulkan copy's command
  *               buffer and submission, CUDA's wait on `ready`, its `done`
+ *   bind.c      the CUDA side, on the job's thread (stream, events)
  *   handoff.c   the handoff thread and its input queue (push)
- *   chainrun.c  the chain on the CUDA stream, each output to the download
- *   download.c  host layout, staging, pinned buffers, BLAKE3 digests (pop)
+ *   chainrun.c  the chain on the CUDA stream, each output to the way out
+ *   pending.c   the pending frames between the handoff thread and pop()
+ *   exit.c      the way out, chosen per format among exit_*.c (exit.h),
+ *               and pop()
  *   stats.c     --stats counters and timings
  * One struct, one lock: every file sees the whole session. Nothing outside
  * src/gpu/ includes this header.
@@ -56,11 +59,10 @@ typedef struct frame_slot {
     VkFence fence;
     int submitted;                      /* fence pending */
     int used;                           /* a CUDA `done` signal is pending */
-    uint8_t *staging;                   /* device: planar host layout */
 } frame_slot;
 
 typedef struct pending_frame {
-    AVBufferRef *host;                  /* pinned buffer from the pool */
+    AVBufferRef *host;                  /* the frame's buffer (the way out's: pinned, read back, or on the device) */
     cudaEvent_t ev_start, ev_ops, ev_end;
     int slot;                           /* -1: flushed from the chain */
     int64_t pts, duration;
@@ -104,29 +106,17 @@ struct vkcu_gpu {
     VkSemaphore timeline;
     cudaExternalSemaphore_t cu_timeline;
     uint64_t tl_frames;                 /* frames handed over on the timeline */
-    /* host side */
+    /* The chain's output in the planar host layout (exit.c): what the ways
+     * out write, and the frames pop() hands over are laid out as. */
     enum AVPixelFormat host_fmt;
     int host_linesize[4];
     size_t host_offset[4], host_size;
-    AVBufferPool *host_pool;
-    /* --download vulkan: the output ring (CUDA writes, Vulkan reads back) */
-    vkcu_outring *outring;
-    vkcu_outring_cuda outring_cu;
-    /* Zero-copy encode (vkcu_gpu_encode_into): the encoder's frames context;
-     * the ring's slots then hold frames laid out as enc_slot: NV12/P010
-     * (semi-planar, enc_semi) for a video encoder, the chain's planar host
-     * layout for a compute encoder. */
+    /* The way out (exit.h), chosen at the first frame of each format. */
+    const struct vkcu_gpu_exit_class *exit;
+    void *exit_priv;
+    /* Zero-copy encode (vkcu_gpu_encode_into): the encoder's frames context,
+     * offered to the encode exit (which drops it for frames that do not fit). */
     AVBufferRef *enc_frames;
-    VkImageLayout enc_layout;           /* the layout the frames are left in */
-    vkcu_slot_layout enc_slot;
-    int enc_semi;
-    /* cfg.cuda_pool: frames handed over in device buffers of this pool (devframes.c). */
-    struct vkcu_devpool *devpool;
-    /* Frames hashed on the GPU (cfg.digest_instead): digests instead of frames. */
-    int digest;
-    void *b3_scratch;                   /* device: the tree's chaining values */
-    uint8_t *b3_digest;                 /* device: the last frame's digest */
-    uint8_t *digests;                   /* pinned: one digest per pending frame */
     vkcu_chain *chain;
     pending_frame pending[MAX_PENDING];
     int64_t pend_head, pend_tail;       /* pop side (caller), push side (handoff thread) */
@@ -168,7 +158,7 @@ struct vkcu_gpu {
         }                                                                                 \
     } while (0)
 
-/* session.c */
+/* bind.c */
 /* The CUDA side on the calling thread (idempotent; the first result sticks). */
 int vkcu_gpu_bind(vkcu_gpu *g, char *err, size_t errlen);
 
@@ -206,8 +196,21 @@ int vkcu_gpu_signal_done(vkcu_gpu *g, int s, char *err, size_t errlen);
 int vkcu_gpu_handoff_start(vkcu_gpu *g, char *err, size_t errlen);
 /* Stops the thread; queued frames are released unprocessed. */
 void vkcu_gpu_handoff_stop(vkcu_gpu *g);
+
+/* pending.c */
 /* Frames queued for, being handled by, or finished by the handoff thread (lock held). */
 int vkcu_gpu_in_flight(const vkcu_gpu *g);
+/* Waits for a free pending entry (AVERROR_EXIT when the session closes). */
+int vkcu_gpu_reserve_pending(vkcu_gpu *g, char *err, size_t errlen);
+/* The entry the next output takes, its events assigned (after the reserve). */
+pending_frame *vkcu_gpu_pending_next(vkcu_gpu *g);
+/* The entry at the tail is filled: pop() may take it. */
+void vkcu_gpu_pending_publish(vkcu_gpu *g);
+/* The entry at the head, waiting for one if `wait` (EAGAIN when there is
+ * none to wait for; the handoff thread's error). */
+int vkcu_gpu_pending_wait(vkcu_gpu *g, int wait, pending_frame **out, char *err, size_t errlen);
+/* The entry at the head is handed over. */
+void vkcu_gpu_pending_done(vkcu_gpu *g);
 
 /* chainrun.c */
 /* Checks every operator has a GPU side and sets it up (first frame). */
@@ -215,23 +218,21 @@ int vkcu_gpu_chain_init(vkcu_gpu *g, char *err, size_t errlen);
 /* Runs `in` (NULL: flush) through the chain; slot: in's ring slot, -1 when flushing. */
 int vkcu_gpu_chain_run(vkcu_gpu *g, int slot, vkcu_gpu_frame *in, char *err, size_t errlen);
 
-/* download.c */
-/* Host layout of the chain's output, staging buffers, the pinned pool or
- * the digest buffers (first frame, after the ring). */
-int vkcu_gpu_download_create(vkcu_gpu *g, char *err, size_t errlen);
-/* Waits for a free pending entry (AVERROR_EXIT when the session closes). */
-int vkcu_gpu_reserve_pending(vkcu_gpu *g, char *err, size_t errlen);
-/* The entry the next output takes, its events assigned (after the reserve). */
-pending_frame *vkcu_gpu_pending_next(vkcu_gpu *g);
-/* One output of the chain: planar kernel (and BLAKE3), copy to the host,
- * published to pop(). slot: where the staging buffer is taken from. */
-int vkcu_gpu_download(vkcu_gpu *g, int slot, const vkcu_gpu_frame *out, char *err, size_t errlen);
-void vkcu_gpu_download_free(vkcu_gpu *g);
-/* What download_create made for the current format (staging, pinned pool,
- * digest buffers, the output ring), freed for a format change: CUDA's
- * imports before the Vulkan objects; the encoder's frames context stays.
- * Nothing may be pending (every frame popped). */
-void vkcu_gpu_download_release(vkcu_gpu *g);
+/* exit.c */
+/* The host layout of the chain's output and the way out for it (first
+ * frame, after the ring). */
+int vkcu_gpu_exit_open(vkcu_gpu *g, char *err, size_t errlen);
+/* One output of the chain through the way out, published to pop(). slot:
+ * the input's ring slot (-1: flushed). */
+int vkcu_gpu_exit_frame(vkcu_gpu *g, int slot, const vkcu_gpu_frame *out, char *err, size_t errlen);
+/* What the way out made for the current format, freed for a format change
+ * (CUDA's imports before the Vulkan objects; the encoder's frames context
+ * stays). Nothing may be pending (every frame popped). */
+void vkcu_gpu_exit_release(vkcu_gpu *g);
+/* The session's end: the above, the pending entries, the encoder's frames. */
+void vkcu_gpu_exit_free(vkcu_gpu *g);
+/* What the way out adds to the ring's -v line. */
+const char *vkcu_gpu_exit_note(const vkcu_gpu *g);
 
 /* devframes.c: a bounded pool of device buffers of one size. */
 typedef struct vkcu_devpool vkcu_devpool;

@@ -5,7 +5,7 @@
  * chain and the download by CUDA events), and how the set-up went.
  */
 #include <string.h>
-#include "session_priv.h"
+#include "exit.h"
 
 void vkcu_gpu_stats_frame(vkcu_gpu *g, const pending_frame *pf)
 {
@@ -29,7 +29,7 @@ void vkcu_gpu_stats(const vkcu_gpu *g, vkcu_gpu_counters *c)
     c->dtod_copies = g->dtod;
     c->htod_bytes = g->htod_bytes;
     c->dtoh_bytes = g->dtoh_bytes;
-    c->vk_readbacks = g->outring ? vkcu_outring_readbacks(g->outring) : 0;
+    c->vk_readbacks = g->exit && g->exit->readbacks ? g->exit->readbacks(g, g->exit_priv) : 0;
     c->max_in_flight = g->max_in_flight;
     c->ms_copy = g->ms_copy;
     c->ms_ops = g->ms_ops;
