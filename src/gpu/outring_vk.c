@@ -314,16 +314,9 @@ static VkCommandBuffer slot_begin(vkcu_outring *r, int s, int *ti, char *err, si
     VkCommandBufferBeginInfo bi = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                     .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT };
     VK_TRY(r->vk->vkBeginCommandBuffer(t->cmd, &bi));
-    VkBufferMemoryBarrier2 acquire = {
-        .sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER_2,
-        .srcStageMask = VK_PIPELINE_STAGE_2_NONE,
-        .dstStageMask = VK_PIPELINE_STAGE_2_TRANSFER_BIT,
-        .dstAccessMask = VK_ACCESS_2_TRANSFER_READ_BIT,
-        .srcQueueFamilyIndex = VK_QUEUE_FAMILY_EXTERNAL,
-        .dstQueueFamilyIndex = r->qf,
-        .buffer = r->slot[s].buffer,
-        .size = VK_WHOLE_SIZE,
-    };
+    VkBufferMemoryBarrier2 acquire =
+        vkcu_vk_buffer_barrier(r->slot[s].buffer, VK_PIPELINE_STAGE_2_NONE, 0, VK_PIPELINE_STAGE_2_TRANSFER_BIT,
+                               VK_ACCESS_2_TRANSFER_READ_BIT, VK_QUEUE_FAMILY_EXTERNAL, r->qf);
     VkDependencyInfo di = { .sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO, .bufferMemoryBarrierCount = 1,
                             .pBufferMemoryBarriers = &acquire };
     r->vk->vkCmdPipelineBarrier2(t->cmd, &di);
@@ -338,16 +331,9 @@ static int slot_submit(vkcu_outring *r, int s, int ti, int wait_filled, int sign
                        const VkSemaphoreSubmitInfo *signals, int nb_signals, char *err, size_t errlen)
 {
     readback_ticket *t = &r->ticket[ti];
-    VkBufferMemoryBarrier2 release = {
-        .sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER_2,
-        .srcStageMask = VK_PIPELINE_STAGE_2_TRANSFER_BIT,
-        .srcAccessMask = VK_ACCESS_2_TRANSFER_READ_BIT,
-        .dstStageMask = VK_PIPELINE_STAGE_2_NONE,
-        .srcQueueFamilyIndex = r->qf,
-        .dstQueueFamilyIndex = VK_QUEUE_FAMILY_EXTERNAL,
-        .buffer = r->slot[s].buffer,
-        .size = VK_WHOLE_SIZE,
-    };
+    VkBufferMemoryBarrier2 release =
+        vkcu_vk_buffer_barrier(r->slot[s].buffer, VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_READ_BIT,
+                               VK_PIPELINE_STAGE_2_NONE, 0, r->qf, VK_QUEUE_FAMILY_EXTERNAL);
     VkDependencyInfo di = extra ? *extra : (VkDependencyInfo){ .sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO };
     di.bufferMemoryBarrierCount = 1;
     di.pBufferMemoryBarriers = &release;
@@ -357,24 +343,15 @@ static int slot_submit(vkcu_outring *r, int s, int ti, int wait_filled, int sign
     VkSemaphoreSubmitInfo w[8], sg[8];
     int nw = 0, ns = 0;
     if (wait_filled)
-        w[nw++] = (VkSemaphoreSubmitInfo){ .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
-                                           .semaphore = r->slot[s].filled,
-                                           .stageMask = VK_PIPELINE_STAGE_2_TRANSFER_BIT };
+        w[nw++] = vkcu_vk_sem(r->slot[s].filled, 0, VK_PIPELINE_STAGE_2_TRANSFER_BIT);
     for (int i = 0; i < nb_waits && nw < 8; i++)
         w[nw++] = waits[i];
     if (signal_drained)
-        sg[ns++] = (VkSemaphoreSubmitInfo){ .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
-                                            .semaphore = r->slot[s].drained,
-                                            .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT };
+        sg[ns++] = vkcu_vk_sem(r->slot[s].drained, 0, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
     for (int i = 0; i < nb_signals && ns < 8; i++)
         sg[ns++] = signals[i];
-    VkCommandBufferSubmitInfo cbi = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, .commandBuffer = t->cmd };
-    VkSubmitInfo2 si = { .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2, .waitSemaphoreInfoCount = (uint32_t)nw,
-                         .pWaitSemaphoreInfos = w, .commandBufferInfoCount = 1, .pCommandBufferInfos = &cbi,
-                         .signalSemaphoreInfoCount = (uint32_t)ns, .pSignalSemaphoreInfos = sg };
-    vkcu_vk_queue_lock(r->dev, r->qf, r->queue_index);
-    VkResult res = r->vk->vkQueueSubmit2(r->queue, 1, &si, t->fence);
-    vkcu_vk_queue_unlock(r->dev, r->qf, r->queue_index);
+    VkResult res = vkcu_vk_submit(r->vk->vkQueueSubmit2, r->dev, r->qf, r->queue_index, r->queue, t->cmd, w, nw, sg, ns,
+                                  t->fence);
     if (res != VK_SUCCESS) {
         snprintf(err, errlen, "Vulkan: output ring submission failed: %s%s", vkcu_vk_result_str(res),
                  res == VK_ERROR_DEVICE_LOST ? " (GPU lost)" : "");
@@ -495,21 +472,13 @@ int vkcu_outring_to_frame(vkcu_outring *r, int s, AVFrame *dst, const vkcu_slot_
         return VKCU_ERR_DEVICE;
     vkfc->lock_frame(hwfc, vkf);
     VkImageMemoryBarrier2 bar[4];
+    /* Every byte is replaced: the old contents are not kept. */
     for (int i = 0; i < nb_img; i++)
-        bar[i] = (VkImageMemoryBarrier2){
-            .sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2,
-            .srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
-            .srcAccessMask = VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT,
-            .dstStageMask = VK_PIPELINE_STAGE_2_TRANSFER_BIT,
-            .dstAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT,
-            /* every byte is replaced: the old contents are not kept */
-            .oldLayout = VK_IMAGE_LAYOUT_UNDEFINED,
-            .newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-            .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-            .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-            .image = vkf->img[i],
-            .subresourceRange = { VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1 },
-        };
+        bar[i] = vkcu_vk_image_barrier(vkf->img[i], VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                                       VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT,
+                                       VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                                       VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                                       VK_QUEUE_FAMILY_IGNORED, VK_QUEUE_FAMILY_IGNORED);
     VkDependencyInfo di = { .sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO, .imageMemoryBarrierCount = (uint32_t)nb_img,
                             .pImageMemoryBarriers = bar };
     r->vk->vkCmdPipelineBarrier2(cmd, &di);
@@ -538,11 +507,8 @@ int vkcu_outring_to_frame(vkcu_outring *r, int s, AVFrame *dst, const vkcu_slot_
      * sem_value, signal sem_value + 1, then record the value, layout and access. */
     VkSemaphoreSubmitInfo wait[4] = { 0 }, signal[4] = { 0 };
     for (int i = 0; i < nb_img; i++) {
-        wait[i] = (VkSemaphoreSubmitInfo){ .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, .semaphore = vkf->sem[i],
-                                           .value = vkf->sem_value[i],
-                                           .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT };
-        signal[i] = wait[i];
-        signal[i].value = vkf->sem_value[i] + 1;
+        wait[i] = vkcu_vk_sem(vkf->sem[i], vkf->sem_value[i], VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+        signal[i] = vkcu_vk_sem(vkf->sem[i], vkf->sem_value[i] + 1, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
     }
     int ret = slot_submit(r, s, ti, 1, 1, &di, wait, nb_img, signal, nb_img, err, errlen);
     if (ret == 0) {

@@ -56,33 +56,16 @@ int vkcu_gpu_record_copy(vkcu_gpu *g, int s, AVFrame *frame, char *err, size_t e
     VkImageMemoryBarrier2 bar[1 + 4 + 4];
     int nb = 0;
     for (int p = 0; p < (multiplane ? 1 : sl->nb_planes); p++)
-        bar[nb++] = (VkImageMemoryBarrier2){
-            .sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2,
-            .srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
-            .srcAccessMask = VK_ACCESS_2_MEMORY_WRITE_BIT,
-            .dstStageMask = VK_PIPELINE_STAGE_2_TRANSFER_BIT,
-            .dstAccessMask = VK_ACCESS_2_TRANSFER_READ_BIT,
-            .oldLayout = vkf->layout[p],
-            .newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-            .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-            .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-            .image = vkf->img[p],
-            .subresourceRange = { VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1 },
-        };
+        bar[nb++] = vkcu_vk_image_barrier(vkf->img[p], VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_MEMORY_WRITE_BIT,
+                                          VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_READ_BIT,
+                                          vkf->layout[p], VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                                          VK_QUEUE_FAMILY_IGNORED, VK_QUEUE_FAMILY_IGNORED);
+    /* The slot's previous contents are not needed: no acquire from EXTERNAL. */
     for (int p = 0; p < sl->nb_planes; p++)
-        bar[nb++] = (VkImageMemoryBarrier2){
-            .sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2,
-            .srcStageMask = VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT,
-            .dstStageMask = VK_PIPELINE_STAGE_2_TRANSFER_BIT,
-            .dstAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT,
-            /* previous contents are not needed: no acquire from EXTERNAL */
-            .oldLayout = VK_IMAGE_LAYOUT_UNDEFINED,
-            .newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-            .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-            .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-            .image = sl->plane[p].image,
-            .subresourceRange = { VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1 },
-        };
+        bar[nb++] = vkcu_vk_image_barrier(sl->plane[p].image, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, 0,
+                                          VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                                          VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                                          VK_QUEUE_FAMILY_IGNORED, VK_QUEUE_FAMILY_IGNORED);
     VkDependencyInfo di = { .sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO, .imageMemoryBarrierCount = (uint32_t)nb,
                             .pImageMemoryBarriers = bar };
     g->vk.vkCmdPipelineBarrier2(cmd, &di);
@@ -113,18 +96,10 @@ int vkcu_gpu_record_copy(vkcu_gpu *g, int s, AVFrame *frame, char *err, size_t e
     }
     nb = 0;
     for (int p = 0; p < sl->nb_planes; p++)
-        bar[nb++] = (VkImageMemoryBarrier2){
-            .sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2,
-            .srcStageMask = VK_PIPELINE_STAGE_2_TRANSFER_BIT,
-            .srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT,
-            .dstStageMask = VK_PIPELINE_STAGE_2_BOTTOM_OF_PIPE_BIT,
-            .oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-            .newLayout = VK_IMAGE_LAYOUT_GENERAL,
-            .srcQueueFamilyIndex = g->qf,
-            .dstQueueFamilyIndex = VK_QUEUE_FAMILY_EXTERNAL,
-            .image = sl->plane[p].image,
-            .subresourceRange = { VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1 },
-        };
+        bar[nb++] = vkcu_vk_image_barrier(sl->plane[p].image, VK_PIPELINE_STAGE_2_TRANSFER_BIT,
+                                          VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_BOTTOM_OF_PIPE_BIT, 0,
+                                          VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_GENERAL, g->qf,
+                                          VK_QUEUE_FAMILY_EXTERNAL);
     di.imageMemoryBarrierCount = (uint32_t)nb;
     g->vk.vkCmdPipelineBarrier2(cmd, &di);
     if (g->ts_valid)
@@ -133,37 +108,23 @@ int vkcu_gpu_record_copy(vkcu_gpu *g, int s, AVFrame *frame, char *err, size_t e
 
     VkSemaphoreSubmitInfo waits[2], signals[2];
     int nw = 0, ns = 0;
-    waits[nw++] = (VkSemaphoreSubmitInfo){ .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, .semaphore = vkf->sem[0],
-                                           .value = vkf->sem_value[0], .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT };
+    waits[nw++] = vkcu_vk_sem(vkf->sem[0], vkf->sem_value[0], VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
     if (g->cfg.timeline_handoff) {
         /* One timeline, two signalling queues: values must rise in order, so
          * frame n's copy (signal 2n+1) waits CUDA's release of frame n-1 (2n).
          * That also covers the reuse of this slot, K frames back. */
         if (g->tl_frames > 0)
-            waits[nw++] = (VkSemaphoreSubmitInfo){ .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
-                                                   .semaphore = g->timeline, .value = 2 * g->tl_frames,
-                                                   .stageMask = VK_PIPELINE_STAGE_2_TRANSFER_BIT };
+            waits[nw++] = vkcu_vk_sem(g->timeline, 2 * g->tl_frames, VK_PIPELINE_STAGE_2_TRANSFER_BIT);
     } else if (sl->used) {
-        waits[nw++] = (VkSemaphoreSubmitInfo){ .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, .semaphore = sl->done,
-                                               .stageMask = VK_PIPELINE_STAGE_2_TRANSFER_BIT };
+        waits[nw++] = vkcu_vk_sem(sl->done, 0, VK_PIPELINE_STAGE_2_TRANSFER_BIT);
     }
-    signals[ns++] = (VkSemaphoreSubmitInfo){ .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, .semaphore = vkf->sem[0],
-                                             .value = vkf->sem_value[0] + 1,
-                                             .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT };
+    signals[ns++] = vkcu_vk_sem(vkf->sem[0], vkf->sem_value[0] + 1, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
     if (g->cfg.timeline_handoff)
-        signals[ns++] = (VkSemaphoreSubmitInfo){ .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
-                                                 .semaphore = g->timeline, .value = 2 * g->tl_frames + 1,
-                                                 .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT };
+        signals[ns++] = vkcu_vk_sem(g->timeline, 2 * g->tl_frames + 1, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
     else
-        signals[ns++] = (VkSemaphoreSubmitInfo){ .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
-                                                 .semaphore = sl->ready, .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT };
-    VkCommandBufferSubmitInfo cbi = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, .commandBuffer = cmd };
-    VkSubmitInfo2 si = { .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2, .waitSemaphoreInfoCount = (uint32_t)nw,
-                         .pWaitSemaphoreInfos = waits, .commandBufferInfoCount = 1, .pCommandBufferInfos = &cbi,
-                         .signalSemaphoreInfoCount = (uint32_t)ns, .pSignalSemaphoreInfos = signals };
-    vkcu_vk_queue_lock(g->dev, g->qf, g->queue_index);
-    VkResult r = g->vk.vkQueueSubmit2(g->queue, 1, &si, sl->fence);
-    vkcu_vk_queue_unlock(g->dev, g->qf, g->queue_index);
+        signals[ns++] = vkcu_vk_sem(sl->ready, 0, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+    VkResult r = vkcu_vk_submit(g->vk.vkQueueSubmit2, g->dev, g->qf, g->queue_index, g->queue, cmd, waits, nw, signals,
+                                ns, sl->fence);
     if (r != VK_SUCCESS) {
         snprintf(err, errlen, "Vulkan: handoff submission failed: %s%s", vkcu_vk_result_str(r),
                  r == VK_ERROR_DEVICE_LOST ? " (GPU lost)" : "");

@@ -141,3 +141,17 @@ void vkcu_vk_queue_lock_set(AVHWDeviceContext *ctx, vkcu_vk_queue_lock_fn lock, 
     (void)ctx, (void)lock, (void)unlock;
 #endif
 }
+
+VkResult vkcu_vk_submit(PFN_vkQueueSubmit2 submit, struct AVHWDeviceContext *ctx, uint32_t queue_family, uint32_t index,
+                        VkQueue queue, VkCommandBuffer cmd, const VkSemaphoreSubmitInfo *waits, int nb_waits,
+                        const VkSemaphoreSubmitInfo *signals, int nb_signals, VkFence fence)
+{
+    VkCommandBufferSubmitInfo cbi = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, .commandBuffer = cmd };
+    VkSubmitInfo2 si = { .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2, .waitSemaphoreInfoCount = (uint32_t)nb_waits,
+                         .pWaitSemaphoreInfos = waits, .commandBufferInfoCount = 1, .pCommandBufferInfos = &cbi,
+                         .signalSemaphoreInfoCount = (uint32_t)nb_signals, .pSignalSemaphoreInfos = signals };
+    vkcu_vk_queue_lock(ctx, queue_family, index);
+    VkResult r = submit(queue, 1, &si, fence);
+    vkcu_vk_queue_unlock(ctx, queue_family, index);
+    return r;
+}

@@ -118,4 +118,59 @@ void vkcu_vk_queue_unlock(struct AVHWDeviceContext *ctx, uint32_t queue_family, 
 /* Makes ctx (not yet initialised) lock its queues through lock/unlock. */
 void vkcu_vk_queue_lock_set(struct AVHWDeviceContext *ctx, vkcu_vk_queue_lock_fn lock, vkcu_vk_queue_lock_fn unlock);
 
+/* One command buffer submitted to `queue` (queue_family, index of ctx's
+ * device) under FFmpeg's queue lock, with these semaphore waits and
+ * signals, fence signalled at the end: the one shape of every vkcu
+ * submission that carries work. */
+VkResult vkcu_vk_submit(PFN_vkQueueSubmit2 submit, struct AVHWDeviceContext *ctx, uint32_t queue_family, uint32_t index,
+                        VkQueue queue, VkCommandBuffer cmd, const VkSemaphoreSubmitInfo *waits, int nb_waits,
+                        const VkSemaphoreSubmitInfo *signals, int nb_signals, VkFence fence);
+
+/* A semaphore wait or signal of a submission (value: timelines only). */
+static inline VkSemaphoreSubmitInfo vkcu_vk_sem(VkSemaphore sem, uint64_t value, VkPipelineStageFlags2 stage)
+{
+    return (VkSemaphoreSubmitInfo){ .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, .semaphore = sem, .value = value,
+                                    .stageMask = stage };
+}
+
+/* A barrier on the colour aspect of the first mip level and layer of an
+ * image (every image vkcu moves has one of each). */
+static inline VkImageMemoryBarrier2 vkcu_vk_image_barrier(VkImage image, VkPipelineStageFlags2 src_stage,
+                                                          VkAccessFlags2 src_access, VkPipelineStageFlags2 dst_stage,
+                                                          VkAccessFlags2 dst_access, VkImageLayout old_layout,
+                                                          VkImageLayout new_layout, uint32_t src_qf, uint32_t dst_qf)
+{
+    return (VkImageMemoryBarrier2){
+        .sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2,
+        .srcStageMask = src_stage,
+        .srcAccessMask = src_access,
+        .dstStageMask = dst_stage,
+        .dstAccessMask = dst_access,
+        .oldLayout = old_layout,
+        .newLayout = new_layout,
+        .srcQueueFamilyIndex = src_qf,
+        .dstQueueFamilyIndex = dst_qf,
+        .image = image,
+        .subresourceRange = { VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1 },
+    };
+}
+
+/* A barrier on the whole of a buffer, moving it between queue families. */
+static inline VkBufferMemoryBarrier2 vkcu_vk_buffer_barrier(VkBuffer buffer, VkPipelineStageFlags2 src_stage,
+                                                            VkAccessFlags2 src_access, VkPipelineStageFlags2 dst_stage,
+                                                            VkAccessFlags2 dst_access, uint32_t src_qf, uint32_t dst_qf)
+{
+    return (VkBufferMemoryBarrier2){
+        .sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER_2,
+        .srcStageMask = src_stage,
+        .srcAccessMask = src_access,
+        .dstStageMask = dst_stage,
+        .dstAccessMask = dst_access,
+        .srcQueueFamilyIndex = src_qf,
+        .dstQueueFamilyIndex = dst_qf,
+        .buffer = buffer,
+        .size = VK_WHOLE_SIZE,
+    };
+}
+
 #endif
