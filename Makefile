@@ -39,7 +39,7 @@ JSON_LIBS   = $(shell pkg-config --variable=libdir jansson 2>/dev/null)/libjanss
 # libvmaf package: build it outside the checkout (docs/regression.md, VMAF)
 # and name its prefix, `make VMAF_PREFIX=DIR`, or let pkg-config find it
 # (PKG_CONFIG_PATH). VMAF=yes fails without it, VMAF=no leaves it out. Only
-# src/regress/vmaf.c and vmaf_cuda.c depend on it; $(BUILD)/vmaf.mk records
+# src/regress/vmaf.c, vmaf_cuda.c and vmaf_layout.c depend on it; $(BUILD)/vmaf.mk records
 # the choice (tests read it) and rebuilds those files when it changes.
 VMAF ?= auto
 VMAF_PREFIX ?=
@@ -227,8 +227,8 @@ $(BUILD)/vmaf.mk: FORCE
 	@mkdir -p $(@D)
 	@printf '%s\n' '$(VMAF_STATE)' | tr '|' '\n' > $@.new; \
 	 if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
-$(BUILD)/obj/src/regress/vmaf.o $(BUILD)/obj/src/regress/vmaf_cuda.o: CFLAGS += $(VMAF_CFLAGS)
-$(BUILD)/obj/src/regress/vmaf.o $(BUILD)/obj/src/regress/vmaf_cuda.o: $(BUILD)/vmaf.mk
+$(BUILD)/obj/src/regress/vmaf.o $(BUILD)/obj/src/regress/vmaf_cuda.o $(BUILD)/obj/src/regress/vmaf_layout.o: CFLAGS += $(VMAF_CFLAGS)
+$(BUILD)/obj/src/regress/vmaf.o $(BUILD)/obj/src/regress/vmaf_cuda.o $(BUILD)/obj/src/regress/vmaf_layout.o: $(BUILD)/vmaf.mk
 FORCE:
 
 ifeq ($(filter clean deps uninstall print-%,$(MAKECMDGOALS)),)

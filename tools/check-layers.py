@@ -19,7 +19,11 @@ Symbols (`nm` on the objects of one build: an include rule cannot see a
 header of a low layer that declares what a higher one defines, nor a
 declaration written out by hand):
 - no object uses (nm's U) a symbol that only objects of higher layers
-  define: what a layer calls lives in its own layer or below.
+  define: what a layer calls lives in its own layer or below;
+- no call loop between the files of one layer: where X.c uses a symbol
+  that Y.c defines (a function, or a table such as an operator's class),
+  Y.c, and whatever Y.c uses in turn, does not use X.c's. A table and the
+  files it lists, or a dispatcher and what it dispatches to, call one way.
   Each source's object is looked up by its name (src/L/X.c: OBJ/src/L/X.o,
   kernels/X.cu: CU_OBJ/kernels/X.cu.o), so an object whose source is gone
   (moved or deleted since that build) is never read; an object that is
@@ -97,6 +101,7 @@ def symbol_rules(root, files, obj_dir, cu_dir):
             used.append((objs[obj], name))
         elif (kind.isupper() and kind != 'N') or kind in ('u', 'i'):
             defined.setdefault(name, []).append(objs[obj])
+    calls = {}  # (caller, callee) of one layer -> the symbols
     for rel, name in used:
         where = defined.get(name)
         if not where:
@@ -105,7 +110,61 @@ def symbol_rules(root, files, obj_dir, cu_dir):
         me = layer(rel)
         if ORDER.index(layer(low)) > ORDER.index(me):
             bad.append('%s (%s) uses %s, defined above it in %s (%s)' % (rel, me, name, low, layer(low)))
+        for d in where:
+            if d != rel and layer(d) == me:
+                calls.setdefault((rel, d), set()).add(name)
+    bad += call_loops(calls)
     return bad, len(objs)
+
+
+def call_loops(calls):
+    """The call loops among the files of one layer: each strongly connected
+    set of files, with the calls that make it."""
+    graph = {}
+    for a, b in calls:
+        graph.setdefault(a, set()).add(b)
+        graph.setdefault(b, set())
+    index, low, stack, on, loops = {}, {}, [], set(), []
+    def connect(v):  # Tarjan's, iterative: the tree's depth is not bounded
+        work = [(v, iter(sorted(graph[v])))]
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        while work:
+            node, it = work[-1]
+            nxt = next(it, None)
+            if nxt is not None:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on.add(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                elif nxt in on:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == node:
+                        break
+                if len(comp) > 1:
+                    loops.append(sorted(comp))
+    for v in sorted(graph):
+        if v not in index:
+            connect(v)
+    bad = []
+    for comp in sorted(loops):
+        how = ['%s -> %s (%s)' % (a, b, ', '.join(sorted(calls[(a, b)])[:3]) +
+                                  (', ...' if len(calls[(a, b)]) > 3 else ''))
+               for a in comp for b in comp if (a, b) in calls]
+        bad.append('call loop in %s/: %s: %s' % (os.path.dirname(comp[0]), ' <-> '.join(comp), '; '.join(how)))
+    return bad
 
 
 def main():

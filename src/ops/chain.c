@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Operator chains: parsing `name=k=v:k=v,name2=...` strictly (unknown names,
- * keys and values are rejected with their column), typed option access,
- * the one driver of the frame flow contract (both backends plug into it:
- * the CPU's below, the GPU's in gpu/chainrun.c), and the row-band thread
- * helper the CPU reference uses.
+ * keys and values are rejected with their column), and the one driver of
+ * the frame flow contract (both backends plug into it: the CPU's below, the
+ * GPU's in gpu/chainrun.c). The operators read their values through
+ * op_value.c, so that they and the registry never call back into here.
  */
 #include <errno.h>
 #include <math.h>
@@ -29,28 +29,6 @@ const vkcu_op_class *vkcu_op_find(const char *name)
         if (!strcmp(vkcu_op_classes[i]->name, name))
             return vkcu_op_classes[i];
     return NULL;
-}
-
-static int key_index(const vkcu_op_class *cls, const char *name)
-{
-    for (int i = 0; cls->keys && cls->keys[i].name; i++)
-        if (!strcmp(cls->keys[i].name, name))
-            return i;
-    return -1;
-}
-
-static int choice_index(const char *choices, const char *value)
-{
-    size_t n = strlen(value);
-    int idx = 0;
-    for (const char *p = choices; p && *p; idx++) {
-        const char *bar = strchr(p, '|');
-        size_t len = bar ? (size_t)(bar - p) : strlen(p);
-        if (len == n && !strncmp(p, value, n))
-            return idx;
-        p = bar ? bar + 1 : NULL;
-    }
-    return -1;
 }
 
 /* The choice `value` names under another name (an alias of key `key`), or NULL. */
@@ -83,7 +61,7 @@ static int check_value(const vkcu_op_class *cls, const vkcu_op_key *k, const cha
         return 0;
     }
     case VKCU_KEY_ENUM:
-        if (choice_index(k->choices, v) < 0) {
+        if (vkcu_op_choice_index(k->choices, v) < 0) {
             int n = snprintf(why, whylen, "%s=%s: expected one of %s", k->name, v, k->choices);
             /* and the other names the key takes (convert's format=: FFmpeg's) */
             const char *sep = " (also ";
@@ -218,7 +196,7 @@ int vkcu_chain_parse(const char *text, vkcu_chain *chain, char *err, size_t errl
                 } else {
                     op->text[pos] = 0;
                     key = op->text + kstart;
-                    ki = key_index(cls, key);
+                    ki = vkcu_op_key_index(cls, key);
                     named = 1;
                 }
                 if (ki < 0)
@@ -429,61 +407,4 @@ int vkcu_chain_feed_cpu(vkcu_chain *chain, int i, AVFrame *in, int (*emit)(void 
     const vkcu_chain_backend be = { .run = cpu_run, .frame_alloc = cpu_frame_alloc,
                                     .frame_release = cpu_frame_release, .emit = cpu_emit, .opaque = &c };
     return vkcu_chain_drive(chain, i, in, &be, failed_op);
-}
-
-static const char *value_of(const vkcu_op *op, const char *key, const vkcu_op_key **k)
-{
-    int i = key_index(op->cls, key);
-    if (i < 0) {
-        LOGE("internal: operator %s has no key %s", op->cls->name, key);
-        abort();
-    }
-    *k = &op->cls->keys[i];
-    return op->value[i];
-}
-
-int vkcu_op_is_set(const vkcu_op *op, const char *key)
-{
-    const vkcu_op_key *k;
-    return value_of(op, key, &k) != NULL;
-}
-
-int vkcu_op_int(const vkcu_op *op, const char *key)
-{
-    const vkcu_op_key *k;
-    const char *v = value_of(op, key, &k);
-    return v ? (int)strtol(v, NULL, 10) : 0;
-}
-
-double vkcu_op_float(const vkcu_op *op, const char *key)
-{
-    const vkcu_op_key *k;
-    const char *v = value_of(op, key, &k);
-    return v ? strtod(v, NULL) : 0.0;
-}
-
-int vkcu_op_enum(const vkcu_op *op, const char *key)
-{
-    const vkcu_op_key *k;
-    const char *v = value_of(op, key, &k);
-    return v ? choice_index(k->choices, v) : -1;
-}
-
-const char *vkcu_op_str(const vkcu_op *op, const char *key)
-{
-    const vkcu_op_key *k;
-    return value_of(op, key, &k);
-}
-
-/* The bands run on the calling thread's persistent pool (util/pool.h): the
- * workers are made at the first call of a job, not per frame. */
-void vkcu_parallel_rows(int threads, int height, vkcu_rows_fn fn, void *ctx)
-{
-    if (threads > VKCU_POOL_MAX_THREADS)
-        threads = VKCU_POOL_MAX_THREADS;
-    if (threads <= 1 || height < 2 * threads) {
-        fn(ctx, 0, height);
-        return;
-    }
-    vkcu_pool_rows(vkcu_pool_for_thread(threads), height, fn, ctx);
 }

@@ -128,6 +128,10 @@ double vkcu_op_float(const vkcu_op *op, const char *key);
 int vkcu_op_enum(const vkcu_op *op, const char *key);
 const char *vkcu_op_str(const vkcu_op *op, const char *key);
 int vkcu_op_is_set(const vkcu_op *op, const char *key);
+/* The index of key `name` in cls->keys, or -1. */
+int vkcu_op_key_index(const vkcu_op_class *cls, const char *name);
+/* The index of `value` in a '|'-separated list of choices, or -1. */
+int vkcu_op_choice_index(const char *choices, const char *value);
 
 /* The registry of operator classes, NULL-terminated. */
 extern const vkcu_op_class *const vkcu_op_classes[];
