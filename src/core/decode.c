@@ -14,7 +14,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <libavutil/hwcontext.h>
 #include <libavutil/hwcontext_vulkan.h>
 #include <libavutil/imgutils.h>
@@ -25,7 +24,6 @@
 #include "gpu/vkdev.h"
 #include "util/format.h"
 #include "util/log.h"
-#include "util/thread.h"
 #include "decode.h"
 
 static enum AVPixelFormat pick_vulkan(AVCodecContext *avctx, const enum AVPixelFormat *fmts)
@@ -162,7 +160,7 @@ int vkcu_decoder_open_pooled(const vkcu_demux *d, int (*get_buffer2)(AVCodecCont
 int vkcu_decoder_send(vkcu_decoder *dec, const AVPacket *pkt, int strict, char *err, size_t errlen)
 {
     if (dec->par)
-        return vkcu_par_send(dec->par, pkt);
+        return dec->par_cls->send(dec->par, pkt);
     int ret = avcodec_send_packet(dec->avctx, pkt);
     if (ret == AVERROR_INVALIDDATA && pkt) {
         dec->packets_rejected++;
@@ -234,9 +232,9 @@ static void apply_container_crop(vkcu_decoder *dec, AVFrame *f)
 int vkcu_decoder_receive(vkcu_decoder *dec, AVFrame *frame)
 {
     if (dec->par) {
-        int r = vkcu_par_receive(dec->par, dec, frame);
+        int r = dec->par_cls->receive(dec->par, dec, frame);
         if (r == 0)
-            dec->avctx->framerate = vkcu_par_framerate(dec->par);
+            dec->avctx->framerate = dec->par_cls->framerate(dec->par);
         return r;
     }
     int ret = avcodec_receive_frame(dec->avctx, frame);
@@ -261,10 +259,8 @@ void vkcu_decoder_close(vkcu_decoder **pdec)
     vkcu_decoder *dec = *pdec;
     if (!dec)
         return;
-    if (dec->par) {
-        vkcu_par_log_stats(dec->par, dec->path);
-        vkcu_par_free(&dec->par);
-    }
+    if (dec->par)
+        dec->par_cls->close(&dec->par, dec->path);
     avcodec_free_context(&dec->avctx);
     av_freep(pdec);
 }
@@ -272,68 +268,8 @@ void vkcu_decoder_close(vkcu_decoder **pdec)
 int vkcu_decoder_flush(vkcu_decoder *dec)
 {
     if (dec->par)
-        return vkcu_par_flush(dec->par);
+        return dec->par_cls->flush(dec->par);
     avcodec_flush_buffers(dec->avctx);
-    return 0;
-}
-
-int vkcu_decode_parallel_count(int setting)
-{
-    if (setting == VKCU_DECODE_PARALLEL_AUTO) {
-        /* The cores not taken by the parallel decoders already running in
-         * this process (a batch's, a compare's other input). */
-        int n = FFMIN(vkcu_cpu_count(), 16) / (1 + vkcu_par_live());
-        return n >= 2 ? n : 0;
-    }
-    return setting >= 2 ? setting : 0;
-}
-
-int64_t vkcu_decode_segment_min(int64_t setting)
-{
-    const char *env = getenv("VKCU_DECODE_SEGMENT_MIN");
-    if (env && *env)
-        return FFMAX(atoll(env), 1);
-    return setting > 0 ? setting : 48;
-}
-
-int64_t vkcu_decode_parallel_budget(void)
-{
-    const char *env = getenv("VKCU_DECODE_PARALLEL_MIB");
-    if (env && *env)
-        return FFMAX(atoll(env), 1) << 20;
-    /* An eighth of the memory, at most 8 GiB (2700 1080p frames, 680 at
-     * 4K), for all the parallel decoders of the process together. */
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    int64_t mem = pages > 0 && page > 0 ? (int64_t)pages * page : (int64_t)4 << 30;
-    return FFMIN(mem / 8, (int64_t)8 << 30);
-}
-
-int vkcu_decoder_open_parallel(const vkcu_demux *d, int n, int64_t min_packets, int64_t budget,
-                               vkcu_decoder **out, char *err, size_t errlen)
-{
-    int ret = vkcu_decoder_open(d, NULL, 1, out, err, errlen);
-    if (ret < 0 || n < 2)
-        return ret;
-    char why[256] = "";
-    /* A pipe or a live input: pieces read ahead of the frames they give, and
-     * a read that waits for the writer would hold back frames already
-     * decoded (a batch's progress line stood at 0 frames on a half-written
-     * FIFO). */
-    if (d->fmt->pb && !(d->fmt->pb->seekable & AVIO_SEEKABLE_NORMAL)) {
-        LOGV("%s: one decoder (a stream that is not seekable: pieces would read ahead of their frames)", d->path);
-        return 0;
-    }
-    ret = vkcu_par_open(d, n, min_packets, budget, &(*out)->par, why, sizeof(why));
-    if (ret < 0) {
-        vkcu_decoder_close(out);
-        snprintf(err, errlen, "%s: cannot start the parallel decoders", d->path);
-        return ret;
-    }
-    if (ret == 0)
-        LOGV("%s: one decoder (%s)", d->path, why);
-    else
-        LOGV("%s: up to %d decoders in parallel, a segment from every cut after %lld packets", d->path, n,
-             (long long)min_packets);
     return 0;
 }
 

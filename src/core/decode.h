@@ -15,6 +15,7 @@
 #include "demux.h"
 
 typedef struct vkcu_par vkcu_par;
+typedef struct vkcu_par_class vkcu_par_class;
 
 typedef struct vkcu_decoder {
     AVCodecContext *avctx;  /* with par: opened, decodes nothing; framerate is the last frame's decoder's */
@@ -26,6 +27,7 @@ typedef struct vkcu_decoder {
     uint32_t container_crop[4];
     int container_crop_warned;
     vkcu_par *par;          /* non-NULL: the stream is decoded by segments in parallel (decode_par.c) */
+    const vkcu_par_class *par_cls; /* what the calls below do on it */
 } vkcu_decoder;
 
 /* hw_device: a Vulkan AVHWDeviceContext, or NULL for software decode.
@@ -50,7 +52,7 @@ void vkcu_decoder_close(vkcu_decoder **dec);
  * decoder's segments. 0 or an error. */
 int vkcu_decoder_flush(vkcu_decoder *dec);
 
-/* Parallel decoding (decode_par.c): a software decoder whose stream is cut
+/* Parallel decoding (decode_par.c, like the three calls after it): a software decoder whose stream is cut
  * into segments at its independent access units (segment.h), each decoded
  * by a fresh decoder on one of n worker threads, the frames given back in
  * order: the frames and timestamps of one decoder from the start (see
@@ -69,17 +71,19 @@ int vkcu_decode_parallel_count(int setting);
 int64_t vkcu_decode_segment_min(int64_t setting);
 int64_t vkcu_decode_parallel_budget(void);
 
-/* decode_par.c, behind vkcu_decoder */
-int vkcu_par_open(const vkcu_demux *d, int n, int64_t min_packets, int64_t budget, vkcu_par **out, char *why,
-                  size_t whylen);
-int vkcu_par_send(vkcu_par *p, const AVPacket *pkt);
-int vkcu_par_receive(vkcu_par *p, vkcu_decoder *parent, AVFrame *frame);
-int vkcu_par_flush(vkcu_par *p);
-AVRational vkcu_par_framerate(const vkcu_par *p);
-void vkcu_par_log_stats(const vkcu_par *p, const char *path);
-void vkcu_par_free(vkcu_par **p);
-/* The parallel decoders open in the process. */
-int vkcu_par_live(void);
+/* What vkcu_decoder's calls do on a parallel decoder, set by
+ * vkcu_decoder_open_parallel (decode_par.c): decode.c calls through it, so
+ * that decode_par.c, which is made of plain decoders, is the one that calls
+ * the other. */
+struct vkcu_par_class {
+    int (*send)(vkcu_par *p, const AVPacket *pkt);
+    int (*receive)(vkcu_par *p, vkcu_decoder *parent, AVFrame *frame);
+    int (*flush)(vkcu_par *p);
+    AVRational (*framerate)(const vkcu_par *p);
+    /* Its figures at -v, then freed; *p is cleared. */
+    void (*close)(vkcu_par **p, const char *path);
+};
+
 /* The software pixel format of decoded frames (resolves hardware frames). */
 enum AVPixelFormat vkcu_frame_sw_format(const AVFrame *frame);
 

@@ -246,7 +246,7 @@ static int64_t frame_bytes(const AVFrame *f)
 static _Atomic int64_t waiting_bytes;
 static _Atomic int live_decoders;
 
-int vkcu_par_live(void)
+static int vkcu_par_live(void)
 {
     return atomic_load(&live_decoders);
 }
@@ -442,14 +442,14 @@ static void free_seq(vkcu_par *p)
     p->seq_mode = p->seq_drained = 0;
 }
 
-void vkcu_par_log_stats(const vkcu_par *p, const char *path)
+static void vkcu_par_log_stats(const vkcu_par *p, const char *path)
 {
     LOGV("%s: parallel decode: %lld segment%s on %d decoders, %lld redone in sequence after damage; at most %lld "
          "frames (%.1f MiB) waited behind the first segment", path, (long long)p->nseg, p->nseg == 1 ? "" : "s",
          p->n, (long long)p->redos, (long long)p->peak_frames, p->peak_bytes / 1048576.0);
 }
 
-void vkcu_par_free(vkcu_par **pp)
+static void vkcu_par_free(vkcu_par **pp)
 {
     vkcu_par *p = *pp;
     if (!p)
@@ -468,8 +468,8 @@ void vkcu_par_free(vkcu_par **pp)
     av_freep(pp);
 }
 
-int vkcu_par_open(const vkcu_demux *d, int n, int64_t min_packets, int64_t budget, vkcu_par **out, char *why,
-                  size_t whylen)
+static int vkcu_par_open(const vkcu_demux *d, int n, int64_t min_packets, int64_t budget, vkcu_par **out,
+                         char *why, size_t whylen)
 {
     vkcu_par *p = av_mallocz(sizeof(*p));
     *out = NULL;
@@ -502,7 +502,7 @@ int vkcu_par_open(const vkcu_demux *d, int n, int64_t min_packets, int64_t budge
     return 1;
 }
 
-int vkcu_par_flush(vkcu_par *p)
+static int vkcu_par_flush(vkcu_par *p)
 {
     stop_workers(p);
     free_segments(p);
@@ -542,7 +542,7 @@ static int can_send(const vkcu_par *p)
     return !p->tail || p->tail->npk - p->tail->fed < UNFED_MAX;
 }
 
-int vkcu_par_send(vkcu_par *p, const AVPacket *pkt)
+static int vkcu_par_send(vkcu_par *p, const AVPacket *pkt)
 {
     if (p->seq_mode) {
         if (!pkt) {
@@ -729,7 +729,7 @@ static int seq_receive(vkcu_par *p, vkcu_decoder *parent, AVFrame *frame)
     }
 }
 
-int vkcu_par_receive(vkcu_par *p, vkcu_decoder *parent, AVFrame *frame)
+static int vkcu_par_receive(vkcu_par *p, vkcu_decoder *parent, AVFrame *frame)
 {
     int ret;
     if (p->seq_mode)
@@ -808,7 +808,85 @@ int vkcu_par_receive(vkcu_par *p, vkcu_decoder *parent, AVFrame *frame)
     return ret;
 }
 
-AVRational vkcu_par_framerate(const vkcu_par *p)
+static AVRational vkcu_par_framerate(const vkcu_par *p)
 {
     return p->framerate;
+}
+
+/* What vkcu_decoder's calls do on a parallel decoder (decode.h). */
+static void par_close(vkcu_par **pp, const char *path)
+{
+    if (*pp)
+        vkcu_par_log_stats(*pp, path);
+    vkcu_par_free(pp);
+}
+
+static const vkcu_par_class par_class = {
+    .send = vkcu_par_send,
+    .receive = vkcu_par_receive,
+    .flush = vkcu_par_flush,
+    .framerate = vkcu_par_framerate,
+    .close = par_close,
+};
+
+int vkcu_decode_parallel_count(int setting)
+{
+    if (setting == VKCU_DECODE_PARALLEL_AUTO) {
+        /* The cores not taken by the parallel decoders already running in
+         * this process (a batch's, a compare's other input). */
+        int n = FFMIN(vkcu_cpu_count(), 16) / (1 + vkcu_par_live());
+        return n >= 2 ? n : 0;
+    }
+    return setting >= 2 ? setting : 0;
+}
+
+int64_t vkcu_decode_segment_min(int64_t setting)
+{
+    const char *env = getenv("VKCU_DECODE_SEGMENT_MIN");
+    if (env && *env)
+        return FFMAX(atoll(env), 1);
+    return setting > 0 ? setting : 48;
+}
+
+int64_t vkcu_decode_parallel_budget(void)
+{
+    const char *env = getenv("VKCU_DECODE_PARALLEL_MIB");
+    if (env && *env)
+        return FFMAX(atoll(env), 1) << 20;
+    /* An eighth of the memory, at most 8 GiB (2700 1080p frames, 680 at
+     * 4K), for all the parallel decoders of the process together. */
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    int64_t mem = pages > 0 && page > 0 ? (int64_t)pages * page : (int64_t)4 << 30;
+    return FFMIN(mem / 8, (int64_t)8 << 30);
+}
+
+int vkcu_decoder_open_parallel(const vkcu_demux *d, int n, int64_t min_packets, int64_t budget,
+                               vkcu_decoder **out, char *err, size_t errlen)
+{
+    int ret = vkcu_decoder_open(d, NULL, 1, out, err, errlen);
+    if (ret < 0 || n < 2)
+        return ret;
+    char why[256] = "";
+    /* A pipe or a live input: pieces read ahead of the frames they give, and
+     * a read that waits for the writer would hold back frames already
+     * decoded (a batch's progress line stood at 0 frames on a half-written
+     * FIFO). */
+    if (d->fmt->pb && !(d->fmt->pb->seekable & AVIO_SEEKABLE_NORMAL)) {
+        LOGV("%s: one decoder (a stream that is not seekable: pieces would read ahead of their frames)", d->path);
+        return 0;
+    }
+    ret = vkcu_par_open(d, n, min_packets, budget, &(*out)->par, why, sizeof(why));
+    if (ret > 0)
+        (*out)->par_cls = &par_class;
+    if (ret < 0) {
+        vkcu_decoder_close(out);
+        snprintf(err, errlen, "%s: cannot start the parallel decoders", d->path);
+        return ret;
+    }
+    if (ret == 0)
+        LOGV("%s: one decoder (%s)", d->path, why);
+    else
+        LOGV("%s: up to %d decoders in parallel, a segment from every cut after %lld packets", d->path, n,
+             (long long)min_packets);
+    return 0;
 }
