@@ -5,7 +5,8 @@
 # src/cli/, src/cli/ includes only the public headers and itself (not util/,
 # not FFmpeg), no layer reaches up, no include cycle. Symbols (nm on this
 # build's objects): no object uses a symbol that only a higher layer
-# defines. Each rule is also broken on purpose in a copy of the tree, so
+# defines, and no two files of one layer call each other (directly or
+# round a loop). Each rule is also broken on purpose in a copy of the tree, so
 # that the checker is seen to catch it.
 source "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -111,6 +112,21 @@ else
   fail "layering: regress/ calling util/ is refused: $(echo "$out" | head -2 | tr '\n' ';')"
 fi
 unplant src/regress/planted_down.c
+# a call loop between two files of one layer (what session, handoff and the
+# download of src/gpu/ were, issue 34): each calls the other
+plant src/util/planted_a.c 'int planted_b(void); int planted_a(void); int planted_a(void) { return planted_b(); }'
+plant src/util/planted_b.c 'int planted_a(void); int planted_b(void); int planted_b(void) { return 1; } int planted_c(void); int planted_c(void) { return planted_a(); }'
+try_symbol "a call loop between two files of util/" \
+  'call loop in src/util/: src/util/planted_a.c <-> src/util/planted_b.c: src/util/planted_a.c -> src/util/planted_b.c (planted_b)'
+unplant src/util/planted_b.c
+plant src/util/planted_b.c 'int planted_b(void); int planted_b(void) { return 1; }'
+if out=$(symcheck); then
+  pass "layering: files of one layer calling one way are no loop"
+else
+  fail "layering: a one-way call is refused: $(echo "$out" | head -2 | tr '\n' ';')"
+fi
+unplant src/util/planted_a.c
+unplant src/util/planted_b.c
 plant kernels/planted.cu 'void vkcu_log(int level, const char *fmt, ...); void planted(void); void planted(void) { vkcu_log(0, "x"); }'
 try_symbol "kernels/ calling into src/" 'kernels/planted.cu (kernels) uses vkcu_log, defined above it in src/util/'
 unplant kernels/planted.cu
