@@ -859,22 +859,14 @@ static void summarize(compare_run *x)
         fprintf(o, "result: %s\n", r->verdict);
 }
 
-int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
+/* What can be refused before anything is read or written: VMAF without
+ * libvmaf, an output that would replace a file the job reads or exists
+ * without overwrite, one file named for two outputs. */
+static int check_outputs(const vkcu_compare_params *p, vkcu_compare_result *r)
 {
-    compare_run x_ = { 0 }, *x = &x_;
-    memset(r, 0, sizeof(*r));
-    r->first_diff = r->worst_index = r->max_diff_index = -1;
-    r->psnr_min = INFINITY;
-    x->p = p;
-    x->r = r;
-    x->exact = p->max_diff < 0 && isnan(p->min_psnr) && isnan(p->min_vmaf);
-    x->threads = vkcu_cpu_count();
-    r->vmaf_mean = r->vmaf_min = NAN;
-    r->vmaf_min_index = -1;
     const char *inputs[] = { p->a, p->b, p->job->pipeline_file, NULL };
     int ret = 0;
-    int want_vmaf = p->vmaf || !isnan(p->min_vmaf);
-    if (want_vmaf && !vkcu_vmaf_available()) {
+    if ((p->vmaf || !isnan(p->min_vmaf)) && !vkcu_vmaf_available()) {
         vkcu_vmaf_missing(VKCU_SETTING(p->vmaf ? "vmaf" : "min_vmaf"), r->error, sizeof(r->error));
         return VKCU_ERR_USAGE; /* before anything is read or written */
     }
@@ -892,57 +884,68 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
                 snprintf(r->error, sizeof(r->error), "%s: given to two outputs; name a file for each", outs[i]);
                 return VKCU_ERR_USAGE;
             }
-    if ((p->report_html || p->plot_out) && !(x->plot = vkcu_compare_plot_alloc()))
-        return AVERROR(ENOMEM);
-    ret = vkcu_side_open_list(&x->a, p->a, 'A');
+    return 0;
+}
+
+/* Both sides opened: hash lists read, media files' jobs started. */
+static int open_sides(compare_run *x)
+{
+    const vkcu_compare_params *p = x->p;
+    int ret = vkcu_side_open_list(&x->a, p->a, 'A');
     if (ret >= 0)
         ret = vkcu_side_open_list(&x->b, p->b, 'B');
-    if (ret >= 0) {
-        /* Media sides give the frames their partner holds: against a hash
-         * list those `vkcu hash` lists with the list's timing (a list of
-         * every decoded frame says so); between media files every decoded
-         * frame, timed as a list of every decoded frame with that timing. */
-        vkcu_job_params ja = *p->job, jb = p->job_b ? *p->job_b : *p->job;
-        int decoded = p->timing == VKCU_TIMING_DECODED || (x->a.is_list && x->a.list.decoded) ||
-                      (x->b.is_list && x->b.list.decoded);
-        ja.timing = jb.timing = decoded ? VKCU_TIMING_DECODED : VKCU_TIMING_FFMPEG;
-        x->decoded = decoded;
-        ja.callback_timing = jb.callback_timing = decoded || x->a.is_list || x->b.is_list;
-        if (!x->a.is_list && !x->b.is_list) {
-            /* On the GPU both inputs' frames stay in device memory, where
-             * the metrics (and libvmaf's CUDA backend) read them: enough
-             * buffers for the source's queue, the frame in hand and the ring. */
-            ja.cuda_pool = VKCU_SOURCE_QUEUE + ja.ring_size + 4;
-            jb.cuda_pool = VKCU_SOURCE_QUEUE + jb.ring_size + 4;
-            /* A decode queue (engine) for each input, said before A's
-             * job makes the shared device: on one queue, which a process
-             * of one stream claims, each input got half of the engine's
-             * rate (H100, 4K: 88 pairs/s, one input alone 161 frames/s;
-             * with a queue each 149). It was held back while a 4K input
-             * decoded its first GOP wrong in some runs; those came with
-             * each decoder's contexts spread over both queues, never with
-             * one queue a decoder, which is now the rule (gpu/device.c,
-             * queues_per_stream; docs/performance.md).
-             * VKCU_COMPARE_TWO_QUEUES=0 (a measurement, not a setting)
-             * puts both on one queue. */
-            const char *two = getenv("VKCU_COMPARE_TWO_QUEUES");
-            if (!(two && !strcmp(two, "0")) && (ja.backend != VKCU_BACKEND_CPU || jb.backend != VKCU_BACKEND_CPU))
-                vkcu_vkdev_expect(2, 0);
-        }
-        ret = vkcu_side_open_media(&x->a, &ja);
-        if (ret >= 0)
-            ret = vkcu_side_open_media(&x->b, &jb);
+    if (ret < 0)
+        return ret;
+    /* Media sides give the frames their partner holds: against a hash
+     * list those `vkcu hash` lists with the list's timing (a list of
+     * every decoded frame says so); between media files every decoded
+     * frame, timed as a list of every decoded frame with that timing. */
+    vkcu_job_params ja = *p->job, jb = p->job_b ? *p->job_b : *p->job;
+    int decoded = p->timing == VKCU_TIMING_DECODED || (x->a.is_list && x->a.list.decoded) ||
+                  (x->b.is_list && x->b.list.decoded);
+    ja.timing = jb.timing = decoded ? VKCU_TIMING_DECODED : VKCU_TIMING_FFMPEG;
+    x->decoded = decoded;
+    ja.callback_timing = jb.callback_timing = decoded || x->a.is_list || x->b.is_list;
+    if (!x->a.is_list && !x->b.is_list) {
+        /* On the GPU both inputs' frames stay in device memory, where
+         * the metrics (and libvmaf's CUDA backend) read them: enough
+         * buffers for the source's queue, the frame in hand and the ring. */
+        ja.cuda_pool = VKCU_SOURCE_QUEUE + ja.ring_size + 4;
+        jb.cuda_pool = VKCU_SOURCE_QUEUE + jb.ring_size + 4;
+        /* A decode queue (engine) for each input, said before A's
+         * job makes the shared device: on one queue, which a process
+         * of one stream claims, each input got half of the engine's
+         * rate (H100, 4K: 88 pairs/s, one input alone 161 frames/s;
+         * with a queue each 149). It was held back while a 4K input
+         * decoded its first GOP wrong in some runs; those came with
+         * each decoder's contexts spread over both queues, never with
+         * one queue a decoder, which is now the rule (gpu/device.c,
+         * queues_per_stream; docs/performance.md).
+         * VKCU_COMPARE_TWO_QUEUES=0 (a measurement, not a setting)
+         * puts both on one queue. */
+        const char *two = getenv("VKCU_COMPARE_TWO_QUEUES");
+        if (!(two && !strcmp(two, "0")) && (ja.backend != VKCU_BACKEND_CPU || jb.backend != VKCU_BACKEND_CPU))
+            vkcu_vkdev_expect(2, 0);
     }
-    if (ret < 0) {
-        av_strlcpy(r->error, x->a.err[0] ? x->a.err : x->b.err, sizeof(r->error));
-        goto done;
-    }
+    ret = vkcu_side_open_media(&x->a, &ja);
+    if (ret >= 0)
+        ret = vkcu_side_open_media(&x->b, &jb);
+    return ret;
+}
+
+/* What the two sides cannot do together (two hash algorithms, a trimmed
+ * hash list, VMAF of a hash list); the rows' outputs and the VMAF scorer
+ * opened. */
+static int check_sides(compare_run *x)
+{
+    const vkcu_compare_params *p = x->p;
+    vkcu_compare_result *r = x->r;
+    int ret;
     if (x->a.is_list && x->b.is_list && x->a.list.algo != x->b.list.algo) {
         snprintf(r->error, sizeof(r->error), "%s uses %s and %s uses %s: hash both with the same %s", p->a,
                  vkcu_hash_algo_name(x->a.list.algo), p->b, vkcu_hash_algo_name(x->b.list.algo),
                  VKCU_SETTING("hash_algo"));
-        ret = VKCU_ERR_INPUT;
-        goto done;
+        return VKCU_ERR_INPUT;
     }
     const vkcu_job_params *trim = p->job;
     if ((x->a.is_list || x->b.is_list) &&
@@ -951,17 +954,15 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
         const char *start = VKCU_SETTING("start_time"), *length = VKCU_SETTING("duration");
         snprintf(r->error, sizeof(r->error), "%s is a hash list: %s/%s trim media inputs only (hash the "
                  "media with the same %s/%s instead)", x->a.is_list ? p->a : p->b, start, length, start, length);
-        ret = VKCU_ERR_USAGE;
-        goto done;
+        return VKCU_ERR_USAGE;
     }
     if ((ret = vkcu_compare_rows_open(x)) < 0)
-        goto done;
-    if (want_vmaf) {
+        return ret;
+    if (p->vmaf || !isnan(p->min_vmaf)) {
         if (x->a.is_list || x->b.is_list) {
             snprintf(r->error, sizeof(r->error), "%s needs pictures, and %s is a hash list", VKCU_SETTING("vmaf"),
                      x->a.is_list ? p->a : p->b);
-            ret = VKCU_ERR_USAGE;
-            goto done;
+            return VKCU_ERR_USAGE;
         }
         /* Decoding on the GPU (or trying to): libvmaf's CUDA backend where it
          * can run, the CPU otherwise; the line after the headers says which. */
@@ -969,95 +970,89 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
         vp.gpu = p->job->backend != VKCU_BACKEND_CPU;
         vp.device = p->job->device;
         if ((ret = vkcu_vmaf_open(&x->vmaf, &vp, r->error, sizeof(r->error))) < 0)
-            goto done;
-        if (p->report && !(x->held = open_memstream(&x->held_buf, &x->held_len))) {
-            ret = AVERROR(ENOMEM);
-            goto done;
-        }
+            return ret;
+        if (p->report && !(x->held = open_memstream(&x->held_buf, &x->held_len)))
+            return AVERROR(ENOMEM);
     }
-    if (x->plot && (x->a.is_list || x->b.is_list))
-        x->plot->why_empty = "a hash list holds no pictures";
-    set_alignment(x);
-    print_header(x, &x->a);
-    print_header(x, &x->b);
-    if (x->vmaf && p->report)
-        fprintf(p->report, "VMAF: %s\n", vkcu_vmaf_engine(x->vmaf));
-    if (rate_differs(x)) {
-        /* Pairing by time would call every other frame missing: name the cause instead. */
-        ret = VKCU_ERR_MISMATCH;
-        if (x->plot)
-            x->plot->why_empty = "the frame rates differ, so no frames were paired";
-        if (p->report)
-            fprintf(p->report, "result: %s\n", r->verdict);
-        goto done;
-    }
-    if ((ret = vkcu_side_advance(&x->a, &x->al)) < 0 || (ret = vkcu_side_advance(&x->b, &x->al)) < 0)
-        goto read_error;
-    while (x->a.have || x->b.have) {
-        side *a = &x->a, *b = &x->b;
+    return 0;
+}
+
+/* Reading error of a side: its line. */
+static int read_error(compare_run *x, int ret)
+{
+    av_strlcpy(x->r->error, x->a.err[0] ? x->a.err : x->b.err[0] ? x->b.err : "read error", sizeof(x->r->error));
+    return ret;
+}
+
+/* The two sides read in step: frames within the alignment window paired
+ * and measured, the rest counted as unpaired. */
+static int walk_pairs(compare_run *x)
+{
+    side *a = &x->a, *b = &x->b;
+    int ret;
+    if ((ret = vkcu_side_advance(a, &x->al)) < 0 || (ret = vkcu_side_advance(b, &x->al)) < 0)
+        return read_error(x, ret);
+    while (a->have || b->have) {
         if (a->have && b->have && llabs(a->key - b->key) <= x->al.window) {
-            ret = do_pair(x);
-            if (ret < 0)
-                goto done;
+            if ((ret = do_pair(x)) < 0)
+                return ret;
             if ((ret = vkcu_side_advance(a, &x->al)) < 0 || (ret = vkcu_side_advance(b, &x->al)) < 0)
-                goto read_error;
+                return read_error(x, ret);
         } else if (!b->have || (a->have && a->key < b->key)) {
             unpaired(x, a);
             if ((ret = vkcu_side_advance(a, &x->al)) < 0)
-                goto read_error;
+                return read_error(x, ret);
         } else {
             unpaired(x, b);
             if ((ret = vkcu_side_advance(b, &x->al)) < 0)
-                goto read_error;
+                return read_error(x, ret);
         }
     }
-    r->frames_a = x->a.index;
-    r->frames_b = x->b.index;
-    for (int k = 0; k < 2; k++) {
-        const side *s = k ? &x->b : &x->a;
-        if (s->src)
-            r->frames_dtoh_bytes += s->src->r.dtoh_bytes; /* the decoders' own downloads (host frames) */
-    }
-    if (x->vmaf && (ret = vmaf_settle(x)) < 0)
-        goto done;
-    summarize(x);
-    if ((ret = vkcu_compare_rows_finish(x)) < 0)
-        goto done;
-    if (p->diff_image) {
-        const char *why = NULL;
-        if (x->worst_a) {
-            char err[256];
-            AVFrame *ha = NULL, *hb = NULL;
-            if (vkcu_frame_cuda_device(x->worst_a) >= 0 &&
-                ((ret = vkcu_frame_cuda_download(x->worst_a, &ha, &r->frames_dtoh_bytes, err, sizeof(err))) < 0 ||
-                 (ret = vkcu_frame_cuda_download(x->worst_b, &hb, &r->frames_dtoh_bytes, err, sizeof(err))) < 0)) {
-                snprintf(r->error, sizeof(r->error), "%s: frame %" PRId64 ": %s", p->a, r->worst_index, err);
-                av_frame_free(&ha);
-                goto done;
-            }
-            if (ha) {
-                av_frame_free(&x->worst_a);
-                av_frame_free(&x->worst_b);
-                x->worst_a = ha;
-                x->worst_b = hb;
-            }
-            ret = vkcu_draw_difference(p, x->worst_a, x->worst_b, r->error, sizeof(r->error));
+    return 0;
+}
+
+/* --diff-image: the worst pair's difference, its frames brought to the
+ * host if they are on the GPU; the report says what was written or why
+ * not. */
+static int write_diff_image(compare_run *x)
+{
+    const vkcu_compare_params *p = x->p;
+    vkcu_compare_result *r = x->r;
+    const char *why = NULL;
+    int ret = 0;
+    if (x->worst_a) {
+        char err[256];
+        AVFrame *ha = NULL, *hb = NULL;
+        if (vkcu_frame_cuda_device(x->worst_a) >= 0 &&
+            ((ret = vkcu_frame_cuda_download(x->worst_a, &ha, &r->frames_dtoh_bytes, err, sizeof(err))) < 0 ||
+             (ret = vkcu_frame_cuda_download(x->worst_b, &hb, &r->frames_dtoh_bytes, err, sizeof(err))) < 0)) {
+            snprintf(r->error, sizeof(r->error), "%s: frame %" PRId64 ": %s", p->a, r->worst_index, err);
+            av_frame_free(&ha);
+            return ret;
         }
-        else
-            why = r->metrics ? "no frame differs" : "hash lists hold no pictures";
-        if (why && p->report)
-            fprintf(p->report, "diff image: not written (%s)\n", why);
-        else if (ret >= 0 && p->report)
-            fprintf(p->report, "diff image: %s (frame %" PRId64 ", differences amplified x%d)\n", p->diff_image,
-                    r->worst_index, r->worst.max_diff ? (255 + r->worst.max_diff - 1) / r->worst.max_diff : 1);
-        if (ret < 0)
-            goto done;
+        if (ha) {
+            av_frame_free(&x->worst_a);
+            av_frame_free(&x->worst_b);
+            x->worst_a = ha;
+            x->worst_b = hb;
+        }
+        ret = vkcu_draw_difference(p, x->worst_a, x->worst_b, r->error, sizeof(r->error));
     }
-    ret = r->pass ? 0 : VKCU_ERR_MISMATCH;
-    goto done;
-read_error:
-    av_strlcpy(r->error, x->a.err[0] ? x->a.err : x->b.err[0] ? x->b.err : "read error", sizeof(r->error));
-done:
+    else
+        why = r->metrics ? "no frame differs" : "hash lists hold no pictures";
+    if (why && p->report)
+        fprintf(p->report, "diff image: not written (%s)\n", why);
+    else if (ret >= 0 && p->report)
+        fprintf(p->report, "diff image: %s (frame %" PRId64 ", differences amplified x%d)\n", p->diff_image,
+                r->worst_index, r->worst.max_diff ? (255 + r->worst.max_diff - 1) / r->worst.max_diff : 1);
+    return ret;
+}
+
+/* The end of every run: the HTML report and the plot (of a run that
+ * finished), then everything freed. */
+static int finish_run(compare_run *x, int ret)
+{
+    const vkcu_compare_params *p = x->p;
     release_held(x, 0);
     free(x->held_ends);
     free(x->pending);
@@ -1065,8 +1060,8 @@ done:
     vkcu_gpu_metrics_close(&x->gm);
     if ((ret == 0 || ret == VKCU_ERR_MISMATCH) && x->plot) {
         if (!x->plot->nb_rows && !x->plot->why_empty)
-            x->plot->why_empty = r->paired ? "no pair could be measured (their picture formats differ)"
-                                           : "no frames were paired";
+            x->plot->why_empty = x->r->paired ? "no pair could be measured (their picture formats differ)"
+                                              : "no frames were paired";
         int wr = p->report_html ? vkcu_compare_report_write(x) : 0;
         if (wr < 0)
             ret = wr;
@@ -1086,4 +1081,70 @@ done:
     vkcu_side_close(&x->a);
     vkcu_side_close(&x->b);
     return ret;
+}
+
+/* The run's steps once its outputs are known to be allowed. */
+static int run(compare_run *x)
+{
+    const vkcu_compare_params *p = x->p;
+    vkcu_compare_result *r = x->r;
+    int ret;
+    if ((p->report_html || p->plot_out) && !(x->plot = vkcu_compare_plot_alloc()))
+        return AVERROR(ENOMEM);
+    if ((ret = open_sides(x)) < 0) {
+        av_strlcpy(r->error, x->a.err[0] ? x->a.err : x->b.err, sizeof(r->error));
+        return ret;
+    }
+    if ((ret = check_sides(x)) < 0)
+        return ret;
+    if (x->plot && (x->a.is_list || x->b.is_list))
+        x->plot->why_empty = "a hash list holds no pictures";
+    set_alignment(x);
+    print_header(x, &x->a);
+    print_header(x, &x->b);
+    if (x->vmaf && p->report)
+        fprintf(p->report, "VMAF: %s\n", vkcu_vmaf_engine(x->vmaf));
+    if (rate_differs(x)) {
+        /* Pairing by time would call every other frame missing: name the cause instead. */
+        if (x->plot)
+            x->plot->why_empty = "the frame rates differ, so no frames were paired";
+        if (p->report)
+            fprintf(p->report, "result: %s\n", r->verdict);
+        return VKCU_ERR_MISMATCH;
+    }
+    if ((ret = walk_pairs(x)) < 0)
+        return ret;
+    r->frames_a = x->a.index;
+    r->frames_b = x->b.index;
+    for (int k = 0; k < 2; k++) {
+        const side *s = k ? &x->b : &x->a;
+        if (s->src)
+            r->frames_dtoh_bytes += s->src->r.dtoh_bytes; /* the decoders' own downloads (host frames) */
+    }
+    if (x->vmaf && (ret = vmaf_settle(x)) < 0)
+        return ret;
+    summarize(x);
+    if ((ret = vkcu_compare_rows_finish(x)) < 0)
+        return ret;
+    if (p->diff_image && (ret = write_diff_image(x)) < 0)
+        return ret;
+    return r->pass ? 0 : VKCU_ERR_MISMATCH;
+}
+
+int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
+{
+    compare_run x_ = { 0 }, *x = &x_;
+    memset(r, 0, sizeof(*r));
+    r->first_diff = r->worst_index = r->max_diff_index = -1;
+    r->psnr_min = INFINITY;
+    x->p = p;
+    x->r = r;
+    x->exact = p->max_diff < 0 && isnan(p->min_psnr) && isnan(p->min_vmaf);
+    x->threads = vkcu_cpu_count();
+    r->vmaf_mean = r->vmaf_min = NAN;
+    r->vmaf_min_index = -1;
+    int ret = check_outputs(p, r);
+    if (ret < 0)
+        return ret;
+    return finish_run(x, run(x));
 }
