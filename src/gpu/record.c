@@ -20,39 +20,30 @@
 
 #include "session_priv.h"
 
-/* Records and submits the Vulkan half of the handoff for a decoded frame. */
-int vkcu_gpu_record_copy(vkcu_gpu *g, int s, AVFrame *frame, char *err, size_t errlen)
+/* Waits for slot s's previous copy to have completed (long ago in practice:
+ * it waited only on decode and on CUDA K frames back). */
+static int slot_fence_wait(vkcu_gpu *g, int s, char *err, size_t errlen)
 {
-    int ret = 0;
     frame_slot *sl = &g->slot[s];
+    if (!sl->submitted)
+        return 0;
     VkDevice dev = g->hwctx->act_dev;
-    AVHWFramesContext *hwfc = (AVHWFramesContext *)frame->hw_frames_ctx->data;
-    AVVulkanFramesContext *vkfc = hwfc->hwctx;
-    AVVkFrame *vkf = (AVVkFrame *)frame->data[0];
-    int locked = 0;
-
-    if (sl->submitted) {
-        /* Complete long ago in practice: it waited only on decode and CUDA K frames back. */
-        VkResult r = g->vk.vkWaitForFences(dev, 1, &sl->fence, VK_TRUE, (uint64_t)g->cfg.stall_timeout_ms * 1000000ull);
-        if (r != VK_SUCCESS) {
-            snprintf(err, errlen, "Vulkan: handoff of slot %d did not complete (%s)", s, vkcu_vk_result_str(r));
-            return VKCU_ERR_DEVICE;
-        }
-        g->vk.vkResetFences(dev, 1, &sl->fence);
-        sl->submitted = 0;
+    VkResult r = g->vk.vkWaitForFences(dev, 1, &sl->fence, VK_TRUE, (uint64_t)g->cfg.stall_timeout_ms * 1000000ull);
+    if (r != VK_SUCCESS) {
+        snprintf(err, errlen, "Vulkan: handoff of slot %d did not complete (%s)", s, vkcu_vk_result_str(r));
+        return VKCU_ERR_DEVICE;
     }
-    VkCommandBuffer cmd = sl->cmd;
-    VkCommandBufferBeginInfo bi = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                                    .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT };
-    VK_CHECK(g->vk.vkBeginCommandBuffer(cmd, &bi));
-    if (g->ts_valid) {
-        g->vk.vkCmdResetQueryPool(cmd, g->timestamps, 2 * s, 2);
-        g->vk.vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, g->timestamps, 2 * s);
-    }
+    g->vk.vkResetFences(dev, 1, &sl->fence);
+    sl->submitted = 0;
+    return 0;
+}
 
-    vkfc->lock_frame(hwfc, vkf);
-    locked = 1;
-    int multiplane = !vkf->img[1];
+/* The copy's commands (the frame locked): the decoded image to
+ * TRANSFER_SRC and the slot's images to TRANSFER_DST, each plane copied,
+ * the slot's images released to VK_QUEUE_FAMILY_EXTERNAL. */
+static void record_planes(vkcu_gpu *g, frame_slot *sl, VkCommandBuffer cmd, const AVFrame *frame, AVVkFrame *vkf,
+                          int multiplane)
+{
     VkImageMemoryBarrier2 bar[1 + 4 + 4];
     int nb = 0;
     for (int p = 0; p < (multiplane ? 1 : sl->nb_planes); p++)
@@ -102,10 +93,13 @@ int vkcu_gpu_record_copy(vkcu_gpu *g, int s, AVFrame *frame, char *err, size_t e
                                           VK_QUEUE_FAMILY_EXTERNAL);
     di.imageMemoryBarrierCount = (uint32_t)nb;
     g->vk.vkCmdPipelineBarrier2(cmd, &di);
-    if (g->ts_valid)
-        g->vk.vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_BOTTOM_OF_PIPE_BIT, g->timestamps, 2 * s + 1);
-    VK_CHECK(g->vk.vkEndCommandBuffer(cmd));
+}
 
+/* The copy's submission: it waits the decoded frame's timeline (and the
+ * slot's `done`, or the handoff timeline), signals the frame's timeline
+ * and the slot's `ready`. */
+static VkResult submit_copy(vkcu_gpu *g, frame_slot *sl, VkCommandBuffer cmd, const AVVkFrame *vkf)
+{
     VkSemaphoreSubmitInfo waits[2], signals[2];
     int nw = 0, ns = 0;
     waits[nw++] = vkcu_vk_sem(vkf->sem[0], vkf->sem_value[0], VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
@@ -123,8 +117,39 @@ int vkcu_gpu_record_copy(vkcu_gpu *g, int s, AVFrame *frame, char *err, size_t e
         signals[ns++] = vkcu_vk_sem(g->timeline, 2 * g->tl_frames + 1, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
     else
         signals[ns++] = vkcu_vk_sem(sl->ready, 0, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
-    VkResult r = vkcu_vk_submit(g->vk.vkQueueSubmit2, g->dev, g->qf, g->queue_index, g->queue, cmd, waits, nw, signals,
-                                ns, sl->fence);
+    return vkcu_vk_submit(g->vk.vkQueueSubmit2, g->dev, g->qf, g->queue_index, g->queue, cmd, waits, nw, signals, ns,
+                          sl->fence);
+}
+
+/* Records and submits the Vulkan half of the handoff for a decoded frame. */
+int vkcu_gpu_record_copy(vkcu_gpu *g, int s, AVFrame *frame, char *err, size_t errlen)
+{
+    int ret = 0;
+    frame_slot *sl = &g->slot[s];
+    AVHWFramesContext *hwfc = (AVHWFramesContext *)frame->hw_frames_ctx->data;
+    AVVulkanFramesContext *vkfc = hwfc->hwctx;
+    AVVkFrame *vkf = (AVVkFrame *)frame->data[0];
+    int locked = 0;
+
+    if ((ret = slot_fence_wait(g, s, err, errlen)) < 0)
+        return ret;
+    VkCommandBuffer cmd = sl->cmd;
+    VkCommandBufferBeginInfo bi = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                    .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT };
+    VK_CHECK(g->vk.vkBeginCommandBuffer(cmd, &bi));
+    if (g->ts_valid) {
+        g->vk.vkCmdResetQueryPool(cmd, g->timestamps, 2 * s, 2);
+        g->vk.vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, g->timestamps, 2 * s);
+    }
+    vkfc->lock_frame(hwfc, vkf);
+    locked = 1;
+    int multiplane = !vkf->img[1];
+    record_planes(g, sl, cmd, frame, vkf, multiplane);
+    if (g->ts_valid)
+        g->vk.vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_BOTTOM_OF_PIPE_BIT, g->timestamps, 2 * s + 1);
+    VK_CHECK(g->vk.vkEndCommandBuffer(cmd));
+
+    VkResult r = submit_copy(g, sl, cmd, vkf);
     if (r != VK_SUCCESS) {
         snprintf(err, errlen, "Vulkan: handoff submission failed: %s%s", vkcu_vk_result_str(r),
                  r == VK_ERROR_DEVICE_LOST ? " (GPU lost)" : "");
