@@ -103,7 +103,8 @@ static void dry_run(batch_run *b)
         r->skipped += bf.status == VKCU_BATCH_SKIPPED;
         r->failed += bf.status == VKCU_BATCH_FAILED;
         /* The plan's failures decide its return, as the real run's would. */
-        if (bf.error < 0 && (!b->worst_error || vkcu_batch_error_rank(bf.error) < vkcu_batch_error_rank(b->worst_error)))
+        if (bf.error < 0 &&
+            (!b->worst_error || vkcu_batch_error_rank(bf.error) < vkcu_batch_error_rank(b->worst_error)))
             b->worst_error = bf.error;
         pthread_mutex_lock(&b->lock);
         vkcu_batch_file_outcome(b, &bf);
@@ -171,112 +172,110 @@ static int check_batch(const vkcu_batch_settings *p, char *err, size_t errlen)
     return vkcu_check_job(&job, err, errlen);
 }
 
-/* Under the context's log target. A failure before any file ran leaves its
- * reason in r->error (logged by the caller). */
-static int batch_run_files(vkcu_context *ctx, const vkcu_batch_settings *p, vkcu_batch_result *r)
+/* The input and output folders checked, the output folder made (unless a
+ * dry run); *skip is the output folder and *report the report file, which
+ * the walk does not take for inputs. */
+static int check_folders(const vkcu_batch_settings *p, skip_inode *skip, skip_inode *report, char *err, size_t errlen)
 {
-    batch_run b_ = { 0 }, *b = &b_;
-    file_list all = { 0 };
-    vkcu_jobs *workers = NULL;
-    int ret = 0;
-    char *err = r->error;
-    size_t errlen = sizeof(r->error);
     struct stat st;
-    b->p = p;
-    b->ctx = ctx;
-    b->r = r;
-    pthread_mutex_init(&b->lock, NULL);
-    int count = p->shard_count;
-    snprintf(b->shard_text, sizeof(b->shard_text), "%d/%d", p->shard_index, count);
-
+    int ret;
     if (stat(p->in_dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
         text_cut(err, errlen, "%s: %s (the batch's input folder)", p->in_dir,
                  stat(p->in_dir, &st) < 0 ? "no such folder" : "not a folder");
-        ret = VKCU_ERR_INPUT;
-        goto fail;
+        return VKCU_ERR_INPUT;
     }
-    skip_inode skip[1] = { { 0 } }, report_inode = { 0 };
-    char report_hit[PATH_MAX + 1] = "";
     if (stat(p->out_dir, &st) == 0) {
         if (!S_ISDIR(st.st_mode)) {
             text_cut(err, errlen, "%s: exists and is not a folder (the batch's output folder)", p->out_dir);
-            ret = VKCU_ERR_OUTPUT;
-            goto fail;
+            return VKCU_ERR_OUTPUT;
         }
         /* The same folder under any name: a link, or a bind mount of it (whose real path differs). */
         struct stat in_st;
         if (stat(p->in_dir, &in_st) == 0 && in_st.st_dev == st.st_dev && in_st.st_ino == st.st_ino) {
             text_cut(err, errlen, "%s: the output folder is the input folder (outputs would replace or be taken "
                      "for inputs): choose another one", p->out_dir);
-            ret = VKCU_ERR_USAGE;
-            goto fail;
+            return VKCU_ERR_USAGE;
         }
-        skip[0] = (skip_inode){ st.st_dev, st.st_ino, 1 };
+        *skip = (skip_inode){ st.st_dev, st.st_ino, 1 };
     } else if (!p->dry_run) {
         if ((ret = vkcu_batch_report_writable_first(p, err, errlen)) < 0)
-            goto fail;
+            return ret;
         char probe[PATH_MAX + 2];
         snprintf(probe, sizeof(probe), "%s/", p->out_dir);
         if ((ret = vkcu_batch_mkdirs_for(probe, err, errlen)) < 0)
-            goto fail;
+            return ret;
         if (stat(p->out_dir, &st) == 0)
-            skip[0] = (skip_inode){ st.st_dev, st.st_ino, 1 };
+            *skip = (skip_inode){ st.st_dev, st.st_ino, 1 };
     }
     /* A report on standard output redirected onto an input is the same file. */
     if (p->report_path && (!strcmp(p->report_path, "-") ? fstat(STDOUT_FILENO, &st) == 0 && S_ISREG(st.st_mode)
                                                         : stat(p->report_path, &st) == 0))
-        report_inode = (skip_inode){ st.st_dev, st.st_ino, 1 };
+        *report = (skip_inode){ st.st_dev, st.st_ino, 1 };
+    return 0;
+}
 
-    if ((ret = vkcu_batch_walk(p, "", skip, 1, &report_inode, report_hit, &all, err, errlen)) < 0)
-        goto fail;
+/* The input folder listed, media files picked, the report opened, outputs
+ * mapped, and this shard's files taken. */
+static int list_files(batch_run *b, file_list *all, const skip_inode *skip, const skip_inode *report,
+                      char *report_hit)
+{
+    const vkcu_batch_settings *p = b->p;
+    vkcu_batch_result *r = b->r;
+    char *err = r->error;
+    size_t errlen = sizeof(r->error);
+    int count = p->shard_count;
+    int ret;
+    if ((ret = vkcu_batch_walk(p, "", skip, 1, report, report_hit, all, err, errlen)) < 0)
+        return ret;
     /* Media files only (unless all_files): decided on the whole list, so
      * every shard maps the same outputs. */
-    for (int k = 0; !p->all_files && k < all.n; k++) {
-        batch_file *f = &all.v[k];
+    for (int k = 0; !p->all_files && k < all->n; k++) {
+        batch_file *f = &all->v[k];
         char full[PATH_MAX + 1];
         snprintf(full, sizeof(full), "%s/%s", p->in_dir, f->rel);
         f->not_media = !vkcu_batch_media_extension(f->rel) && !vkcu_batch_media_content(full, &f->probed);
     }
     if (p->report_path && !p->dry_run && (ret = vkcu_batch_report_open(b, report_hit, err, errlen)) < 0)
-        goto fail;
-    if (all.n == 0) {
+        return ret;
+    if (all->n == 0) {
         text_cut(err, errlen, "%s: no input files (hidden files are skipped%s%s)", p->in_dir,
                  p->recursive ? "" : "; subfolders are taken only by a recursive batch",
                  p->nb_include || p->nb_exclude ? "; check the include and exclude patterns" : "");
-        ret = VKCU_ERR_INPUT;
-        goto fail;
+        return VKCU_ERR_INPUT;
     }
-    qsort(all.v, (size_t)all.n, sizeof(all.v[0]), vkcu_batch_cmp_rel);
-    if ((ret = vkcu_batch_map_outputs(&all, p->extension)) < 0)
-        goto fail;
-    if (b->report && (ret = vkcu_batch_report_not_an_output(b, &all, err, errlen)) < 0)
-        goto fail;
+    qsort(all->v, (size_t)all->n, sizeof(all->v[0]), vkcu_batch_cmp_rel);
+    if ((ret = vkcu_batch_map_outputs(all, p->extension)) < 0)
+        return ret;
+    if (b->report && (ret = vkcu_batch_report_not_an_output(b, all, err, errlen)) < 0)
+        return ret;
     /* This shard's files: every count-th of the sorted list. */
-    b->files = malloc((size_t)all.n * sizeof(*b->files));
-    if (!b->files) {
-        ret = AVERROR(ENOMEM);
-        goto fail;
-    }
-    for (int k = 0; k < all.n; k++)
+    b->files = malloc((size_t)all->n * sizeof(*b->files));
+    if (!b->files)
+        return AVERROR(ENOMEM);
+    for (int k = 0; k < all->n; k++)
         if (k % count == p->shard_index)
-            b->files[b->nb_files++] = all.v[k];
+            b->files[b->nb_files++] = all->v[k];
     r->total = b->nb_files;
+    return 0;
+}
 
-    if (p->dry_run) {
-        dry_run(b);
-        ret = b->worst_error;
-        goto fail;
-    }
-
+/* The shard's files on the workers; the calling thread reports progress
+ * until they are done, then the summary. Returns the worst error. */
+static int run_workers(batch_run *b)
+{
+    const vkcu_batch_settings *p = b->p;
+    vkcu_batch_result *r = b->r;
+    char *err = r->error;
+    size_t errlen = sizeof(r->error);
+    vkcu_jobs *workers = NULL;
+    int ret;
     int jobs = p->jobs < b->nb_files ? p->jobs : (b->nb_files ? b->nb_files : 1);
     /* One decode queue per concurrent stream on each GPU's shared device. */
     vkcu_vkdev_expect((unsigned)jobs, 0);
     b->slots = calloc((size_t)jobs, sizeof(*b->slots));
     b->nb_slots = b->slots ? jobs : 0;
-    if (!b->slots) {
-        ret = AVERROR(ENOMEM);
-        goto fail;
-    }
+    if (!b->slots)
+        return AVERROR(ENOMEM);
     b->start = vkcu_now();
     /* The workers' messages (theirs and their jobs') go to the context's log
      * callback. Workers that cannot be started leave their files to the others. */
@@ -286,7 +285,7 @@ static int batch_run_files(vkcu_context *ctx, const vkcu_batch_settings *p, vkcu
             text_cut(err, errlen, "batch: cannot start worker threads");
             ret = AVERROR(EAGAIN);
         }
-        goto fail;
+        return ret;
     }
     for (;;) {
         if (p->progress_callback) {
@@ -309,39 +308,72 @@ static int batch_run_files(vkcu_context *ctx, const vkcu_batch_settings *p, vkcu
         vkcu_batch_progress_report(b, 1);
         pthread_mutex_unlock(&b->lock);
     }
-    ret = b->worst_error;
-    vkcu_batch_report_summary(b, ret);
-fail:
-    if (b->report) {
-        /* Published only whole, summary included: a report that could not
-         * be written (a full disk), or a batch that stopped before its
-         * summary, leaves the earlier report (if any) as it was. */
-        int bad = vkcu_outfile_fclose(b->report, b->report_tmp) != 0;
-        char why[1024];
-        if (!bad && b->summary_written) {
-            if (vkcu_outfile_commit(b->report_tmp, p->report_path, why, sizeof(why)) < 0) {
-                if (ret >= 0) {
-                    text_cut(err, errlen, "cannot write the report: %s", why);
-                    ret = VKCU_ERR_OUTPUT;
-                } else {
-                    vkcu_log(VKCU_LOG_ERROR, "cannot write the report: %s", why);
-                }
+    vkcu_batch_report_summary(b, b->worst_error);
+    return b->worst_error;
+}
+
+/* The report published (or, where it could not be written whole, left as
+ * it was); returns ret, or the report's error where ret had none. */
+static int close_report(batch_run *b, int ret)
+{
+    const vkcu_batch_settings *p = b->p;
+    char *err = b->r->error;
+    size_t errlen = sizeof(b->r->error);
+    /* Published only whole, summary included: a report that could not
+     * be written (a full disk), or a batch that stopped before its
+     * summary, leaves the earlier report (if any) as it was. */
+    int bad = vkcu_outfile_fclose(b->report, b->report_tmp) != 0;
+    char why[1024];
+    if (!bad && b->summary_written) {
+        if (vkcu_outfile_commit(b->report_tmp, p->report_path, why, sizeof(why)) < 0) {
+            if (ret >= 0) {
+                text_cut(err, errlen, "cannot write the report: %s", why);
+                ret = VKCU_ERR_OUTPUT;
+            } else {
+                vkcu_log(VKCU_LOG_ERROR, "cannot write the report: %s", why);
             }
-        } else {
-            vkcu_outfile_abort(b->report_tmp);
-            if (bad) {
-                char line[512];
-                snprintf(line, sizeof(line), "%s: cannot write the report (disk full?); nothing was written in its "
-                         "place", p->report_path);
-                if (ret >= 0) {
-                    text_cut(err, errlen, "%s", line);
-                    ret = VKCU_ERR_OUTPUT;
-                } else {
-                    vkcu_log(VKCU_LOG_ERROR, "%s", line);
-                }
+        }
+    } else {
+        vkcu_outfile_abort(b->report_tmp);
+        if (bad) {
+            char line[512];
+            snprintf(line, sizeof(line), "%s: cannot write the report (disk full?); nothing was written in its "
+                     "place", p->report_path);
+            if (ret >= 0) {
+                text_cut(err, errlen, "%s", line);
+                ret = VKCU_ERR_OUTPUT;
+            } else {
+                vkcu_log(VKCU_LOG_ERROR, "%s", line);
             }
         }
     }
+    return ret;
+}
+
+/* Under the context's log target. A failure before any file ran leaves its
+ * reason in r->error (logged by the caller). */
+static int batch_run_files(vkcu_context *ctx, const vkcu_batch_settings *p, vkcu_batch_result *r)
+{
+    batch_run b_ = { 0 }, *b = &b_;
+    file_list all = { 0 };
+    b->p = p;
+    b->ctx = ctx;
+    b->r = r;
+    pthread_mutex_init(&b->lock, NULL);
+    snprintf(b->shard_text, sizeof(b->shard_text), "%d/%d", p->shard_index, p->shard_count);
+    skip_inode skip = { 0 }, report_inode = { 0 };
+    char report_hit[PATH_MAX + 1] = "";
+    int ret = check_folders(p, &skip, &report_inode, r->error, sizeof(r->error));
+    if (ret >= 0)
+        ret = list_files(b, &all, &skip, &report_inode, report_hit);
+    if (ret >= 0 && p->dry_run) {
+        dry_run(b);
+        ret = b->worst_error;
+    } else if (ret >= 0) {
+        ret = run_workers(b);
+    }
+    if (b->report)
+        ret = close_report(b, ret);
     free(b->slots);
     free(b->files);
     vkcu_batch_list_free(&all);

@@ -228,11 +228,9 @@ record:
     vkcu_batch_file_outcome(b, &bf);
     if (ret < 0 && (!b->worst_error || vkcu_batch_error_rank(ret) < vkcu_batch_error_rank(b->worst_error)))
         b->worst_error = ret;
-    vkcu_batch_report_file(b, f, in,
-                           st == VKCU_BATCH_DONE || (st == VKCU_BATCH_SKIPPED && !busy && reason != VKCU_BATCH_REASON_NOT_MEDIA)
-                    ? out : NULL, st,
-                st == VKCU_BATCH_SKIPPED ? NULL : &jr, ret < 0 ? ret : 0, on_gpu ? device : -1,
-                ret < 0 ? jr.error : NULL, st == VKCU_BATCH_SKIPPED ? note : NULL);
+    int named = st == VKCU_BATCH_DONE || (st == VKCU_BATCH_SKIPPED && !busy && reason != VKCU_BATCH_REASON_NOT_MEDIA);
+    vkcu_batch_report_file(b, f, in, named ? out : NULL, st, st == VKCU_BATCH_SKIPPED ? NULL : &jr, ret < 0 ? ret : 0,
+                           on_gpu ? device : -1, ret < 0 ? jr.error : NULL, st == VKCU_BATCH_SKIPPED ? note : NULL);
     pthread_mutex_unlock(&b->lock);
 }
 

@@ -106,8 +106,9 @@ int vkcu_batch_media_content(const char *path, const char **probed);
 
 /* ---- report and progress (batch_report.c) ---- */
 
-void vkcu_batch_report_file(batch_run *b, const batch_file *f, const char *in, const char *out, enum vkcu_batch_status st,
-                            const vkcu_job_result *jr, int err, int device, const char *why, const char *reason);
+void vkcu_batch_report_file(batch_run *b, const batch_file *f, const char *in, const char *out,
+                            enum vkcu_batch_status st, const vkcu_job_result *jr, int err, int device, const char *why,
+                            const char *reason);
 void vkcu_batch_report_summary(batch_run *b, int ret);
 /* Under b->lock. */
 void vkcu_batch_progress_report(batch_run *b, int final);

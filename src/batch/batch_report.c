@@ -30,8 +30,9 @@ static void report_line(batch_run *b, json_t *j)
     fflush(b->report);
 }
 
-void vkcu_batch_report_file(batch_run *b, const batch_file *f, const char *in, const char *out, enum vkcu_batch_status st,
-                            const vkcu_job_result *jr, int err, int device, const char *why, const char *reason)
+void vkcu_batch_report_file(batch_run *b, const batch_file *f, const char *in, const char *out,
+                            enum vkcu_batch_status st, const vkcu_job_result *jr, int err, int device, const char *why,
+                            const char *reason)
 {
     if (!b->report)
         return;
@@ -217,7 +218,8 @@ int vkcu_batch_report_open(batch_run *b, const char *report_hit, char *err, size
         /* Taken by the next run as vkcu_batch_walk() would take it: not hidden, in reach, matching the patterns. */
         const char *name = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
         int hidden = rel[0] == '.' || strstr(rel, "/.");
-        if (!hidden && (p->recursive || !strchr(rel, '/')) && !vkcu_batch_match_any(p->exclude, p->nb_exclude, rel, name) &&
+        if (!hidden && (p->recursive || !strchr(rel, '/')) &&
+            !vkcu_batch_match_any(p->exclude, p->nb_exclude, rel, name) &&
             (!p->nb_include || vkcu_batch_match_any(p->include, p->nb_include, rel, name))) {
             text_cut(err, errlen, "cannot write the report: %s: is inside the input folder %s, where the next run "
                      "would take it for an input (write it outside, or exclude it)", p->report_path, p->in_dir);

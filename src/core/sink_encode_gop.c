@@ -59,8 +59,8 @@ static void *gop_worker_main(void *arg)
         if (ret < 0) {
             char buf[128];
             av_packet_free(&out);
-            vkcu_encsink_thread_fail(s, ret, "%s: encoder %s failed at frame %lld: %s", s->params->output, w->enc->codec->name,
-                                     (long long)w->next, vkcu_err_str(ret, buf, sizeof(buf)));
+            vkcu_encsink_thread_fail(s, ret, "%s: encoder %s failed at frame %lld: %s", s->params->output,
+                                     w->enc->codec->name, (long long)w->next, vkcu_err_str(ret, buf, sizeof(buf)));
             break;
         }
         pthread_mutex_lock(&e->lock);
@@ -107,7 +107,8 @@ void vkcu_encsink_free_workers(encode_sink *e)
  * than one worker wanted, the queue of n GOPs within its bounds); otherwise
  * leaves one encoder. Extra encoders must come out of avcodec_open2 with
  * the first one's extradata, or the idea of "the same packets" fails. */
-int vkcu_encsink_setup_workers(vkcu_sink *s, const AVCodec *codec, const vkcu_video_format *fmt, AVRational tb, int global_header)
+int vkcu_encsink_setup_workers(vkcu_sink *s, const AVCodec *codec, const vkcu_video_format *fmt, AVRational tb,
+                               int global_header)
 {
     encode_sink *e = s->priv;
     const vkcu_job_params *p = s->params;

@@ -70,8 +70,8 @@ static int write_image(vkcu_sink *s, AVPacket *pkt)
     char name[4096], tmp[4200], err[768];
     int number = (int)(e->images + 1);
     if (av_get_frame_filename2(name, sizeof(name), p->output, number, 0) < 0)
-        return vkcu_encsink_thread_fail(s, VKCU_ERR_OUTPUT, "%s: cannot make the name of image %d from this pattern", p->output,
-                                        number);
+        return vkcu_encsink_thread_fail(s, VKCU_ERR_OUTPUT, "%s: cannot make the name of image %d from this pattern",
+                                        p->output, number);
     const char *inputs[] = { p->input, p->pipeline_file, NULL };
     int ret = vkcu_outfile_begin(name, p->overwrite, inputs, tmp, sizeof(tmp), err, sizeof(err));
     if (ret < 0)
@@ -111,10 +111,12 @@ static int write_out(vkcu_sink *s, AVPacket *pkt)
         const char *path = s->params->output, *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
         if (!dot || (slash && dot < slash))
             dot = path + strlen(path);
-        return vkcu_encsink_thread_fail(s, VKCU_ERR_USAGE, "%s: one image holds one frame, and the input has more: add %s for "
-                                        "one image (a thumbnail; with %s T, the frame at T), or name a sequence such as "
-                                        "'%.*s%%03d%s'", path, VKCU_SETTING_IS("max_frames", "1"), VKCU_SETTING("start_time"),
-                                        (int)(dot - path), path, dot);
+        return vkcu_encsink_thread_fail(
+            s, VKCU_ERR_USAGE,
+            "%s: one image holds one frame, and the input has more: add %s for "
+            "one image (a thumbnail; with %s T, the frame at T), or name a sequence such as "
+            "'%.*s%%03d%s'",
+            path, VKCU_SETTING_IS("max_frames", "1"), VKCU_SETTING("start_time"), (int)(dot - path), path, dot);
     }
     mend_timestamps(s, pkt);
     if (index == e->vst->index)
@@ -126,21 +128,24 @@ static int write_out(vkcu_sink *s, AVPacket *pkt)
         char buf[128];
         AVRational tb = e->oc->streams[index]->time_base;
         if (index == e->vst->index)
-            return vkcu_encsink_thread_fail(s, VKCU_ERR_INPUT, "%s: frame at %.3f s (dts %.3f s): the %s muxer refused its "
-                                            "timestamps: %s (the input's timestamps are broken)", s->params->input,
-                                            pts * av_q2d(tb), dts * av_q2d(tb), e->oc->oformat->name,
+            return vkcu_encsink_thread_fail(s, VKCU_ERR_INPUT,
+                                            "%s: frame at %.3f s (dts %.3f s): the %s muxer refused its "
+                                            "timestamps: %s (the input's timestamps are broken)",
+                                            s->params->input, pts * av_q2d(tb), dts * av_q2d(tb), e->oc->oformat->name,
                                             vkcu_err_str(ret, buf, sizeof(buf)));
-        return vkcu_encsink_thread_fail(s, VKCU_ERR_INPUT, "%s: the %s muxer refused a packet of output stream %d (pts %lld, dts %lld "
-                                        "in 1/%d s): %s (the input's timestamps are broken)", s->params->input,
-                                        e->oc->oformat->name, index, (long long)pts, (long long)dts, tb.den,
-                                        vkcu_err_str(ret, buf, sizeof(buf)));
+        return vkcu_encsink_thread_fail(s, VKCU_ERR_INPUT,
+                                        "%s: the %s muxer refused a packet of output stream %d (pts %lld, dts %lld "
+                                        "in 1/%d s): %s (the input's timestamps are broken)",
+                                        s->params->input, e->oc->oformat->name, index, (long long)pts, (long long)dts,
+                                        tb.den, vkcu_err_str(ret, buf, sizeof(buf)));
     }
     if (e->to_stdout && (ret == AVERROR(EPIPE) || (e->oc->pb && e->oc->pb->error == AVERROR(EPIPE))))
         return vkcu_encsink_thread_fail(s, VKCU_ERR_PIPE_CLOSED, "standard output closed by its reader");
     if (ret < 0) {
         char buf[128];
         return vkcu_encsink_thread_fail(s, VKCU_ERR_OUTPUT, "%s: write error: %s%s", s->params->output,
-                                        vkcu_err_str(ret, buf, sizeof(buf)), ret == AVERROR(ENOSPC) ? " (disk full)" : "");
+                                        vkcu_err_str(ret, buf, sizeof(buf)),
+                                        ret == AVERROR(ENOSPC) ? " (disk full)" : "");
     }
     if (e->oc->pb && e->oc->pb->error < 0) {
         char buf[128];
@@ -163,7 +168,8 @@ static int drain(vkcu_sink *s)
         if (ret < 0) {
             char buf[128];
             return vkcu_encsink_thread_fail(s, ret, "%s: encoder %s failed after frame %lld: %s", s->params->output,
-                                            e->enc->codec->name, (long long)e->frames, vkcu_err_str(ret, buf, sizeof(buf)));
+                                            e->enc->codec->name, (long long)e->frames,
+                                            vkcu_err_str(ret, buf, sizeof(buf)));
         }
         e->pkt->stream_index = e->vst->index;
         av_packet_rescale_ts(e->pkt, e->enc->time_base, e->vst->time_base);
@@ -185,8 +191,9 @@ static int encode_one(vkcu_sink *s, AVFrame *frame)
         ret = vkcu_vkencode_upload(e->enc, frame, e->hw_frame);
         if (ret < 0) {
             char buf[128];
-            return vkcu_encsink_thread_fail(s, VKCU_ERR_DEVICE, "%s: frame %lld: upload to the Vulkan encoder failed: %s",
-                                            s->params->output, (long long)e->frames, vkcu_err_str(ret, buf, sizeof(buf)));
+            return vkcu_encsink_thread_fail(
+                s, VKCU_ERR_DEVICE, "%s: frame %lld: upload to the Vulkan encoder failed: %s", s->params->output,
+                (long long)e->frames, vkcu_err_str(ret, buf, sizeof(buf)));
         }
         in = e->hw_frame;
     }
@@ -199,8 +206,8 @@ static int encode_one(vkcu_sink *s, AVFrame *frame)
         av_frame_unref(e->hw_frame);
     if (ret < 0) {
         char buf[128];
-        return vkcu_encsink_thread_fail(s, ret, "%s: encoder %s refused frame %lld: %s", s->params->output, e->enc->codec->name,
-                                        (long long)e->frames, vkcu_err_str(ret, buf, sizeof(buf)));
+        return vkcu_encsink_thread_fail(s, ret, "%s: encoder %s refused frame %lld: %s", s->params->output,
+                                        e->enc->codec->name, (long long)e->frames, vkcu_err_str(ret, buf, sizeof(buf)));
     }
     e->frames++;
     return drain(s);
