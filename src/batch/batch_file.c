@@ -99,6 +99,52 @@ void vkcu_batch_not_media_note(const batch_file *f, char *buf, size_t size)
         snprintf(buf, size, "not media");
 }
 
+/* The batch's job for input `in` and output `out` on worker slot `slot`:
+ * the slot's device, and the job's progress feeding the batch's. */
+static void file_job(batch_run *b, int slot, const char *in, const char *out, vkcu_job_params *jp)
+{
+    const vkcu_batch_settings *p = b->p;
+    vkcu_context_describe(b->ctx, &p->job, jp);
+    int device = p->nb_devices ? p->devices[slot % p->nb_devices] : jp->device;
+    jp->input = in;
+    jp->output = out;
+    jp->device = device;
+    jp->overwrite = p->overwrite;
+    jp->hash_out_name = out;
+    /* The job's progress feeds the batch's (and still the context's callback, if any). */
+    slot_progress *sp = &b->slots[slot];
+    sp->user_cb = jp->progress ? jp->progress_cb : NULL;
+    sp->user_opaque = jp->progress_opaque;
+    jp->progress = 1;
+    jp->progress_cb = slot_progress_report;
+    jp->progress_opaque = sp;
+}
+
+/* Runs the file's job; its record is written just before the output takes
+ * its place, and removed when it did not. */
+static int run_job(vkcu_job_params *jp, const char *in, const char *out, const char *settings, vkcu_job_result *jr)
+{
+    publish_record pr = { settings, 0 };
+    jp->before_publish = vkcu_batch_publish_hook;
+    jp->publish_opaque = &pr;
+    int ret = jp->sink == VKCU_SINK_HASH ? vkcu_job_run_to_hash_file(jp, out, jr) : vkcu_job_run(jp, jr);
+    if (ret < 0 && !jr->error[0]) {
+        char buf[128];
+        vkcu_batch_job_error(jr, "%s: %s", in, vkcu_err_str(ret, buf, sizeof(buf)));
+    }
+    if (ret < 0 && pr.written) {
+        /* the output did not take its place: the record describes nothing */
+        char name[PATH_MAX + 64];
+        vkcu_batch_record_name(out, name, sizeof(name));
+        unlink(name);
+    }
+    return ret;
+}
+
+/* File k of the shard on worker slot `slot`: skipped, refused or run, then
+ * counted, logged, reported and given to the file callback under b->lock.
+ * About 110 lines: the chain of reasons not to run a file, each with its
+ * own status, reason and message, reads best as one if-else chain. */
 static void process_file(batch_run *b, int k, int slot)
 {
     const vkcu_batch_settings *p = b->p;
@@ -107,8 +153,9 @@ static void process_file(batch_run *b, int k, int slot)
     snprintf(in, sizeof(in), "%s/%s", p->in_dir, f->rel);
     snprintf(out, sizeof(out), "%s/%s", p->out_dir, f->out_rel);
     vkcu_job_params jp;
-    vkcu_context_describe(b->ctx, &p->job, &jp);
-    int device = p->nb_devices ? p->devices[slot % p->nb_devices] : jp.device;
+    file_job(b, slot, in, out, &jp);
+    int device = jp.device;
+    slot_progress *sp = &b->slots[slot];
     vkcu_job_result jr;
     memset(&jr, 0, sizeof(jr));
     enum vkcu_batch_status st;
@@ -118,18 +165,6 @@ static void process_file(batch_run *b, int k, int slot)
     long holder = 0;
     struct stat sb;
     char settings[8192], why[1024] = "", note[1200] = "";
-    jp.input = in;
-    jp.output = out;
-    jp.device = device;
-    jp.overwrite = p->overwrite;
-    jp.hash_out_name = out;
-    /* The job's progress feeds the batch's (and still the context's callback, if any). */
-    slot_progress *sp = &b->slots[slot];
-    sp->user_cb = jp.progress ? jp.progress_cb : NULL;
-    sp->user_opaque = jp.progress_opaque;
-    jp.progress = 1;
-    jp.progress_cb = slot_progress_report;
-    jp.progress_opaque = sp;
     vkcu_batch_settings_text(&jp, in, settings, sizeof(settings));
 
     if (f->not_media) {
@@ -175,20 +210,7 @@ static void process_file(batch_run *b, int k, int slot)
         if (why[0])
             log_line(VKCU_LOG_INFO, "batch: %s: redone: %s", out, why);
         ran = 1;
-        publish_record pr = { settings, 0 };
-        jp.before_publish = vkcu_batch_publish_hook;
-        jp.publish_opaque = &pr;
-        ret = jp.sink == VKCU_SINK_HASH ? vkcu_job_run_to_hash_file(&jp, out, &jr) : vkcu_job_run(&jp, &jr);
-        if (ret < 0 && !jr.error[0]) {
-            char buf[128];
-            vkcu_batch_job_error(&jr, "%s: %s", in, vkcu_err_str(ret, buf, sizeof(buf)));
-        }
-        if (ret < 0 && pr.written) {
-            /* the output did not take its place: the record describes nothing */
-            char name[PATH_MAX + 64];
-            vkcu_batch_record_name(out, name, sizeof(name));
-            unlink(name);
-        }
+        ret = run_job(&jp, in, out, settings, &jr);
     }
     st = ret >= 0 ? VKCU_BATCH_DONE : ret == VKCU_ERR_INTERRUPT ? VKCU_BATCH_INTERRUPTED : VKCU_BATCH_FAILED;
     if (st == VKCU_BATCH_DONE)
