@@ -116,6 +116,14 @@ CLI_SRC := $(filter-out $(EXCLUDE),$(wildcard src/cli/*.c))
 CU_SRC  := $(wildcard kernels/*.cu src/*.cu src/*/*.cu)
 LIB_OBJ := $(C_SRC:%.c=$(BUILD)/obj/%.o) $(CU_SRC:%.cu=$(CU_BUILD)/obj/%.cu.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+# Library sources the command line needs too: util/near.c ("did you mean").
+# src/cli/ may include only the public headers and itself, and libvkcu.so
+# exports only the API, so vkcu links an object of its own made from the
+# same source, with the functions renamed cli_* (vkcu defines no vkcu_
+# symbol: tests/cli/api-symbols.sh); src/cli/opts.h declares them.
+CLI_SHARED := src/util/near.c
+CLI_SHARED_RENAME := -Dvkcu_edit_distance=cli_edit_distance -Dvkcu_nearest_word=cli_nearest_word
+CLI_OBJ += $(CLI_SHARED:src/util/%.c=$(BUILD)/obj/cli-shared/%.o)
 TEST_SRC := $(wildcard tests/unit/*.c)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_SRC := $(filter-out tests/fuzz/replay.c,$(wildcard tests/fuzz/*.c))
@@ -217,6 +225,11 @@ $(BUILD)/obj/%.o: %.c $(BUILD)/deps.mk
 	@mkdir -p $(@D)
 	@echo "CC   $<"
 	@$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/obj/cli-shared/%.o: src/util/%.c $(BUILD)/deps.mk
+	@mkdir -p $(@D)
+	@echo "CC   $< (for vkcu)"
+	@$(CC) $(CFLAGS) $(CLI_SHARED_RENAME) -MMD -MP -c -o $@ $<
 
 $(CU_BUILD)/obj/%.cu.o: %.cu $(CU_BUILD)/deps.mk
 	@mkdir -p $(@D)

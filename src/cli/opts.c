@@ -217,64 +217,36 @@ static void verb_list(unsigned verbs, char *buf, size_t size)
         }
 }
 
-/* Optimal string alignment distance (Damerau-Levenshtein with adjacent
- * transpositions): a typo is usually one of these four edits. */
-static int edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 63 || lb > 63)
-        return 99;
-    int d[64][64];
-    for (size_t i = 0; i <= la; i++)
-        d[i][0] = (int)i;
-    for (size_t j = 0; j <= lb; j++)
-        d[0][j] = (int)j;
-    for (size_t i = 1; i <= la; i++)
-        for (size_t j = 1; j <= lb; j++) {
-            int cost = a[i - 1] != b[j - 1];
-            int best = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < best)
-                best = d[i][j - 1] + 1;
-            if (d[i - 1][j - 1] + cost < best)
-                best = d[i - 1][j - 1] + cost;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
-                best = d[i - 2][j - 2] + 1;
-            d[i][j] = best;
-        }
-    return d[la][lb];
-}
-
 const char *cli_nearest_verb(const char *name)
 {
     for (int v = 1; v < CLI_NB_VERBS; v++) {
         size_t len = strlen(cli_verb_docs[v].name);
-        if (edit_distance(name, cli_verb_docs[v].name) <= (len > 5 ? 2 : 1))
+        if (cli_edit_distance(name, cli_verb_docs[v].name) <= (len > 5 ? 2 : 1))
             return cli_verb_docs[v].name;
     }
     return NULL;
 }
 
 /* The verb's visible long option nearest to `name`, if near enough to be a
- * typo of it (at most 2 edits, and fewer than half the letters). */
+ * typo of it (util/near.h: at most 2 edits, fewer than half the letters, a
+ * prefix ("--dur") as good as one edit). */
 static const cli_option *nearest_option(enum cli_verb_id verb, const char *name)
 {
-    const cli_option *best = NULL;
-    int best_d = 3;
-    size_t len = strlen(name);
+    const char *names[cli_nb_options];
+    const cli_option *of[cli_nb_options];
+    int n = 0;
     for (int i = 0; i < cli_nb_options; i++) {
         const cli_option *o = &cli_options[i];
         if (!takes(o, verb) || !o->name || (o->flags & CLI_HIDDEN))
             continue;
-        int d = edit_distance(name, o->name);
-        /* a prefix ("--dur") is as good as one edit */
-        if (len >= 3 && !strncmp(o->name, name, len) && d > 1)
-            d = 1;
-        if (d < best_d && (size_t)d * 2 < (len > strlen(o->name) ? len : strlen(o->name))) {
-            best = o;
-            best_d = d;
-        }
+        names[n] = o->name;
+        of[n++] = o;
     }
-    return best;
+    const char *best = cli_nearest_word(name, names, n);
+    for (int i = 0; best && i < n; i++)
+        if (names[i] == best)
+            return of[i];
+    return NULL;
 }
 
 static const char *verb_prefix(enum cli_verb_id verb, char *buf, size_t size)
@@ -433,7 +405,7 @@ static int nearest_choice(const char *choices, const char *v, char *buf, size_t 
         size_t len = strcspn(p, ", ");
         char word[64];
         if (copy_part(word, sizeof(word), p, len)) {
-            int d = edit_distance(v, word);
+            int d = cli_edit_distance(v, word);
             if (strlen(v) >= 2 && !strncmp(word, v, strlen(v))) /* "warn" for warning */
                 d = 1;
             if (d < best_d && (size_t)d * 2 < len) {

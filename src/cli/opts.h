@@ -141,6 +141,12 @@ int cli_apply_no_operands(void *ctx, const cli_option *o, const char *arg, const
 /* The verb `name` is a typo of ("hsah": "hash"), or NULL. */
 const char *cli_nearest_verb(const char *name);
 
+/* util/near.c, compiled into vkcu under these names (Makefile, CLI_SHARED):
+ * the edit distance of the library's "did you mean", and its nearest word
+ * of a list (util/near.h says how near is near enough). */
+int cli_edit_distance(const char *a, const char *b);
+const char *cli_nearest_word(const char *typed, const char *const *words, int n);
+
 /* Prints "vkcu: error: ..." and returns VKCU_EXIT_USAGE (2). */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A vkcu_setting_name_callback: the option that sets `setting`, as the

@@ -46,13 +46,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <stdint.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "util/file.h"
+#include "util/filelock.h"
 #include "util/log.h"
 #include "outfile.h"
 #include "util/xxhash64.h"
@@ -423,7 +423,7 @@ static int remove_if_unlocked(const char *path)
         return 0;
     int removed = 0;
     struct stat st;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flock(fd, LOCK_EX | LOCK_NB) == 0)
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && vkcu_file_lock(fd, 0) == 0)
         removed = unlink(path) == 0;
     close(fd);
     return removed;
@@ -549,7 +549,7 @@ static int begin_temp(const char *path, int overwrite, const char *const *inputs
             return VKCU_ERR_OUTPUT;
         }
         if (fd >= 0)
-            flock(fd, LOCK_EX | LOCK_NB); /* proof of life for clean_folder in other processes */
+            vkcu_file_lock(fd, 0); /* proof of life for clean_folder in other processes */
         t->fd = fd >= 0 ? fd : -1;
         slot_rule(t, overwrite, inputs);
         snprintf(tmp, tmplen, "%s", name);
@@ -892,7 +892,7 @@ int vkcu_outfile_claim(const char *path, int *fd_out, long *holder, char *err, s
             snprintf(err, errlen, "%s: cannot create the claim file %s: %s", path, name, strerror(errno));
             return VKCU_ERR_OUTPUT;
         }
-        if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        if (vkcu_file_lock(fd, 0) < 0) {
             char buf[32] = "";
             ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
             if (n > 0)

@@ -6,13 +6,13 @@
  *   GPU.lock                 flock'ed while a process counts and takes claims
  *   GPU.ROLE.fFAMILY.qQUEUE  one per queue; each claim is an exclusive OFD
  *                            lock on one byte of it (byte k: the k-th holder)
- * OFD locks belong to the open file description, not the process: two
- * threads of one process holding claims through their own descriptors
- * count as two holders, a closed descriptor drops its claims, and the
- * kernel drops them all when the process ends however it ends. The files
- * stay (empty); only the locks say who holds what.
+ * OFD locks (util/filelock.h) belong to the open file description, not
+ * the process: two threads of one process holding claims through their own
+ * descriptors count as two holders, a closed descriptor drops its claims,
+ * and the kernel drops them all when the process ends however it ends. The
+ * files stay (empty); only the locks say who holds what.
  *
- * Counting asks F_OFD_GETLK for a conflicting lock over a byte range, then
+ * Counting asks for a conflicting lock (F_OFD_GETLK) over a byte range, then
  * over what is left on either side of the lock it answered (it may answer
  * any lock in the range), so a count costs one call per run of locked bytes.
  */
@@ -22,10 +22,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/filelock.h"
 #include "qclaim.h"
 
 struct vkcu_qclaim {
@@ -78,13 +78,14 @@ static int scan_holders(int fd, holder_bits *h)
         nb_ranges--;
         if (lo >= hi)
             continue;
-        struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = lo, .l_len = hi - lo };
-        if (fcntl(fd, F_OFD_GETLK, &fl) < 0)
+        off_t start, len;
+        int found = vkcu_file_lock_find(fd, lo, hi, &start, &len);
+        if (found < 0)
             return -1;
-        if (fl.l_type == F_UNLCK)
+        if (!found)
             continue;
-        off_t a = fl.l_start < lo ? lo : fl.l_start;
-        off_t b = fl.l_len == 0 || fl.l_start + fl.l_len > hi ? hi : fl.l_start + fl.l_len;
+        off_t a = start < lo ? lo : start;
+        off_t b = len == 0 || start + len > hi ? hi : start + len;
         if (b <= a) /* cannot happen (the lock overlaps the range): stop rather than loop */
             continue;
         for (off_t s = a; s < b; s++)
@@ -199,10 +200,7 @@ int vkcu_qclaim_take(const char *dir, const uint8_t uuid[16], const char *role, 
         snprintf(why, whylen, "cannot open %s: %s", path, strerror(errno));
         goto done;
     }
-    int r;
-    while ((r = flock(lock_fd, LOCK_EX)) < 0 && errno == EINTR)
-        ;
-    if (r < 0) {
+    if (vkcu_file_lock(lock_fd, 1) < 0) {
         snprintf(why, whylen, "cannot lock %s: %s", path, strerror(errno));
         goto done;
     }
@@ -235,8 +233,7 @@ int vkcu_qclaim_take(const char *dir, const uint8_t uuid[16], const char *role, 
             }
             if (bit_get(&others[q], s) || bit_get(&own[q], s))
                 continue;
-            struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = s, .l_len = 1 };
-            if (fcntl(c->fd[q], F_OFD_SETLK, &fl) == 0)
+            if (vkcu_file_lock_byte(c->fd[q], s) == 0)
                 break;
             if (errno != EAGAIN && errno != EACCES) {
                 snprintf(why, whylen, "cannot lock a byte of the queue claim file of queue %u: %s", q, strerror(errno));

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The encode sink's GOP-parallel workers (--encode-workers, FFV1): each
+ * encodes every n-th GOP with its own encoder, and the encoder thread
+ * writes their packets in order (sink_encode_priv.h, gop_worker).
+ */
+#include <string.h>
+#include <unistd.h>
+#include <libavutil/imgutils.h>
+
+#include "util/clock.h"
+#include "util/log.h"
+#include "util/thread.h"
+#include "sink_encode_priv.h"
+
+/* The queue slot holding frame `index`, or -1 (lock held). */
+static int find_frame(const encode_sink *e, int64_t index)
+{
+    for (int i = 0; i < e->q_count; i++) {
+        const queue_item *it = &e->queue[(e->q_head + i) % QUEUE_ITEMS];
+        if (it->frame && it->index == index)
+            return (e->q_head + i) % QUEUE_ITEMS;
+    }
+    return -1;
+}
+
+static void *gop_worker_main(void *arg)
+{
+    gop_worker *w = arg;
+    vkcu_sink *s = w->s;
+    encode_sink *e = s->priv;
+    for (;;) {
+        pthread_mutex_lock(&e->lock);
+        int slot;
+        while ((slot = find_frame(e, w->next)) < 0 && !e->thread_ret && !e->aborting &&
+               !(e->finishing && e->next_index <= w->next))
+            pthread_cond_wait(&e->cond, &e->lock);
+        if (slot < 0) { /* done, failed or aborted */
+            pthread_mutex_unlock(&e->lock);
+            break;
+        }
+        queue_item *it = &e->queue[slot];
+        AVFrame *frame = it->frame;
+        it->frame = NULL; /* the worker owns it now; the slot still counts as a frame */
+        it->state = 1;
+        pthread_mutex_unlock(&e->lock);
+
+        double t = vkcu_now();
+        frame->pict_type = AV_PICTURE_TYPE_NONE;
+        int ret = avcodec_send_frame(w->enc, frame);
+        AVPacket *out = NULL;
+        if (ret >= 0)
+            ret = avcodec_receive_packet(w->enc, w->pkt);
+        if (ret >= 0 && !(out = av_packet_alloc()))
+            ret = AVERROR(ENOMEM);
+        if (out)
+            av_packet_move_ref(out, w->pkt);
+        av_frame_free(&frame);
+        if (ret < 0) {
+            char buf[128];
+            av_packet_free(&out);
+            vkcu_encsink_thread_fail(s, ret, "%s: encoder %s failed at frame %lld: %s", s->params->output,
+                                     w->enc->codec->name, (long long)w->next, vkcu_err_str(ret, buf, sizeof(buf)));
+            break;
+        }
+        pthread_mutex_lock(&e->lock);
+        e->t_encode += vkcu_now() - t;
+        it->pkt = out;
+        it->state = 2;
+        w->next++;
+        if (w->next % e->gop == 0)
+            w->next += (int64_t)(e->nb_gw - 1) * e->gop;
+        pthread_cond_broadcast(&e->cond);
+        pthread_mutex_unlock(&e->lock);
+    }
+    return NULL;
+}
+
+/* Joins the GOP workers (after the encoder thread: they stop on finishing,
+ * on an error or on abort, which the encoder thread's end implies). */
+void vkcu_encsink_stop_workers(encode_sink *e)
+{
+    pthread_mutex_lock(&e->lock);
+    if (e->thread_ret || !e->finishing)
+        e->aborting = 1;
+    pthread_cond_broadcast(&e->cond);
+    pthread_mutex_unlock(&e->lock);
+    for (int i = 0; i < e->nb_gw; i++)
+        if (e->gw[i].running) {
+            pthread_join(e->gw[i].thread, NULL);
+            e->gw[i].running = 0;
+        }
+}
+
+void vkcu_encsink_free_workers(encode_sink *e)
+{
+    for (int i = 0; i < e->nb_gw; i++) {
+        if (i) /* worker 0 uses e->enc */
+            avcodec_free_context(&e->gw[i].enc);
+        av_packet_free(&e->gw[i].pkt);
+    }
+    av_freep(&e->gw);
+    e->nb_gw = 0;
+}
+
+/* Sets up GOP-parallel encoding where it applies (FFV1, not two-pass, more
+ * than one worker wanted, the queue of n GOPs within its bounds); otherwise
+ * leaves one encoder. Extra encoders must come out of avcodec_open2 with
+ * the first one's extradata, or the idea of "the same packets" fails. */
+int vkcu_encsink_setup_workers(vkcu_sink *s, const AVCodec *codec, const vkcu_video_format *fmt, AVRational tb,
+                               int global_header)
+{
+    encode_sink *e = s->priv;
+    const vkcu_job_params *p = s->params;
+    int want = p->encode_workers;
+    if (want == 1)
+        return 0;
+    if (codec->id != AV_CODEC_ID_FFV1 || (e->enc->flags & (AV_CODEC_FLAG_PASS1 | AV_CODEC_FLAG_PASS2))) {
+        if (want > 1)
+            LOGW("%s: %s applies to FFV1 (one pass) only; %s uses its own threads", p->output,
+                 VKCU_SETTING("encode_workers"), codec->name);
+        return 0;
+    }
+    if (want <= 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        want = (int)(cpus / 4); /* FFV1 itself uses about 4 slice threads */
+    }
+    const int gop = e->enc->gop_size > 0 ? e->enc->gop_size : 1;
+    int64_t bytes = av_image_get_buffer_size(fmt->pix_fmt, fmt->width, fmt->height, 1);
+    int64_t frames = bytes > 0 ? FFMIN(GOP_QUEUE_FRAMES, GOP_QUEUE_BYTES / bytes) : 0;
+    int n = FFMIN(FFMIN(want, MAX_GOP_WORKERS), (int)(frames / gop));
+    if (n < 2) {
+        if (p->encode_workers > 1)
+            LOGW("%s: %s %d: GOPs of %d frames of %dx%d do not fit the queue (%d frames, 1 GiB); "
+                 "one encoder", p->output, VKCU_SETTING("encode_workers"), p->encode_workers, gop, fmt->width,
+                 fmt->height, GOP_QUEUE_FRAMES);
+        return 0;
+    }
+    if (!(e->gw = av_calloc(n, sizeof(*e->gw))))
+        return AVERROR(ENOMEM);
+    e->nb_gw = n;
+    for (int i = 0; i < n; i++) {
+        gop_worker *w = &e->gw[i];
+        w->s = s;
+        w->next = (int64_t)i * gop;
+        if (!(w->pkt = av_packet_alloc()))
+            return AVERROR(ENOMEM);
+        if (!i) {
+            w->enc = e->enc;
+            continue;
+        }
+        int ret = vkcu_encsink_configure_encoder(s, codec, fmt, tb, global_header, &w->enc);
+        if (ret < 0)
+            return ret;
+        ret = avcodec_open2(w->enc, codec, NULL);
+        if (ret < 0 || w->enc->extradata_size != e->enc->extradata_size ||
+            (e->enc->extradata_size && memcmp(w->enc->extradata, e->enc->extradata, e->enc->extradata_size))) {
+            LOGV("%s: a second %s encoder %s; one encoder", p->output, codec->name,
+                 ret < 0 ? "does not open" : "has other extradata");
+            vkcu_encsink_free_workers(e);
+            return 0;
+        }
+    }
+    e->gop = gop;
+    e->max_frames = n * gop;
+    LOGV("%s: %s: %d GOPs of %d frames encoded at once", p->output, codec->name, n, gop);
+    return 0;
+}
+
+int vkcu_encsink_start_workers(vkcu_sink *s)
+{
+    encode_sink *e = s->priv;
+    for (int i = 0; i < e->nb_gw; i++) {
+        if (vkcu_thread_create(&e->gw[i].thread, gop_worker_main, &e->gw[i]) != 0) {
+            snprintf(s->err, s->errlen, "%s: cannot start an encoder thread", s->params->output);
+            return AVERROR(EAGAIN);
+        }
+        e->gw[i].running = 1;
+    }
+    return 0;
+}
