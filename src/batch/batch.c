@@ -494,23 +494,23 @@ static void settings_text(const vkcu_job_params *p, const char *in, char *buf, s
              "input-size=%lld\ninput-mtime=%lld\ninput-mtime-nsec=%lld\ninput-inode=%lld\nsink=%s\nchain=%s\n"
              "encoder=%s\ncrf=%d\nbitrate=%lld\npreset=%s\n"
              "gop=%d\nencoder-opt=%s\nstart=%.6f/%lld\nduration=%.6f/%lld\nframes=%d\nhash=%d/%d\n",
-             size, mtime, mtime_nsec, inode, p->sink == VKCU_SINK_HASH ? "hash" : "encode", p->chain ? p->chain : "",
-             p->encoder && strcmp(p->encoder, "auto") ? p->encoder : "", p->crf, (long long)p->bitrate,
-             p->preset ? p->preset : "", p->gop, p->encoder_opts ? p->encoder_opts : "", p->start_time,
-             (long long)p->start_frame, p->duration, (long long)p->frame_count, p->max_frames,
-             p->sink == VKCU_SINK_HASH ? (int)p->hash_algo : -1, p->sink == VKCU_SINK_HASH ? (int)p->hash_format : -1);
+             size, mtime, mtime_nsec, inode, p->job.sink == VKCU_SINK_HASH ? "hash" : "encode", p->job.chain ? p->job.chain : "",
+             p->job.encoder && strcmp(p->job.encoder, "auto") ? p->job.encoder : "", p->job.crf, (long long)p->job.bitrate,
+             p->job.preset ? p->job.preset : "", p->job.gop, p->job.encoder_opts ? p->job.encoder_opts : "", p->job.start_time,
+             (long long)p->job.start_frame, p->job.duration, (long long)p->job.frame_count, p->job.max_frames,
+             p->job.sink == VKCU_SINK_HASH ? (int)p->job.hash_algo : -1, p->job.sink == VKCU_SINK_HASH ? (int)p->job.hash_format : -1);
     /* Audio settings only when set: records of earlier runs (which had none) still match the default. */
     size_t n = strlen(buf);
-    if (p->sink == VKCU_SINK_ENCODE && (p->no_audio || (p->audio_encoder && strcmp(p->audio_encoder, "auto"))))
-        snprintf(buf + n, len - n, "audio=%s\n", p->no_audio ? "none" : p->audio_encoder);
+    if (p->job.sink == VKCU_SINK_ENCODE && (p->job.no_audio || (p->job.audio_encoder && strcmp(p->job.audio_encoder, "auto"))))
+        snprintf(buf + n, len - n, "audio=%s\n", p->job.no_audio ? "none" : p->job.audio_encoder);
     /* Streams picked, only when not every one: older records still match. */
     n = strlen(buf);
-    if (p->sink == VKCU_SINK_ENCODE && (p->audio_streams || p->subtitle_streams) && n < len)
-        snprintf(buf + n, len - n, "streams=audio:%d/subtitle:%d\n", p->audio_streams, p->subtitle_streams);
+    if (p->job.sink == VKCU_SINK_ENCODE && (p->job.audio_streams || p->job.subtitle_streams) && n < len)
+        snprintf(buf + n, len - n, "streams=audio:%d/subtitle:%d\n", p->job.audio_streams, p->job.subtitle_streams);
     /* Only when set, so that records made before the key existed still match. */
     size_t used = strlen(buf);
-    if (p->gpu_encoder && *p->gpu_encoder && used < len)
-        snprintf(buf + used, len - used, "gpu-encoder=%s\n", p->gpu_encoder);
+    if (p->job.gpu_encoder && *p->job.gpu_encoder && used < len)
+        snprintf(buf + used, len - used, "gpu-encoder=%s\n", p->job.gpu_encoder);
 }
 
 /* The record beside an output: ".vkcu-HASH.settings" (short, whatever the
@@ -729,7 +729,7 @@ static void process_file(batch_run *b, int k, int slot)
     snprintf(out, sizeof(out), "%s/%s", p->out_dir, f->out_rel);
     vkcu_job_params jp;
     vkcu_context_describe(b->ctx, &p->job, &jp);
-    int device = p->nb_devices ? p->devices[slot % p->nb_devices] : jp.device;
+    int device = p->nb_devices ? p->devices[slot % p->nb_devices] : jp.settings.device;
     vkcu_job_result jr;
     memset(&jr, 0, sizeof(jr));
     enum vkcu_batch_status st;
@@ -739,18 +739,18 @@ static void process_file(batch_run *b, int k, int slot)
     long holder = 0;
     struct stat sb;
     char settings[8192], why[1024] = "", note[1200] = "";
-    jp.input = in;
-    jp.output = out;
-    jp.device = device;
-    jp.overwrite = p->overwrite;
-    jp.hash_out_name = out;
+    jp.job.input = in;
+    jp.job.output = out;
+    jp.settings.device = device;
+    jp.job.overwrite = p->overwrite;
+    jp.job.hash_out_name = out;
     /* The job's progress feeds the batch's (and still the context's callback, if any). */
     slot_progress *sp = &b->slots[slot];
-    sp->user_cb = jp.progress ? jp.progress_cb : NULL;
-    sp->user_opaque = jp.progress_opaque;
+    sp->user_cb = jp.progress ? jp.settings.progress_callback : NULL;
+    sp->user_opaque = jp.settings.progress_opaque;
     jp.progress = 1;
-    jp.progress_cb = slot_progress_report;
-    jp.progress_opaque = sp;
+    jp.settings.progress_callback = slot_progress_report;
+    jp.settings.progress_opaque = sp;
     settings_text(&jp, in, settings, sizeof(settings));
 
     if (f->not_media) {
@@ -799,7 +799,7 @@ static void process_file(batch_run *b, int k, int slot)
         publish_record pr = { settings, 0 };
         jp.before_publish = publish_hook;
         jp.publish_opaque = &pr;
-        ret = jp.sink == VKCU_SINK_HASH ? vkcu_job_run_to_hash_file(&jp, out, &jr) : vkcu_job_run(&jp, &jr);
+        ret = jp.job.sink == VKCU_SINK_HASH ? vkcu_job_run_to_hash_file(&jp, out, &jr) : vkcu_job_run(&jp, &jr);
         if (ret < 0 && !jr.error[0]) {
             char buf[128];
             job_error(&jr, "%s: %s", in, vkcu_err_str(ret, buf, sizeof(buf)));
@@ -890,7 +890,7 @@ static void dry_run(batch_run *b)
     vkcu_batch_result *r = b->r;
     vkcu_job_params job;
     vkcu_context_describe(b->ctx, &p->job, &job);
-    job.overwrite = p->overwrite;
+    job.job.overwrite = p->overwrite;
     for (int k = 0; k < b->nb_files; k++) {
         const batch_file *f = &b->files[k];
         char out[PATH_MAX + 1], in[PATH_MAX + 1], settings[8192], differs[1024] = "";
@@ -899,8 +899,8 @@ static void dry_run(batch_run *b)
         snprintf(out, sizeof(out), "%s/%s", p->out_dir, f->out_rel);
         snprintf(in, sizeof(in), "%s/%s", p->in_dir, f->rel);
         jr.error[0] = 0;
-        job.input = in;
-        job.output = out;
+        job.job.input = in;
+        job.job.output = out;
         vkcu_batch_file bf = { .index = k, .file = f->rel, .input = in, .output = out, .status = VKCU_BATCH_PLANNED,
                                .reason = VKCU_BATCH_REASON_NONE, .detail = "", .message = jr.error, .device = -1 };
         int exists = stat(out, &sb) == 0;

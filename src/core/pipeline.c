@@ -39,18 +39,8 @@ _Static_assert(VKCU_RING_SIZE_MAX <= VKCU_GPU_MAX_SLOTS, "ring_size beyond the G
 void vkcu_job_params_default(vkcu_job_params *p)
 {
     memset(p, 0, sizeof(*p));
-    p->backend = VKCU_BACKEND_AUTO;
-    p->crf = -1;
-    p->start_time = -1;
-    p->duration = -1;
-    p->start_frame = -1;
-    p->frame_count = -1;
-    p->video_stream = -1;
-    p->hash_out = stdout;
-    p->ring_size = VKCU_RING_SIZE_DEFAULT;
-    p->stall_timeout_ms = 10000;
-    p->decode_queue = -1;
-    p->decode_parallel = VKCU_DECODE_PARALLEL_AUTO;
+    vkcu_default_settings(&p->settings);
+    vkcu_default_job(&p->job);
     p->progress = 1;
 }
 
@@ -128,12 +118,12 @@ static void *watchdog_main(void *arg)
     while (!atomic_load(&j->watchdog_stop)) {
         usleep(100 * 1000);
         long long idle = now_ms() - atomic_load(&j->last_frame_ms);
-        if (idle > j->p->stall_timeout_ms && !atomic_load(&j->in_sink)) {
-            LOGE("%s: decoder stalled: no frame for %.1f s (GPU driver or FFmpeg hang); giving up", j->p->input,
-                 j->p->stall_timeout_ms / 1000.0);
+        if (idle > j->p->settings.stall_timeout_ms && !atomic_load(&j->in_sink)) {
+            LOGE("%s: decoder stalled: no frame for %.1f s (GPU driver or FFmpeg hang); giving up", j->p->job.input,
+                 j->p->settings.stall_timeout_ms / 1000.0);
             atomic_store(&j->stalled, 1);
-            if (j->p->watchdog_cb)
-                j->p->watchdog_cb(j->p->watchdog_opaque, j->p->input, idle / 1000.0);
+            if (j->p->settings.watchdog_callback)
+                j->p->settings.watchdog_callback(j->p->settings.watchdog_opaque, j->p->job.input, idle / 1000.0);
             break;
         }
     }
@@ -149,10 +139,10 @@ static void *watchdog_main(void *arg)
 static int sink_takes_one_format(const job *j)
 {
     const vkcu_job_params *p = j->p;
-    switch (p->sink) {
+    switch (p->job.sink) {
     case VKCU_SINK_ENCODE: return 1;
-    case VKCU_SINK_HASH: return p->timing == VKCU_TIMING_FFMPEG;
-    case VKCU_SINK_CALLBACK: return p->callback_timing && p->timing == VKCU_TIMING_FFMPEG;
+    case VKCU_SINK_HASH: return p->job.timing == VKCU_TIMING_FFMPEG;
+    case VKCU_SINK_CALLBACK: return p->callback_timing && p->job.timing == VKCU_TIMING_FFMPEG;
     default: return 0;
     }
 }
@@ -233,7 +223,7 @@ scale:
 fail:
     sws_freeContext(j->sws);
     j->sws = NULL;
-    snprintf(j->err, j->errlen, "%s: cannot scale a %s %dx%d frame to %s %dx%d", j->p->input,
+    snprintf(j->err, j->errlen, "%s: cannot scale a %s %dx%d frame to %s %dx%d", j->p->job.input,
              av_get_pix_fmt_name(f->format), f->width, f->height, av_get_pix_fmt_name(to->pix_fmt), to->width,
              to->height);
     return ret < 0 ? ret : AVERROR(EINVAL);
@@ -242,7 +232,7 @@ fail:
 static int sink_write(job *j, AVFrame *f)
 {
     vkcu_job_result *r = j->r;
-    if (j->p->max_frames > 0 && r->frames_out >= j->p->max_frames)
+    if (j->p->job.max_frames > 0 && r->frames_out >= j->p->job.max_frames)
         return 0;
     if (sink_takes_one_format(j)) {
         int ret = reformat_for_sink(j, f, &f);
@@ -277,7 +267,7 @@ static int cpu_chain_feed(job *j, AVFrame *in)
     int ret = vkcu_chain_feed_cpu(&j->chain, 0, in, cpu_emit, j, &failed);
     if (ret < 0 && failed) {
         char buf[128];
-        snprintf(j->err, j->errlen, "%s: operator %s failed: %s", j->p->input, failed->cls->name,
+        snprintf(j->err, j->errlen, "%s: operator %s failed: %s", j->p->job.input, failed->cls->name,
                  vkcu_err_str(ret, buf, sizeof(buf)));
     }
     return ret;
@@ -325,7 +315,7 @@ static int first_frame(job *j, const AVFrame *f)
     char why[256];
     if (j->gpu && !vkcu_format_gpu_carries(sw, why, sizeof(why))) {
         /* The same job, on the CPU reference: both backends accept the same inputs. */
-        LOGI("%s: %s; processing on the CPU", p->input, why);
+        LOGI("%s: %s; processing on the CPU", p->job.input, why);
         vkcu_gpu_close(&j->gpu);
         j->r->path = VKCU_PATH_CPU;
     }
@@ -334,12 +324,12 @@ static int first_frame(job *j, const AVFrame *f)
     j->in_fmt.frame_rate = j->demux->frame_rate;
     int ret = vkcu_chain_init(&j->chain, &j->in_fmt, &j->out_fmt, j->err, j->errlen);
     char conv[64];
-    if (ret >= 0 && p->sink == VKCU_SINK_ENCODE &&
-        vkcu_image_convert(p->output, p->output_format, p->encoder, j->out_fmt.pix_fmt, j->out_fmt.range, conv,
+    if (ret >= 0 && p->job.sink == VKCU_SINK_ENCODE &&
+        vkcu_image_convert(p->job.output, p->job.output_format, p->job.encoder, j->out_fmt.pix_fmt, j->out_fmt.range, conv,
                            sizeof(conv))) {
         /* An image output: its encoder's pixel format, converted by the
          * chain's own operator (as ffmpeg converts for the encoder). */
-        char *text = av_asprintf("%s%s%s", p->chain && *p->chain ? p->chain : "", p->chain && *p->chain ? "," : "",
+        char *text = av_asprintf("%s%s%s", p->job.chain && *p->job.chain ? p->job.chain : "", p->job.chain && *p->job.chain ? "," : "",
                                  conv);
         vkcu_chain_free(&j->chain);
         ret = text ? vkcu_chain_parse(text, &j->chain, j->err, j->errlen) : AVERROR(ENOMEM);
@@ -349,11 +339,11 @@ static int first_frame(job *j, const AVFrame *f)
         if (ret >= 0)
             ret = vkcu_chain_init(&j->chain, &j->in_fmt, &j->out_fmt, j->err, j->errlen);
         if (ret >= 0)
-            LOGV("%s: %s added to the chain (the image encoder's format)", p->output, conv);
+            LOGV("%s: %s added to the chain (the image encoder's format)", p->job.output, conv);
     }
     if (ret < 0) {
         char tmp[512];
-        snprintf(tmp, sizeof(tmp), "%s: %s", p->input, j->err);
+        snprintf(tmp, sizeof(tmp), "%s: %s", p->job.input, j->err);
         snprintf(j->err, j->errlen, "%s", tmp);
         return ret;
     }
@@ -365,15 +355,15 @@ static int first_frame(job *j, const AVFrame *f)
     }
     vkcu_video_format sink_fmt = j->out_fmt;
     if (j->gpu) {
-        if (f->format != AV_PIX_FMT_VULKAN && p->require_gpu_decode) {
-            snprintf(j->err, j->errlen, "%s: the Vulkan decoder gave a software frame (%s); refused by %s", p->input,
+        if (f->format != AV_PIX_FMT_VULKAN && p->job.require_gpu_decode) {
+            snprintf(j->err, j->errlen, "%s: the Vulkan decoder gave a software frame (%s); refused by %s", p->job.input,
                      av_get_pix_fmt_name(sw), VKCU_SETTING_IS("require_gpu_decode", "1"));
             return VKCU_ERR_DEVICE;
         }
         if (f->format != AV_PIX_FMT_VULKAN) {
             j->r->path = VKCU_PATH_SW_UPLOAD_CUDA;
             LOGI("%s: the GPU cannot decode this stream (%s %s); software decode + upload to CUDA",
-                 p->input, avcodec_get_name(j->demux->video->codecpar->codec_id), av_get_pix_fmt_name(sw));
+                 p->job.input, avcodec_get_name(j->demux->video->codecpar->codec_id), av_get_pix_fmt_name(sw));
         } else {
             j->r->path = vulkan_path(j);
         }
@@ -386,7 +376,7 @@ static int first_frame(job *j, const AVFrame *f)
     j->sink_ready = 1;
     if (ret >= 0 && j->gpu && j->sink.gpu_frames &&
         vkcu_gpu_encode_into(j->gpu, j->sink.gpu_frames, why, sizeof(why)))
-        LOGV("%s: frames reach the Vulkan encoder through the host: %s", p->output, why);
+        LOGV("%s: frames reach the Vulkan encoder through the host: %s", p->job.output, why);
     /* The sink has discarded the streams it does not take: where a
      * container's start is that of the streams read, it may have moved. */
     j->clock.origin = av_rescale_q(vkcu_demux_input_start(j->demux->fmt), AV_TIME_BASE_Q, j->tb);
@@ -427,14 +417,14 @@ static int mark_damage(job *j, AVFrame *f)
         j->marked_since_key = -1; /* a fresh start: nothing before it is referred to */
     if (concealed) {
         j->r->frames_corrupt++;
-        if (p->strict) {
+        if (p->job.strict) {
             snprintf(j->err, j->errlen, "%s: frame %lld: damaged picture (the decoder concealed errors in it)",
-                     p->input, (long long)j->frames_seen);
+                     p->job.input, (long long)j->frames_seen);
             return VKCU_ERR_INPUT;
         }
         /* One line a picture is a flood on a damaged file (a third of its
          * frames): warn_damage says how many at the end, naming the first. */
-        LOGV("%s: frame %lld: damaged picture, concealed by the decoder; kept and marked", p->input,
+        LOGV("%s: frame %lld: damaged picture, concealed by the decoder; kept and marked", p->job.input,
              (long long)j->frames_seen);
         if (j->concealed_pictures < CONCEALED_LISTED)
             j->concealed_first[j->concealed_pictures] = j->frames_seen;
@@ -464,13 +454,13 @@ static int format_change(job *j, const AVFrame *f)
         return 0;
     char was[96], is[96], why[256];
     const long long at = (long long)j->frames_seen - 1; /* in_window has counted this frame */
-    LOGI("%s: frame %lld: the stream changes format mid-way (%s -> %s)%s", p->input, at,
+    LOGI("%s: frame %lld: the stream changes format mid-way (%s -> %s)%s", p->job.input, at,
          vkcu_format_describe(&j->in_fmt, was, sizeof(was)), vkcu_format_describe(&now, is, sizeof(is)),
          j->gpu ? "; the GPU rings and the operators start again"
          : j->chain.nb_ops ? "; the operators start again" : "");
     j->r->format_changes++;
     if (j->gpu && !vkcu_format_gpu_carries(now.pix_fmt, why, sizeof(why))) {
-        snprintf(j->err, j->errlen, "%s: frame %lld: the stream changes to %s mid-way: %s; use %s", p->input, at, is,
+        snprintf(j->err, j->errlen, "%s: frame %lld: the stream changes to %s mid-way: %s; use %s", p->job.input, at, is,
                  why, VKCU_SETTING_IS("backend", "cpu"));
         return VKCU_ERR_INPUT;
     }
@@ -490,7 +480,7 @@ static int format_change(job *j, const AVFrame *f)
     ret = vkcu_chain_reinit(&j->chain, &j->in_fmt, &j->out_fmt, j->err, j->errlen);
     if (ret < 0) {
         char tmp[512];
-        snprintf(tmp, sizeof(tmp), "%s: after the format change at frame %lld: %s", p->input, at, j->err);
+        snprintf(tmp, sizeof(tmp), "%s: after the format change at frame %lld: %s", p->job.input, at, j->err);
         snprintf(j->err, j->errlen, "%s", tmp);
         return ret;
     }
@@ -511,23 +501,23 @@ static int in_window(job *j, const AVFrame *f)
     int64_t ts = f->pts;
     if (j->trimmed_done)
         return 0;
-    if (p->start_frame > 0 && j->trim_start == AV_NOPTS_VALUE) {
+    if (p->job.start_frame > 0 && j->trim_start == AV_NOPTS_VALUE) {
         /* No timestamps to find frame N by (raw streams, pipes): count
          * from the stream start; the first frame kept sets the time shift. */
-        if (idx < p->start_frame)
+        if (idx < p->job.start_frame)
             return 0;
         j->trim_start = ts;
     }
     if (ts != AV_NOPTS_VALUE && j->trim_start != AV_NOPTS_VALUE && ts < j->trim_start)
         return 0;
-    if ((p->frame_count >= 0 && j->r->frames_in >= p->frame_count) ||
+    if ((p->job.frame_count >= 0 && j->r->frames_in >= p->job.frame_count) ||
         (ts != AV_NOPTS_VALUE && j->trim_end != AV_NOPTS_VALUE && ts >= j->trim_end)) {
         j->trimmed_done = 1;
         return 0;
     }
     if (!j->r->frames_in && j->trim_start != AV_NOPTS_VALUE)
         LOGV("%s: trim: first frame at pts %lld, after %lld pre-roll frame(s) decoded from the keyframe before it",
-             p->input, (long long)ts, (long long)idx);
+             p->job.input, (long long)ts, (long long)idx);
     return 1;
 }
 
@@ -578,7 +568,7 @@ static int handle_frame(job *j, AVFrame *f)
         av_frame_unref(f);
         return 0;
     }
-    if (j->p->decode_only) {
+    if (j->p->job.decode_only) {
         j->r->frames_in++;
         j->r->frames_out++;
         if (!j->sink_ready && j->gpu)
@@ -617,7 +607,7 @@ static int handle_frame(job *j, AVFrame *f)
 static int decode_packet(job *j, const AVPacket *pkt, AVFrame *frame)
 {
     int64_t rejected = j->dec->packets_rejected;
-    int ret = vkcu_decoder_send(j->dec, pkt, j->p->strict, j->err, j->errlen);
+    int ret = vkcu_decoder_send(j->dec, pkt, j->p->job.strict, j->err, j->errlen);
     if (j->dec->packets_rejected != rejected)
         damage_seen(j);
     if (ret == AVERROR_EOF)
@@ -632,14 +622,14 @@ static int decode_packet(job *j, const AVPacket *pkt, AVFrame *frame)
         if (r == AVERROR(EAGAIN) || r == AVERROR_EOF)
             break;
         if (r < 0) {
-            if (r == AVERROR_INVALIDDATA && !j->p->strict) {
+            if (r == AVERROR_INVALIDDATA && !j->p->job.strict) {
                 j->r->frames_corrupt++;
                 damage_seen(j);
-                LOGW("%s: undecodable frame skipped (use %s to stop)", j->p->input, VKCU_SETTING_IS("strict", "1"));
+                LOGW("%s: undecodable frame skipped (use %s to stop)", j->p->job.input, VKCU_SETTING_IS("strict", "1"));
                 continue;
             }
             char buf[128];
-            snprintf(j->err, j->errlen, "%s: decode error: %s", j->p->input, vkcu_err_str(r, buf, sizeof(buf)));
+            snprintf(j->err, j->errlen, "%s: decode error: %s", j->p->job.input, vkcu_err_str(r, buf, sizeof(buf)));
             return r == AVERROR_INVALIDDATA ? VKCU_ERR_INPUT : r;
         }
         r = handle_frame(j, frame);
@@ -692,15 +682,15 @@ static int open_backend(job *j)
     const vkcu_job_params *p = j->p;
     char why[512] = "";
     int ret;
-    if (p->backend != VKCU_BACKEND_CPU) {
+    if (p->settings.backend != VKCU_BACKEND_CPU) {
         vkcu_gpu_config gc = {
-            .device = p->device,
-            .ring_size = p->ring_size,
-            .timeline_handoff = p->timeline_handoff,
-            .stall_timeout_ms = p->stall_timeout_ms,
-            .frames_wanted = p->sink != VKCU_SINK_NULL,
-            .vulkan_download = p->download == VKCU_DOWNLOAD_VULKAN,
-            .decode_queue_pin = p->decode_queue + 1,
+            .device = p->settings.device,
+            .ring_size = p->settings.ring_size,
+            .timeline_handoff = p->settings.timeline_handoff,
+            .stall_timeout_ms = p->settings.stall_timeout_ms,
+            .frames_wanted = p->job.sink != VKCU_SINK_NULL,
+            .vulkan_download = p->settings.vulkan_download,
+            .decode_queue_pin = p->settings.decode_queue + 1,
             .digest_instead = digest_instead,
             .opaque = j,
             .cuda_pool = p->cuda_pool,
@@ -709,12 +699,12 @@ static int open_backend(job *j)
         if (ret < 0) {
             /* A GPU that cannot honour a setting (a decode queue it lacks) fails the job on any backend. */
             if (ret == VKCU_ERR_USAGE) {
-                snprintf(j->err, j->errlen, "%s: %s", p->input, why);
+                snprintf(j->err, j->errlen, "%s: %s", p->job.input, why);
                 return VKCU_ERR_DEVICE;
             }
-            if (p->backend == VKCU_BACKEND_GPU) {
+            if (p->settings.backend == VKCU_BACKEND_GPU) {
                 /* A machine without the GPU still runs the job: say how. */
-                snprintf(j->err, j->errlen, "%s: %s: %s; %s processes it without a GPU", p->input,
+                snprintf(j->err, j->errlen, "%s: %s: %s; %s processes it without a GPU", p->job.input,
                          VKCU_SETTING_IS("backend", "gpu"), why, VKCU_SETTING_IS("backend", "cpu"));
                 return VKCU_ERR_DEVICE;
             }
@@ -727,18 +717,18 @@ static int open_backend(job *j)
             ret = vkcu_decoder_open(j->demux, vk, 1, &j->dec, j->err, j->errlen);
             if (ret >= 0)
                 return 0;
-            LOGV("%s: Vulkan decoder did not open (%s); software decode + upload", p->input, j->err);
+            LOGV("%s: Vulkan decoder did not open (%s); software decode + upload", p->job.input, j->err);
             j->err[0] = 0;
         } else {
-            LOGI("%s: %s; software decode + upload to CUDA", p->input, why);
+            LOGI("%s: %s; software decode + upload to CUDA", p->job.input, why);
         }
         j->r->path = VKCU_PATH_SW_UPLOAD_CUDA;
     } else {
         j->r->path = VKCU_PATH_CPU;
     }
-    if (p->require_gpu_decode) {
+    if (p->job.require_gpu_decode) {
         snprintf(j->err, j->errlen, "%s: the GPU does not decode this stream (%s); refused by %s "
-                 "(drop it to allow the software decoder)", p->input,
+                 "(drop it to allow the software decoder)", p->job.input,
                  j->gpu ? (why[0] ? why : "the Vulkan decoder did not open") : "no GPU backend",
                  VKCU_SETTING_IS("require_gpu_decode", "1"));
         return VKCU_ERR_DEVICE;
@@ -750,11 +740,11 @@ static int open_backend(job *j)
      * so a damaged stream decodes differently from run to run (and frame
      * counts change) unless the decoder has one thread. More threads are
      * the caller's choice (decode_threads), for clean streams. */
-    int n = p->decode_threads <= 1 && !p->strict ? vkcu_decode_parallel_count(p->decode_parallel) : 0;
+    int n = p->settings.decode_threads <= 1 && !p->job.strict ? vkcu_decode_parallel_count(p->settings.decode_parallel) : 0;
     if (n >= 2)
-        return vkcu_decoder_open_parallel(j->demux, n, vkcu_decode_segment_min(p->decode_segment_min),
+        return vkcu_decoder_open_parallel(j->demux, n, vkcu_decode_segment_min(p->settings.decode_segment_min),
                                           vkcu_decode_parallel_budget(), &j->dec, j->err, j->errlen);
-    return vkcu_decoder_open(j->demux, NULL, p->decode_threads > 0 ? p->decode_threads : 1, &j->dec, j->err,
+    return vkcu_decoder_open(j->demux, NULL, p->settings.decode_threads > 0 ? p->settings.decode_threads : 1, &j->dec, j->err,
                              j->errlen);
 }
 
@@ -776,22 +766,22 @@ static int setup_trim(job *j)
     int ret = 0;
     j->trim_start = j->trim_end = AV_NOPTS_VALUE;
     j->progress.rate = rate;
-    if (p->start_time < 0 && p->start_frame <= 0 && p->duration < 0 && p->frame_count < 0)
+    if (p->job.start_time < 0 && p->job.start_frame <= 0 && p->job.duration < 0 && p->job.frame_count < 0)
         return 0;
-    if (p->start_time > 0 && d->fmt->duration > 0 && p->start_time * 1e6 >= d->fmt->duration) {
+    if (p->job.start_time > 0 && d->fmt->duration > 0 && p->job.start_time * 1e6 >= d->fmt->duration) {
         char at[32];
-        snprintf(at, sizeof(at), "%.3f", p->start_time);
-        snprintf(j->err, j->errlen, "%s: %s is past the end (the input lasts %.3f s)", p->input,
+        snprintf(at, sizeof(at), "%.3f", p->job.start_time);
+        snprintf(j->err, j->errlen, "%s: %s is past the end (the input lasts %.3f s)", p->job.input,
                  VKCU_SETTING_IS("start_time", at), d->fmt->duration / 1e6);
         return VKCU_ERR_USAGE;
     }
     vkcu_packet_scan scan = { 0 };
     int scanned = 0;
-    if (p->start_frame > 0 && seekable && !(d->fmt->iformat->flags & AVFMT_NOTIMESTAMPS)) {
+    if (p->job.start_frame > 0 && seekable && !(d->fmt->iformat->flags & AVFMT_NOTIMESTAMPS)) {
         /* Slack past frame N: a frame can come up to 16 (DPB) packets late. */
-        int64_t count = p->frame_count > 0 ? p->frame_count : 0;
+        int64_t count = p->job.frame_count > 0 ? p->job.frame_count : 0;
         int64_t slack = count > INT64_MAX - 33 ? INT64_MAX : 33 + count;
-        int64_t limit = p->start_frame > INT64_MAX - slack ? INT64_MAX : p->start_frame + slack;
+        int64_t limit = p->job.start_frame > INT64_MAX - slack ? INT64_MAX : p->job.start_frame + slack;
         int64_t *pts = NULL, n = 0;
         ret = vkcu_demux_scan(d, limit, AV_NOPTS_VALUE, &scan);
         scanned = 1; /* the demuxer has moved: back to the start below, at least */
@@ -806,31 +796,31 @@ static int setup_trim(job *j)
             qsort(pts, (size_t)n, sizeof(*pts), vkcu_i64_cmp);
             max_delay = scan.max_delay;
         }
-        if (ret >= 0 && n <= p->start_frame) {
+        if (ret >= 0 && n <= p->job.start_frame) {
             char at[32];
-            snprintf(at, sizeof(at), "%lld", (long long)p->start_frame);
-            snprintf(j->err, j->errlen, "%s: %s is past the end (the input has %lld frames)", p->input,
+            snprintf(at, sizeof(at), "%lld", (long long)p->job.start_frame);
+            snprintf(j->err, j->errlen, "%s: %s is past the end (the input has %lld frames)", p->job.input,
                      VKCU_SETTING_IS("start_frame", at), (long long)n);
             free(pts);
             vkcu_packet_scan_free(&scan);
             return VKCU_ERR_USAGE;
         }
         if (ret >= 0) {
-            j->trim_start = pts[p->start_frame];
-            if (p->frame_count >= 0 && p->frame_count < n - p->start_frame)
-                j->trim_end = pts[p->start_frame + p->frame_count];
+            j->trim_start = pts[p->job.start_frame];
+            if (p->job.frame_count >= 0 && p->job.frame_count < n - p->job.start_frame)
+                j->trim_end = pts[p->job.start_frame + p->job.frame_count];
         }
         free(pts);
         if (ret < 0 && ret != AVERROR(ENOSYS)) {
             char buf[128];
-            snprintf(j->err, j->errlen, "%s: cannot read the input to find frame %lld: %s", p->input,
-                     (long long)p->start_frame, vkcu_err_str(ret, buf, sizeof(buf)));
+            snprintf(j->err, j->errlen, "%s: cannot read the input to find frame %lld: %s", p->job.input,
+                     (long long)p->job.start_frame, vkcu_err_str(ret, buf, sizeof(buf)));
             vkcu_packet_scan_free(&scan);
             return VKCU_ERR_INPUT;
         }
         ret = 0;
-    } else if (p->start_time >= 0) {
-        j->trim_start = st + av_rescale_q((int64_t)(p->start_time * 1e6 + 0.5), AV_TIME_BASE_Q, tb);
+    } else if (p->job.start_time >= 0) {
+        j->trim_start = st + av_rescale_q((int64_t)(p->job.start_time * 1e6 + 0.5), AV_TIME_BASE_Q, tb);
         if (j->trim_start > st && seekable) {
             /* Where the key frames lie: up to the cut (and past it by the
              * reordering) where seeks are searches; a few packets to learn
@@ -842,9 +832,9 @@ static int setup_trim(job *j)
             }
         }
     }
-    if (p->duration >= 0) {
+    if (p->job.duration >= 0) {
         int64_t s = j->trim_start != AV_NOPTS_VALUE ? j->trim_start : st;
-        j->trim_end = s + av_rescale_q((int64_t)(p->duration * 1e6 + 0.5), AV_TIME_BASE_Q, tb);
+        j->trim_end = s + av_rescale_q((int64_t)(p->job.duration * 1e6 + 0.5), AV_TIME_BASE_Q, tb);
     }
     /* Decode from the keyframe before the cut. With an index, seek by
      * time: some containers (MP4) index decode times, so aim max_delay (and
@@ -855,9 +845,9 @@ static int setup_trim(job *j)
     if (seekable && (j->trim_start != AV_NOPTS_VALUE && j->trim_start > st) && !d->indexed && scan.n) {
         int64_t key = vkcu_packet_scan_key_before(&scan, j->trim_start);
         LOGV("%s: no index to seek by: decoding from video packet %lld (a key frame), found by reading from the start",
-             p->input, (long long)key);
+             p->job.input, (long long)key);
         if (vkcu_demux_seek_packet(d, key) < 0) {
-            snprintf(j->err, j->errlen, "%s: cannot seek back to the start after looking for the key frame", p->input);
+            snprintf(j->err, j->errlen, "%s: cannot seek back to the start after looking for the key frame", p->job.input);
             vkcu_packet_scan_free(&scan);
             return VKCU_ERR_INPUT;
         }
@@ -867,21 +857,21 @@ static int setup_trim(job *j)
         if (target <= st || vkcu_demux_seek(d, target) < 0)
             avformat_seek_file(d->fmt, d->video_index, INT64_MIN, st, st, 0);
     } else if (seekable && scanned && avformat_seek_file(d->fmt, d->video_index, INT64_MIN, st, st, 0) < 0) {
-        snprintf(j->err, j->errlen, "%s: cannot seek back to the start after looking for frame %lld", p->input,
-                 (long long)p->start_frame);
+        snprintf(j->err, j->errlen, "%s: cannot seek back to the start after looking for frame %lld", p->job.input,
+                 (long long)p->job.start_frame);
         vkcu_packet_scan_free(&scan);
         return VKCU_ERR_INPUT;
     }
     vkcu_packet_scan_free(&scan);
     /* What the progress line counts towards. */
-    if (p->frame_count >= 0)
-        j->progress.expected = p->frame_count;
-    else if (p->duration >= 0 && rate > 0)
-        j->progress.expected = (int64_t)(p->duration * rate + 0.5);
-    else if (d->frames_estimate > 0 && p->start_frame > 0)
-        j->progress.expected = FFMAX(d->frames_estimate - p->start_frame, 1);
-    else if (d->frames_estimate > 0 && p->start_time > 0 && rate > 0)
-        j->progress.expected = FFMAX(d->frames_estimate - (int64_t)(p->start_time * rate), 1);
+    if (p->job.frame_count >= 0)
+        j->progress.expected = p->job.frame_count;
+    else if (p->job.duration >= 0 && rate > 0)
+        j->progress.expected = (int64_t)(p->job.duration * rate + 0.5);
+    else if (d->frames_estimate > 0 && p->job.start_frame > 0)
+        j->progress.expected = FFMAX(d->frames_estimate - p->job.start_frame, 1);
+    else if (d->frames_estimate > 0 && p->job.start_time > 0 && rate > 0)
+        j->progress.expected = FFMAX(d->frames_estimate - (int64_t)(p->job.start_time * rate), 1);
     return ret;
 }
 
@@ -892,7 +882,7 @@ static void setup_timeline(job *j, double t0, double t_demux, double t_open)
     vkcu_job_result *r = j->r;
     char *buf = r->setup_timeline;
     size_t len = sizeof(r->setup_timeline), used;
-    vkcu_vkdev_timeline(j->p->device, t0, buf, len);
+    vkcu_vkdev_timeline(j->p->settings.device, t0, buf, len);
     if (!buf[0]) /* no GPU device was made */
         return;
     const struct { const char *name; double a, b; } steps[] = {
@@ -931,7 +921,7 @@ static void warn_damage(const job *j)
         snprintf(frames + len, sizeof(frames) - len, "%s%lld", k ? ", " : "", (long long)j->concealed_first[k]);
     }
     LOGW("%s: %lld damaged picture%s, concealed by the decoder: frame%s %s%s (%s lists each); kept and marked (use "
-         "%s to stop)", j->p->input, (long long)n, n > 1 ? "s" : "", n > 1 ? "s" : "", frames, n > listed ? ", ..." : "",
+         "%s to stop)", j->p->job.input, (long long)n, n > 1 ? "s" : "", n > 1 ? "s" : "", frames, n > listed ? ", ..." : "",
          VKCU_SETTING_IS("log_level", "verbose"), VKCU_SETTING_IS("strict", "1"));
 }
 
@@ -941,30 +931,30 @@ static void warn_frame_counts(const job *j)
 {
     const vkcu_job_params *p = j->p;
     const vkcu_job_result *r = j->r;
-    const int hashes = p->sink == VKCU_SINK_HASH || (p->sink == VKCU_SINK_CALLBACK && p->callback_timing);
+    const int hashes = p->job.sink == VKCU_SINK_HASH || (p->job.sink == VKCU_SINK_CALLBACK && p->callback_timing);
     char size[64];
     snprintf(size, sizeof(size), "%s %dx%d", av_get_pix_fmt_name(j->sink_fmt.pix_fmt), j->sink_fmt.width,
              j->sink_fmt.height);
-    if (hashes && p->timing == VKCU_TIMING_FFMPEG) {
+    if (hashes && p->job.timing == VKCU_TIMING_FFMPEG) {
         if (r->frames_dropped)
             LOGW("%s: %lld of %lld decoded frames were dropped by their timestamps, as ffmpeg's framemd5 drops them; "
-                 "%s takes every decoded frame", p->input, (long long)r->frames_dropped, (long long)r->frames_out,
+                 "%s takes every decoded frame", p->job.input, (long long)r->frames_dropped, (long long)r->frames_out,
                  VKCU_SETTING_IS("timing", "decoded"));
         if (r->frames_duplicated)
             LOGW("%s: %lld frames were repeated to fill gaps in their timestamps; %s takes each decoded frame once",
-                 p->input, (long long)r->frames_duplicated, VKCU_SETTING_IS("timing", "decoded"));
+                 p->job.input, (long long)r->frames_duplicated, VKCU_SETTING_IS("timing", "decoded"));
         if (r->frames_rescaled)
             LOGW("%s: %lld of %lld frames were scaled to the first frame's %s, as ffmpeg's framemd5 scales them; "
-                 "%s keeps every frame's own size", p->input, (long long)r->frames_rescaled, (long long)r->frames_out,
+                 "%s keeps every frame's own size", p->job.input, (long long)r->frames_rescaled, (long long)r->frames_out,
                  size, VKCU_SETTING_IS("timing", "decoded"));
-    } else if (p->sink == VKCU_SINK_ENCODE && r->frames_rescaled) {
+    } else if (p->job.sink == VKCU_SINK_ENCODE && r->frames_rescaled) {
         LOGW("%s: %lld of %lld frames were scaled to the first frame's %s for the encoder: the stream changes "
-             "format mid-way", p->input, (long long)r->frames_rescaled, (long long)r->frames_out, size);
+             "format mid-way", p->job.input, (long long)r->frames_rescaled, (long long)r->frames_out, size);
     }
     if (r->frames_concealed)
         LOGW("%s: %lld frames decoded from damaged data (the decoder concealed errors in them or in the pictures "
              "they refer to, up to the next key frame): kept and marked as concealed; other decoders conceal "
-             "differently", p->input, (long long)r->frames_concealed);
+             "differently", p->job.input, (long long)r->frames_concealed);
 }
 
 int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
@@ -984,36 +974,36 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
         j->threads = 1;
     double t0 = vkcu_now(), t_demux = 0, t_open = 0, cpu0 = process_cpu_seconds();
     /* Checked here, whatever the backend, and never clamped below. */
-    if (p->ring_size < VKCU_RING_SIZE_MIN || p->ring_size > VKCU_RING_SIZE_MAX) {
-        snprintf(j->err, j->errlen, "ring_size %d is not in [%d, %d] (interop ring slots)", p->ring_size,
+    if (p->settings.ring_size < VKCU_RING_SIZE_MIN || p->settings.ring_size > VKCU_RING_SIZE_MAX) {
+        snprintf(j->err, j->errlen, "ring_size %d is not in [%d, %d] (interop ring slots)", p->settings.ring_size,
                  VKCU_RING_SIZE_MIN, VKCU_RING_SIZE_MAX);
         return AVERROR(EINVAL);
     }
 
-    ret = vkcu_chain_parse(p->chain, &j->chain, j->err, j->errlen);
+    ret = vkcu_chain_parse(p->job.chain, &j->chain, j->err, j->errlen);
     if (ret < 0)
         goto fail;
     struct stat st;
-    if (p->sink == VKCU_SINK_ENCODE && p->output && strcmp(p->output, "-") && stat(p->output, &st) == 0 &&
+    if (p->job.sink == VKCU_SINK_ENCODE && p->job.output && strcmp(p->job.output, "-") && stat(p->job.output, &st) == 0 &&
         S_ISDIR(st.st_mode)) {
         /* Found now, not at the first frame: nothing is decoded for an output that cannot be. */
-        snprintf(j->err, j->errlen, "%s: is a folder; the output must be a file name (e.g. %s/out.mkv)", p->output,
-                 p->output);
+        snprintf(j->err, j->errlen, "%s: is a folder; the output must be a file name (e.g. %s/out.mkv)", p->job.output,
+                 p->job.output);
         ret = VKCU_ERR_OUTPUT;
         goto fail;
     }
     for (int i = 0; i < j->chain.nb_ops; i++)
         j->chain.ops[i]->threads = j->threads;
     /* The GPU's devices are made beside the demuxer's probing. */
-    if (p->backend != VKCU_BACKEND_CPU) {
-        if (p->sink == VKCU_SINK_ENCODE) /* the GPU's device then carries the encoder's queue */
-            vkcu_vkdev_expect(1, vkcu_vkencode_op(p->encoder) | vkcu_vkencode_op(p->gpu_encoder));
-        vkcu_vkdev_expect_decode_queue(p->decode_queue); /* the device then has it, claimed */
-        vkcu_gpu_prepare(p->device);
+    if (p->settings.backend != VKCU_BACKEND_CPU) {
+        if (p->job.sink == VKCU_SINK_ENCODE) /* the GPU's device then carries the encoder's queue */
+            vkcu_vkdev_expect(1, vkcu_vkencode_op(p->job.encoder) | vkcu_vkencode_op(p->job.gpu_encoder));
+        vkcu_vkdev_expect_decode_queue(p->settings.decode_queue); /* the device then has it, claimed */
+        vkcu_gpu_prepare(p->settings.device);
         j->gpu_prepared = 1;
     }
     t_demux = vkcu_now();
-    ret = vkcu_demux_open(p->input, p->video_stream, &j->demux, j->err, j->errlen);
+    ret = vkcu_demux_open(p->job.input, p->job.video_stream, &j->demux, j->err, j->errlen);
     r->setup_ms_demux = (vkcu_now() - t_demux) * 1e3;
     if (ret < 0)
         goto fail;
@@ -1021,12 +1011,12 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
     {
         /* Refused now rather than after the decoder and GPU are set up; "-"
          * too, since standard output can be redirected onto the input. */
-        const char *inputs[] = { p->input, p->pipeline_file, NULL };
-        if (p->sink == VKCU_SINK_ENCODE && p->output &&
-            (ret = vkcu_outfile_check(p->output, p->overwrite, inputs, j->err, j->errlen)) < 0)
+        const char *inputs[] = { p->job.input, p->job.pipeline_file, NULL };
+        if (p->job.sink == VKCU_SINK_ENCODE && p->job.output &&
+            (ret = vkcu_outfile_check(p->job.output, p->job.overwrite, inputs, j->err, j->errlen)) < 0)
             goto fail;
-        if (p->sink == VKCU_SINK_HASH && p->hash_out &&
-            (ret = vkcu_outfile_check_fd(fileno(p->hash_out), fileno(p->hash_out) == STDOUT_FILENO ? "standard output"
+        if (p->job.sink == VKCU_SINK_HASH && p->job.hash_out &&
+            (ret = vkcu_outfile_check_fd(fileno(p->job.hash_out), fileno(p->job.hash_out) == STDOUT_FILENO ? "standard output"
                                          : "the hash output", inputs, j->err, j->errlen)) < 0) {
             output_refused = 1;
             goto fail;
@@ -1034,11 +1024,11 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
     }
     /* Audio and subtitle streams picked by number: one past the last is
      * refused before anything is decoded. */
-    if (p->sink == VKCU_SINK_ENCODE && !p->decode_only &&
-        (ret = vkcu_demux_check_picks(j->demux, p->audio_streams, p->subtitle_streams, j->err, j->errlen)) < 0)
+    if (p->job.sink == VKCU_SINK_ENCODE && !p->job.decode_only &&
+        (ret = vkcu_demux_check_picks(j->demux, p->job.audio_streams, p->job.subtitle_streams, j->err, j->errlen)) < 0)
         goto fail;
     /* Only the encode sink copies other streams: the rest are not read. */
-    if (p->sink != VKCU_SINK_ENCODE || p->decode_only)
+    if (p->job.sink != VKCU_SINK_ENCODE || p->job.decode_only)
         for (unsigned i = 0; i < j->demux->fmt->nb_streams; i++)
             if ((int)i != j->demux->video_index)
                 j->demux->fmt->streams[i]->discard = AVDISCARD_ALL;
@@ -1050,15 +1040,15 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
         goto fail;
     j->t_backend = vkcu_now();
     j->ms_backend = (j->t_backend - t_open) * 1e3;
-    LOGD("%s: set-up: demux %.0f ms, backend and decoder %.0f ms", p->input, (t_open - t0) * 1e3,
+    LOGD("%s: set-up: demux %.0f ms, backend and decoder %.0f ms", p->job.input, (t_open - t0) * 1e3,
          (j->t_backend - t_open) * 1e3);
     ret = setup_trim(j);
     if (ret < 0)
         goto fail;
 
-    j->sink.cls = p->sink == VKCU_SINK_HASH       ? &vkcu_sink_hash
-                  : p->sink == VKCU_SINK_NULL     ? &vkcu_sink_null
-                  : p->sink == VKCU_SINK_CALLBACK ? &vkcu_sink_callback
+    j->sink.cls = p->job.sink == VKCU_SINK_HASH       ? &vkcu_sink_hash
+                  : p->job.sink == VKCU_SINK_NULL     ? &vkcu_sink_null
+                  : p->job.sink == VKCU_SINK_CALLBACK ? &vkcu_sink_callback
                                                   : &vkcu_sink_encode;
     j->sink.params = p;
     j->sink.result = r;
@@ -1069,10 +1059,10 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
         ret = AVERROR(ENOMEM);
         goto fail;
     }
-    j->progress.callback = p->progress_cb;
-    j->progress.opaque = p->progress_opaque;
-    vkcu_progress_init(&j->progress, p->progress, p->frame_count > 0 ? p->frame_count : j->demux->frames_estimate,
-                       p->input);
+    j->progress.callback = p->settings.progress_callback;
+    j->progress.opaque = p->settings.progress_opaque;
+    vkcu_progress_init(&j->progress, p->progress, p->job.frame_count > 0 ? p->job.frame_count : j->demux->frames_estimate,
+                       p->job.input);
 
     pkt = av_packet_alloc();
     frame = av_frame_alloc();
@@ -1081,7 +1071,7 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
         goto fail;
     }
     atomic_store(&j->last_frame_ms, now_ms());
-    if (j->gpu && p->stall_timeout_ms > 0 && vkcu_thread_create(&j->watchdog, watchdog_main, j) == 0)
+    if (j->gpu && p->settings.stall_timeout_ms > 0 && vkcu_thread_create(&j->watchdog, watchdog_main, j) == 0)
         j->watchdog_running = 1;
 
     for (;;) {
@@ -1090,8 +1080,8 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
             goto fail;
         }
         if (atomic_load(&j->stalled)) {
-            snprintf(j->err, j->errlen, "%s: decoder stalled: no frame for %.1f s", p->input,
-                     p->stall_timeout_ms / 1000.0);
+            snprintf(j->err, j->errlen, "%s: decoder stalled: no frame for %.1f s", p->job.input,
+                     p->settings.stall_timeout_ms / 1000.0);
             ret = VKCU_ERR_DEVICE;
             goto fail;
         }
@@ -1100,7 +1090,7 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
             goto fail;
         }
         int damaged = 0;
-        ret = vkcu_demux_read(j->demux, pkt, p->strict, &damaged, j->err, j->errlen);
+        ret = vkcu_demux_read(j->demux, pkt, p->job.strict, &damaged, j->err, j->errlen);
         r->frames_corrupt += damaged; /* the unreadable packet's picture */
         if (ret == AVERROR_EOF)
             break;
@@ -1109,7 +1099,7 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
         if (pkt->stream_index == j->demux->video_index) {
             vkcu_frame_clock_packet(&j->clock, pkt);
             ret = decode_packet(j, pkt, frame);
-        } else if (j->sink.cls->write_packet && !p->decode_only) {
+        } else if (j->sink.cls->write_packet && !p->job.decode_only) {
             if (j->sink_ready) {
                 ret = trim_packet(j, pkt) ? j->sink.cls->write_packet(&j->sink, pkt) : 0;
             } else if (j->nb_early < (int)(sizeof(j->early) / sizeof(j->early[0]))) {
@@ -1118,14 +1108,14 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
                 ret = j->early[j->nb_early++] ? 0 : AVERROR(ENOMEM);
             } else {
                 snprintf(j->err, j->errlen, "%s: more than %d packets of other streams before the first video frame",
-                         p->input, j->nb_early);
+                         p->job.input, j->nb_early);
                 ret = VKCU_ERR_INPUT;
             }
         }
         av_packet_unref(pkt);
         if (ret < 0)
             goto fail;
-        if (j->trimmed_done || (p->max_frames > 0 && r->frames_out >= p->max_frames))
+        if (j->trimmed_done || (p->job.max_frames > 0 && r->frames_out >= p->job.max_frames))
             break;
     }
     if (!j->trimmed_done) {
@@ -1133,24 +1123,24 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
         if (ret < 0)
             goto fail;
     }
-    if (!j->sink_ready && (p->start_time >= 0 || p->start_frame > 0 || p->duration >= 0 || p->frame_count >= 0) &&
+    if (!j->sink_ready && (p->job.start_time >= 0 || p->job.start_frame > 0 || p->job.duration >= 0 || p->job.frame_count >= 0) &&
         j->frames_seen > 0) {
         /* Frames were decoded, the trim window just holds none of them. */
-        const char *start = VKCU_SETTING(p->start_frame >= 0 ? "start_frame" : "start_time");
-        const char *length = VKCU_SETTING(p->frame_count >= 0 ? "frame_count" : "duration");
+        const char *start = VKCU_SETTING(p->job.start_frame >= 0 ? "start_frame" : "start_time");
+        const char *length = VKCU_SETTING(p->job.frame_count >= 0 ? "frame_count" : "duration");
         snprintf(j->err, j->errlen, "%s: the %s/%s range holds no frame (%lld decoded around it); "
-                 "give a longer %s or an earlier %s", p->input, start, length,
+                 "give a longer %s or an earlier %s", p->job.input, start, length,
                  (long long)j->frames_seen, length, start);
         ret = VKCU_ERR_USAGE;
         goto fail;
     }
     if (!j->sink_ready) {
-        snprintf(j->err, j->errlen, "%s: no frames could be decoded (corrupt or truncated file%s)", p->input,
+        snprintf(j->err, j->errlen, "%s: no frames could be decoded (corrupt or truncated file%s)", p->job.input,
                  r->frames_corrupt ? ", all frames corrupt" : "");
         ret = VKCU_ERR_INPUT;
         goto fail;
     }
-    if (p->decode_only) {
+    if (p->job.decode_only) {
         ret = 0;
     } else if (j->gpu) {
         ret = vkcu_gpu_push(j->gpu, NULL, j->err, j->errlen);
@@ -1161,7 +1151,7 @@ int vkcu_job_run(const vkcu_job_params *p, vkcu_job_result *r)
     }
     if (ret < 0)
         goto fail;
-    ret = p->decode_only ? 0 : j->sink.cls->close(&j->sink, 1);
+    ret = p->job.decode_only ? 0 : j->sink.cls->close(&j->sink, 1);
     j->sink_ready = 0;
     if (ret < 0)
         goto fail;
@@ -1181,21 +1171,21 @@ fail:
         j->sink.cls->close(&j->sink, 0);
     if (ret < 0 && !j->err[0]) {
         char buf[128];
-        snprintf(j->err, j->errlen, "%s: %s", p->input, vkcu_err_str(ret, buf, sizeof(buf)));
+        snprintf(j->err, j->errlen, "%s: %s", p->job.input, vkcu_err_str(ret, buf, sizeof(buf)));
     }
     /* A write or an open cut short by a stop signal (an output FIFO that
      * nobody reads) is the stop, not a failure of the output. */
     if (ret == VKCU_ERR_OUTPUT && vkcu_job_stop_requested())
         ret = VKCU_ERR_INTERRUPT;
-    if (ret == VKCU_ERR_OUTPUT && p->sink == VKCU_SINK_HASH && p->hash_out_name && !output_refused)
-        snprintf(j->err, j->errlen, "%s: cannot write the hashes (disk full, or over the file size limit?)", p->hash_out_name);
+    if (ret == VKCU_ERR_OUTPUT && p->job.sink == VKCU_SINK_HASH && p->job.hash_out_name && !output_refused)
+        snprintf(j->err, j->errlen, "%s: cannot write the hashes (disk full, or over the file size limit?)", p->job.hash_out_name);
     if (ret == AVERROR(ETIMEDOUT) && p->deadline > 0)
-        snprintf(j->err, j->errlen, "%s: stopped at its time limit after %" PRId64 " frames", p->input, r->frames_out);
+        snprintf(j->err, j->errlen, "%s: stopped at its time limit after %" PRId64 " frames", p->job.input, r->frames_out);
     if (ret == VKCU_ERR_INTERRUPT)
-        snprintf(j->err, j->errlen, "%s: interrupted; partial output %s%s%s", p->input,
-                 p->keep_partial && p->sink == VKCU_SINK_ENCODE ? "kept (" : "removed",
-                 p->keep_partial && p->sink == VKCU_SINK_ENCODE ? VKCU_SETTING_IS("keep_partial", "1") : "",
-                 p->keep_partial && p->sink == VKCU_SINK_ENCODE ? ")" : "");
+        snprintf(j->err, j->errlen, "%s: interrupted; partial output %s%s%s", p->job.input,
+                 p->job.keep_partial && p->job.sink == VKCU_SINK_ENCODE ? "kept (" : "removed",
+                 p->job.keep_partial && p->job.sink == VKCU_SINK_ENCODE ? VKCU_SETTING_IS("keep_partial", "1") : "",
+                 p->job.keep_partial && p->job.sink == VKCU_SINK_ENCODE ? ")" : "");
     if (j->gpu) {
         vkcu_gpu_counters c;
         vkcu_gpu_stats(j->gpu, &c);
@@ -1239,7 +1229,7 @@ fail:
     vkcu_demux_close(&j->demux);
     av_freep(&j->sink.priv);
     if (j->gpu_prepared) { /* no set-up thread outlives the job (the process may exit next) */
-        vkcu_gpu_prepare_wait(p->device);
+        vkcu_gpu_prepare_wait(p->settings.device);
         setup_timeline(j, t0, t_demux, t_open);
         if (vkcu_engine_stats_on())
             log_engine_stats();

@@ -592,23 +592,23 @@ static void *iter_main(void *arg)
     vkcu_reader *r = arg;
     vkcu_job_params jp;
     vkcu_context_job_params(r->ctx, &jp);
-    jp.input = r->input;
-    jp.video_stream = r->p.video_stream;
-    jp.chain = r->chain;
-    jp.sink = VKCU_SINK_CALLBACK;
-    jp.start_time = r->p.start_time;
-    jp.duration = r->p.duration;
-    jp.start_frame = r->p.start_frame;
-    jp.frame_count = r->p.frame_count;
-    jp.strict = r->p.strict;
-    jp.require_gpu_decode = r->p.require_gpu_decode;
-    jp.on_open = iter_on_open;
+    jp.job.input = r->input;
+    jp.job.video_stream = r->p.video_stream;
+    jp.job.chain = r->chain;
+    jp.job.sink = VKCU_SINK_CALLBACK;
+    jp.job.start_time = r->p.start_time;
+    jp.job.duration = r->p.duration;
+    jp.job.start_frame = r->p.start_frame;
+    jp.job.frame_count = r->p.frame_count;
+    jp.job.strict = r->p.strict;
+    jp.job.require_gpu_decode = r->p.require_gpu_decode;
+    jp.job.on_open = iter_on_open;
     jp.on_frame = iter_on_frame;
-    jp.cb_opaque = r;
+    jp.job.callback_opaque = r;
     /* The caller's frames, those queued, one in the sink's hands, one the
      * frame sync keeps, and the ring's: the session never waits while the
      * caller holds fewer than max_held. */
-    jp.cuda_pool = r->p.cuda_frames ? r->p.max_held + READER_AHEAD + jp.ring_size + 4 : 0;
+    jp.cuda_pool = r->p.cuda_frames ? r->p.max_held + READER_AHEAD + jp.settings.ring_size + 4 : 0;
     vkcu_job_result res;
     r->end_err[0] = 0;
     int ret = vkcu_job_run(&jp, &res);

@@ -194,10 +194,10 @@ static void seek_close_decoding(reader_seek *s)
         s->gpu_done.htod_bytes += c.htod_bytes;
         s->gpu_done.dtoh_bytes += c.dtoh_bytes;
     }
-    int saved = s->gpu ? vkcu_cuda_enter(s->jp.device) : -1;
+    int saved = s->gpu ? vkcu_cuda_enter(s->jp.settings.device) : -1;
     vkcu_gpu_close(&s->gpu);
     vkcu_decoder_close(&s->dec);
-    vkcu_cuda_leave(saved, s->jp.device);
+    vkcu_cuda_leave(saved, s->jp.settings.device);
     vkcu_chain_free(&s->chain);
     s->chain_parsed = s->chain_ready = 0;
     av_packet_free(&s->pkt);
@@ -206,7 +206,7 @@ static void seek_close_decoding(reader_seek *s)
     s->pos = INT64_MIN;
     s->draining = 0;
     if (s->gpu_prepared) {
-        vkcu_gpu_prepare_wait(s->jp.device);
+        vkcu_gpu_prepare_wait(s->jp.settings.device);
         s->gpu_prepared = 0;
     }
 }
@@ -240,21 +240,21 @@ static int open_decoding(vkcu_reader *r, reader_seek *s, char *err, size_t errle
     int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     for (int i = 0; i < s->chain.nb_ops; i++)
         s->chain.ops[i]->threads = threads > 0 ? threads : 1;
-    if (p->backend != VKCU_BACKEND_CPU) {
-        vkcu_gpu_prepare(p->device);
+    if (p->settings.backend != VKCU_BACKEND_CPU) {
+        vkcu_gpu_prepare(p->settings.device);
         s->gpu_prepared = 1;
         vkcu_gpu_config gc = {
-            .device = p->device,
-            .ring_size = p->ring_size,
-            .timeline_handoff = p->timeline_handoff,
-            .stall_timeout_ms = p->stall_timeout_ms,
+            .device = p->settings.device,
+            .ring_size = p->settings.ring_size,
+            .timeline_handoff = p->settings.timeline_handoff,
+            .stall_timeout_ms = p->settings.stall_timeout_ms,
             .frames_wanted = 1,
-            .vulkan_download = p->download == VKCU_DOWNLOAD_VULKAN,
-            .cuda_pool = r->p.cuda_frames ? r->p.max_held + p->ring_size + 4 : 0,
+            .vulkan_download = p->settings.vulkan_download,
+            .cuda_pool = r->p.cuda_frames ? r->p.max_held + p->settings.ring_size + 4 : 0,
         };
         ret = vkcu_gpu_open(&gc, &s->gpu, why, sizeof(why));
         if (ret < 0) {
-            if (p->backend == VKCU_BACKEND_GPU) {
+            if (p->settings.backend == VKCU_BACKEND_GPU) {
                 snprintf(err, errlen, "%s: %s: %s", r->input, VKCU_SETTING_IS("backend", "gpu"), why);
                 return VKCU_ERR_DEVICE;
             }
@@ -286,7 +286,7 @@ static int open_decoding(vkcu_reader *r, reader_seek *s, char *err, size_t errle
      * every time. Never in pieces (decode_parallel): random access decodes
      * from a key frame to a target, and pieces would decode the groups of
      * pictures after it (reading the input to its end) for nothing. */
-    return vkcu_decoder_open(s->demux, NULL, p->decode_threads > 0 ? p->decode_threads : 1, &s->dec, err, errlen);
+    return vkcu_decoder_open(s->demux, NULL, p->settings.decode_threads > 0 ? p->settings.decode_threads : 1, &s->dec, err, errlen);
 }
 
 /* The chain, from the first target frame (pipeline.c's first_frame). */
@@ -614,7 +614,7 @@ int vkcu_reader_seek_frames(vkcu_reader *r, const int64_t *indices, int count, v
         }
     }
     if (s->gpu)
-        saved = vkcu_cuda_enter(s->jp.device);
+        saved = vkcu_cuda_enter(s->jp.settings.device);
     for (int k = 0; k < nt; k++) {
         int64_t t = s->pts[targets[k]], key = key_before(s, t);
         int fresh = 0; /* no frame out since the seek: starting past the target means seeking earlier */
@@ -722,7 +722,7 @@ fail:
         vkcu_frame_unref(&got[k]);
     seek_close_decoding(s);
 out:
-    vkcu_cuda_leave(saved, s->jp.device);
+    vkcu_cuda_leave(saved, s->jp.settings.device);
     vkcu_pool_thread_release(); /* the operators' row workers end with the call */
     pthread_mutex_lock(&r->acct->lock);
     if (s->path != VKCU_PATH_NONE)

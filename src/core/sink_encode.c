@@ -156,10 +156,10 @@ static int configure_encoder(vkcu_sink *s, const AVCodec *codec, const vkcu_vide
 {
     const vkcu_job_params *p = s->params;
     const vkcu_demux *d = s->demux;
-    const char *path = p->output;
+    const char *path = p->job.output;
     /* the options with the encoder's own files renamed to their temporaries */
     const char *user_opts = ((encode_sink *)s->priv)->files.opts ? ((encode_sink *)s->priv)->files.opts
-                                                                  : p->encoder_opts;
+                                                                  : p->job.encoder_opts;
     int ret = 0;
     AVCodecContext *enc = avcodec_alloc_context3(codec);
     if (!enc)
@@ -192,22 +192,22 @@ static int configure_encoder(vkcu_sink *s, const AVCodec *codec, const vkcu_vide
     ret = set_hdr_side_data(enc, fmt);
     if (ret < 0)
         goto fail;
-    if (p->gop > 0)
-        enc->gop_size = p->gop;
-    if (p->bitrate > 0)
-        enc->bit_rate = p->bitrate;
-    if (p->crf >= 0 && av_opt_set_int(enc->priv_data, "crf", p->crf, 0) < 0 &&
-        av_opt_set_int(enc->priv_data, "qp", p->crf, 0) < 0)
+    if (p->job.gop > 0)
+        enc->gop_size = p->job.gop;
+    if (p->job.bitrate > 0)
+        enc->bit_rate = p->job.bitrate;
+    if (p->job.crf >= 0 && av_opt_set_int(enc->priv_data, "crf", p->job.crf, 0) < 0 &&
+        av_opt_set_int(enc->priv_data, "qp", p->job.crf, 0) < 0)
         LOGW("%s: encoder %s has no crf (or qp) option; %s ignored", path, codec->name, VKCU_SETTING("crf"));
     /* Named presets and tunes against the encoder's list, before its library sees (and prints about) them. */
     char why[700];
-    if (p->preset && *p->preset && vkcu_encoder_check_choice(codec, "preset", p->preset, why, sizeof(why)) < 0) {
+    if (p->job.preset && *p->job.preset && vkcu_encoder_check_choice(codec, "preset", p->job.preset, why, sizeof(why)) < 0) {
         snprintf(s->err, s->errlen, "%s: %s", path, why);
         ret = VKCU_ERR_USAGE;
         goto fail;
     }
-    if (p->preset && *p->preset && av_opt_set(enc->priv_data, "preset", p->preset, 0) < 0) {
-        snprintf(s->err, s->errlen, "%s: encoder %s has no preset '%s'", path, codec->name, p->preset);
+    if (p->job.preset && *p->job.preset && av_opt_set(enc->priv_data, "preset", p->job.preset, 0) < 0) {
+        snprintf(s->err, s->errlen, "%s: encoder %s has no preset '%s'", path, codec->name, p->job.preset);
         ret = VKCU_ERR_USAGE;
         goto fail;
     }
@@ -221,7 +221,7 @@ static int configure_encoder(vkcu_sink *s, const AVCodec *codec, const vkcu_vide
         AVDictionary *opts = NULL;
         if (av_dict_parse_string(&opts, user_opts, "=", ":", 0) < 0) {
             snprintf(s->err, s->errlen, "%s: cannot parse '%s' (expected key=value:key=value)",
-                     VKCU_SETTING("encoder_opts"), p->encoder_opts);
+                     VKCU_SETTING("encoder_opts"), p->job.encoder_opts);
             av_dict_free(&opts);
             ret = VKCU_ERR_USAGE;
             goto fail;
@@ -264,7 +264,7 @@ static int audio_stream(vkcu_sink *s, const AVOutputFormat *ofmt, AVStream *ist,
 {
     encode_sink *e = s->priv;
     const vkcu_job_params *p = s->params;
-    const char *named = p->audio_encoder && *p->audio_encoder && strcmp(p->audio_encoder, "auto") ? p->audio_encoder
+    const char *named = p->job.audio_encoder && *p->job.audio_encoder && strcmp(p->job.audio_encoder, "auto") ? p->job.audio_encoder
                                                                                                    : NULL;
     if ((named && !strcmp(named, "copy")) || (copy && !named) || (ofmt->flags & AVFMT_NOTIMESTAMPS))
         return 0;
@@ -275,7 +275,7 @@ static int audio_stream(vkcu_sink *s, const AVOutputFormat *ofmt, AVStream *ist,
     int ret = vkcu_audio_enc_open(&e->audio[ist->index], ist, codec, e->oc, why, sizeof(why));
     if (ret < 0) {
         if (named) {
-            snprintf(s->err, s->errlen, "%s: stream %d (audio %s): %s: %s", p->output, ist->index,
+            snprintf(s->err, s->errlen, "%s: stream %d (audio %s): %s: %s", p->job.output, ist->index,
                      avcodec_get_name(ist->codecpar->codec_id), VKCU_SETTING_IS("audio_encoder", named), why);
             return VKCU_ERR_USAGE;
         }
@@ -396,7 +396,7 @@ static int open_encoder(vkcu_sink *s, const char *encname, const vkcu_video_form
     encode_sink *e = s->priv;
     const vkcu_job_params *p = s->params;
     vkcu_demux *d = s->demux;
-    const char *path = p->output;
+    const char *path = p->job.output;
     const vkcu_vkencoder *vke = vkcu_vkencode_find(encname);
     int ret;
     if (vke && !vke->video_op && s->result->path == VKCU_PATH_CPU) {
@@ -422,7 +422,7 @@ static int open_encoder(vkcu_sink *s, const char *encname, const vkcu_video_form
          * The GPU backend encodes on its own GPU; the CPU path (video
          * encoders only) on any that can. */
         char why[512];
-        int cuda = s->result->path == VKCU_PATH_CPU ? -1 : p->device;
+        int cuda = s->result->path == VKCU_PATH_CPU ? -1 : p->settings.device;
         if (vkcu_vkencode_device(encname, cuda, &e->vk_device, why, sizeof(why)) < 0) {
             snprintf(s->err, s->errlen, "%s: %s: %s; use %s%s", path, VKCU_SETTING_IS("encoder", encname), why,
                      VKCU_SETTING_IS("encoder", vke->cpu_twin), vke->video_op ? " or auto" : "");
@@ -432,7 +432,7 @@ static int open_encoder(vkcu_sink *s, const char *encname, const vkcu_video_form
     if (!e->vk_device) {
         /* What the encoder (and its profile) takes, before its library refuses it in its own words. */
         char why[900];
-        if ((ret = vkcu_encoder_check_pix_fmt(codec, p->encoder_opts, fmt->pix_fmt, why, sizeof(why))) < 0) {
+        if ((ret = vkcu_encoder_check_pix_fmt(codec, p->job.encoder_opts, fmt->pix_fmt, why, sizeof(why))) < 0) {
             snprintf(s->err, s->errlen, "%s: %s", path, why);
             goto fail;
         }
@@ -455,8 +455,8 @@ static int open_encoder(vkcu_sink *s, const char *encname, const vkcu_video_form
     *tb = e->sync.tb_out;
 
     {
-        const char *inputs[] = { p->input, p->pipeline_file, NULL };
-        ret = vkcu_encoder_files_begin(&e->files, p->encoder_opts, codec->name, path, p->overwrite, inputs, s->err,
+        const char *inputs[] = { p->job.input, p->job.pipeline_file, NULL };
+        ret = vkcu_encoder_files_begin(&e->files, p->job.encoder_opts, codec->name, path, p->job.overwrite, inputs, s->err,
                                        s->errlen);
         if (ret < 0)
             goto fail;
@@ -527,7 +527,7 @@ static void hdr_depth_warning(vkcu_sink *s, const vkcu_video_format *fmt)
         return;
     LOGW("%s: HDR (%s) in 8 bits, which bands: for SDR BT.709 add tonemap=format=yuv420p to the chain (or use "
          "the preset hdr10-to-sdr); for HDR keep 10 bits (convert=format=yuv420p10le)",
-         s->params->output, pq ? "PQ" : "HLG");
+         s->params->job.output, pq ? "PQ" : "HLG");
 }
 
 static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb)
@@ -535,7 +535,7 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
     encode_sink *e = s->priv;
     const vkcu_job_params *p = s->params;
     vkcu_demux *d = s->demux;
-    const char *path = p->output;
+    const char *path = p->job.output;
     int ret;
     const char *fmtname = NULL;
     const char *ext = strrchr(path, '.');
@@ -545,13 +545,13 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
         fmtname = "yuv4mpegpipe";
     else if (ext && (!av_strcasecmp(ext, ".yuv") || !av_strcasecmp(ext, ".raw")))
         fmtname = "rawvideo";
-    if (p->output_format) {
-        fmtname = !strcmp(p->output_format, "y4m") ? "yuv4mpegpipe"
-                  : !strcmp(p->output_format, "mkv") ? "matroska"
-                                                     : p->output_format;
+    if (p->job.output_format) {
+        fmtname = !strcmp(p->job.output_format, "y4m") ? "yuv4mpegpipe"
+                  : !strcmp(p->job.output_format, "mkv") ? "matroska"
+                                                     : p->job.output_format;
         if (!av_guess_format(fmtname, NULL, NULL)) {
             snprintf(s->err, s->errlen, "%s: no such container in this build (nut, yuv4mpegpipe, matroska, mp4, ...)",
-                     VKCU_SETTING_IS("output_format", p->output_format));
+                     VKCU_SETTING_IS("output_format", p->job.output_format));
             return VKCU_ERR_USAGE;
         }
     } else if (e->to_stdout) {
@@ -564,11 +564,11 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
         snprintf(s->err, s->errlen, "%s: unknown output format (use an extension such as .mkv, .mp4, .nut, .y4m)", path);
         return VKCU_ERR_USAGE;
     }
-    const char *encname = p->encoder && *p->encoder && strcmp(p->encoder, "auto") ? p->encoder : vkcu_default_encoder(ofmt, path, !!p->output_format);
+    const char *encname = p->job.encoder && *p->job.encoder && strcmp(p->job.encoder, "auto") ? p->job.encoder : vkcu_default_encoder(ofmt, path, !!p->job.output_format);
     /* A GPU encoder the job prefers (a preset's gpu-encoder), tried first on
      * the GPU backend; where it cannot take the frames, `encname`. */
-    const char *gpu_pick = p->gpu_encoder && *p->gpu_encoder && s->result->path != VKCU_PATH_CPU &&
-                                   strcmp(p->gpu_encoder, encname) ? p->gpu_encoder : NULL;
+    const char *gpu_pick = p->job.gpu_encoder && *p->job.gpu_encoder && s->result->path != VKCU_PATH_CPU &&
+                                   strcmp(p->job.gpu_encoder, encname) ? p->job.gpu_encoder : NULL;
     const AVCodec *codec = NULL;
     AVRational tb_in = tb;
     for (int pick = !gpu_pick; pick < 2; pick++) {
@@ -599,7 +599,7 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
 
     /* The mov muxer moves the index at the trailer by reading the file
      * back: only MP4/MOV have one, and only a file can be re-read. */
-    if (p->faststart && ((!strstr(ofmt->name, "mp4") && !strstr(ofmt->name, "mov") && strcmp(ofmt->name, "ipod")) ||
+    if (p->job.faststart && ((!strstr(ofmt->name, "mp4") && !strstr(ofmt->name, "mov") && strcmp(ofmt->name, "ipod")) ||
                          e->to_stdout)) {
         if (e->to_stdout)
             snprintf(s->err, s->errlen, "%s: the index is moved by re-reading the file; not possible on "
@@ -614,13 +614,13 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
      * sequence's files appear one by one (write_image); none of them may
      * be there already. */
     if (e->image == IMAGE_SEQ) {
-        const char *inputs[] = { p->input, p->pipeline_file, NULL };
-        ret = vkcu_outfile_check_sequence(path, p->overwrite, inputs, s->err, s->errlen);
+        const char *inputs[] = { p->job.input, p->job.pipeline_file, NULL };
+        ret = vkcu_outfile_check_sequence(path, p->job.overwrite, inputs, s->err, s->errlen);
         if (ret < 0)
             goto fail_out;
     } else if (!e->to_stdout) {
-        const char *inputs[] = { p->input, p->pipeline_file, NULL };
-        ret = vkcu_outfile_begin(path, p->overwrite, inputs, e->tmp, sizeof(e->tmp), s->err, s->errlen);
+        const char *inputs[] = { p->job.input, p->job.pipeline_file, NULL };
+        ret = vkcu_outfile_begin(path, p->job.overwrite, inputs, e->tmp, sizeof(e->tmp), s->err, s->errlen);
         if (ret < 0)
             goto fail_out;
     }
@@ -682,14 +682,14 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
             ist->discard = AVDISCARD_ALL;
             continue;
         }
-        if (!vkcu_demux_picked(d, i, p->audio_streams, p->subtitle_streams)) {
+        if (!vkcu_demux_picked(d, i, p->job.audio_streams, p->job.subtitle_streams)) {
             LOGV("%s: stream %d (%s %s) not picked (%s)", d->path, i, av_get_media_type_string(t),
                  avcodec_get_name(ist->codecpar->codec_id),
                  VKCU_SETTING(t == AVMEDIA_TYPE_AUDIO ? "audio_streams" : "subtitle_streams"));
             ist->discard = AVDISCARD_ALL;
             continue;
         }
-        if (t == AVMEDIA_TYPE_AUDIO && p->no_audio) {
+        if (t == AVMEDIA_TYPE_AUDIO && p->job.no_audio) {
             LOGV("%s: stream %d (audio %s) dropped (%s)", d->path, i, avcodec_get_name(ist->codecpar->codec_id),
                  VKCU_SETTING_IS("no_audio", "1"));
             ist->discard = AVDISCARD_ALL;
@@ -768,7 +768,7 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
     if (!strcmp(ofmt->name, "yuv4mpegpipe"))
         e->oc->strict_std_compliance = FF_COMPLIANCE_UNOFFICIAL;
     AVDictionary *mux_opts = NULL;
-    if (p->faststart)
+    if (p->job.faststart)
         av_dict_set(&mux_opts, "movflags", "+faststart", 0);
     if (e->image == IMAGE_ONE)
         av_dict_set(&mux_opts, "update", "1", 0); /* the name as it is, no number */
@@ -854,7 +854,7 @@ static void mend_timestamps(vkcu_sink *s, AVPacket *pkt)
     if (pkt->dts != AV_NOPTS_VALUE && *last != AV_NOPTS_VALUE) {
         int64_t min = *last + !(ofmt->flags & AVFMT_TS_NONSTRICT);
         if (pkt->dts < min) {
-            LOGV("%s: stream %d: non-monotonic dts %lld after %lld; changed to %lld", s->params->output,
+            LOGV("%s: stream %d: non-monotonic dts %lld after %lld; changed to %lld", s->params->job.output,
                  pkt->stream_index, (long long)pkt->dts, (long long)*last, (long long)min);
             if (pkt->pts >= pkt->dts)
                 pkt->pts = FFMAX(pkt->pts, min);
@@ -872,11 +872,11 @@ static int write_image(vkcu_sink *s, AVPacket *pkt)
     const vkcu_job_params *p = s->params;
     char name[4096], tmp[4200], err[768];
     int number = (int)(e->images + 1);
-    if (av_get_frame_filename2(name, sizeof(name), p->output, number, 0) < 0)
-        return thread_fail(s, VKCU_ERR_OUTPUT, "%s: cannot make the name of image %d from this pattern", p->output,
+    if (av_get_frame_filename2(name, sizeof(name), p->job.output, number, 0) < 0)
+        return thread_fail(s, VKCU_ERR_OUTPUT, "%s: cannot make the name of image %d from this pattern", p->job.output,
                            number);
-    const char *inputs[] = { p->input, p->pipeline_file, NULL };
-    int ret = vkcu_outfile_begin(name, p->overwrite, inputs, tmp, sizeof(tmp), err, sizeof(err));
+    const char *inputs[] = { p->job.input, p->job.pipeline_file, NULL };
+    int ret = vkcu_outfile_begin(name, p->job.overwrite, inputs, tmp, sizeof(tmp), err, sizeof(err));
     if (ret < 0)
         return thread_fail(s, ret, "%s", err);
     FILE *f = vkcu_outfile_fopen(tmp, "wb");
@@ -911,7 +911,7 @@ static int write_out(vkcu_sink *s, AVPacket *pkt)
     }
     if (index == e->vst->index && e->image == IMAGE_ONE && e->images++) {
         /* ffmpeg refuses this too ("Cannot write more than one file with the same name"). */
-        const char *path = s->params->output, *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+        const char *path = s->params->job.output, *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
         if (!dot || (slash && dot < slash))
             dot = path + strlen(path);
         return thread_fail(s, VKCU_ERR_USAGE, "%s: one image holds one frame, and the input has more: add %s for "
@@ -930,11 +930,11 @@ static int write_out(vkcu_sink *s, AVPacket *pkt)
         AVRational tb = e->oc->streams[index]->time_base;
         if (index == e->vst->index)
             return thread_fail(s, VKCU_ERR_INPUT, "%s: frame at %.3f s (dts %.3f s): the %s muxer refused its "
-                               "timestamps: %s (the input's timestamps are broken)", s->params->input,
+                               "timestamps: %s (the input's timestamps are broken)", s->params->job.input,
                                pts * av_q2d(tb), dts * av_q2d(tb), e->oc->oformat->name,
                                vkcu_err_str(ret, buf, sizeof(buf)));
         return thread_fail(s, VKCU_ERR_INPUT, "%s: the %s muxer refused a packet of output stream %d (pts %lld, dts %lld "
-                           "in 1/%d s): %s (the input's timestamps are broken)", s->params->input,
+                           "in 1/%d s): %s (the input's timestamps are broken)", s->params->job.input,
                            e->oc->oformat->name, index, (long long)pts, (long long)dts, tb.den,
                            vkcu_err_str(ret, buf, sizeof(buf)));
     }
@@ -942,12 +942,12 @@ static int write_out(vkcu_sink *s, AVPacket *pkt)
         return thread_fail(s, VKCU_ERR_PIPE_CLOSED, "standard output closed by its reader");
     if (ret < 0) {
         char buf[128];
-        return thread_fail(s, VKCU_ERR_OUTPUT, "%s: write error: %s%s", s->params->output,
+        return thread_fail(s, VKCU_ERR_OUTPUT, "%s: write error: %s%s", s->params->job.output,
                            vkcu_err_str(ret, buf, sizeof(buf)), ret == AVERROR(ENOSPC) ? " (disk full)" : "");
     }
     if (e->oc->pb && e->oc->pb->error < 0) {
         char buf[128];
-        return thread_fail(s, VKCU_ERR_OUTPUT, "%s: write error: %s%s", s->params->output,
+        return thread_fail(s, VKCU_ERR_OUTPUT, "%s: write error: %s%s", s->params->job.output,
                            vkcu_err_str(e->oc->pb->error, buf, sizeof(buf)),
                            e->oc->pb->error == AVERROR(ENOSPC) ? " (disk full)" : "");
     }
@@ -965,7 +965,7 @@ static int drain(vkcu_sink *s)
             return 0;
         if (ret < 0) {
             char buf[128];
-            return thread_fail(s, ret, "%s: encoder %s failed after frame %lld: %s", s->params->output,
+            return thread_fail(s, ret, "%s: encoder %s failed after frame %lld: %s", s->params->job.output,
                                e->enc->codec->name, (long long)e->frames, vkcu_err_str(ret, buf, sizeof(buf)));
         }
         e->pkt->stream_index = e->vst->index;
@@ -989,7 +989,7 @@ static int encode_one(vkcu_sink *s, AVFrame *frame)
         if (ret < 0) {
             char buf[128];
             return thread_fail(s, VKCU_ERR_DEVICE, "%s: frame %lld: upload to the Vulkan encoder failed: %s",
-                               s->params->output, (long long)e->frames, vkcu_err_str(ret, buf, sizeof(buf)));
+                               s->params->job.output, (long long)e->frames, vkcu_err_str(ret, buf, sizeof(buf)));
         }
         in = e->hw_frame;
     }
@@ -1002,7 +1002,7 @@ static int encode_one(vkcu_sink *s, AVFrame *frame)
         av_frame_unref(e->hw_frame);
     if (ret < 0) {
         char buf[128];
-        return thread_fail(s, ret, "%s: encoder %s refused frame %lld: %s", s->params->output, e->enc->codec->name,
+        return thread_fail(s, ret, "%s: encoder %s refused frame %lld: %s", s->params->job.output, e->enc->codec->name,
                            (long long)e->frames, vkcu_err_str(ret, buf, sizeof(buf)));
     }
     e->frames++;
@@ -1055,7 +1055,7 @@ static void *gop_worker_main(void *arg)
         if (ret < 0) {
             char buf[128];
             av_packet_free(&out);
-            thread_fail(s, ret, "%s: encoder %s failed at frame %lld: %s", s->params->output, w->enc->codec->name,
+            thread_fail(s, ret, "%s: encoder %s failed at frame %lld: %s", s->params->job.output, w->enc->codec->name,
                         (long long)w->next, vkcu_err_str(ret, buf, sizeof(buf)));
             break;
         }
@@ -1178,12 +1178,12 @@ static int setup_workers(vkcu_sink *s, const AVCodec *codec, const vkcu_video_fo
 {
     encode_sink *e = s->priv;
     const vkcu_job_params *p = s->params;
-    int want = p->encode_workers;
+    int want = p->settings.encode_workers;
     if (want == 1)
         return 0;
     if (codec->id != AV_CODEC_ID_FFV1 || (e->enc->flags & (AV_CODEC_FLAG_PASS1 | AV_CODEC_FLAG_PASS2))) {
         if (want > 1)
-            LOGW("%s: %s applies to FFV1 (one pass) only; %s uses its own threads", p->output,
+            LOGW("%s: %s applies to FFV1 (one pass) only; %s uses its own threads", p->job.output,
                  VKCU_SETTING("encode_workers"), codec->name);
         return 0;
     }
@@ -1196,9 +1196,9 @@ static int setup_workers(vkcu_sink *s, const AVCodec *codec, const vkcu_video_fo
     int64_t frames = bytes > 0 ? FFMIN(GOP_QUEUE_FRAMES, GOP_QUEUE_BYTES / bytes) : 0;
     int n = FFMIN(FFMIN(want, MAX_GOP_WORKERS), (int)(frames / gop));
     if (n < 2) {
-        if (p->encode_workers > 1)
+        if (p->settings.encode_workers > 1)
             LOGW("%s: %s %d: GOPs of %d frames of %dx%d do not fit the queue (%d frames, 1 GiB); "
-                 "one encoder", p->output, VKCU_SETTING("encode_workers"), p->encode_workers, gop, fmt->width,
+                 "one encoder", p->job.output, VKCU_SETTING("encode_workers"), p->settings.encode_workers, gop, fmt->width,
                  fmt->height, GOP_QUEUE_FRAMES);
         return 0;
     }
@@ -1221,7 +1221,7 @@ static int setup_workers(vkcu_sink *s, const AVCodec *codec, const vkcu_video_fo
         ret = avcodec_open2(w->enc, codec, NULL);
         if (ret < 0 || w->enc->extradata_size != e->enc->extradata_size ||
             (e->enc->extradata_size && memcmp(w->enc->extradata, e->enc->extradata, e->enc->extradata_size))) {
-            LOGV("%s: a second %s encoder %s; one encoder", p->output, codec->name,
+            LOGV("%s: a second %s encoder %s; one encoder", p->job.output, codec->name,
                  ret < 0 ? "does not open" : "has other extradata");
             free_workers(e);
             return 0;
@@ -1229,7 +1229,7 @@ static int setup_workers(vkcu_sink *s, const AVCodec *codec, const vkcu_video_fo
     }
     e->gop = gop;
     e->max_frames = n * gop;
-    LOGV("%s: %s: %d GOPs of %d frames encoded at once", p->output, codec->name, n, gop);
+    LOGV("%s: %s: %d GOPs of %d frames encoded at once", p->job.output, codec->name, n, gop);
     return 0;
 }
 
@@ -1238,7 +1238,7 @@ static int start_workers(vkcu_sink *s)
     encode_sink *e = s->priv;
     for (int i = 0; i < e->nb_gw; i++) {
         if (vkcu_thread_create(&e->gw[i].thread, gop_worker_main, &e->gw[i]) != 0) {
-            snprintf(s->err, s->errlen, "%s: cannot start an encoder thread", s->params->output);
+            snprintf(s->err, s->errlen, "%s: cannot start an encoder thread", s->params->job.output);
             return AVERROR(EAGAIN);
         }
         e->gw[i].running = 1;
@@ -1304,7 +1304,7 @@ static int encode_packet(vkcu_sink *s, AVPacket *pkt)
         char why[512] = "";
         int ret = vkcu_audio_enc_send(e->audio[pkt->stream_index], pkt, audio_emit, s, why, sizeof(why));
         if (ret < 0 && !s->err[0])
-            snprintf(s->err, s->errlen, "%s: %s", s->params->output, why);
+            snprintf(s->err, s->errlen, "%s: %s", s->params->job.output, why);
         return ret;
     }
     if (e->subs[pkt->stream_index])
@@ -1325,7 +1325,7 @@ static int encode_close(vkcu_sink *s, int ok)
     int ret = 0;
     /* --keep-partial: what was decoded is encoded, flushed and finished
      * (trailer, index), so the partial output plays. */
-    int finish = ok || (s->params->keep_partial && strcmp(e->tmp, s->params->output));
+    int finish = ok || (s->params->job.keep_partial && strcmp(e->tmp, s->params->job.output));
     if (e->thread_running && finish) {
         /* The last frame repeated, where the frame rate wants it. */
         ret = vkcu_frame_sync_push(&e->sync, NULL, encode_emit, s);
@@ -1334,7 +1334,7 @@ static int encode_close(vkcu_sink *s, int ok)
             if (e->audio[i]) {
                 char why[512] = "";
                 if ((ret = vkcu_audio_enc_send(e->audio[i], NULL, audio_emit, s, why, sizeof(why))) < 0 && !s->err[0])
-                    snprintf(s->err, s->errlen, "%s: %s", s->params->output, why);
+                    snprintf(s->err, s->errlen, "%s: %s", s->params->job.output, why);
             }
         if (ret < 0 && ok)
             finish = 0;
@@ -1377,7 +1377,7 @@ static int encode_close(vkcu_sink *s, int ok)
             ret = VKCU_ERR_PIPE_CLOSED;
         } else if (ret < 0) {
             char buf[128];
-            snprintf(s->err, s->errlen, "%s: cannot finish the output: %s%s", s->params->output,
+            snprintf(s->err, s->errlen, "%s: cannot finish the output: %s%s", s->params->job.output,
                      vkcu_err_str(ret, buf, sizeof(buf)), ret == AVERROR(ENOSPC) ? " (disk full)" : "");
             ret = VKCU_ERR_OUTPUT;
         }
@@ -1388,7 +1388,7 @@ static int encode_close(vkcu_sink *s, int ok)
             ret = VKCU_ERR_PIPE_CLOSED;
         } else if (ok && ret >= 0 && e->oc->pb->error < 0) {
             char buf[128];
-            snprintf(s->err, s->errlen, "%s: write error: %s%s", s->params->output,
+            snprintf(s->err, s->errlen, "%s: write error: %s%s", s->params->job.output,
                      vkcu_err_str(e->oc->pb->error, buf, sizeof(buf)),
                      e->oc->pb->error == AVERROR(ENOSPC) ? " (disk full)" : "");
             ret = VKCU_ERR_OUTPUT;
@@ -1417,15 +1417,15 @@ static int encode_close(vkcu_sink *s, int ok)
     if (e->tmp[0]) {
         published = ok && ret >= 0;
         if (ok && ret >= 0 && s->params->before_publish &&
-            (ret = s->params->before_publish(s->params->publish_opaque, e->tmp, s->params->output, s->err,
+            (ret = s->params->before_publish(s->params->publish_opaque, e->tmp, s->params->job.output, s->err,
                                              s->errlen)) < 0)
             vkcu_outfile_abort(e->tmp);
         else if (ok && ret >= 0)
-            ret = vkcu_outfile_commit(e->tmp, s->params->output, s->err, s->errlen);
-        else if (s->params->keep_partial && strcmp(e->tmp, s->params->output)) {
+            ret = vkcu_outfile_commit(e->tmp, s->params->job.output, s->err, s->errlen);
+        else if (s->params->job.keep_partial && strcmp(e->tmp, s->params->job.output)) {
             char err[512];
-            if (vkcu_outfile_commit(e->tmp, s->params->output, err, sizeof(err)) >= 0)
-                LOGW("%s: partial output kept (%s)", s->params->output, VKCU_SETTING_IS("keep_partial", "1"));
+            if (vkcu_outfile_commit(e->tmp, s->params->job.output, err, sizeof(err)) >= 0)
+                LOGW("%s: partial output kept (%s)", s->params->job.output, VKCU_SETTING_IS("keep_partial", "1"));
         } else
             vkcu_outfile_abort(e->tmp);
         e->tmp[0] = 0;
