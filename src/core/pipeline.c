@@ -1187,23 +1187,10 @@ fail:
                  p->job.keep_partial && p->job.sink == VKCU_SINK_ENCODE ? VKCU_SETTING_IS("keep_partial", "1") : "",
                  p->job.keep_partial && p->job.sink == VKCU_SINK_ENCODE ? ")" : "");
     if (j->gpu) {
-        vkcu_gpu_counters c;
-        vkcu_gpu_stats(j->gpu, &c);
-        r->imports = c.imports;
-        r->dtod_copies = c.dtod_copies;
-        r->htod_bytes = c.htod_bytes;
+        vkcu_gpu_stats(j->gpu, r);
         /* A Vulkan encoder's packets are the bytes of the video that come back. */
-        r->dtoh_bytes = c.dtoh_bytes + (vkcu_vkencode_is_vulkan(r->encoder) ? r->encoded_bytes : 0);
-        r->vk_readbacks = c.vk_readbacks;
-        r->max_in_flight = c.max_in_flight;
-        r->gpu_ms_copy = c.ms_copy;
-        r->gpu_ms_ops = c.ms_ops;
-        r->gpu_ms_download = c.ms_download;
-        r->setup_ms_vk_instance = c.setup_ms_vk_instance;
-        r->setup_ms_vk_device = c.setup_ms_vk_device;
-        r->setup_ms_cuda = c.setup_ms_cuda;
-        r->setup_ms_gpu_open = c.setup_ms_open;
-        snprintf(r->setup_vk_device, sizeof(r->setup_vk_device), "%s", c.setup_vk_device);
+        if (vkcu_vkencode_is_vulkan(r->encoder))
+            r->dtoh_bytes += r->encoded_bytes;
     }
     r->seconds = vkcu_now() - t0;
     r->cpu_seconds = process_cpu_seconds() - cpu0;

@@ -621,10 +621,7 @@ static void *iter_main(void *arg)
     if (ret < 0 && !r->end_err[0])
         snprintf(r->end_err, sizeof(r->end_err), "%s", res.error[0] ? res.error : "reader: the job failed");
     pthread_mutex_lock(&r->acct->lock);
-    r->iter_totals.imports += res.imports;
-    r->iter_totals.dtod_copies += res.dtod_copies;
-    r->iter_totals.htod_bytes += res.htod_bytes;
-    r->iter_totals.dtoh_bytes += res.dtoh_bytes;
+    vkcu_reader_gpu_add(&r->iter_totals, &res);
     if (ret >= 0)
         r->iter_totals.fps_steady = res.fps_steady;
     if (res.path != VKCU_PATH_NONE)
@@ -775,6 +772,14 @@ int vkcu_reader_frames_in_time(vkcu_reader *r, double start_seconds, double stop
         return AVERROR(EINVAL);
     WITH_READER(r, vkcu_reader_seek_in_time(r, start_seconds, stop_seconds, first, count, err, errlen));
     return ret;
+}
+
+void vkcu_reader_gpu_add(vkcu_reader_stats *to, const vkcu_job_result *from)
+{
+    to->imports += from->imports;
+    to->dtod_copies += from->dtod_copies;
+    to->htod_bytes += from->htod_bytes;
+    to->dtoh_bytes += from->dtoh_bytes;
 }
 
 void vkcu_reader_stats_get(vkcu_reader *r, vkcu_reader_stats *s)

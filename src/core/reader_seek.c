@@ -71,7 +71,7 @@ struct reader_seek {
     /* counters */
     int64_t decoded, seeks;
     int setups;
-    vkcu_gpu_counters gpu_done; /* of sessions closed */
+    vkcu_reader_stats gpu_done; /* GPU counters of sessions closed */
 };
 
 static int no_index(reader_seek *s, int ret, char *err, size_t errlen, const char *fmt, const char *path)
@@ -187,12 +187,9 @@ static reader_seek *seek_get(vkcu_reader *r)
 static void seek_close_decoding(reader_seek *s)
 {
     if (s->gpu) {
-        vkcu_gpu_counters c;
+        vkcu_job_result c = { 0 };
         vkcu_gpu_stats(s->gpu, &c);
-        s->gpu_done.imports += c.imports;
-        s->gpu_done.dtod_copies += c.dtod_copies;
-        s->gpu_done.htod_bytes += c.htod_bytes;
-        s->gpu_done.dtoh_bytes += c.dtoh_bytes;
+        vkcu_reader_gpu_add(&s->gpu_done, &c);
     }
     int saved = s->gpu ? vkcu_cuda_enter(s->jp.settings.device) : -1;
     vkcu_gpu_close(&s->gpu);
@@ -742,17 +739,13 @@ void vkcu_reader_seek_stats(vkcu_reader *r, vkcu_reader_stats *st)
     st->random_decoded = s->decoded;
     st->random_seeks = s->seeks;
     st->random_setups = s->setups;
-    vkcu_gpu_counters c = s->gpu_done;
+    st->imports += s->gpu_done.imports;
+    st->dtod_copies += s->gpu_done.dtod_copies;
+    st->htod_bytes += s->gpu_done.htod_bytes;
+    st->dtoh_bytes += s->gpu_done.dtoh_bytes;
     if (s->gpu) {
-        vkcu_gpu_counters now;
+        vkcu_job_result now = { 0 };
         vkcu_gpu_stats(s->gpu, &now);
-        c.imports += now.imports;
-        c.dtod_copies += now.dtod_copies;
-        c.htod_bytes += now.htod_bytes;
-        c.dtoh_bytes += now.dtoh_bytes;
+        vkcu_reader_gpu_add(st, &now);
     }
-    st->imports += c.imports;
-    st->dtod_copies += c.dtod_copies;
-    st->htod_bytes += c.htod_bytes;
-    st->dtoh_bytes += c.dtoh_bytes;
 }
