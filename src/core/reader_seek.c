@@ -81,6 +81,41 @@ static int no_index(reader_seek *s, int ret, char *err, size_t errlen, const cha
     return vkcu_reader_fail(ret, err, errlen, s->index_err);
 }
 
+/* The frames' presentation timestamps (sorted afterwards), the key frames
+ * with their places among the video packets, the reordering and the end,
+ * from every video packet but those never shown. AVERROR(ENOSYS): a shown
+ * packet without a pts. */
+static int index_from_scan(reader_seek *s, const vkcu_packet_scan *scan, const vkcu_demux *d)
+{
+    int64_t room = 0, key_room = 0, key_packet_room = 0, frame = 0; /* util/array.h */
+    AVRational tb = d->video->time_base;
+    if (d->frame_rate.num > 0)
+        frame = av_rescale_q(1, av_inv_q(d->frame_rate), tb);
+    s->end = INT64_MIN;
+    for (int64_t i = 0; i < scan->n; i++) {
+        if (scan->discard[i])
+            continue;
+        if (scan->pts[i] == AV_NOPTS_VALUE)
+            return AVERROR(ENOSYS);
+        if (scan->dts[i] != AV_NOPTS_VALUE && scan->pts[i] - scan->dts[i] > s->max_delay)
+            s->max_delay = scan->pts[i] - scan->dts[i];
+        if (VKCU_ARRAY_GROW(s->pts, s->n, room, 1024) < 0)
+            return AVERROR(ENOMEM);
+        s->pts[s->n++] = scan->pts[i];
+        if (scan->key[i]) {
+            if (VKCU_ARRAY_GROW(s->keys, s->nk, key_room, 1024) < 0 ||
+                VKCU_ARRAY_GROW(s->key_packets, s->nk, key_packet_room, 1024) < 0)
+                return AVERROR(ENOMEM);
+            s->key_packets[s->nk] = i;
+            s->keys[s->nk++] = scan->pts[i];
+        }
+        int64_t end = scan->pts[i] + (scan->duration[i] > 0 ? scan->duration[i] : frame);
+        if (end > s->end)
+            s->end = end;
+    }
+    return 0;
+}
+
 static int build_index(vkcu_reader *r, reader_seek *s, char *err, size_t errlen)
 {
     char line[512] = "";
@@ -99,49 +134,11 @@ static int build_index(vkcu_reader *r, reader_seek *s, char *err, size_t errlen)
     for (unsigned i = 0; i < d->fmt->nb_streams; i++)
         if ((int)i != d->video_index)
             d->fmt->streams[i]->discard = AVDISCARD_ALL;
-    AVPacket *pkt = av_packet_alloc();
-    int64_t room = 0, key_room = 0, key_packet_room = 0, frame = 0, packet = 0; /* util/array.h */
-    AVRational tb = d->video->time_base;
-    if (d->frame_rate.num > 0)
-        frame = av_rescale_q(1, av_inv_q(d->frame_rate), tb);
-    ret = pkt ? 0 : AVERROR(ENOMEM);
-    s->end = INT64_MIN;
-    while (ret >= 0) {
-        ret = av_read_frame(d->fmt, pkt);
-        if (ret < 0) {
-            /* the end, or damage the iteration's own reading reports */
-            ret = ret == AVERROR_EOF || avio_feof(d->fmt->pb) || vkcu_demux_damaged(d, ret) ? 0 : ret;
-            break;
-        }
-        if (pkt->stream_index == d->video_index)
-            packet++; /* as vkcu_demux_read counts them */
-        if (pkt->stream_index == d->video_index && !(pkt->flags & AV_PKT_FLAG_DISCARD)) {
-            if (pkt->pts == AV_NOPTS_VALUE) {
-                ret = AVERROR(ENOSYS);
-                break;
-            }
-            if (pkt->dts != AV_NOPTS_VALUE && pkt->pts - pkt->dts > s->max_delay)
-                s->max_delay = pkt->pts - pkt->dts;
-            if (VKCU_ARRAY_GROW(s->pts, s->n, room, 1024) < 0)
-                ret = AVERROR(ENOMEM);
-            else
-                s->pts[s->n++] = pkt->pts;
-            if (ret >= 0 && (pkt->flags & AV_PKT_FLAG_KEY)) {
-                if (VKCU_ARRAY_GROW(s->keys, s->nk, key_room, 1024) < 0 ||
-                    VKCU_ARRAY_GROW(s->key_packets, s->nk, key_packet_room, 1024) < 0) {
-                    ret = AVERROR(ENOMEM);
-                } else {
-                    s->key_packets[s->nk] = packet - 1;
-                    s->keys[s->nk++] = pkt->pts;
-                }
-            }
-            int64_t end = pkt->pts + (pkt->duration > 0 ? pkt->duration : frame);
-            if (end > s->end)
-                s->end = end;
-        }
-        av_packet_unref(pkt);
-    }
-    av_packet_free(&pkt);
+    vkcu_packet_scan scan;
+    ret = vkcu_demux_scan(d, INT64_MAX, AV_NOPTS_VALUE, &scan);
+    if (ret >= 0)
+        ret = index_from_scan(s, &scan, d);
+    vkcu_packet_scan_free(&scan);
     if (ret == AVERROR(ENOSYS))
         return no_index(s, ret, err, errlen, "%s: video packets without timestamps: random access cannot number "
                         "the frames (iterate instead)", r->input);
@@ -162,7 +159,7 @@ static int build_index(vkcu_reader *r, reader_seek *s, char *err, size_t errlen)
             FFSWAP(int64_t, s->key_packets[k - 1], s->key_packets[k]);
         }
     s->start = d->video->start_time != AV_NOPTS_VALUE ? d->video->start_time : 0;
-    s->origin = av_rescale_q(vkcu_demux_input_start(d->fmt), AV_TIME_BASE_Q, tb);
+    s->origin = av_rescale_q(vkcu_demux_input_start(d->fmt), AV_TIME_BASE_Q, d->video->time_base);
     if ((d->indexed ? avformat_seek_file(d->fmt, d->video_index, INT64_MIN, s->start, s->start, 0)
                     : vkcu_demux_seek_packet(d, 0)) < 0) {
         snprintf(line, sizeof(line), "%s: cannot seek back to the start after numbering the frames", r->input);
