@@ -494,14 +494,17 @@ static void settings_text(const vkcu_job_params *p, const char *in, char *buf, s
              "input-size=%lld\ninput-mtime=%lld\ninput-mtime-nsec=%lld\ninput-inode=%lld\nsink=%s\nchain=%s\n"
              "encoder=%s\ncrf=%d\nbitrate=%lld\npreset=%s\n"
              "gop=%d\nencoder-opt=%s\nstart=%.6f/%lld\nduration=%.6f/%lld\nframes=%d\nhash=%d/%d\n",
-             size, mtime, mtime_nsec, inode, p->job.sink == VKCU_SINK_HASH ? "hash" : "encode", p->job.chain ? p->job.chain : "",
-             p->job.encoder && strcmp(p->job.encoder, "auto") ? p->job.encoder : "", p->job.crf, (long long)p->job.bitrate,
-             p->job.preset ? p->job.preset : "", p->job.gop, p->job.encoder_opts ? p->job.encoder_opts : "", p->job.start_time,
-             (long long)p->job.start_frame, p->job.duration, (long long)p->job.frame_count, p->job.max_frames,
-             p->job.sink == VKCU_SINK_HASH ? (int)p->job.hash_algo : -1, p->job.sink == VKCU_SINK_HASH ? (int)p->job.hash_format : -1);
+             size, mtime, mtime_nsec, inode, p->job.sink == VKCU_SINK_HASH ? "hash" : "encode",
+             p->job.chain ? p->job.chain : "", p->job.encoder && strcmp(p->job.encoder, "auto") ? p->job.encoder : "",
+             p->job.crf, (long long)p->job.bitrate, p->job.preset ? p->job.preset : "", p->job.gop,
+             p->job.encoder_opts ? p->job.encoder_opts : "", p->job.start_time, (long long)p->job.start_frame,
+             p->job.duration, (long long)p->job.frame_count, p->job.max_frames,
+             p->job.sink == VKCU_SINK_HASH ? (int)p->job.hash_algo : -1,
+             p->job.sink == VKCU_SINK_HASH ? (int)p->job.hash_format : -1);
     /* Audio settings only when set: records of earlier runs (which had none) still match the default. */
     size_t n = strlen(buf);
-    if (p->job.sink == VKCU_SINK_ENCODE && (p->job.no_audio || (p->job.audio_encoder && strcmp(p->job.audio_encoder, "auto"))))
+    if (p->job.sink == VKCU_SINK_ENCODE &&
+        (p->job.no_audio || (p->job.audio_encoder && strcmp(p->job.audio_encoder, "auto"))))
         snprintf(buf + n, len - n, "audio=%s\n", p->job.no_audio ? "none" : p->job.audio_encoder);
     /* Streams picked, only when not every one: older records still match. */
     n = strlen(buf);

@@ -163,9 +163,11 @@ static int fail_line(job *j, int ret)
     if (ret == VKCU_ERR_OUTPUT && vkcu_job_stop_requested())
         ret = VKCU_ERR_INTERRUPT;
     if (ret == VKCU_ERR_OUTPUT && p->job.sink == VKCU_SINK_HASH && p->job.hash_out_name && !j->output_refused)
-        snprintf(j->err, j->errlen, "%s: cannot write the hashes (disk full, or over the file size limit?)", p->job.hash_out_name);
+        snprintf(j->err, j->errlen, "%s: cannot write the hashes (disk full, or over the file size limit?)",
+                 p->job.hash_out_name);
     if (ret == AVERROR(ETIMEDOUT) && p->deadline > 0)
-        snprintf(j->err, j->errlen, "%s: stopped at its time limit after %" PRId64 " frames", p->job.input, j->r->frames_out);
+        snprintf(j->err, j->errlen, "%s: stopped at its time limit after %" PRId64 " frames", p->job.input,
+                 j->r->frames_out);
     if (ret == VKCU_ERR_INTERRUPT)
         snprintf(j->err, j->errlen, "%s: interrupted; partial output %s%s%s", p->job.input,
                  p->job.keep_partial && p->job.sink == VKCU_SINK_ENCODE ? "kept (" : "removed",

@@ -214,12 +214,12 @@ static int first_frame(job *j, const AVFrame *f)
     int ret = vkcu_chain_init(&j->chain, &j->in_fmt, &j->out_fmt, j->err, j->errlen);
     char conv[64];
     if (ret >= 0 && p->job.sink == VKCU_SINK_ENCODE &&
-        vkcu_image_convert(p->job.output, p->job.output_format, p->job.encoder, j->out_fmt.pix_fmt, j->out_fmt.range, conv,
-                           sizeof(conv))) {
+        vkcu_image_convert(p->job.output, p->job.output_format, p->job.encoder, j->out_fmt.pix_fmt, j->out_fmt.range,
+                           conv, sizeof(conv))) {
         /* An image output: its encoder's pixel format, converted by the
          * chain's own operator (as ffmpeg converts for the encoder). */
-        char *text = av_asprintf("%s%s%s", p->job.chain && *p->job.chain ? p->job.chain : "", p->job.chain && *p->job.chain ? "," : "",
-                                 conv);
+        char *text = av_asprintf("%s%s%s", p->job.chain && *p->job.chain ? p->job.chain : "",
+                                 p->job.chain && *p->job.chain ? "," : "", conv);
         vkcu_chain_free(&j->chain);
         ret = text ? vkcu_chain_parse(text, &j->chain, j->err, j->errlen) : AVERROR(ENOMEM);
         av_free(text);
@@ -587,7 +587,8 @@ int vkcu_pipeline_drain(job *j)
     int ret;
     if (!j->trimmed_done && (ret = decode_packet(j, NULL, j->frame)) < 0)
         return ret;
-    if (!j->sink_ready && (p->job.start_time >= 0 || p->job.start_frame > 0 || p->job.duration >= 0 || p->job.frame_count >= 0) &&
+    if (!j->sink_ready &&
+        (p->job.start_time >= 0 || p->job.start_frame > 0 || p->job.duration >= 0 || p->job.frame_count >= 0) &&
         j->frames_seen > 0) {
         /* Frames were decoded, the trim window just holds none of them. */
         const char *start = VKCU_SETTING(p->job.start_frame >= 0 ? "start_frame" : "start_time");

@@ -122,12 +122,13 @@ static int open_backend(job *j)
      * so a damaged stream decodes differently from run to run (and frame
      * counts change) unless the decoder has one thread. More threads are
      * the caller's choice (decode_threads), for clean streams. */
-    int n = p->settings.decode_threads <= 1 && !p->job.strict ? vkcu_decode_parallel_count(p->settings.decode_parallel) : 0;
+    int n =
+        p->settings.decode_threads <= 1 && !p->job.strict ? vkcu_decode_parallel_count(p->settings.decode_parallel) : 0;
     if (n >= 2)
         return vkcu_decoder_open_parallel(j->demux, n, vkcu_decode_segment_min(p->settings.decode_segment_min),
                                           vkcu_decode_parallel_budget(), &j->dec, j->err, j->errlen);
-    return vkcu_decoder_open(j->demux, NULL, p->settings.decode_threads > 0 ? p->settings.decode_threads : 1, &j->dec, j->err,
-                             j->errlen);
+    return vkcu_decoder_open(j->demux, NULL, p->settings.decode_threads > 0 ? p->settings.decode_threads : 1, &j->dec,
+                             j->err, j->errlen);
 }
 
 /* Turns --start/--duration into a window of presentation timestamps and
@@ -142,7 +143,8 @@ static int setup_trim(job *j)
     int64_t st = d->video->start_time != AV_NOPTS_VALUE ? d->video->start_time : 0;
     /* A raw stream (no timestamps of its own: the decoder's frames are timed as they come) is
      * trimmed by decoding from its start, as a pipe is. */
-    int seekable = d->fmt->pb && (d->fmt->pb->seekable & AVIO_SEEKABLE_NORMAL) && !(d->fmt->iformat->flags & AVFMT_NOTIMESTAMPS);
+    int seekable =
+        d->fmt->pb && (d->fmt->pb->seekable & AVIO_SEEKABLE_NORMAL) && !(d->fmt->iformat->flags & AVFMT_NOTIMESTAMPS);
     double rate = d->frame_rate.num > 0 ? av_q2d(d->frame_rate) : 0;
     int64_t max_delay = 0;
     int ret = 0;
@@ -229,7 +231,8 @@ static int setup_trim(job *j)
         LOGV("%s: no index to seek by: decoding from video packet %lld (a key frame), found by reading from the start",
              p->job.input, (long long)key);
         if (vkcu_demux_seek_packet(d, key) < 0) {
-            snprintf(j->err, j->errlen, "%s: cannot seek back to the start after looking for the key frame", p->job.input);
+            snprintf(j->err, j->errlen, "%s: cannot seek back to the start after looking for the key frame",
+                     p->job.input);
             vkcu_packet_scan_free(&scan);
             return VKCU_ERR_INPUT;
         }

@@ -280,7 +280,8 @@ static int open_decoding(vkcu_reader *r, reader_seek *s, char *err, size_t errle
      * every time. Never in pieces (decode_parallel): random access decodes
      * from a key frame to a target, and pieces would decode the groups of
      * pictures after it (reading the input to its end) for nothing. */
-    return vkcu_decoder_open(s->demux, NULL, p->settings.decode_threads > 0 ? p->settings.decode_threads : 1, &s->dec, err, errlen);
+    return vkcu_decoder_open(s->demux, NULL, p->settings.decode_threads > 0 ? p->settings.decode_threads : 1, &s->dec,
+                             err, errlen);
 }
 
 /* The chain, from the first target frame (pipeline.c's first_frame). */

@@ -201,7 +201,8 @@ static int configure_encoder(vkcu_sink *s, const AVCodec *codec, const vkcu_vide
         LOGW("%s: encoder %s has no crf (or qp) option; %s ignored", path, codec->name, VKCU_SETTING("crf"));
     /* Named presets and tunes against the encoder's list, before its library sees (and prints about) them. */
     char why[700];
-    if (p->job.preset && *p->job.preset && vkcu_encoder_check_choice(codec, "preset", p->job.preset, why, sizeof(why)) < 0) {
+    if (p->job.preset && *p->job.preset &&
+        vkcu_encoder_check_choice(codec, "preset", p->job.preset, why, sizeof(why)) < 0) {
         snprintf(s->err, s->errlen, "%s: %s", path, why);
         ret = VKCU_ERR_USAGE;
         goto fail;
@@ -264,8 +265,8 @@ static int audio_stream(vkcu_sink *s, const AVOutputFormat *ofmt, AVStream *ist,
 {
     encode_sink *e = s->priv;
     const vkcu_job_params *p = s->params;
-    const char *named = p->job.audio_encoder && *p->job.audio_encoder && strcmp(p->job.audio_encoder, "auto") ? p->job.audio_encoder
-                                                                                                   : NULL;
+    const char *named =
+        p->job.audio_encoder && *p->job.audio_encoder && strcmp(p->job.audio_encoder, "auto") ? p->job.audio_encoder : NULL;
     if ((named && !strcmp(named, "copy")) || (copy && !named) || (ofmt->flags & AVFMT_NOTIMESTAMPS))
         return 0;
     const AVCodec *codec = named ? avcodec_find_encoder_by_name(named) : vkcu_audio_encoder_for(ofmt);
@@ -456,8 +457,8 @@ static int open_encoder(vkcu_sink *s, const char *encname, const vkcu_video_form
 
     {
         const char *inputs[] = { p->job.input, p->job.pipeline_file, NULL };
-        ret = vkcu_encoder_files_begin(&e->files, p->job.encoder_opts, codec->name, path, p->job.overwrite, inputs, s->err,
-                                       s->errlen);
+        ret = vkcu_encoder_files_begin(&e->files, p->job.encoder_opts, codec->name, path, p->job.overwrite, inputs,
+                                       s->err, s->errlen);
         if (ret < 0)
             goto fail;
     }
@@ -564,7 +565,9 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
         snprintf(s->err, s->errlen, "%s: unknown output format (use an extension such as .mkv, .mp4, .nut, .y4m)", path);
         return VKCU_ERR_USAGE;
     }
-    const char *encname = p->job.encoder && *p->job.encoder && strcmp(p->job.encoder, "auto") ? p->job.encoder : vkcu_default_encoder(ofmt, path, !!p->job.output_format);
+    const char *encname = p->job.encoder && *p->job.encoder && strcmp(p->job.encoder, "auto")
+                              ? p->job.encoder
+                              : vkcu_default_encoder(ofmt, path, !!p->job.output_format);
     /* A GPU encoder the job prefers (a preset's gpu-encoder), tried first on
      * the GPU backend; where it cannot take the frames, `encname`. */
     const char *gpu_pick = p->job.gpu_encoder && *p->job.gpu_encoder && s->result->path != VKCU_PATH_CPU &&

@@ -926,7 +926,8 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
              * VKCU_COMPARE_TWO_QUEUES=0 (a measurement, not a setting)
              * puts both on one queue. */
             const char *two = getenv("VKCU_COMPARE_TWO_QUEUES");
-            if (!(two && !strcmp(two, "0")) && (ja.settings.backend != VKCU_BACKEND_CPU || jb.settings.backend != VKCU_BACKEND_CPU))
+            if (!(two && !strcmp(two, "0")) &&
+                (ja.settings.backend != VKCU_BACKEND_CPU || jb.settings.backend != VKCU_BACKEND_CPU))
                 vkcu_vkdev_expect(2, 0);
         }
         ret = vkcu_side_open_media(&x->a, &ja);
@@ -945,8 +946,8 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
         goto done;
     }
     const vkcu_job_params *trim = p->job;
-    if ((x->a.is_list || x->b.is_list) &&
-        (trim->job.start_time >= 0 || trim->job.start_frame >= 0 || trim->job.duration >= 0 || trim->job.frame_count >= 0)) {
+    if ((x->a.is_list || x->b.is_list) && (trim->job.start_time >= 0 || trim->job.start_frame >= 0 ||
+                                           trim->job.duration >= 0 || trim->job.frame_count >= 0)) {
         /* A list cannot be trimmed here, and a trimmed side starts at zero: nothing would pair. */
         const char *start = VKCU_SETTING("start_time"), *length = VKCU_SETTING("duration");
         snprintf(r->error, sizeof(r->error), "%s is a hash list: %s/%s trim media inputs only (hash the "
