@@ -51,7 +51,7 @@ static void dry_run(batch_run *b)
     vkcu_batch_result *r = b->r;
     vkcu_job_params job;
     vkcu_context_describe(b->ctx, &p->job, &job);
-    job.overwrite = p->overwrite;
+    job.job.overwrite = p->overwrite;
     for (int k = 0; k < b->nb_files; k++) {
         const batch_file *f = &b->files[k];
         char out[PATH_MAX + 1], in[PATH_MAX + 1], settings[8192], differs[1024] = "";
@@ -60,8 +60,8 @@ static void dry_run(batch_run *b)
         snprintf(out, sizeof(out), "%s/%s", p->out_dir, f->out_rel);
         snprintf(in, sizeof(in), "%s/%s", p->in_dir, f->rel);
         jr.error[0] = 0;
-        job.input = in;
-        job.output = out;
+        job.job.input = in;
+        job.job.output = out;
         vkcu_batch_file bf = { .index = k, .file = f->rel, .input = in, .output = out, .status = VKCU_BATCH_PLANNED,
                                .reason = VKCU_BATCH_REASON_NONE, .detail = "", .message = jr.error, .device = -1 };
         int exists = stat(out, &sb) == 0;

@@ -105,19 +105,19 @@ static void file_job(batch_run *b, int slot, const char *in, const char *out, vk
 {
     const vkcu_batch_settings *p = b->p;
     vkcu_context_describe(b->ctx, &p->job, jp);
-    int device = p->nb_devices ? p->devices[slot % p->nb_devices] : jp->device;
-    jp->input = in;
-    jp->output = out;
-    jp->device = device;
-    jp->overwrite = p->overwrite;
-    jp->hash_out_name = out;
+    int device = p->nb_devices ? p->devices[slot % p->nb_devices] : jp->settings.device;
+    jp->job.input = in;
+    jp->job.output = out;
+    jp->settings.device = device;
+    jp->job.overwrite = p->overwrite;
+    jp->job.hash_out_name = out;
     /* The job's progress feeds the batch's (and still the context's callback, if any). */
     slot_progress *sp = &b->slots[slot];
-    sp->user_cb = jp->progress ? jp->progress_cb : NULL;
-    sp->user_opaque = jp->progress_opaque;
+    sp->user_cb = jp->progress ? jp->settings.progress_callback : NULL;
+    sp->user_opaque = jp->settings.progress_opaque;
     jp->progress = 1;
-    jp->progress_cb = slot_progress_report;
-    jp->progress_opaque = sp;
+    jp->settings.progress_callback = slot_progress_report;
+    jp->settings.progress_opaque = sp;
 }
 
 /* Runs the file's job; its record is written just before the output takes
@@ -127,7 +127,7 @@ static int run_job(vkcu_job_params *jp, const char *in, const char *out, const c
     publish_record pr = { settings, 0 };
     jp->before_publish = vkcu_batch_publish_hook;
     jp->publish_opaque = &pr;
-    int ret = jp->sink == VKCU_SINK_HASH ? vkcu_job_run_to_hash_file(jp, out, jr) : vkcu_job_run(jp, jr);
+    int ret = jp->job.sink == VKCU_SINK_HASH ? vkcu_job_run_to_hash_file(jp, out, jr) : vkcu_job_run(jp, jr);
     if (ret < 0 && !jr->error[0]) {
         char buf[128];
         vkcu_batch_job_error(jr, "%s: %s", in, vkcu_err_str(ret, buf, sizeof(buf)));
@@ -154,7 +154,7 @@ static void process_file(batch_run *b, int k, int slot)
     snprintf(out, sizeof(out), "%s/%s", p->out_dir, f->out_rel);
     vkcu_job_params jp;
     file_job(b, slot, in, out, &jp);
-    int device = jp.device;
+    int device = jp.settings.device;
     slot_progress *sp = &b->slots[slot];
     vkcu_job_result jr;
     memset(&jr, 0, sizeof(jr));

@@ -38,23 +38,23 @@ void vkcu_batch_settings_text(const vkcu_job_params *p, const char *in, char *bu
              "input-size=%lld\ninput-mtime=%lld\ninput-mtime-nsec=%lld\ninput-inode=%lld\nsink=%s\nchain=%s\n"
              "encoder=%s\ncrf=%d\nbitrate=%lld\npreset=%s\n"
              "gop=%d\nencoder-opt=%s\nstart=%.6f/%lld\nduration=%.6f/%lld\nframes=%d\nhash=%d/%d\n",
-             size, mtime, mtime_nsec, inode, p->sink == VKCU_SINK_HASH ? "hash" : "encode", p->chain ? p->chain : "",
-             p->encoder && strcmp(p->encoder, "auto") ? p->encoder : "", p->crf, (long long)p->bitrate,
-             p->preset ? p->preset : "", p->gop, p->encoder_opts ? p->encoder_opts : "", p->start_time,
-             (long long)p->start_frame, p->duration, (long long)p->frame_count, p->max_frames,
-             p->sink == VKCU_SINK_HASH ? (int)p->hash_algo : -1, p->sink == VKCU_SINK_HASH ? (int)p->hash_format : -1);
+             size, mtime, mtime_nsec, inode, p->job.sink == VKCU_SINK_HASH ? "hash" : "encode", p->job.chain ? p->job.chain : "",
+             p->job.encoder && strcmp(p->job.encoder, "auto") ? p->job.encoder : "", p->job.crf, (long long)p->job.bitrate,
+             p->job.preset ? p->job.preset : "", p->job.gop, p->job.encoder_opts ? p->job.encoder_opts : "", p->job.start_time,
+             (long long)p->job.start_frame, p->job.duration, (long long)p->job.frame_count, p->job.max_frames,
+             p->job.sink == VKCU_SINK_HASH ? (int)p->job.hash_algo : -1, p->job.sink == VKCU_SINK_HASH ? (int)p->job.hash_format : -1);
     /* Audio settings only when set: records of earlier runs (which had none) still match the default. */
     size_t n = strlen(buf);
-    if (p->sink == VKCU_SINK_ENCODE && (p->no_audio || (p->audio_encoder && strcmp(p->audio_encoder, "auto"))))
-        snprintf(buf + n, len - n, "audio=%s\n", p->no_audio ? "none" : p->audio_encoder);
+    if (p->job.sink == VKCU_SINK_ENCODE && (p->job.no_audio || (p->job.audio_encoder && strcmp(p->job.audio_encoder, "auto"))))
+        snprintf(buf + n, len - n, "audio=%s\n", p->job.no_audio ? "none" : p->job.audio_encoder);
     /* Streams picked, only when not every one: older records still match. */
     n = strlen(buf);
-    if (p->sink == VKCU_SINK_ENCODE && (p->audio_streams || p->subtitle_streams) && n < len)
-        snprintf(buf + n, len - n, "streams=audio:%d/subtitle:%d\n", p->audio_streams, p->subtitle_streams);
+    if (p->job.sink == VKCU_SINK_ENCODE && (p->job.audio_streams || p->job.subtitle_streams) && n < len)
+        snprintf(buf + n, len - n, "streams=audio:%d/subtitle:%d\n", p->job.audio_streams, p->job.subtitle_streams);
     /* Only when set, so that records made before the key existed still match. */
     size_t used = strlen(buf);
-    if (p->gpu_encoder && *p->gpu_encoder && used < len)
-        snprintf(buf + used, len - used, "gpu-encoder=%s\n", p->gpu_encoder);
+    if (p->job.gpu_encoder && *p->job.gpu_encoder && used < len)
+        snprintf(buf + used, len - used, "gpu-encoder=%s\n", p->job.gpu_encoder);
 }
 
 /* The record beside an output: ".vkcu-HASH.settings" (short, whatever the

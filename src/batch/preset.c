@@ -644,34 +644,27 @@ int vkcu_preset_load(const char *arg, vkcu_preset *ps, char *err, size_t errlen)
 }
 
 /* What a preset sets in a job, once, for both kinds of job: the public
- * vkcu_job (vkcu_preset_apply) and the internal vkcu_job_params that
- * manifests fill (vkcu_preset_apply_params), whose fields of these names
- * mean the same. (When the internal job holds a vkcu_job, issue 24.3, the
- * second goes.) An empty string is the field's default, NULL. */
-#define PRESET_APPLY(ps, dst)                                                            \
-    do {                                                                                 \
-        (dst)->chain = (ps)->chain;                                                      \
-        (dst)->encoder = (ps)->encoder[0] ? (ps)->encoder : NULL;                        \
-        (dst)->gpu_encoder = (ps)->gpu_encoder[0] ? (ps)->gpu_encoder : NULL;            \
-        (dst)->crf = (ps)->crf;                                                          \
-        (dst)->preset = (ps)->encoder_preset[0] ? (ps)->encoder_preset : NULL;           \
-        (dst)->bitrate = (ps)->bitrate;                                                  \
-        (dst)->gop = (ps)->gop;                                                          \
-        (dst)->encoder_opts = (ps)->encoder_opts[0] ? (ps)->encoder_opts : NULL;         \
-        (dst)->faststart = (ps)->faststart;                                              \
-        (dst)->hash_algo = (ps)->hash_algo;                                              \
-        (dst)->hash_format = (ps)->hash_format;                                          \
-        (dst)->pipeline_file = (ps)->path;                                               \
-    } while (0)
-
+ * vkcu_job, and the internal vkcu_job_params that manifests fill (its
+ * job). An empty string is the field's default, NULL. */
 void vkcu_preset_apply(const vkcu_preset *ps, vkcu_job *job)
 {
-    PRESET_APPLY(ps, job);
+    job->chain = ps->chain;
+    job->encoder = ps->encoder[0] ? ps->encoder : NULL;
+    job->gpu_encoder = ps->gpu_encoder[0] ? ps->gpu_encoder : NULL;
+    job->crf = ps->crf;
+    job->preset = ps->encoder_preset[0] ? ps->encoder_preset : NULL;
+    job->bitrate = ps->bitrate;
+    job->gop = ps->gop;
+    job->encoder_opts = ps->encoder_opts[0] ? ps->encoder_opts : NULL;
+    job->faststart = ps->faststart;
+    job->hash_algo = ps->hash_algo;
+    job->hash_format = ps->hash_format;
+    job->pipeline_file = ps->path;
 }
 
 void vkcu_preset_apply_params(const vkcu_preset *ps, vkcu_job_params *p)
 {
-    PRESET_APPLY(ps, p);
+    vkcu_preset_apply(ps, &p->job);
 }
 
 const char *vkcu_preset_extension(const vkcu_preset *ps)

@@ -244,66 +244,15 @@ const vkcu_log_target *vkcu_context_log(const vkcu_context *ctx)
 
 void vkcu_context_job_params(const vkcu_context *c, vkcu_job_params *p)
 {
-    const vkcu_settings *s = &c->settings;
     vkcu_job_params_default(p);
-    p->backend = s->backend;
-    p->device = s->device;
-    p->decode_threads = s->decode_threads;
-    p->encode_workers = s->encode_workers;
-    p->ring_size = s->ring_size;
-    p->stall_timeout_ms = s->stall_timeout_ms;
-    p->timeline_handoff = s->timeline_handoff;
-    p->decode_queue = s->decode_queue;
-    p->decode_parallel = s->decode_parallel;
-    p->decode_segment_min = s->decode_segment_min;
-    p->download = s->vulkan_download ? VKCU_DOWNLOAD_VULKAN : VKCU_DOWNLOAD_CUDA;
-    p->progress = s->progress_callback != NULL; /* the library draws nothing on its own */
-    p->progress_cb = s->progress_callback;
-    p->progress_opaque = s->progress_opaque;
-    p->watchdog_cb = s->watchdog_callback;
-    p->watchdog_opaque = s->watchdog_opaque;
+    p->settings = c->settings;
+    p->progress = c->settings.progress_callback != NULL; /* the library draws nothing on its own */
 }
 
 void vkcu_context_describe(const vkcu_context *c, const vkcu_job *job, vkcu_job_params *p)
 {
     vkcu_context_job_params(c, p);
-    p->input = job->input;
-    p->video_stream = job->video_stream;
-    p->output = job->output;
-    p->output_format = job->output_format;
-    p->sink = job->sink;
-    p->chain = job->chain;
-    p->encoder = job->encoder;
-    p->gpu_encoder = job->gpu_encoder;
-    p->crf = job->crf;
-    p->bitrate = job->bitrate;
-    p->preset = job->preset;
-    p->gop = job->gop;
-    p->encoder_opts = job->encoder_opts;
-    p->faststart = job->faststart;
-    p->no_audio = job->no_audio;
-    p->audio_encoder = job->audio_encoder;
-    p->audio_streams = job->audio_streams;
-    p->subtitle_streams = job->subtitle_streams;
-    p->overwrite = job->overwrite;
-    p->keep_partial = job->keep_partial;
-    p->strict = job->strict;
-    p->start_time = job->start_time;
-    p->duration = job->duration;
-    p->start_frame = job->start_frame;
-    p->frame_count = job->frame_count;
-    p->hash_out = job->hash_out;
-    p->hash_out_name = job->hash_out_name;
-    p->hash_algo = job->hash_algo;
-    p->hash_format = job->hash_format;
-    p->max_frames = job->max_frames;
-    p->require_gpu_decode = job->require_gpu_decode;
-    p->decode_only = job->decode_only;
-    p->pipeline_file = job->pipeline_file;
-    p->timing = job->timing;
-    p->on_open = job->on_open;
-    p->on_picture = job->on_frame;
-    p->cb_opaque = job->callback_opaque;
+    p->job = *job;
 }
 
 /* A hash list to a file: the one rule of outfile.c (a temporary, renamed
@@ -312,8 +261,8 @@ void vkcu_context_describe(const vkcu_context *c, const vkcu_job *job, vkcu_job_
 int vkcu_job_run_to_hash_file(vkcu_job_params *p, const char *path, vkcu_job_result *r)
 {
     char tmp[PATH_MAX + 128];
-    const char *inputs[] = { p->input, p->pipeline_file, NULL };
-    int ret = vkcu_outfile_begin(path, p->overwrite, inputs, tmp, sizeof(tmp), r->error, sizeof(r->error));
+    const char *inputs[] = { p->job.input, p->job.pipeline_file, NULL };
+    int ret = vkcu_outfile_begin(path, p->job.overwrite, inputs, tmp, sizeof(tmp), r->error, sizeof(r->error));
     if (ret < 0)
         return ret;
     FILE *f = vkcu_outfile_fopen(tmp, "w");
@@ -327,8 +276,8 @@ int vkcu_job_run_to_hash_file(vkcu_job_params *p, const char *path, vkcu_job_res
         snprintf(r->error, sizeof(r->error), "%.400s: cannot create: %s", path, strerror(e));
         return VKCU_ERR_OUTPUT;
     }
-    p->hash_out = f;
-    p->hash_out_name = path;
+    p->job.hash_out = f;
+    p->job.hash_out_name = path;
     ret = vkcu_job_run(p, r);
     if (vkcu_outfile_fclose(f, tmp) != 0 && ret >= 0) {
         int e = errno;

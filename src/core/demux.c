@@ -449,14 +449,18 @@ int vkcu_demux_seek(vkcu_demux *d, int64_t ts)
 void vkcu_packet_scan_free(vkcu_packet_scan *scan)
 {
     free(scan->pts);
+    free(scan->dts);
+    free(scan->duration);
     free(scan->key);
+    free(scan->discard);
     memset(scan, 0, sizeof(*scan));
 }
 
 int vkcu_demux_scan(vkcu_demux *d, int64_t limit, int64_t stop, vkcu_packet_scan *scan)
 {
     AVPacket *pkt = av_packet_alloc();
-    int64_t room = 0, key_room = 0, after = -1; /* util/array.h; after: packets since the stop */
+    int64_t room = 0, dts_room = 0, duration_room = 0, key_room = 0, discard_room = 0; /* util/array.h */
+    int64_t after = -1; /* packets since the stop */
     int ret = pkt ? 0 : AVERROR(ENOMEM);
     memset(scan, 0, sizeof(*scan));
     while (ret >= 0 && scan->n < limit && after < 16) {
@@ -470,11 +474,17 @@ int vkcu_demux_scan(vkcu_demux *d, int64_t limit, int64_t stop, vkcu_packet_scan
             if (pkt->pts != AV_NOPTS_VALUE && pkt->dts != AV_NOPTS_VALUE && pkt->pts - pkt->dts > scan->max_delay)
                 scan->max_delay = pkt->pts - pkt->dts;
             if (VKCU_ARRAY_GROW(scan->pts, scan->n, room, 1024) < 0 ||
-                VKCU_ARRAY_GROW(scan->key, scan->n, key_room, 1024) < 0) {
+                VKCU_ARRAY_GROW(scan->dts, scan->n, dts_room, 1024) < 0 ||
+                VKCU_ARRAY_GROW(scan->duration, scan->n, duration_room, 1024) < 0 ||
+                VKCU_ARRAY_GROW(scan->key, scan->n, key_room, 1024) < 0 ||
+                VKCU_ARRAY_GROW(scan->discard, scan->n, discard_room, 1024) < 0) {
                 ret = AVERROR(ENOMEM);
             } else {
                 scan->pts[scan->n] = pkt->pts;
+                scan->dts[scan->n] = pkt->dts;
+                scan->duration[scan->n] = pkt->duration;
                 scan->key[scan->n] = !!(pkt->flags & AV_PKT_FLAG_KEY);
+                scan->discard[scan->n] = !!(pkt->flags & AV_PKT_FLAG_DISCARD);
                 scan->n++;
             }
             int64_t ts = pkt->dts != AV_NOPTS_VALUE ? pkt->dts : pkt->pts;

@@ -31,13 +31,17 @@ typedef struct vkcu_demux {
     int64_t skip_video;     /* video packets vkcu_demux_read still drops (vkcu_demux_seek_packet) */
 } vkcu_demux;
 
-/* Video packets read from where the demuxer stands, without decoding: each
- * one's pts (AV_NOPTS_VALUE: none) and whether it is a key frame, in decode
- * order, counted as vkcu_demux_read counts them; and the largest pts - dts
- * (how far a frame can show after its decode position). */
+/* Video packets read from where the demuxer stands, without decoding, in
+ * decode order, counted as vkcu_demux_read counts them: each one's pts and
+ * dts (AV_NOPTS_VALUE: none), duration (0: none), whether it is a key frame
+ * and whether the demuxer marked it AV_PKT_FLAG_DISCARD (decoded, never
+ * shown: an edit list's pre-roll); and the largest pts - dts of them all
+ * (how far a frame can show after its decode position). The job's trim
+ * (pipeline_open.c) and random access's index (reader_seek.c) read the
+ * input this one way. */
 typedef struct vkcu_packet_scan {
-    int64_t *pts;
-    uint8_t *key;
+    int64_t *pts, *dts, *duration;
+    uint8_t *key, *discard;
     int64_t n;
     int64_t max_delay;
 } vkcu_packet_scan;

@@ -592,23 +592,23 @@ static void *iter_main(void *arg)
     vkcu_reader *r = arg;
     vkcu_job_params jp;
     vkcu_context_job_params(r->ctx, &jp);
-    jp.input = r->input;
-    jp.video_stream = r->p.video_stream;
-    jp.chain = r->chain;
-    jp.sink = VKCU_SINK_CALLBACK;
-    jp.start_time = r->p.start_time;
-    jp.duration = r->p.duration;
-    jp.start_frame = r->p.start_frame;
-    jp.frame_count = r->p.frame_count;
-    jp.strict = r->p.strict;
-    jp.require_gpu_decode = r->p.require_gpu_decode;
-    jp.on_open = iter_on_open;
+    jp.job.input = r->input;
+    jp.job.video_stream = r->p.video_stream;
+    jp.job.chain = r->chain;
+    jp.job.sink = VKCU_SINK_CALLBACK;
+    jp.job.start_time = r->p.start_time;
+    jp.job.duration = r->p.duration;
+    jp.job.start_frame = r->p.start_frame;
+    jp.job.frame_count = r->p.frame_count;
+    jp.job.strict = r->p.strict;
+    jp.job.require_gpu_decode = r->p.require_gpu_decode;
+    jp.job.on_open = iter_on_open;
     jp.on_frame = iter_on_frame;
-    jp.cb_opaque = r;
+    jp.job.callback_opaque = r;
     /* The caller's frames, those queued, one in the sink's hands, one the
      * frame sync keeps, and the ring's: the session never waits while the
      * caller holds fewer than max_held. */
-    jp.cuda_pool = r->p.cuda_frames ? r->p.max_held + READER_AHEAD + jp.ring_size + 4 : 0;
+    jp.cuda_pool = r->p.cuda_frames ? r->p.max_held + READER_AHEAD + jp.settings.ring_size + 4 : 0;
     vkcu_job_result res;
     r->end_err[0] = 0;
     int ret = vkcu_job_run(&jp, &res);
@@ -621,10 +621,7 @@ static void *iter_main(void *arg)
     if (ret < 0 && !r->end_err[0])
         snprintf(r->end_err, sizeof(r->end_err), "%s", res.error[0] ? res.error : "reader: the job failed");
     pthread_mutex_lock(&r->acct->lock);
-    r->iter_totals.imports += res.imports;
-    r->iter_totals.dtod_copies += res.dtod_copies;
-    r->iter_totals.htod_bytes += res.htod_bytes;
-    r->iter_totals.dtoh_bytes += res.dtoh_bytes;
+    vkcu_reader_gpu_add(&r->iter_totals, &res);
     if (ret >= 0)
         r->iter_totals.fps_steady = res.fps_steady;
     if (res.path != VKCU_PATH_NONE)
@@ -775,6 +772,14 @@ int vkcu_reader_frames_in_time(vkcu_reader *r, double start_seconds, double stop
         return AVERROR(EINVAL);
     WITH_READER(r, vkcu_reader_seek_in_time(r, start_seconds, stop_seconds, first, count, err, errlen));
     return ret;
+}
+
+void vkcu_reader_gpu_add(vkcu_reader_stats *to, const vkcu_job_result *from)
+{
+    to->imports += from->imports;
+    to->dtod_copies += from->dtod_copies;
+    to->htod_bytes += from->htod_bytes;
+    to->dtoh_bytes += from->dtoh_bytes;
 }
 
 void vkcu_reader_stats_get(vkcu_reader *r, vkcu_reader_stats *s)

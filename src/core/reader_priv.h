@@ -99,6 +99,9 @@ int vkcu_reader_held(vkcu_reader *r);
 /* Logs a failing call's line at VKCU_LOG_ERROR and copies it into err. */
 int vkcu_reader_fail(int ret, char *err, size_t errlen, const char *line);
 void vkcu_reader_hostpool_free(reader_hostpool *hp);
+/* Adds a job's GPU counters (imports, copies, bytes each way: the result's
+ * that vkcu_gpu_stats fills) to a reader's. */
+void vkcu_reader_gpu_add(vkcu_reader_stats *to, const vkcu_job_result *from);
 
 /* reader_seek.c (called with the reader's lock held) */
 int vkcu_reader_seek_frame_count(vkcu_reader *r, int64_t *count, char *err, size_t errlen);

@@ -71,7 +71,7 @@ struct reader_seek {
     /* counters */
     int64_t decoded, seeks;
     int setups;
-    vkcu_gpu_counters gpu_done; /* of sessions closed */
+    vkcu_reader_stats gpu_done; /* GPU counters of sessions closed */
 };
 
 static int no_index(reader_seek *s, int ret, char *err, size_t errlen, const char *fmt, const char *path)
@@ -79,6 +79,41 @@ static int no_index(reader_seek *s, int ret, char *err, size_t errlen, const cha
     snprintf(s->index_err, sizeof(s->index_err), fmt, path);
     s->indexed = ret;
     return vkcu_reader_fail(ret, err, errlen, s->index_err);
+}
+
+/* The frames' presentation timestamps (sorted afterwards), the key frames
+ * with their places among the video packets, the reordering and the end,
+ * from every video packet but those never shown. AVERROR(ENOSYS): a shown
+ * packet without a pts. */
+static int index_from_scan(reader_seek *s, const vkcu_packet_scan *scan, const vkcu_demux *d)
+{
+    int64_t room = 0, key_room = 0, key_packet_room = 0, frame = 0; /* util/array.h */
+    AVRational tb = d->video->time_base;
+    if (d->frame_rate.num > 0)
+        frame = av_rescale_q(1, av_inv_q(d->frame_rate), tb);
+    s->end = INT64_MIN;
+    for (int64_t i = 0; i < scan->n; i++) {
+        if (scan->discard[i])
+            continue;
+        if (scan->pts[i] == AV_NOPTS_VALUE)
+            return AVERROR(ENOSYS);
+        if (scan->dts[i] != AV_NOPTS_VALUE && scan->pts[i] - scan->dts[i] > s->max_delay)
+            s->max_delay = scan->pts[i] - scan->dts[i];
+        if (VKCU_ARRAY_GROW(s->pts, s->n, room, 1024) < 0)
+            return AVERROR(ENOMEM);
+        s->pts[s->n++] = scan->pts[i];
+        if (scan->key[i]) {
+            if (VKCU_ARRAY_GROW(s->keys, s->nk, key_room, 1024) < 0 ||
+                VKCU_ARRAY_GROW(s->key_packets, s->nk, key_packet_room, 1024) < 0)
+                return AVERROR(ENOMEM);
+            s->key_packets[s->nk] = i;
+            s->keys[s->nk++] = scan->pts[i];
+        }
+        int64_t end = scan->pts[i] + (scan->duration[i] > 0 ? scan->duration[i] : frame);
+        if (end > s->end)
+            s->end = end;
+    }
+    return 0;
 }
 
 static int build_index(vkcu_reader *r, reader_seek *s, char *err, size_t errlen)
@@ -99,49 +134,11 @@ static int build_index(vkcu_reader *r, reader_seek *s, char *err, size_t errlen)
     for (unsigned i = 0; i < d->fmt->nb_streams; i++)
         if ((int)i != d->video_index)
             d->fmt->streams[i]->discard = AVDISCARD_ALL;
-    AVPacket *pkt = av_packet_alloc();
-    int64_t room = 0, key_room = 0, key_packet_room = 0, frame = 0, packet = 0; /* util/array.h */
-    AVRational tb = d->video->time_base;
-    if (d->frame_rate.num > 0)
-        frame = av_rescale_q(1, av_inv_q(d->frame_rate), tb);
-    ret = pkt ? 0 : AVERROR(ENOMEM);
-    s->end = INT64_MIN;
-    while (ret >= 0) {
-        ret = av_read_frame(d->fmt, pkt);
-        if (ret < 0) {
-            /* the end, or damage the iteration's own reading reports */
-            ret = ret == AVERROR_EOF || avio_feof(d->fmt->pb) || vkcu_demux_damaged(d, ret) ? 0 : ret;
-            break;
-        }
-        if (pkt->stream_index == d->video_index)
-            packet++; /* as vkcu_demux_read counts them */
-        if (pkt->stream_index == d->video_index && !(pkt->flags & AV_PKT_FLAG_DISCARD)) {
-            if (pkt->pts == AV_NOPTS_VALUE) {
-                ret = AVERROR(ENOSYS);
-                break;
-            }
-            if (pkt->dts != AV_NOPTS_VALUE && pkt->pts - pkt->dts > s->max_delay)
-                s->max_delay = pkt->pts - pkt->dts;
-            if (VKCU_ARRAY_GROW(s->pts, s->n, room, 1024) < 0)
-                ret = AVERROR(ENOMEM);
-            else
-                s->pts[s->n++] = pkt->pts;
-            if (ret >= 0 && (pkt->flags & AV_PKT_FLAG_KEY)) {
-                if (VKCU_ARRAY_GROW(s->keys, s->nk, key_room, 1024) < 0 ||
-                    VKCU_ARRAY_GROW(s->key_packets, s->nk, key_packet_room, 1024) < 0) {
-                    ret = AVERROR(ENOMEM);
-                } else {
-                    s->key_packets[s->nk] = packet - 1;
-                    s->keys[s->nk++] = pkt->pts;
-                }
-            }
-            int64_t end = pkt->pts + (pkt->duration > 0 ? pkt->duration : frame);
-            if (end > s->end)
-                s->end = end;
-        }
-        av_packet_unref(pkt);
-    }
-    av_packet_free(&pkt);
+    vkcu_packet_scan scan;
+    ret = vkcu_demux_scan(d, INT64_MAX, AV_NOPTS_VALUE, &scan);
+    if (ret >= 0)
+        ret = index_from_scan(s, &scan, d);
+    vkcu_packet_scan_free(&scan);
     if (ret == AVERROR(ENOSYS))
         return no_index(s, ret, err, errlen, "%s: video packets without timestamps: random access cannot number "
                         "the frames (iterate instead)", r->input);
@@ -162,7 +159,7 @@ static int build_index(vkcu_reader *r, reader_seek *s, char *err, size_t errlen)
             FFSWAP(int64_t, s->key_packets[k - 1], s->key_packets[k]);
         }
     s->start = d->video->start_time != AV_NOPTS_VALUE ? d->video->start_time : 0;
-    s->origin = av_rescale_q(vkcu_demux_input_start(d->fmt), AV_TIME_BASE_Q, tb);
+    s->origin = av_rescale_q(vkcu_demux_input_start(d->fmt), AV_TIME_BASE_Q, d->video->time_base);
     if ((d->indexed ? avformat_seek_file(d->fmt, d->video_index, INT64_MIN, s->start, s->start, 0)
                     : vkcu_demux_seek_packet(d, 0)) < 0) {
         snprintf(line, sizeof(line), "%s: cannot seek back to the start after numbering the frames", r->input);
@@ -187,17 +184,14 @@ static reader_seek *seek_get(vkcu_reader *r)
 static void seek_close_decoding(reader_seek *s)
 {
     if (s->gpu) {
-        vkcu_gpu_counters c;
+        vkcu_job_result c = { 0 };
         vkcu_gpu_stats(s->gpu, &c);
-        s->gpu_done.imports += c.imports;
-        s->gpu_done.dtod_copies += c.dtod_copies;
-        s->gpu_done.htod_bytes += c.htod_bytes;
-        s->gpu_done.dtoh_bytes += c.dtoh_bytes;
+        vkcu_reader_gpu_add(&s->gpu_done, &c);
     }
-    int saved = s->gpu ? vkcu_cuda_enter(s->jp.device) : -1;
+    int saved = s->gpu ? vkcu_cuda_enter(s->jp.settings.device) : -1;
     vkcu_gpu_close(&s->gpu);
     vkcu_decoder_close(&s->dec);
-    vkcu_cuda_leave(saved, s->jp.device);
+    vkcu_cuda_leave(saved, s->jp.settings.device);
     vkcu_chain_free(&s->chain);
     s->chain_parsed = s->chain_ready = 0;
     av_packet_free(&s->pkt);
@@ -206,7 +200,7 @@ static void seek_close_decoding(reader_seek *s)
     s->pos = INT64_MIN;
     s->draining = 0;
     if (s->gpu_prepared) {
-        vkcu_gpu_prepare_wait(s->jp.device);
+        vkcu_gpu_prepare_wait(s->jp.settings.device);
         s->gpu_prepared = 0;
     }
 }
@@ -240,21 +234,21 @@ static int open_decoding(vkcu_reader *r, reader_seek *s, char *err, size_t errle
     int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     for (int i = 0; i < s->chain.nb_ops; i++)
         s->chain.ops[i]->threads = threads > 0 ? threads : 1;
-    if (p->backend != VKCU_BACKEND_CPU) {
-        vkcu_gpu_prepare(p->device);
+    if (p->settings.backend != VKCU_BACKEND_CPU) {
+        vkcu_gpu_prepare(p->settings.device);
         s->gpu_prepared = 1;
         vkcu_gpu_config gc = {
-            .device = p->device,
-            .ring_size = p->ring_size,
-            .timeline_handoff = p->timeline_handoff,
-            .stall_timeout_ms = p->stall_timeout_ms,
+            .device = p->settings.device,
+            .ring_size = p->settings.ring_size,
+            .timeline_handoff = p->settings.timeline_handoff,
+            .stall_timeout_ms = p->settings.stall_timeout_ms,
             .frames_wanted = 1,
-            .vulkan_download = p->download == VKCU_DOWNLOAD_VULKAN,
-            .cuda_pool = r->p.cuda_frames ? r->p.max_held + p->ring_size + 4 : 0,
+            .vulkan_download = p->settings.vulkan_download,
+            .cuda_pool = r->p.cuda_frames ? r->p.max_held + p->settings.ring_size + 4 : 0,
         };
         ret = vkcu_gpu_open(&gc, &s->gpu, why, sizeof(why));
         if (ret < 0) {
-            if (p->backend == VKCU_BACKEND_GPU) {
+            if (p->settings.backend == VKCU_BACKEND_GPU) {
                 snprintf(err, errlen, "%s: %s: %s", r->input, VKCU_SETTING_IS("backend", "gpu"), why);
                 return VKCU_ERR_DEVICE;
             }
@@ -286,7 +280,8 @@ static int open_decoding(vkcu_reader *r, reader_seek *s, char *err, size_t errle
      * every time. Never in pieces (decode_parallel): random access decodes
      * from a key frame to a target, and pieces would decode the groups of
      * pictures after it (reading the input to its end) for nothing. */
-    return vkcu_decoder_open(s->demux, NULL, p->decode_threads > 0 ? p->decode_threads : 1, &s->dec, err, errlen);
+    return vkcu_decoder_open(s->demux, NULL, p->settings.decode_threads > 0 ? p->settings.decode_threads : 1, &s->dec,
+                             err, errlen);
 }
 
 /* The chain, from the first target frame (pipeline.c's first_frame). */
@@ -614,7 +609,7 @@ int vkcu_reader_seek_frames(vkcu_reader *r, const int64_t *indices, int count, v
         }
     }
     if (s->gpu)
-        saved = vkcu_cuda_enter(s->jp.device);
+        saved = vkcu_cuda_enter(s->jp.settings.device);
     for (int k = 0; k < nt; k++) {
         int64_t t = s->pts[targets[k]], key = key_before(s, t);
         int fresh = 0; /* no frame out since the seek: starting past the target means seeking earlier */
@@ -722,7 +717,7 @@ fail:
         vkcu_frame_unref(&got[k]);
     seek_close_decoding(s);
 out:
-    vkcu_cuda_leave(saved, s->jp.device);
+    vkcu_cuda_leave(saved, s->jp.settings.device);
     vkcu_pool_thread_release(); /* the operators' row workers end with the call */
     pthread_mutex_lock(&r->acct->lock);
     if (s->path != VKCU_PATH_NONE)
@@ -742,17 +737,13 @@ void vkcu_reader_seek_stats(vkcu_reader *r, vkcu_reader_stats *st)
     st->random_decoded = s->decoded;
     st->random_seeks = s->seeks;
     st->random_setups = s->setups;
-    vkcu_gpu_counters c = s->gpu_done;
+    st->imports += s->gpu_done.imports;
+    st->dtod_copies += s->gpu_done.dtod_copies;
+    st->htod_bytes += s->gpu_done.htod_bytes;
+    st->dtoh_bytes += s->gpu_done.dtoh_bytes;
     if (s->gpu) {
-        vkcu_gpu_counters now;
+        vkcu_job_result now = { 0 };
         vkcu_gpu_stats(s->gpu, &now);
-        c.imports += now.imports;
-        c.dtod_copies += now.dtod_copies;
-        c.htod_bytes += now.htod_bytes;
-        c.dtoh_bytes += now.dtoh_bytes;
+        vkcu_reader_gpu_add(st, &now);
     }
-    st->imports += c.imports;
-    st->dtod_copies += c.dtod_copies;
-    st->htod_bytes += c.htod_bytes;
-    st->dtoh_bytes += c.dtoh_bytes;
 }

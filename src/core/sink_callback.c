@@ -24,7 +24,7 @@ static int callback_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational 
     if (p->callback_timing) {
         /* The hash sink's rule (core/sink_hash.c), so that frames pair with a list's lines. */
         c->timed = 1;
-        vkcu_frame_sync_init(&c->sync, p->timing == VKCU_TIMING_DECODED ? VKCU_FPS_PASSTHROUGH : VKCU_FPS_VFR,
+        vkcu_frame_sync_init(&c->sync, p->job.timing == VKCU_TIMING_DECODED ? VKCU_FPS_PASSTHROUGH : VKCU_FPS_VFR,
                              fmt->frame_rate, tb, NULL);
         c->last_pts = AV_NOPTS_VALUE;
         tb = c->sync.tb_out;
@@ -36,15 +36,15 @@ static int callback_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational 
         .width = fmt->width, .height = fmt->height, .pix_fmt = fmt->pix_fmt,
         .format = av_get_pix_fmt_name(fmt->pix_fmt),
     };
-    return p->on_open ? p->on_open(p->cb_opaque, &info) : 0;
+    return p->job.on_open ? p->job.on_open(p->job.callback_opaque, &info) : 0;
 }
 
 static int deliver(vkcu_sink *s, AVFrame *frame)
 {
     const vkcu_job_params *p = s->params;
     if (p->on_frame)
-        return p->on_frame(p->cb_opaque, frame);
-    if (!p->on_picture)
+        return p->on_frame(p->job.callback_opaque, frame);
+    if (!p->job.on_frame)
         return 0;
     const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(frame->format);
     int row_bytes[4] = { 0 };
@@ -71,14 +71,14 @@ static int deliver(vkcu_sink *s, AVFrame *frame)
         pic.row_bytes[i] = row_bytes[i];
         pic.rows[i] = AV_CEIL_RSHIFT(frame->height, sub);
     }
-    return p->on_picture(p->cb_opaque, &pic);
+    return p->job.on_frame(p->job.callback_opaque, &pic);
 }
 
 static int timed_emit(void *opaque, AVFrame *frame)
 {
     vkcu_sink *s = opaque;
     callback_sink *c = s->priv;
-    if (s->params->timing == VKCU_TIMING_DECODED) { /* as the hash sink's lines (and ffmpeg's muxer) */
+    if (s->params->job.timing == VKCU_TIMING_DECODED) { /* as the hash sink's lines (and ffmpeg's muxer) */
         if (c->last_pts != AV_NOPTS_VALUE && frame->pts < c->last_pts)
             frame->pts = c->last_pts;
         c->last_pts = frame->pts;

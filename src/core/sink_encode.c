@@ -32,7 +32,7 @@ static int pick_container(vkcu_sink *s, const AVOutputFormat **out)
 {
     encode_sink *e = s->priv;
     const vkcu_job_params *p = s->params;
-    const char *path = p->output;
+    const char *path = p->job.output;
     const char *fmtname = NULL;
     const char *ext = strrchr(path, '.');
     /* "-": standard output, written as it comes (no temporary name). */
@@ -41,13 +41,13 @@ static int pick_container(vkcu_sink *s, const AVOutputFormat **out)
         fmtname = "yuv4mpegpipe";
     else if (ext && (!av_strcasecmp(ext, ".yuv") || !av_strcasecmp(ext, ".raw")))
         fmtname = "rawvideo";
-    if (p->output_format) {
-        fmtname = !strcmp(p->output_format, "y4m") ? "yuv4mpegpipe"
-                  : !strcmp(p->output_format, "mkv") ? "matroska"
-                                                     : p->output_format;
+    if (p->job.output_format) {
+        fmtname = !strcmp(p->job.output_format, "y4m") ? "yuv4mpegpipe"
+                  : !strcmp(p->job.output_format, "mkv") ? "matroska"
+                                                     : p->job.output_format;
         if (!av_guess_format(fmtname, NULL, NULL)) {
             snprintf(s->err, s->errlen, "%s: no such container in this build (nut, yuv4mpegpipe, matroska, mp4, ...)",
-                     VKCU_SETTING_IS("output_format", p->output_format));
+                     VKCU_SETTING_IS("output_format", p->job.output_format));
             return VKCU_ERR_USAGE;
         }
     } else if (e->to_stdout) {
@@ -71,11 +71,11 @@ static int claim_output(vkcu_sink *s, const AVOutputFormat *ofmt)
 {
     encode_sink *e = s->priv;
     const vkcu_job_params *p = s->params;
-    const char *path = p->output;
+    const char *path = p->job.output;
     int ret;
     /* The mov muxer moves the index at the trailer by reading the file
      * back: only MP4/MOV have one, and only a file can be re-read. */
-    if (p->faststart && ((!strstr(ofmt->name, "mp4") && !strstr(ofmt->name, "mov") && strcmp(ofmt->name, "ipod")) ||
+    if (p->job.faststart && ((!strstr(ofmt->name, "mp4") && !strstr(ofmt->name, "mov") && strcmp(ofmt->name, "ipod")) ||
                          e->to_stdout)) {
         if (e->to_stdout)
             snprintf(s->err, s->errlen, "%s: the index is moved by re-reading the file; not possible on "
@@ -89,13 +89,13 @@ static int claim_output(vkcu_sink *s, const AVOutputFormat *ofmt)
      * sequence's files appear one by one (write_image); none of them may
      * be there already. */
     if (e->image == IMAGE_SEQ) {
-        const char *inputs[] = { p->input, p->pipeline_file, NULL };
-        ret = vkcu_outfile_check_sequence(path, p->overwrite, inputs, s->err, s->errlen);
+        const char *inputs[] = { p->job.input, p->job.pipeline_file, NULL };
+        ret = vkcu_outfile_check_sequence(path, p->job.overwrite, inputs, s->err, s->errlen);
         if (ret < 0)
             return ret;
     } else if (!e->to_stdout) {
-        const char *inputs[] = { p->input, p->pipeline_file, NULL };
-        ret = vkcu_outfile_begin(path, p->overwrite, inputs, e->tmp, sizeof(e->tmp), s->err, s->errlen);
+        const char *inputs[] = { p->job.input, p->job.pipeline_file, NULL };
+        ret = vkcu_outfile_begin(path, p->job.overwrite, inputs, e->tmp, sizeof(e->tmp), s->err, s->errlen);
         if (ret < 0)
             return ret;
     }
@@ -108,7 +108,7 @@ static int open_muxer(vkcu_sink *s, const AVOutputFormat *ofmt, const char *url)
 {
     encode_sink *e = s->priv;
     const vkcu_job_params *p = s->params;
-    const char *path = p->output;
+    const char *path = p->job.output;
     int ret;
     if (!(ofmt->flags & AVFMT_NOFILE)) {
         ret = avio_open(&e->oc->pb, url, AVIO_FLAG_WRITE);
@@ -124,7 +124,7 @@ static int open_muxer(vkcu_sink *s, const AVOutputFormat *ofmt, const char *url)
     if (!strcmp(ofmt->name, "yuv4mpegpipe"))
         e->oc->strict_std_compliance = FF_COMPLIANCE_UNOFFICIAL;
     AVDictionary *mux_opts = NULL;
-    if (p->faststart)
+    if (p->job.faststart)
         av_dict_set(&mux_opts, "movflags", "+faststart", 0);
     if (e->image == IMAGE_ONE)
         av_dict_set(&mux_opts, "update", "1", 0); /* the name as it is, no number */
@@ -152,7 +152,7 @@ static int open_muxer(vkcu_sink *s, const AVOutputFormat *ofmt, const char *url)
 static int start_threads(vkcu_sink *s)
 {
     encode_sink *e = s->priv;
-    const char *path = s->params->output;
+    const char *path = s->params->job.output;
     pthread_mutex_init(&e->lock, NULL);
     pthread_cond_init(&e->cond, NULL);
     if (vkcu_thread_create(&e->thread, vkcu_encsink_thread_main, s) != 0) {
@@ -168,7 +168,7 @@ static int start_threads(vkcu_sink *s)
 static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb)
 {
     encode_sink *e = s->priv;
-    const char *path = s->params->output;
+    const char *path = s->params->job.output;
     const AVOutputFormat *ofmt;
     const AVCodec *codec = NULL;
     int ret = pick_container(s, &ofmt);
@@ -264,7 +264,7 @@ static int encode_packet(vkcu_sink *s, AVPacket *pkt)
         char why[512] = "";
         int ret = vkcu_audio_enc_send(e->audio[pkt->stream_index], pkt, audio_emit, s, why, sizeof(why));
         if (ret < 0 && !s->err[0])
-            snprintf(s->err, s->errlen, "%s: %s", s->params->output, why);
+            snprintf(s->err, s->errlen, "%s: %s", s->params->job.output, why);
         return ret;
     }
     if (e->subs[pkt->stream_index])
@@ -328,7 +328,7 @@ static int end_output(vkcu_sink *s, int ok, int finish, int ret)
             ret = VKCU_ERR_PIPE_CLOSED;
         } else if (ret < 0) {
             char buf[128];
-            snprintf(s->err, s->errlen, "%s: cannot finish the output: %s%s", s->params->output,
+            snprintf(s->err, s->errlen, "%s: cannot finish the output: %s%s", s->params->job.output,
                      vkcu_err_str(ret, buf, sizeof(buf)), ret == AVERROR(ENOSPC) ? " (disk full)" : "");
             ret = VKCU_ERR_OUTPUT;
         }
@@ -339,7 +339,7 @@ static int end_output(vkcu_sink *s, int ok, int finish, int ret)
             ret = VKCU_ERR_PIPE_CLOSED;
         } else if (ok && ret >= 0 && e->oc->pb->error < 0) {
             char buf[128];
-            snprintf(s->err, s->errlen, "%s: write error: %s%s", s->params->output,
+            snprintf(s->err, s->errlen, "%s: write error: %s%s", s->params->job.output,
                      vkcu_err_str(e->oc->pb->error, buf, sizeof(buf)),
                      e->oc->pb->error == AVERROR(ENOSPC) ? " (disk full)" : "");
             ret = VKCU_ERR_OUTPUT;
@@ -382,15 +382,15 @@ static int publish(vkcu_sink *s, int ok, int ret)
     if (e->tmp[0]) {
         published = ok && ret >= 0;
         if (ok && ret >= 0 && s->params->before_publish &&
-            (ret = s->params->before_publish(s->params->publish_opaque, e->tmp, s->params->output, s->err,
+            (ret = s->params->before_publish(s->params->publish_opaque, e->tmp, s->params->job.output, s->err,
                                              s->errlen)) < 0)
             vkcu_outfile_abort(e->tmp);
         else if (ok && ret >= 0)
-            ret = vkcu_outfile_commit(e->tmp, s->params->output, s->err, s->errlen);
-        else if (s->params->keep_partial && strcmp(e->tmp, s->params->output)) {
+            ret = vkcu_outfile_commit(e->tmp, s->params->job.output, s->err, s->errlen);
+        else if (s->params->job.keep_partial && strcmp(e->tmp, s->params->job.output)) {
             char err[512];
-            if (vkcu_outfile_commit(e->tmp, s->params->output, err, sizeof(err)) >= 0)
-                LOGW("%s: partial output kept (%s)", s->params->output, VKCU_SETTING_IS("keep_partial", "1"));
+            if (vkcu_outfile_commit(e->tmp, s->params->job.output, err, sizeof(err)) >= 0)
+                LOGW("%s: partial output kept (%s)", s->params->job.output, VKCU_SETTING_IS("keep_partial", "1"));
         } else
             vkcu_outfile_abort(e->tmp);
         e->tmp[0] = 0;
@@ -411,7 +411,7 @@ static int encode_close(vkcu_sink *s, int ok)
     int ret = 0;
     /* --keep-partial: what was decoded is encoded, flushed and finished
      * (trailer, index), so the partial output plays. */
-    int finish = ok || (s->params->keep_partial && strcmp(e->tmp, s->params->output));
+    int finish = ok || (s->params->job.keep_partial && strcmp(e->tmp, s->params->job.output));
     if (e->thread_running && finish) {
         /* The last frame repeated, where the frame rate wants it. */
         ret = vkcu_frame_sync_push(&e->sync, NULL, encode_emit, s);
@@ -420,7 +420,7 @@ static int encode_close(vkcu_sink *s, int ok)
             if (e->audio[i]) {
                 char why[512] = "";
                 if ((ret = vkcu_audio_enc_send(e->audio[i], NULL, audio_emit, s, why, sizeof(why))) < 0 && !s->err[0])
-                    snprintf(s->err, s->errlen, "%s: %s", s->params->output, why);
+                    snprintf(s->err, s->errlen, "%s: %s", s->params->job.output, why);
             }
         if (ret < 0 && ok)
             finish = 0;

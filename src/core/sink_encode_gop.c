@@ -59,7 +59,7 @@ static void *gop_worker_main(void *arg)
         if (ret < 0) {
             char buf[128];
             av_packet_free(&out);
-            vkcu_encsink_thread_fail(s, ret, "%s: encoder %s failed at frame %lld: %s", s->params->output,
+            vkcu_encsink_thread_fail(s, ret, "%s: encoder %s failed at frame %lld: %s", s->params->job.output,
                                      w->enc->codec->name, (long long)w->next, vkcu_err_str(ret, buf, sizeof(buf)));
             break;
         }
@@ -112,12 +112,12 @@ int vkcu_encsink_setup_workers(vkcu_sink *s, const AVCodec *codec, const vkcu_vi
 {
     encode_sink *e = s->priv;
     const vkcu_job_params *p = s->params;
-    int want = p->encode_workers;
+    int want = p->settings.encode_workers;
     if (want == 1)
         return 0;
     if (codec->id != AV_CODEC_ID_FFV1 || (e->enc->flags & (AV_CODEC_FLAG_PASS1 | AV_CODEC_FLAG_PASS2))) {
         if (want > 1)
-            LOGW("%s: %s applies to FFV1 (one pass) only; %s uses its own threads", p->output,
+            LOGW("%s: %s applies to FFV1 (one pass) only; %s uses its own threads", p->job.output,
                  VKCU_SETTING("encode_workers"), codec->name);
         return 0;
     }
@@ -130,9 +130,9 @@ int vkcu_encsink_setup_workers(vkcu_sink *s, const AVCodec *codec, const vkcu_vi
     int64_t frames = bytes > 0 ? FFMIN(GOP_QUEUE_FRAMES, GOP_QUEUE_BYTES / bytes) : 0;
     int n = FFMIN(FFMIN(want, MAX_GOP_WORKERS), (int)(frames / gop));
     if (n < 2) {
-        if (p->encode_workers > 1)
+        if (p->settings.encode_workers > 1)
             LOGW("%s: %s %d: GOPs of %d frames of %dx%d do not fit the queue (%d frames, 1 GiB); "
-                 "one encoder", p->output, VKCU_SETTING("encode_workers"), p->encode_workers, gop, fmt->width,
+                 "one encoder", p->job.output, VKCU_SETTING("encode_workers"), p->settings.encode_workers, gop, fmt->width,
                  fmt->height, GOP_QUEUE_FRAMES);
         return 0;
     }
@@ -155,7 +155,7 @@ int vkcu_encsink_setup_workers(vkcu_sink *s, const AVCodec *codec, const vkcu_vi
         ret = avcodec_open2(w->enc, codec, NULL);
         if (ret < 0 || w->enc->extradata_size != e->enc->extradata_size ||
             (e->enc->extradata_size && memcmp(w->enc->extradata, e->enc->extradata, e->enc->extradata_size))) {
-            LOGV("%s: a second %s encoder %s; one encoder", p->output, codec->name,
+            LOGV("%s: a second %s encoder %s; one encoder", p->job.output, codec->name,
                  ret < 0 ? "does not open" : "has other extradata");
             vkcu_encsink_free_workers(e);
             return 0;
@@ -163,7 +163,7 @@ int vkcu_encsink_setup_workers(vkcu_sink *s, const AVCodec *codec, const vkcu_vi
     }
     e->gop = gop;
     e->max_frames = n * gop;
-    LOGV("%s: %s: %d GOPs of %d frames encoded at once", p->output, codec->name, n, gop);
+    LOGV("%s: %s: %d GOPs of %d frames encoded at once", p->job.output, codec->name, n, gop);
     return 0;
 }
 
@@ -172,7 +172,7 @@ int vkcu_encsink_start_workers(vkcu_sink *s)
     encode_sink *e = s->priv;
     for (int i = 0; i < e->nb_gw; i++) {
         if (vkcu_thread_create(&e->gw[i].thread, gop_worker_main, &e->gw[i]) != 0) {
-            snprintf(s->err, s->errlen, "%s: cannot start an encoder thread", s->params->output);
+            snprintf(s->err, s->errlen, "%s: cannot start an encoder thread", s->params->job.output);
             return AVERROR(EAGAIN);
         }
         e->gw[i].running = 1;

@@ -22,7 +22,7 @@ static int audio_stream(vkcu_sink *s, const AVOutputFormat *ofmt, AVStream *ist,
 {
     encode_sink *e = s->priv;
     const vkcu_job_params *p = s->params;
-    const char *named = p->audio_encoder && *p->audio_encoder && strcmp(p->audio_encoder, "auto") ? p->audio_encoder
+    const char *named = p->job.audio_encoder && *p->job.audio_encoder && strcmp(p->job.audio_encoder, "auto") ? p->job.audio_encoder
                                                                                                    : NULL;
     if ((named && !strcmp(named, "copy")) || (copy && !named) || (ofmt->flags & AVFMT_NOTIMESTAMPS))
         return 0;
@@ -33,7 +33,7 @@ static int audio_stream(vkcu_sink *s, const AVOutputFormat *ofmt, AVStream *ist,
     int ret = vkcu_audio_enc_open(&e->audio[ist->index], ist, codec, e->oc, why, sizeof(why));
     if (ret < 0) {
         if (named) {
-            snprintf(s->err, s->errlen, "%s: stream %d (audio %s): %s: %s", p->output, ist->index,
+            snprintf(s->err, s->errlen, "%s: stream %d (audio %s): %s: %s", p->job.output, ist->index,
                      avcodec_get_name(ist->codecpar->codec_id), VKCU_SETTING_IS("audio_encoder", named), why);
             return VKCU_ERR_USAGE;
         }
@@ -179,14 +179,14 @@ static int other_stream(vkcu_sink *s, const AVOutputFormat *ofmt, int i, AVRatio
         ist->discard = AVDISCARD_ALL;
         return 0;
     }
-    if (!vkcu_demux_picked(d, i, p->audio_streams, p->subtitle_streams)) {
+    if (!vkcu_demux_picked(d, i, p->job.audio_streams, p->job.subtitle_streams)) {
         LOGV("%s: stream %d (%s %s) not picked (%s)", d->path, i, av_get_media_type_string(t),
              avcodec_get_name(ist->codecpar->codec_id),
              VKCU_SETTING(t == AVMEDIA_TYPE_AUDIO ? "audio_streams" : "subtitle_streams"));
         ist->discard = AVDISCARD_ALL;
         return 0;
     }
-    if (t == AVMEDIA_TYPE_AUDIO && p->no_audio) {
+    if (t == AVMEDIA_TYPE_AUDIO && p->job.no_audio) {
         LOGV("%s: stream %d (audio %s) dropped (%s)", d->path, i, avcodec_get_name(ist->codecpar->codec_id),
              VKCU_SETTING_IS("no_audio", "1"));
         ist->discard = AVDISCARD_ALL;

@@ -51,7 +51,7 @@ static void mend_timestamps(vkcu_sink *s, AVPacket *pkt)
     if (pkt->dts != AV_NOPTS_VALUE && *last != AV_NOPTS_VALUE) {
         int64_t min = *last + !(ofmt->flags & AVFMT_TS_NONSTRICT);
         if (pkt->dts < min) {
-            LOGV("%s: stream %d: non-monotonic dts %lld after %lld; changed to %lld", s->params->output,
+            LOGV("%s: stream %d: non-monotonic dts %lld after %lld; changed to %lld", s->params->job.output,
                  pkt->stream_index, (long long)pkt->dts, (long long)*last, (long long)min);
             if (pkt->pts >= pkt->dts)
                 pkt->pts = FFMAX(pkt->pts, min);
@@ -69,11 +69,11 @@ static int write_image(vkcu_sink *s, AVPacket *pkt)
     const vkcu_job_params *p = s->params;
     char name[4096], tmp[4200], err[768];
     int number = (int)(e->images + 1);
-    if (av_get_frame_filename2(name, sizeof(name), p->output, number, 0) < 0)
+    if (av_get_frame_filename2(name, sizeof(name), p->job.output, number, 0) < 0)
         return vkcu_encsink_thread_fail(s, VKCU_ERR_OUTPUT, "%s: cannot make the name of image %d from this pattern",
-                                        p->output, number);
-    const char *inputs[] = { p->input, p->pipeline_file, NULL };
-    int ret = vkcu_outfile_begin(name, p->overwrite, inputs, tmp, sizeof(tmp), err, sizeof(err));
+                                        p->job.output, number);
+    const char *inputs[] = { p->job.input, p->job.pipeline_file, NULL };
+    int ret = vkcu_outfile_begin(name, p->job.overwrite, inputs, tmp, sizeof(tmp), err, sizeof(err));
     if (ret < 0)
         return vkcu_encsink_thread_fail(s, ret, "%s", err);
     FILE *f = vkcu_outfile_fopen(tmp, "wb");
@@ -108,7 +108,7 @@ static int write_out(vkcu_sink *s, AVPacket *pkt)
     }
     if (index == e->vst->index && e->image == IMAGE_ONE && e->images++) {
         /* ffmpeg refuses this too ("Cannot write more than one file with the same name"). */
-        const char *path = s->params->output, *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+        const char *path = s->params->job.output, *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
         if (!dot || (slash && dot < slash))
             dot = path + strlen(path);
         return vkcu_encsink_thread_fail(
@@ -131,25 +131,25 @@ static int write_out(vkcu_sink *s, AVPacket *pkt)
             return vkcu_encsink_thread_fail(s, VKCU_ERR_INPUT,
                                             "%s: frame at %.3f s (dts %.3f s): the %s muxer refused its "
                                             "timestamps: %s (the input's timestamps are broken)",
-                                            s->params->input, pts * av_q2d(tb), dts * av_q2d(tb), e->oc->oformat->name,
+                                            s->params->job.input, pts * av_q2d(tb), dts * av_q2d(tb), e->oc->oformat->name,
                                             vkcu_err_str(ret, buf, sizeof(buf)));
         return vkcu_encsink_thread_fail(s, VKCU_ERR_INPUT,
                                         "%s: the %s muxer refused a packet of output stream %d (pts %lld, dts %lld "
                                         "in 1/%d s): %s (the input's timestamps are broken)",
-                                        s->params->input, e->oc->oformat->name, index, (long long)pts, (long long)dts,
+                                        s->params->job.input, e->oc->oformat->name, index, (long long)pts, (long long)dts,
                                         tb.den, vkcu_err_str(ret, buf, sizeof(buf)));
     }
     if (e->to_stdout && (ret == AVERROR(EPIPE) || (e->oc->pb && e->oc->pb->error == AVERROR(EPIPE))))
         return vkcu_encsink_thread_fail(s, VKCU_ERR_PIPE_CLOSED, "standard output closed by its reader");
     if (ret < 0) {
         char buf[128];
-        return vkcu_encsink_thread_fail(s, VKCU_ERR_OUTPUT, "%s: write error: %s%s", s->params->output,
+        return vkcu_encsink_thread_fail(s, VKCU_ERR_OUTPUT, "%s: write error: %s%s", s->params->job.output,
                                         vkcu_err_str(ret, buf, sizeof(buf)),
                                         ret == AVERROR(ENOSPC) ? " (disk full)" : "");
     }
     if (e->oc->pb && e->oc->pb->error < 0) {
         char buf[128];
-        return vkcu_encsink_thread_fail(s, VKCU_ERR_OUTPUT, "%s: write error: %s%s", s->params->output,
+        return vkcu_encsink_thread_fail(s, VKCU_ERR_OUTPUT, "%s: write error: %s%s", s->params->job.output,
                                         vkcu_err_str(e->oc->pb->error, buf, sizeof(buf)),
                                         e->oc->pb->error == AVERROR(ENOSPC) ? " (disk full)" : "");
     }
@@ -167,7 +167,7 @@ static int drain(vkcu_sink *s)
             return 0;
         if (ret < 0) {
             char buf[128];
-            return vkcu_encsink_thread_fail(s, ret, "%s: encoder %s failed after frame %lld: %s", s->params->output,
+            return vkcu_encsink_thread_fail(s, ret, "%s: encoder %s failed after frame %lld: %s", s->params->job.output,
                                             e->enc->codec->name, (long long)e->frames,
                                             vkcu_err_str(ret, buf, sizeof(buf)));
         }
@@ -192,7 +192,7 @@ static int encode_one(vkcu_sink *s, AVFrame *frame)
         if (ret < 0) {
             char buf[128];
             return vkcu_encsink_thread_fail(
-                s, VKCU_ERR_DEVICE, "%s: frame %lld: upload to the Vulkan encoder failed: %s", s->params->output,
+                s, VKCU_ERR_DEVICE, "%s: frame %lld: upload to the Vulkan encoder failed: %s", s->params->job.output,
                 (long long)e->frames, vkcu_err_str(ret, buf, sizeof(buf)));
         }
         in = e->hw_frame;
@@ -206,7 +206,7 @@ static int encode_one(vkcu_sink *s, AVFrame *frame)
         av_frame_unref(e->hw_frame);
     if (ret < 0) {
         char buf[128];
-        return vkcu_encsink_thread_fail(s, ret, "%s: encoder %s refused frame %lld: %s", s->params->output,
+        return vkcu_encsink_thread_fail(s, ret, "%s: encoder %s refused frame %lld: %s", s->params->job.output,
                                         e->enc->codec->name, (long long)e->frames, vkcu_err_str(ret, buf, sizeof(buf)));
     }
     e->frames++;

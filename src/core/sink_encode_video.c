@@ -56,10 +56,10 @@ int vkcu_encsink_configure_encoder(vkcu_sink *s, const AVCodec *codec, const vkc
 {
     const vkcu_job_params *p = s->params;
     const vkcu_demux *d = s->demux;
-    const char *path = p->output;
+    const char *path = p->job.output;
     /* the options with the encoder's own files renamed to their temporaries */
     const char *user_opts = ((encode_sink *)s->priv)->files.opts ? ((encode_sink *)s->priv)->files.opts
-                                                                  : p->encoder_opts;
+                                                                  : p->job.encoder_opts;
     int ret = 0;
     AVCodecContext *enc = avcodec_alloc_context3(codec);
     if (!enc)
@@ -92,22 +92,22 @@ int vkcu_encsink_configure_encoder(vkcu_sink *s, const AVCodec *codec, const vkc
     ret = set_hdr_side_data(enc, fmt);
     if (ret < 0)
         goto fail;
-    if (p->gop > 0)
-        enc->gop_size = p->gop;
-    if (p->bitrate > 0)
-        enc->bit_rate = p->bitrate;
-    if (p->crf >= 0 && av_opt_set_int(enc->priv_data, "crf", p->crf, 0) < 0 &&
-        av_opt_set_int(enc->priv_data, "qp", p->crf, 0) < 0)
+    if (p->job.gop > 0)
+        enc->gop_size = p->job.gop;
+    if (p->job.bitrate > 0)
+        enc->bit_rate = p->job.bitrate;
+    if (p->job.crf >= 0 && av_opt_set_int(enc->priv_data, "crf", p->job.crf, 0) < 0 &&
+        av_opt_set_int(enc->priv_data, "qp", p->job.crf, 0) < 0)
         LOGW("%s: encoder %s has no crf (or qp) option; %s ignored", path, codec->name, VKCU_SETTING("crf"));
     /* Named presets and tunes against the encoder's list, before its library sees (and prints about) them. */
     char why[700];
-    if (p->preset && *p->preset && vkcu_encoder_check_choice(codec, "preset", p->preset, why, sizeof(why)) < 0) {
+    if (p->job.preset && *p->job.preset && vkcu_encoder_check_choice(codec, "preset", p->job.preset, why, sizeof(why)) < 0) {
         snprintf(s->err, s->errlen, "%s: %s", path, why);
         ret = VKCU_ERR_USAGE;
         goto fail;
     }
-    if (p->preset && *p->preset && av_opt_set(enc->priv_data, "preset", p->preset, 0) < 0) {
-        snprintf(s->err, s->errlen, "%s: encoder %s has no preset '%s'", path, codec->name, p->preset);
+    if (p->job.preset && *p->job.preset && av_opt_set(enc->priv_data, "preset", p->job.preset, 0) < 0) {
+        snprintf(s->err, s->errlen, "%s: encoder %s has no preset '%s'", path, codec->name, p->job.preset);
         ret = VKCU_ERR_USAGE;
         goto fail;
     }
@@ -121,7 +121,7 @@ int vkcu_encsink_configure_encoder(vkcu_sink *s, const AVCodec *codec, const vkc
         AVDictionary *opts = NULL;
         if (av_dict_parse_string(&opts, user_opts, "=", ":", 0) < 0) {
             snprintf(s->err, s->errlen, "%s: cannot parse '%s' (expected key=value:key=value)",
-                     VKCU_SETTING("encoder_opts"), p->encoder_opts);
+                     VKCU_SETTING("encoder_opts"), p->job.encoder_opts);
             av_dict_free(&opts);
             ret = VKCU_ERR_USAGE;
             goto fail;
@@ -173,7 +173,7 @@ static int open_failure(vkcu_sink *s, const AVCodec *codec, const vkcu_vkencoder
                         int ret)
 {
     encode_sink *e = s->priv;
-    const char *path = s->params->output;
+    const char *path = s->params->job.output;
     char buf[128];
     const AVPixFmtDescriptor *pd = av_pix_fmt_desc_get(e->enc->pix_fmt);
     int subw = pd ? 1 << pd->log2_chroma_w : 1, subh = pd ? 1 << pd->log2_chroma_h : 1;
@@ -214,7 +214,7 @@ static int open_encoder(vkcu_sink *s, const char *encname, const vkcu_video_form
     encode_sink *e = s->priv;
     const vkcu_job_params *p = s->params;
     vkcu_demux *d = s->demux;
-    const char *path = p->output;
+    const char *path = p->job.output;
     const vkcu_vkencoder *vke = vkcu_vkencode_find(encname);
     int ret;
     if (vke && !vke->video_op && s->result->path == VKCU_PATH_CPU) {
@@ -240,7 +240,7 @@ static int open_encoder(vkcu_sink *s, const char *encname, const vkcu_video_form
          * The GPU backend encodes on its own GPU; the CPU path (video
          * encoders only) on any that can. */
         char why[512];
-        int cuda = s->result->path == VKCU_PATH_CPU ? -1 : p->device;
+        int cuda = s->result->path == VKCU_PATH_CPU ? -1 : p->settings.device;
         if (vkcu_vkencode_device(encname, cuda, &e->vk_device, why, sizeof(why)) < 0) {
             snprintf(s->err, s->errlen, "%s: %s: %s; use %s%s", path, VKCU_SETTING_IS("encoder", encname), why,
                      VKCU_SETTING_IS("encoder", vke->cpu_twin), vke->video_op ? " or auto" : "");
@@ -250,7 +250,7 @@ static int open_encoder(vkcu_sink *s, const char *encname, const vkcu_video_form
     if (!e->vk_device) {
         /* What the encoder (and its profile) takes, before its library refuses it in its own words. */
         char why[900];
-        if ((ret = vkcu_encoder_check_pix_fmt(codec, p->encoder_opts, fmt->pix_fmt, why, sizeof(why))) < 0) {
+        if ((ret = vkcu_encoder_check_pix_fmt(codec, p->job.encoder_opts, fmt->pix_fmt, why, sizeof(why))) < 0) {
             snprintf(s->err, s->errlen, "%s: %s", path, why);
             goto fail;
         }
@@ -273,8 +273,8 @@ static int open_encoder(vkcu_sink *s, const char *encname, const vkcu_video_form
     *tb = e->sync.tb_out;
 
     {
-        const char *inputs[] = { p->input, p->pipeline_file, NULL };
-        ret = vkcu_encoder_files_begin(&e->files, p->encoder_opts, codec->name, path, p->overwrite, inputs, s->err,
+        const char *inputs[] = { p->job.input, p->job.pipeline_file, NULL };
+        ret = vkcu_encoder_files_begin(&e->files, p->job.encoder_opts, codec->name, path, p->job.overwrite, inputs, s->err,
                                        s->errlen);
         if (ret < 0)
             goto fail;
@@ -319,7 +319,7 @@ static void hdr_depth_warning(vkcu_sink *s, const vkcu_video_format *fmt)
         return;
     LOGW("%s: HDR (%s) in 8 bits, which bands: for SDR BT.709 add tonemap=format=yuv420p to the chain (or use "
          "the preset hdr10-to-sdr); for HDR keep 10 bits (convert=format=yuv420p10le)",
-         s->params->output, pq ? "PQ" : "HLG");
+         s->params->job.output, pq ? "PQ" : "HLG");
 }
 
 int vkcu_encsink_pick_encoder(vkcu_sink *s, const vkcu_video_format *fmt, const AVOutputFormat *ofmt,
@@ -327,13 +327,13 @@ int vkcu_encsink_pick_encoder(vkcu_sink *s, const vkcu_video_format *fmt, const 
 {
     encode_sink *e = s->priv;
     const vkcu_job_params *p = s->params;
-    const char *path = p->output;
+    const char *path = p->job.output;
     int ret;
-    const char *encname = p->encoder && *p->encoder && strcmp(p->encoder, "auto") ? p->encoder : vkcu_default_encoder(ofmt, path, !!p->output_format);
+    const char *encname = p->job.encoder && *p->job.encoder && strcmp(p->job.encoder, "auto") ? p->job.encoder : vkcu_default_encoder(ofmt, path, !!p->job.output_format);
     /* A GPU encoder the job prefers (a preset's gpu-encoder), tried first on
      * the GPU backend; where it cannot take the frames, `encname`. */
-    const char *gpu_pick = p->gpu_encoder && *p->gpu_encoder && s->result->path != VKCU_PATH_CPU &&
-                                   strcmp(p->gpu_encoder, encname) ? p->gpu_encoder : NULL;
+    const char *gpu_pick = p->job.gpu_encoder && *p->job.gpu_encoder && s->result->path != VKCU_PATH_CPU &&
+                                   strcmp(p->job.gpu_encoder, encname) ? p->job.gpu_encoder : NULL;
     const AVCodec *codec = NULL;
     AVRational tb_in = *tb;
     for (int pick = !gpu_pick; pick < 2; pick++) {

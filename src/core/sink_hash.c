@@ -111,8 +111,8 @@ static void walk_planarised(const AVFrame *f, const AVPixFmtDescriptor *d,
 int vkcu_hash_on_gpu(const vkcu_job_params *p, enum AVPixelFormat host_fmt)
 {
     const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(host_fmt);
-    return p->sink == VKCU_SINK_HASH && p->hash_algo == VKCU_HASH_BLAKE3 &&
-           (p->hash_format == VKCU_HASH_FORMAT_FRAMEMD5 || p->hash_format == VKCU_HASH_FORMAT_JSON) && d &&
+    return p->job.sink == VKCU_SINK_HASH && p->job.hash_algo == VKCU_HASH_BLAKE3 &&
+           (p->job.hash_format == VKCU_HASH_FORMAT_FRAMEMD5 || p->job.hash_format == VKCU_HASH_FORMAT_JSON) && d &&
            !(d->flags & (AV_PIX_FMT_FLAG_HWACCEL | AV_PIX_FMT_FLAG_BITSTREAM | AV_PIX_FMT_FLAG_PAL)) &&
            !needs_planarising(d);
 }
@@ -217,12 +217,12 @@ static int write_line(vkcu_sink *s, hash_item *it)
      * packet without duration one tick long when the tick is over 1 ms. */
     if (dur == 0 && h->out_tb.num * 1000LL > h->out_tb.den)
         dur = 1;
-    FILE *o = s->params->hash_out;
-    if (s->params->hash_format == VKCU_HASH_FORMAT_JSON) {
+    FILE *o = s->params->job.hash_out;
+    if (s->params->job.hash_format == VKCU_HASH_FORMAT_JSON) {
         json_t *j = json_pack("{sIsIsIsiss}", "frame", (json_int_t)h->frames, "pts", (json_int_t)pts, "duration",
                               (json_int_t)dur, "size", it->size, "hash", it->hex);
         const char *pf = av_get_pix_fmt_name(it->format);
-        if (j && s->params->timing == VKCU_TIMING_DECODED && pf &&
+        if (j && s->params->job.timing == VKCU_TIMING_DECODED && pf &&
             json_object_update_new(j, json_pack("{sisiss}", "width", it->width, "height", it->height, "pix_fmt", pf)) < 0) {
             json_decref(j);
             j = NULL;
@@ -243,7 +243,7 @@ static int write_line(vkcu_sink *s, hash_item *it)
         if (it->concealed)
             fprintf(o, "%s frame %" PRId64 ", pts %" PRId64 ": decoded from damaged data\n", VKCU_HASH_CONCEALED_MARK,
                     h->frames, pts);
-        if (s->params->hash_format == VKCU_HASH_FORMAT_FRAMECRC)
+        if (s->params->job.hash_format == VKCU_HASH_FORMAT_FRAMECRC)
             fprintf(o, "0, %10" PRId64 ", %10" PRId64 ", %8" PRId64 ", %8d, 0x%s\n", pts, pts, dur, it->size, it->hex);
         else
             fprintf(o, "0, %10" PRId64 ", %10" PRId64 ", %8" PRId64 ", %8d, %s\n", pts, pts, dur, it->size, it->hex);
@@ -285,8 +285,8 @@ static int flush_lines(vkcu_sink *s, int keep)
 static int hash_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb)
 {
     hash_sink *h = s->priv;
-    h->algo = s->params->hash_format == VKCU_HASH_FORMAT_FRAMECRC ? VKCU_HASH_ADLER32 : s->params->hash_algo;
-    if (s->params->hash_format == VKCU_HASH_FORMAT_WHOLE) {
+    h->algo = s->params->job.hash_format == VKCU_HASH_FORMAT_FRAMECRC ? VKCU_HASH_ADLER32 : s->params->job.hash_algo;
+    if (s->params->job.hash_format == VKCU_HASH_FORMAT_WHOLE) {
         if (h->algo == VKCU_HASH_XXH64) {
             vkcu_xxh64_init(&h->whole_xxh, 0);
             return 0;
@@ -319,16 +319,16 @@ static int hash_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb)
         return AVERROR(EAGAIN);
     }
     vkcu_demux *d = s->demux;
-    const int decoded = s->params->timing == VKCU_TIMING_DECODED;
+    const int decoded = s->params->job.timing == VKCU_TIMING_DECODED;
     vkcu_frame_sync_init(&h->sync, decoded ? VKCU_FPS_PASSTHROUGH : VKCU_FPS_VFR, fmt->frame_rate, tb, NULL);
     h->out_tb = h->sync.tb_out;
     h->last_pts = AV_NOPTS_VALUE;
-    FILE *o = s->params->hash_out;
-    if (s->params->hash_format == VKCU_HASH_FORMAT_JSON) {
+    FILE *o = s->params->job.hash_out;
+    if (s->params->job.hash_format == VKCU_HASH_FORMAT_JSON) {
         /* input last: the fixed keys keep their columns whatever the name */
         char tbs[48];
         snprintf(tbs, sizeof(tbs), "%d/%d", h->out_tb.num, h->out_tb.den);
-        json_t *j = json_pack("{sssssssssisi}", "type", "header", "hash", vkcu_hash_algo_name(s->params->hash_algo),
+        json_t *j = json_pack("{sssssssssisi}", "type", "header", "hash", vkcu_hash_algo_name(s->params->job.hash_algo),
                               "tb", tbs, "pix_fmt", av_get_pix_fmt_name(fmt->pix_fmt), "width", fmt->width, "height",
                               fmt->height);
         if (j && decoded && json_object_set_new(j, "timing", json_string("decoded")) < 0) {
@@ -345,14 +345,14 @@ static int hash_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb)
             snprintf(s->err, s->errlen, "cannot write hashes: output error");
             return VKCU_ERR_OUTPUT;
         }
-    } else if (s->params->hash_format == VKCU_HASH_FORMAT_FRAMECRC) {
+    } else if (s->params->job.hash_format == VKCU_HASH_FORMAT_FRAMECRC) {
         /* FATE's header: ffmpeg -flags +bitexact writes no #software line */
         AVRational sar = s->demux->video->codecpar->sample_aspect_ratio;
         fprintf(o, "#tb 0: %d/%d\n#media_type 0: video\n#codec_id 0: rawvideo\n#dimensions 0: %dx%d\n#sar 0: %d/%d\n",
                 h->out_tb.num, h->out_tb.den, fmt->width, fmt->height, sar.num, sar.num ? sar.den : 1);
     } else {
         fprintf(o, "#format: frame checksums\n#version: 2\n#hash: %s\n#software: vkcu (%s)\n",
-                vkcu_hash_algo_name(s->params->hash_algo), av_get_pix_fmt_name(fmt->pix_fmt));
+                vkcu_hash_algo_name(s->params->job.hash_algo), av_get_pix_fmt_name(fmt->pix_fmt));
         if (decoded) /* every decoded frame at its own size: compare reads the media side the same way */
             fprintf(o, "%s decoded\n", VKCU_HASH_TIMING_MARK);
         fprintf(o, "#tb 0: %d/%d\n#media_type 0: video\n#codec_id 0: rawvideo\n#dimensions 0: %dx%d\n",
@@ -367,7 +367,7 @@ static int hash_emit(void *opaque, AVFrame *frame)
 {
     vkcu_sink *s = opaque;
     hash_sink *h = s->priv;
-    if (s->params->timing == VKCU_TIMING_DECODED) {
+    if (s->params->job.timing == VKCU_TIMING_DECODED) {
         /* As ffmpeg's muxer moves a timestamp that goes backward ("non-monotonic
          * DTS"): onto the previous one, which framemd5 allows. */
         if (h->last_pts != AV_NOPTS_VALUE && frame->pts < h->last_pts)
@@ -375,7 +375,7 @@ static int hash_emit(void *opaque, AVFrame *frame)
         h->last_pts = frame->pts;
     }
     const int concealed = !!(frame->flags & AV_FRAME_FLAG_CORRUPT);
-    if (s->params->hash_format == VKCU_HASH_FORMAT_WHOLE) {
+    if (s->params->job.hash_format == VKCU_HASH_FORMAT_WHOLE) {
         int size;
         if (vkcu_frame_digest_get(frame)) {
             snprintf(s->err, s->errlen, "internal: a frame hashed on the GPU for a whole-stream hash");
@@ -453,8 +453,8 @@ static int write_summary(vkcu_sink *s)
                           (json_int_t)r->frames_in, "dropped", (json_int_t)r->frames_dropped, "duplicated",
                           (json_int_t)r->frames_duplicated, "rescaled", (json_int_t)r->frames_rescaled, "concealed",
                           (json_int_t)r->frames_concealed, "format_changes", (json_int_t)r->format_changes, "timing",
-                          s->params->timing == VKCU_TIMING_DECODED ? "decoded" : "ffmpeg");
-    if (vkcu_json_write_line(s->params->hash_out, j, 1) < 0) {
+                          s->params->job.timing == VKCU_TIMING_DECODED ? "decoded" : "ffmpeg");
+    if (vkcu_json_write_line(s->params->job.hash_out, j, 1) < 0) {
         snprintf(s->err, s->errlen, "cannot write hashes: output error");
         return errno == EPIPE ? VKCU_ERR_PIPE_CLOSED : VKCU_ERR_OUTPUT;
     }
@@ -465,7 +465,7 @@ static int hash_close(vkcu_sink *s, int ok)
 {
     hash_sink *h = s->priv;
     int ret = 0;
-    if (s->params->hash_format == VKCU_HASH_FORMAT_WHOLE) {
+    if (s->params->job.hash_format == VKCU_HASH_FORMAT_WHOLE) {
         /* as `ffmpeg -f md5` prints it: ALGO=hex */
         char hex[AV_HASH_MAX_SIZE * 2 + 1];
         if (h->whole) {
@@ -479,7 +479,7 @@ static int hash_close(vkcu_sink *s, int ok)
         }
         av_hash_freep(&h->whole);
         if (ok && h->whole_frames) {
-            FILE *o = s->params->hash_out;
+            FILE *o = s->params->job.hash_out;
             fprintf(o, "%s=%s\n", vkcu_hash_algo_name(h->algo), hex);
             if (fflush(o) || ferror(o)) /* `| head -c 1` too: as for the frame lines */
                 ret = vkcu_stream_reader_gone(o) ? VKCU_ERR_PIPE_CLOSED : VKCU_ERR_OUTPUT;
@@ -498,7 +498,7 @@ static int hash_close(vkcu_sink *s, int ok)
         ret = flush_lines(s, 0);
     s->result->frames_dropped += h->sync.dropped;
     s->result->frames_duplicated += h->sync.duplicated;
-    if (ok && ret >= 0 && s->params->hash_format == VKCU_HASH_FORMAT_JSON)
+    if (ok && ret >= 0 && s->params->job.hash_format == VKCU_HASH_FORMAT_JSON)
         ret = write_summary(s);
     vkcu_frame_sync_free(&h->sync);
     vkcu_queue_close(h->work); /* the workers hash what is queued, then end */
@@ -510,8 +510,8 @@ static int hash_close(vkcu_sink *s, int ok)
     pthread_mutex_destroy(&h->lock);
     vkcu_queue_free(&h->work, NULL);
     pthread_cond_destroy(&h->done);
-    if (ret >= 0 && fflush(s->params->hash_out))
-        ret = vkcu_stream_reader_gone(s->params->hash_out) ? VKCU_ERR_PIPE_CLOSED : VKCU_ERR_OUTPUT;
+    if (ret >= 0 && fflush(s->params->job.hash_out))
+        ret = vkcu_stream_reader_gone(s->params->job.hash_out) ? VKCU_ERR_PIPE_CLOSED : VKCU_ERR_OUTPUT;
     return ret;
 }
 

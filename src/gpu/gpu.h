@@ -18,6 +18,8 @@
 
 #include <stdint.h>
 
+#include <vkcu/job.h>
+
 #include "ops/op.h"
 #include "util/hash_algo.h"
 
@@ -48,17 +50,6 @@ typedef struct vkcu_gpu_config {
     int cuda_pool;
 } vkcu_gpu_config;
 
-/* What a session did, for --stats and reports. */
-typedef struct vkcu_gpu_counters {
-    int64_t imports;       /* external memory + semaphore imports into CUDA */
-    int64_t dtod_copies;   /* on-GPU frame copies (decoded image -> interop ring) */
-    int64_t htod_bytes, dtoh_bytes;
-    int64_t vk_readbacks;  /* frames read back from the output ring by Vulkan */
-    int max_in_flight;
-    double ms_copy, ms_ops, ms_download; /* GPU time per stage */
-    double setup_ms_vk_instance, setup_ms_vk_device, setup_ms_cuda, setup_ms_open;
-    char setup_vk_device[64]; /* whose Vulkan device: "vkcu (...)" or "ffmpeg" */
-} vkcu_gpu_counters;
 
 /* A frame whose pixels stayed on the GPU: the session hashed it there (the
  * byte string of docs/hash.md) and only the digest came back. Such a frame
@@ -119,7 +110,11 @@ int vkcu_gpu_pop(vkcu_gpu *g, AVFrame *out, int wait, char *err, size_t errlen);
 int vkcu_gpu_pending(const vkcu_gpu *g);
 /* Whether push() would have to wait for a free slot. */
 int vkcu_gpu_full(const vkcu_gpu *g);
-void vkcu_gpu_stats(const vkcu_gpu *g, vkcu_gpu_counters *c);
+/* What the session counted and timed, into the GPU fields of a job's
+ * result (vkcu/job.h: imports ... setup_vk_device); its other fields are
+ * left as they are. The one place these figures are copied: the job
+ * (pipeline.c) and random access (reader_seek.c) take them from here. */
+void vkcu_gpu_stats(const vkcu_gpu *g, vkcu_job_result *r);
 void vkcu_gpu_close(vkcu_gpu **g);
 
 /* The planar layout GPU frames are downloaded and hashed in

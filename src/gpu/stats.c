@@ -22,28 +22,27 @@ void vkcu_gpu_stats_frame(vkcu_gpu *g, const pending_frame *pf)
     }
 }
 
-void vkcu_gpu_stats(const vkcu_gpu *g, vkcu_gpu_counters *c)
+void vkcu_gpu_stats(const vkcu_gpu *g, vkcu_job_result *r)
 {
-    memset(c, 0, sizeof(*c));
-    c->imports = g->imports;
-    c->dtod_copies = g->dtod;
-    c->htod_bytes = g->htod_bytes;
-    c->dtoh_bytes = g->dtoh_bytes;
-    c->vk_readbacks = g->exit && g->exit->readbacks ? g->exit->readbacks(g, g->exit_priv) : 0;
-    c->max_in_flight = g->max_in_flight;
-    c->ms_copy = g->ms_copy;
-    c->ms_ops = g->ms_ops;
-    c->ms_download = g->ms_download;
+    r->imports = g->imports;
+    r->dtod_copies = g->dtod;
+    r->htod_bytes = g->htod_bytes;
+    r->dtoh_bytes = g->dtoh_bytes;
+    r->vk_readbacks = g->exit && g->exit->readbacks ? g->exit->readbacks(g, g->exit_priv) : 0;
+    r->max_in_flight = g->max_in_flight;
+    r->gpu_ms_copy = g->ms_copy;
+    r->gpu_ms_ops = g->ms_ops;
+    r->gpu_ms_download = g->ms_download;
     vkcu_vkdev_times t;
     if (vkcu_vkdev_times_get(g->cuda_device, &t) < 0) /* by now with the CUDA context's time */
         t = g->setup;
-    c->setup_ms_vk_instance = t.instance_ms;
-    c->setup_ms_vk_device = t.device_ms;
-    c->setup_ms_cuda = t.cuda_ms + t.cuda_context_ms;
-    c->setup_ms_open = g->setup_open_ms;
+    r->setup_ms_vk_instance = t.instance_ms;
+    r->setup_ms_vk_device = t.device_ms;
+    r->setup_ms_cuda = t.cuda_ms + t.cuda_context_ms;
+    r->setup_ms_gpu_open = g->setup_open_ms;
     if (t.own)
-        snprintf(c->setup_vk_device, sizeof(c->setup_vk_device), "vkcu (%u decode + %u compute queues%s)",
+        snprintf(r->setup_vk_device, sizeof(r->setup_vk_device), "vkcu (%u decode + %u compute queues%s)",
                  t.nb_decode, t.nb_compute, t.speculative ? ", before CUDA's UUID" : "");
     else
-        snprintf(c->setup_vk_device, sizeof(c->setup_vk_device), "ffmpeg");
+        snprintf(r->setup_vk_device, sizeof(r->setup_vk_device), "ffmpeg");
 }

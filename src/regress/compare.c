@@ -864,7 +864,7 @@ static void summarize(compare_run *x)
  * without overwrite, one file named for two outputs. */
 static int check_outputs(const vkcu_compare_params *p, vkcu_compare_result *r)
 {
-    const char *inputs[] = { p->a, p->b, p->job->pipeline_file, NULL };
+    const char *inputs[] = { p->a, p->b, p->job->job.pipeline_file, NULL };
     int ret = 0;
     if ((p->vmaf || !isnan(p->min_vmaf)) && !vkcu_vmaf_available()) {
         vkcu_vmaf_missing(VKCU_SETTING(p->vmaf ? "vmaf" : "min_vmaf"), r->error, sizeof(r->error));
@@ -903,15 +903,15 @@ static int open_sides(compare_run *x)
     vkcu_job_params ja = *p->job, jb = p->job_b ? *p->job_b : *p->job;
     int decoded = p->timing == VKCU_TIMING_DECODED || (x->a.is_list && x->a.list.decoded) ||
                   (x->b.is_list && x->b.list.decoded);
-    ja.timing = jb.timing = decoded ? VKCU_TIMING_DECODED : VKCU_TIMING_FFMPEG;
+    ja.job.timing = jb.job.timing = decoded ? VKCU_TIMING_DECODED : VKCU_TIMING_FFMPEG;
     x->decoded = decoded;
     ja.callback_timing = jb.callback_timing = decoded || x->a.is_list || x->b.is_list;
     if (!x->a.is_list && !x->b.is_list) {
         /* On the GPU both inputs' frames stay in device memory, where
          * the metrics (and libvmaf's CUDA backend) read them: enough
          * buffers for the source's queue, the frame in hand and the ring. */
-        ja.cuda_pool = VKCU_SOURCE_QUEUE + ja.ring_size + 4;
-        jb.cuda_pool = VKCU_SOURCE_QUEUE + jb.ring_size + 4;
+        ja.cuda_pool = VKCU_SOURCE_QUEUE + ja.settings.ring_size + 4;
+        jb.cuda_pool = VKCU_SOURCE_QUEUE + jb.settings.ring_size + 4;
         /* A decode queue (engine) for each input, said before A's
          * job makes the shared device: on one queue, which a process
          * of one stream claims, each input got half of the engine's
@@ -924,7 +924,8 @@ static int open_sides(compare_run *x)
          * VKCU_COMPARE_TWO_QUEUES=0 (a measurement, not a setting)
          * puts both on one queue. */
         const char *two = getenv("VKCU_COMPARE_TWO_QUEUES");
-        if (!(two && !strcmp(two, "0")) && (ja.backend != VKCU_BACKEND_CPU || jb.backend != VKCU_BACKEND_CPU))
+        if (!(two && !strcmp(two, "0")) &&
+            (ja.settings.backend != VKCU_BACKEND_CPU || jb.settings.backend != VKCU_BACKEND_CPU))
             vkcu_vkdev_expect(2, 0);
     }
     ret = vkcu_side_open_media(&x->a, &ja);
@@ -948,8 +949,8 @@ static int check_sides(compare_run *x)
         return VKCU_ERR_INPUT;
     }
     const vkcu_job_params *trim = p->job;
-    if ((x->a.is_list || x->b.is_list) &&
-        (trim->start_time >= 0 || trim->start_frame >= 0 || trim->duration >= 0 || trim->frame_count >= 0)) {
+    if ((x->a.is_list || x->b.is_list) && (trim->job.start_time >= 0 || trim->job.start_frame >= 0 ||
+                                           trim->job.duration >= 0 || trim->job.frame_count >= 0)) {
         /* A list cannot be trimmed here, and a trimmed side starts at zero: nothing would pair. */
         const char *start = VKCU_SETTING("start_time"), *length = VKCU_SETTING("duration");
         snprintf(r->error, sizeof(r->error), "%s is a hash list: %s/%s trim media inputs only (hash the "
@@ -967,8 +968,8 @@ static int check_sides(compare_run *x)
         /* Decoding on the GPU (or trying to): libvmaf's CUDA backend where it
          * can run, the CPU otherwise; the line after the headers says which. */
         vkcu_vmaf_params vp = VKCU_VMAF_PARAMS_DEFAULT;
-        vp.gpu = p->job->backend != VKCU_BACKEND_CPU;
-        vp.device = p->job->device;
+        vp.gpu = p->job->settings.backend != VKCU_BACKEND_CPU;
+        vp.device = p->job->settings.device;
         if ((ret = vkcu_vmaf_open(&x->vmaf, &vp, r->error, sizeof(r->error))) < 0)
             return ret;
         if (p->report && !(x->held = open_memstream(&x->held_buf, &x->held_len)))

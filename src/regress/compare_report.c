@@ -125,7 +125,7 @@ int vkcu_compare_report_write(compare_run *x)
 {
     const vkcu_compare_params *p = x->p;
     vkcu_compare_result *r = x->r;
-    const char *inputs[] = { p->a, p->b, p->job->pipeline_file, NULL };
+    const char *inputs[] = { p->a, p->b, p->job->job.pipeline_file, NULL };
     char tmp[4200], buf[128];
     if (vkcu_outfile_begin(p->report_html, p->overwrite, inputs, tmp, sizeof(tmp), r->error, sizeof(r->error)) < 0)
         return VKCU_ERR_OUTPUT;

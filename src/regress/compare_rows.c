@@ -33,7 +33,7 @@ int vkcu_compare_rows_open(compare_run *x)
 {
     const vkcu_compare_params *p = x->p;
     const char *files[2] = { p->csv, p->json };
-    const char *inputs[] = { p->a, p->b, p->job->pipeline_file, NULL };
+    const char *inputs[] = { p->a, p->b, p->job->job.pipeline_file, NULL };
     for (int k = 0; k < 2; k++) {
         if (!files[k])
             continue;
@@ -197,7 +197,7 @@ int vkcu_compare_rows_finish(compare_run *x)
             json_decref(root);
             return AVERROR(ENOMEM);
         }
-        const char *inputs[] = { p->a, p->b, p->job->pipeline_file, NULL };
+        const char *inputs[] = { p->a, p->b, p->job->job.pipeline_file, NULL };
         int ret = vkcu_outfile_begin(p->json, p->overwrite, inputs, tmp, sizeof(tmp), r->error, sizeof(r->error));
         if (ret >= 0) {
             char *text = vkcu_json_text(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER);

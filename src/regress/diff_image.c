@@ -157,7 +157,7 @@ int vkcu_draw_difference(const vkcu_compare_params *p, const AVFrame *a, const A
     snprintf(label, sizeof(label), "x%d", maxd ? (255 + maxd - 1) / maxd : 1);
     lw = (int)strlen(label) * 4 * scale;
     put_text(rgb->data[0], rgb->linesize[0], w, total_h, (w - lw) / 2, ty, scale, label);
-    const char *inputs[] = { p->a, p->b, p->job->pipeline_file, NULL };
+    const char *inputs[] = { p->a, p->b, p->job->job.pipeline_file, NULL };
     ret = write_png(p->diff_image, p->overwrite, inputs, rgb, err, errlen);
 done:
     av_frame_free(&rgb);

@@ -86,11 +86,11 @@ int vkcu_frame_source_open(const vkcu_job_params *p, const char *path, frame_sou
         return AVERROR(ENOMEM);
     }
     s->p = *p;
-    s->p.input = path;
-    s->p.sink = VKCU_SINK_CALLBACK;
-    s->p.on_open = source_on_open;
+    s->p.job.input = path;
+    s->p.job.sink = VKCU_SINK_CALLBACK;
+    s->p.job.on_open = source_on_open;
     s->p.on_frame = source_on_frame;
-    s->p.cb_opaque = s;
+    s->p.job.callback_opaque = s;
     s->p.progress = 0;
     s->path = path;
     s->err = err;

@@ -106,16 +106,16 @@ int vkcu_compare(vkcu_context *ctx, const vkcu_compare_job *job, vkcu_compare_re
     for (int k = 0; k < 2; k++) {
         vkcu_job_params *p = &side[k];
         vkcu_context_job_params(ctx, p);
-        p->sink = VKCU_SINK_HASH;
+        p->job.sink = VKCU_SINK_HASH;
         p->progress = 0;
-        p->start_time = job->start_time;
-        p->duration = job->duration;
-        p->start_frame = job->start_frame;
-        p->frame_count = job->frame_count;
-        p->max_frames = job->max_frames;
-        p->strict = job->strict;
-        p->pipeline_file = job->pipeline_file;
-        if ((ret = side_chain(job->chain, k ? job->chain_b : job->chain_a, &owned[k], &p->chain)) < 0)
+        p->job.start_time = job->start_time;
+        p->job.duration = job->duration;
+        p->job.start_frame = job->start_frame;
+        p->job.frame_count = job->frame_count;
+        p->job.max_frames = job->max_frames;
+        p->job.strict = job->strict;
+        p->job.pipeline_file = job->pipeline_file;
+        if ((ret = side_chain(job->chain, k ? job->chain_b : job->chain_a, &owned[k], &p->job.chain)) < 0)
             goto end;
     }
     vkcu_compare_params cp;
@@ -177,7 +177,7 @@ int vkcu_verify(vkcu_context *ctx, const vkcu_verify_job *job)
         vkcu_verify_params vp;
         vkcu_verify_params_default(&vp);
         vp.base = &base;
-        vp.backend_override = job->override_backend ? (int)base.backend : -1;
+        vp.backend_override = job->override_backend ? (int)base.settings.backend : -1;
         vp.update = job->update;
         vp.allow_outside = job->allow_outside;
         vp.junit = job->junit;

@@ -48,17 +48,17 @@ static int case_job(const vkcu_manifest *m, const vkcu_manifest_case *c, const v
     else
         vkcu_job_params_default(job);
     job->progress = 0;
-    job->start_time = c->start_time;
-    job->duration = c->duration;
-    job->start_frame = c->start_frame;
-    job->frame_count = c->frame_count;
+    job->job.start_time = c->start_time;
+    job->job.duration = c->duration;
+    job->job.start_frame = c->start_frame;
+    job->job.frame_count = c->frame_count;
     *backend = p->backend_override >= 0 ? p->backend_override : c->backend;
-    job->backend = (enum vkcu_backend) * backend;
-    job->chain = c->chain;
-    job->max_frames = c->max_frames;
-    job->strict = c->strict;
-    job->timing = c->timing >= 0 ? (enum vkcu_timing)c->timing : p->timing;
-    job->hash_algo = c->algo;
+    job->settings.backend = (enum vkcu_backend) * backend;
+    job->job.chain = c->chain;
+    job->job.max_frames = c->max_frames;
+    job->job.strict = c->strict;
+    job->job.timing = c->timing >= 0 ? (enum vkcu_timing)c->timing : p->timing;
+    job->job.hash_algo = c->algo;
     if (c->pipeline) {
         /* A file (a '/' or ".pipe") is relative to the manifest; a name is searched as --pipeline does. */
         size_t n = strlen(c->pipeline);
@@ -75,7 +75,7 @@ static int case_job(const vkcu_manifest *m, const vkcu_manifest_case *c, const v
             return ret;
         vkcu_preset_apply_params(preset, job);
         if (!(preset->sink == VKCU_SINK_HASH && !c->algo_set))
-            job->hash_algo = c->algo;
+            job->job.hash_algo = c->algo;
     }
     return 0;
 }
@@ -293,10 +293,10 @@ static int run_hash_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_ver
         ret = AVERROR(ENOMEM);
         goto done;
     }
-    job->input = input;
-    job->sink = VKCU_SINK_HASH;
-    job->hash_out = mem;
-    job->hash_format = VKCU_HASH_FORMAT_FRAMEMD5;
+    job->job.input = input;
+    job->job.sink = VKCU_SINK_HASH;
+    job->job.hash_out = mem;
+    job->job.hash_format = VKCU_HASH_FORMAT_FRAMEMD5;
     vkcu_job_result res;
     int jr = vkcu_job_run(job, &res);
     fclose(mem);
@@ -361,9 +361,9 @@ static int run_hash_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_ver
         want.tb = got.tb;
         have_want = 1;
     }
-    if (have_want && want.algo_known && want.algo != job->hash_algo) {
+    if (have_want && want.algo_known && want.algo != job->job.hash_algo) {
         snprintf(cr->message, sizeof(cr->message), "expected hashes are %s, the case asks for %s (set algo = %s)",
-                 vkcu_hash_algo_name(want.algo), vkcu_hash_algo_name(job->hash_algo), vkcu_hash_algo_name(want.algo));
+                 vkcu_hash_algo_name(want.algo), vkcu_hash_algo_name(job->job.hash_algo), vkcu_hash_algo_name(want.algo));
         cr->status = CASE_FAIL;
         goto done;
     }
@@ -383,7 +383,7 @@ static int run_hash_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_ver
         char concealed[128];
         vkcu_manifest_describe_concealed(&d, exclude, concealed, sizeof(concealed));
         snprintf(cr->message, sizeof(cr->message), "%d frames, %s hashes equal%s (%s)", got.nb,
-                 vkcu_hash_algo_name(job->hash_algo), concealed, ran);
+                 vkcu_hash_algo_name(job->job.hash_algo), concealed, ran);
         cr->status = CASE_PASS;
     } else if (!p->update) {
         if (!have_want)
@@ -405,7 +405,7 @@ static int run_hash_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_ver
         if (sidecar && cr->hold) {
             /* verify.c writes it when every case has run (vkcu_verify_write_held) */
         } else if (sidecar) {
-            const char *inputs[] = { input, m->path, job->pipeline_file, NULL };
+            const char *inputs[] = { input, m->path, job->job.pipeline_file, NULL };
             /* --update: replacing is the point */
             ret = write_confined(m, !p->allow_outside, sidecar, out, outlen, inputs, err, errlen);
         } else {
@@ -428,7 +428,7 @@ static int run_hash_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_ver
         cr->held_file = sidecar;
         out = sidecar = NULL;
         if (!(cr->held_input = strdup(input)) ||
-            (job->pipeline_file && !(cr->held_preset = strdup(job->pipeline_file))))
+            (job->job.pipeline_file && !(cr->held_preset = strdup(job->job.pipeline_file))))
             ret = AVERROR(ENOMEM);
     }
 done:
@@ -453,7 +453,7 @@ static int run_metric_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_v
         return 0;
     }
     vkcu_job_params job_b = *job;
-    job_b.chain = NULL; /* the reference is compared as it is */
+    job_b.job.chain = NULL; /* the reference is compared as it is */
     vkcu_compare_params cp;
     vkcu_compare_params_default(&cp);
     cp.a = input;
@@ -464,7 +464,7 @@ static int run_metric_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_v
     cp.min_psnr = c->min_psnr;
     cp.min_vmaf = c->min_vmaf;
     cp.vmaf_ref_b = 1; /* the case's reference is VMAF's reference */
-    cp.timing = job->timing;
+    cp.timing = job->job.timing;
     cp.exclude_concealed = c->exclude_concealed >= 0 ? c->exclude_concealed : p->exclude_concealed;
     if (p->html)
         cp.plot_out = &cr->plot;

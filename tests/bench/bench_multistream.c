@@ -86,11 +86,11 @@ int main(int argc, char **argv)
     /* Warm-up: create the shared device and CUDA context once. */
     vkcu_job_params w;
     vkcu_job_params_default(&w);
-    w.input = argv[1];
-    w.sink = VKCU_SINK_NULL;
-    w.backend = VKCU_BACKEND_GPU;
+    w.job.input = argv[1];
+    w.job.sink = VKCU_SINK_NULL;
+    w.settings.backend = VKCU_BACKEND_GPU;
     w.progress = 0;
-    w.max_frames = 5;
+    w.job.max_frames = 5;
     vkcu_job_result wr;
     if (vkcu_job_run(&w, &wr) < 0) {
         fprintf(stderr, "warm-up failed: %s\n", wr.error);
@@ -100,15 +100,15 @@ int main(int argc, char **argv)
     int decode_only = !strcmp(chain, "none");
     for (int i = 0; i < n; i++) {
         vkcu_job_params_default(&s[i].p);
-        s[i].p.input = argv[1];
-        s[i].p.sink = VKCU_SINK_NULL;
-        s[i].p.backend = VKCU_BACKEND_GPU;
+        s[i].p.job.input = argv[1];
+        s[i].p.job.sink = VKCU_SINK_NULL;
+        s[i].p.settings.backend = VKCU_BACKEND_GPU;
         s[i].p.progress = 0;
-        s[i].p.decode_only = decode_only;
-        s[i].p.chain = decode_only ? NULL : chain;
+        s[i].p.job.decode_only = decode_only;
+        s[i].p.job.chain = decode_only ? NULL : chain;
         s[i].loops = argc > 4 && atoi(argv[4]) > 0 ? atoi(argv[4]) : 1;
         if (argc > 5)
-            s[i].p.ring_size = atoi(argv[5]);
+            s[i].p.settings.ring_size = atoi(argv[5]);
     }
     if (vkcu_engine_stats_on())
         vkcu_engine_stats_reset(); /* the timed part only, not the warm-up */

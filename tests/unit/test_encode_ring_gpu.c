@@ -136,7 +136,7 @@ static void run_case(const char *chain_text, enum AVPixelFormat fmt, int w, int 
     }
     CHECK(ret >= 0, "%s: %s", what, err);
     CHECK(next == FRAMES, "%s: %lld frames out of %d", what, (long long)next, FRAMES);
-    vkcu_gpu_counters c;
+    vkcu_job_result c = { 0 };
     vkcu_gpu_stats(g, &c);
     if (zero_copy)
         CHECK(c.dtoh_bytes == 0 && c.vk_readbacks == 0, "%s: %lld bytes to the host, %lld Vulkan readbacks", what,

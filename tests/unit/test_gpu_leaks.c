@@ -147,19 +147,19 @@ static int run(const char *clip, int ring, int vulkan, int encode, vkcu_job_resu
 {
     vkcu_job_params p;
     vkcu_job_params_default(&p);
-    p.input = clip;
-    p.sink = encode ? VKCU_SINK_ENCODE : vulkan ? VKCU_SINK_CALLBACK : VKCU_SINK_NULL;
+    p.job.input = clip;
+    p.job.sink = encode ? VKCU_SINK_ENCODE : vulkan ? VKCU_SINK_CALLBACK : VKCU_SINK_NULL;
     p.on_frame = on_frame;
-    p.download = vulkan ? VKCU_DOWNLOAD_VULKAN : VKCU_DOWNLOAD_CUDA;
-    p.backend = VKCU_BACKEND_GPU;
+    p.settings.vulkan_download = vulkan;
+    p.settings.backend = VKCU_BACKEND_GPU;
     p.progress = encode;
-    p.progress_cb = on_progress;
-    p.ring_size = ring;
-    p.chain = encode ? "convert=format=yuv444p" : "copy";
+    p.settings.progress_callback = on_progress;
+    p.settings.ring_size = ring;
+    p.job.chain = encode ? "convert=format=yuv444p" : "copy";
     if (encode) {
-        p.output = out_path;
-        p.overwrite = 1;
-        p.encoder = "ffv1_vulkan";
+        p.job.output = out_path;
+        p.job.overwrite = 1;
+        p.job.encoder = "ffv1_vulkan";
     }
     int ret = vkcu_job_run(&p, r);
     if (ret < 0)

@@ -18,14 +18,14 @@ int main(void)
           "range %d..%d default %d", VKCU_RING_SIZE_MIN, VKCU_RING_SIZE_MAX, VKCU_RING_SIZE_DEFAULT);
     vkcu_job_params p;
     vkcu_job_params_default(&p);
-    CHECK(p.ring_size == VKCU_RING_SIZE_DEFAULT, "default ring_size %d", p.ring_size);
+    CHECK(p.settings.ring_size == VKCU_RING_SIZE_DEFAULT, "default ring_size %d", p.settings.ring_size);
     const int bad[] = { -1, 0, 2, 17, 1000 };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         vkcu_job_params_default(&p);
-        p.backend = VKCU_BACKEND_CPU;
-        p.sink = VKCU_SINK_NULL;
-        p.input = "/nonexistent/ring-size-test.mp4"; /* refused before the input is looked at */
-        p.ring_size = bad[i];
+        p.settings.backend = VKCU_BACKEND_CPU;
+        p.job.sink = VKCU_SINK_NULL;
+        p.job.input = "/nonexistent/ring-size-test.mp4"; /* refused before the input is looked at */
+        p.settings.ring_size = bad[i];
         vkcu_job_result r;
         int ret = vkcu_job_run(&p, &r);
         char want[128];
@@ -38,10 +38,10 @@ int main(void)
     /* In range: the job goes on and fails on the input instead. */
     for (int k = VKCU_RING_SIZE_MIN; k <= VKCU_RING_SIZE_MAX; k += VKCU_RING_SIZE_MAX - VKCU_RING_SIZE_MIN) {
         vkcu_job_params_default(&p);
-        p.backend = VKCU_BACKEND_CPU;
-        p.sink = VKCU_SINK_NULL;
-        p.input = "/nonexistent/ring-size-test.mp4";
-        p.ring_size = k;
+        p.settings.backend = VKCU_BACKEND_CPU;
+        p.job.sink = VKCU_SINK_NULL;
+        p.job.input = "/nonexistent/ring-size-test.mp4";
+        p.settings.ring_size = k;
         vkcu_job_result r;
         int ret = vkcu_job_run(&p, &r);
         CHECK(ret != AVERROR(EINVAL) && ret < 0 && !strstr(r.error, "ring_size"),
