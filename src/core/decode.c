@@ -22,7 +22,7 @@
 #include <libavutil/pixdesc.h>
 
 #include "gpu/device.h"
-#include "gpu/vkdev.h"
+#include "gpu/vk.h"
 #include "util/format.h"
 #include "util/log.h"
 #include "util/thread.h"

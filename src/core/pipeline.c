@@ -21,7 +21,7 @@
 #include "gpu/device.h"
 #include "gpu/enginestats.h"
 #include "gpu/gpu.h"
-#include "gpu/vkdev.h"
+#include "gpu/vk.h"
 #include "util/log.h"
 #include "decode.h"
 #include "encoders.h"

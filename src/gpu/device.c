@@ -28,7 +28,7 @@
  * A pinned decode queue (the decode_queue setting) is claimed and used by
  * every decoder of its jobs.
  *
- * The shared device is vkcu's own (gpu/vkdev.c: decode queues for the
+ * The shared device is vkcu's own (gpu/vk.c: decode queues for the
  * streams the process expects, one compute queue, an encode queue when a
  * Vulkan encoder is wanted), made on the process's one Vulkan instance
  * (gpu/vkinstance.c, which probe and Vulkan encode use too), unless
@@ -53,7 +53,7 @@
 #include "probe.h"
 #include "enginestats.h"
 #include "qclaim.h"
-#include "vkdev.h"
+#include "vk.h"
 #include "vkfn.h"
 #include "vkinstance.h"
 #include "util/log.h"

@@ -13,7 +13,7 @@
 
 #include "outring_vk.h"
 #include "qclaim.h"
-#include "vkdev.h"
+#include "vk.h"
 #include "vkencode.h"
 #include "vkinstance.h"
 #include "vkshader.h"

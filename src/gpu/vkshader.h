@@ -6,7 +6,7 @@
  * enables every one the device has (hwcontext_vulkan.c,
  * device_features_copy_needed), and its precompiled encoder shaders
  * declare SPIR-V capabilities that need some of them. vkcu's own device
- * (vkdev.c) enables the same set where the device has it; here, which of
+ * (vk.c) enables the same set where the device has it; here, which of
  * them each compute encoder's SPIR-V needs, so that a device without one of
  * them is refused before any output (the encode sink) and `vkcu probe`
  * says which.
@@ -47,7 +47,7 @@ void vkcu_vk_features_enabled(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, V
 int vkcu_vk_encoder_features_missing(const vkcu_vk_features *f, const char *encoder, char *missing, size_t len);
 
 /* The device extension ffv1_vulkan's shaders need (ExpectAssumeKHR), which
- * vkdev.c enables where offered (NULL when these headers lack it). */
+ * vk.c enables where offered (NULL when these headers lack it). */
 const char *vkcu_vk_shader_extension(void);
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * vkcu's own Vulkan device (src/gpu/vkdev.c). Without a GPU:
+ * vkcu's own Vulkan device (src/gpu/vk.c). Without a GPU:
  * - the queue and extension plan on an H200's queue families (as its driver
  *   reports them): the decode family's 7 queues and one compute queue, not
  *   every queue of every family; the extensions FFmpeg's decoder and the
@@ -19,7 +19,7 @@
 #include <libavutil/hwcontext_vulkan.h>
 
 #include "gpu/device.h"
-#include "gpu/vkdev.h"
+#include "gpu/vk.h"
 #include "gpu/vkshader.h"
 #include "gpu/vkinstance.h"
 #include "util/error.h"

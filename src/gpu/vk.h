@@ -8,8 +8,8 @@
  * measured on the H200). The same
  * planner makes the device a Vulkan Video encoder runs on (one encode queue).
  */
-#ifndef VKCU_GPU_VKDEV_H
-#define VKCU_GPU_VKDEV_H
+#ifndef VKCU_GPU_VK_H
+#define VKCU_GPU_VK_H
 
 #include <stddef.h>
 #include <libavutil/buffer.h>

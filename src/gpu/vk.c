@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vkcu's own Vulkan device for FFmpeg's Vulkan Video decoder and the CUDA
- * interop (see vkdev.h for why).
+ * interop (see vk.h for why).
  *
  * What FFmpeg 8.1 (as 7.1) needs from a device it did not create (hwcontext_vulkan.c,
  * vulkan_decode.c): the instance, physical and logical device and
@@ -25,7 +25,7 @@
 #include <libavutil/mem.h>
 #include <libavutil/pixdesc.h>
 
-#include "vkdev.h"
+#include "vk.h"
 #include "util/ffv1_header.h"
 #include "util/log.h"
 
