@@ -42,7 +42,7 @@
 #include "core/demux.h"
 #include "core/outfile.h"
 #include "util/xxhash64.h"
-#include "gpu/device.h"
+#include "gpu/vkdev.h"
 
 static const char *const status_names[] = { "done", "skipped", "failed", "interrupted", "planned" };
 

@@ -18,7 +18,7 @@
 #include <libavutil/opt.h>
 #include <libswscale/swscale.h>
 
-#include "gpu/device.h"
+#include "gpu/vkdev.h"
 #include "gpu/enginestats.h"
 #include "gpu/gpu.h"
 #include "gpu/vk.h"

@@ -18,7 +18,7 @@
 #include <libavutil/hwcontext.h>
 #include <libavutil/hwcontext_vulkan.h>
 
-#include "gpu/device.h"
+#include "gpu/vkdev.h"
 #include "gpu/vk.h"
 #include "gpu/vkshader.h"
 #include "gpu/vkinstance.h"

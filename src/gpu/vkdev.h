@@ -3,8 +3,8 @@
  * The process-wide Vulkan device per GPU, shared by every stream, and the
  * per-stream device contexts that spread decoders over the decode queues.
  */
-#ifndef VKCU_GPU_DEVICE_H
-#define VKCU_GPU_DEVICE_H
+#ifndef VKCU_GPU_VKDEV_H
+#define VKCU_GPU_VKDEV_H
 
 #include <stddef.h>
 #include <stdint.h>

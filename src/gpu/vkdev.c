@@ -49,7 +49,7 @@
 #include <libavutil/hwcontext.h>
 #include <libavutil/hwcontext_vulkan.h>
 
-#include "device.h"
+#include "vkdev.h"
 #include "probe.h"
 #include "enginestats.h"
 #include "qclaim.h"
