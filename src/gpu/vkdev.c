@@ -50,7 +50,7 @@
 #include <libavutil/hwcontext_vulkan.h>
 
 #include "vkdev.h"
-#include "probe.h"
+#include "cuda_absent.h"
 #include "enginestats.h"
 #include "qclaim.h"
 #include "vk.h"
