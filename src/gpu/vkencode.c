@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * FFmpeg's Vulkan encoders (see vkencode.h): the table of them, the device
- * each runs on (gpu/vkdev.c: the GPU's UUID-matched shared device, never a
+ * each runs on (gpu/vkdev_encode.c: the GPU's UUID-matched shared device, never a
  * second device opened by ordinal), the encoder's frames context and the
  * checks before any output, the upload of host frames, and the timer
  * around the encoder's submissions. The GPU backend's frames normally

@@ -921,7 +921,7 @@ int vkcu_compare_run(const vkcu_compare_params *p, vkcu_compare_result *r)
              * with a queue each 149). It was held back while a 4K input
              * decoded its first GOP wrong in some runs; those came with
              * each decoder's contexts spread over both queues, never with
-             * one queue a decoder, which is now the rule (gpu/vkdev.c,
+             * one queue a decoder, which is now the rule (gpu/vkdev_acquire.c,
              * queues_per_stream; docs/performance.md).
              * VKCU_COMPARE_TWO_QUEUES=0 (a measurement, not a setting)
              * puts both on one queue. */
