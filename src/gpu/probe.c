@@ -217,7 +217,7 @@ int vkcu_probe_write(FILE *out)
             const vkcu_vkencoder *ve = vkcu_vkencode_get(e);
             if (ve->video_op || !avcodec_find_encoder_by_name(ve->name))
                 continue;
-            vkcu_vk_encoder_features_missing(&feats, ve->name, missing[nc], sizeof(missing[nc]));
+            vkcu_vk_encoder_features_missing(&feats, ve->shaders, missing[nc], sizeof(missing[nc]));
             comp[nc] = (vkcu_outring_compute){ ve->name, missing[nc] };
             nc++;
         }
