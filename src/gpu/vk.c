@@ -356,33 +356,14 @@ static void own_device_ctx_free(AVHWDeviceContext *ctx)
     ctx->user_opaque = NULL;
 }
 
-int vkcu_vk_device_create(const vkcu_vk_instance *vi, int index, const vkcu_vk_plan *plan, AVBufferRef **out,
-                          vkcu_vk_device_stamps *stamps, char *err, size_t errlen)
+/* What we enable on pd: the planned extensions' feature structs and the
+ * core ones are queried (the former in place, o->ext_features), and of
+ * them what FFmpeg's own device enables goes to *core and o->f11..f13.
+ * 0, or AVERROR(ENOSYS) with err filled when the decoder's needs are not
+ * met. */
+static int choose_features(own_device *o, PFN_vkGetPhysicalDeviceFeatures2 features2, VkPhysicalDevice pd,
+                           const vkcu_vk_plan *plan, VkPhysicalDeviceFeatures *core, char *err, size_t errlen)
 {
-    vkcu_vk_device_stamps st = { .start = vkcu_now() };
-    *out = NULL;
-    if (index < 0 || index >= vi->nb_devs) {
-        snprintf(err, errlen, "internal: no Vulkan device %d", index);
-        return AVERROR_BUG;
-    }
-    own_device *o = av_mallocz(sizeof(*o));
-    if (!o)
-        return AVERROR(ENOMEM);
-    PFN_vkGetInstanceProcAddr gipa = vi->fn.vkGetInstanceProcAddr;
-    VkInstance inst = vi->inst;
-    VkPhysicalDevice pd = vi->devs[index].pd;
-    o->destroy_device = (PFN_vkDestroyDevice)gipa(inst, "vkDestroyDevice");
-    PFN_vkCreateDevice create = (PFN_vkCreateDevice)gipa(inst, "vkCreateDevice");
-    PFN_vkGetPhysicalDeviceFeatures2 features2 =
-        (PFN_vkGetPhysicalDeviceFeatures2)gipa(inst, "vkGetPhysicalDeviceFeatures2");
-    AVBufferRef *ref = NULL;
-    int ret;
-    if (!o->destroy_device || !create || !features2) {
-        snprintf(err, errlen, "the Vulkan loader lacks vkCreateDevice or vkGetPhysicalDeviceFeatures2");
-        ret = AVERROR(ENOSYS);
-        goto fail;
-    }
-
     /* What the device supports: the core structs, then each planned
      * extension's feature struct, queried in place. */
     void *ext_chain = NULL;
@@ -402,14 +383,13 @@ int vkcu_vk_device_create(const vkcu_vk_instance *vi, int index, const vkcu_vk_p
     if (!f12.timelineSemaphore || !f13.synchronization2) {
         snprintf(err, errlen, "the Vulkan device lacks %s (FFmpeg's Vulkan decoder needs it)",
                  !f12.timelineSemaphore ? "timeline semaphores" : "synchronization2");
-        ret = AVERROR(ENOSYS);
-        goto fail;
+        return AVERROR(ENOSYS);
     }
     /* What we turn on: what FFmpeg's own device turns on where supported
      * (hwcontext_vulkan.c, device_features_copy_needed), so that its
      * decoders, encoders and filters find the device they were written for. */
     const VkPhysicalDeviceFeatures *c = &supported.features;
-    VkPhysicalDeviceFeatures core = {
+    *core = (VkPhysicalDeviceFeatures){
         .shaderImageGatherExtended = c->shaderImageGatherExtended,
         .shaderStorageImageReadWithoutFormat = c->shaderStorageImageReadWithoutFormat,
         .shaderStorageImageWriteWithoutFormat = c->shaderStorageImageWriteWithoutFormat,
@@ -461,10 +441,18 @@ int vkcu_vk_device_create(const vkcu_vk_instance *vi, int index, const vkcu_vk_p
         .storageBuffer16BitAccess = f11.storageBuffer16BitAccess,
         .uniformAndStorageBuffer16BitAccess = f11.uniformAndStorageBuffer16BitAccess,
     };
+    return 0;
+}
+
+/* The planned extensions enabled on o (their names in o->exts), their
+ * feature structs chained after o->f13. Returns how many; *vm1_on: video
+ * maintenance 1 is one of them. */
+static int chain_extensions(own_device *o, const vkcu_vk_plan *plan, int *vm1_on)
+{
     /* An extension whose struct the device supports none of is left out:
      * enabled, it would change nothing but which paths FFmpeg takes (video
      * maintenance 1 alone changes the images' flags). */
-    int nb_exts = 0, vm1_on = 0;
+    int nb_exts = 0;
     void **link = &o->f13.pNext;
     for (int i = 0; i < plan->nb_exts && nb_exts < VKCU_VK_MAX_EXTS; i++) {
         if (plan->feature[i]) {
@@ -475,21 +463,24 @@ int vkcu_vk_device_create(const vkcu_vk_instance *vi, int index, const vkcu_vk_p
             link = &o->ext_features[i].pNext;
         }
         if (!strcmp(plan->exts[i], VK_KHR_VIDEO_MAINTENANCE_1_EXTENSION_NAME))
-            vm1_on = 1;
+            *vm1_on = 1;
         o->exts[nb_exts++] = plan->exts[i];
     }
+    return nb_exts;
+}
 
-    /* One create entry per family; a family serving two roles (lavapipe's
-     * one family) gets the larger count. */
-    float prio[64];
-    for (int i = 0; i < 64; i++)
-        prio[i] = 1.0f;
+/* The queues to create: one entry per family; a family serving two roles
+ * (lavapipe's one family) gets the larger count. made[]: the queues
+ * created in each role's family (compute, decode, encode). Returns the
+ * entries in qci, or -1 with err filled. */
+static int queue_infos(const vkcu_vk_plan *plan, const float *prio, VkDeviceQueueCreateInfo qci[3], uint32_t made[3],
+                       char *err, size_t errlen)
+{
     struct { int family; uint32_t count; } roles[3] = {
         { plan->compute_family, plan->nb_compute },
         { plan->decode_family, plan->nb_decode },
         { plan->encode_family, plan->encode_family >= 0 ? 1 : 0 },
     };
-    VkDeviceQueueCreateInfo qci[3];
     uint32_t nqci = 0;
     for (int r = 0; r < 3; r++) {
         if (roles[r].family < 0 || !roles[r].count)
@@ -505,20 +496,100 @@ int vkcu_vk_device_create(const vkcu_vk_instance *vi, int index, const vkcu_vk_p
             qci[k].queueCount = roles[r].count;
         if (qci[k].queueCount > 64) {
             snprintf(err, errlen, "internal: more than 64 queues asked for");
-            ret = AVERROR_BUG;
-            goto fail;
+            return -1;
         }
     }
-    uint32_t made[3] = { 0 }; /* queues created in each role's family */
     for (int r = 0; r < 3; r++)
         for (uint32_t k = 0; k < nqci; k++)
             if (roles[r].family >= 0 && qci[k].queueFamilyIndex == (uint32_t)roles[r].family)
                 made[r] = qci[k].queueCount;
+    return (int)nqci;
+}
+
+/* The queue families of our device as FFmpeg's context says them (and the
+ * fixed-queue fields its init still validates). */
+static void set_queue_families(AVVulkanDeviceContext *hw, const vkcu_vk_plan *plan, const uint32_t made[3])
+{
+    hw->qf[0] = (AVVulkanDeviceQueueFamily){ .idx = plan->compute_family,
+                                             .num = (int)made[0],
+                                             .flags = (VkQueueFlagBits)(VK_QUEUE_COMPUTE_BIT | VK_QUEUE_TRANSFER_BIT) };
+    hw->nb_qf = 1;
+    if (made[1])
+        hw->qf[hw->nb_qf++] = (AVVulkanDeviceQueueFamily){
+            .idx = plan->decode_family,
+            .num = (int)made[1],
+            .flags = VK_QUEUE_VIDEO_DECODE_BIT_KHR,
+            .video_caps = (VkVideoCodecOperationFlagBitsKHR)plan->decode_ops };
+    if (made[2])
+        hw->qf[hw->nb_qf++] = (AVVulkanDeviceQueueFamily){
+            .idx = plan->encode_family,
+            .num = (int)made[2],
+            .flags = VK_QUEUE_VIDEO_ENCODE_BIT_KHR,
+            .video_caps = (VkVideoCodecOperationFlagBitsKHR)plan->encode_ops };
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    /* FFmpeg's init (7.1, and 8.1 while FF_API_VULKAN_FIXED_QUEUES) still validates the fixed-queue fields. */
+    hw->queue_family_index = -1;
+    hw->nb_graphics_queues = 0;
+    hw->queue_family_comp_index = hw->queue_family_tx_index = plan->compute_family;
+    hw->nb_comp_queues = hw->nb_tx_queues = (int)made[0];
+    hw->queue_family_encode_index = made[2] ? plan->encode_family : -1;
+    hw->nb_encode_queues = (int)made[2];
+    hw->queue_family_decode_index = made[1] ? plan->decode_family : -1;
+    hw->nb_decode_queues = (int)made[1];
+#pragma GCC diagnostic pop
+}
+
+int vkcu_vk_device_create(const vkcu_vk_instance *vi, int index, const vkcu_vk_plan *plan, AVBufferRef **out,
+                          vkcu_vk_device_stamps *stamps, char *err, size_t errlen)
+{
+    vkcu_vk_device_stamps st = { .start = vkcu_now() };
+    *out = NULL;
+    if (index < 0 || index >= vi->nb_devs) {
+        snprintf(err, errlen, "internal: no Vulkan device %d", index);
+        return AVERROR_BUG;
+    }
+    own_device *o = av_mallocz(sizeof(*o));
+    if (!o)
+        return AVERROR(ENOMEM);
+    PFN_vkGetInstanceProcAddr gipa = vi->fn.vkGetInstanceProcAddr;
+    VkInstance inst = vi->inst;
+    VkPhysicalDevice pd = vi->devs[index].pd;
+    o->destroy_device = (PFN_vkDestroyDevice)gipa(inst, "vkDestroyDevice");
+    PFN_vkCreateDevice create = (PFN_vkCreateDevice)gipa(inst, "vkCreateDevice");
+    PFN_vkGetPhysicalDeviceFeatures2 features2 =
+        (PFN_vkGetPhysicalDeviceFeatures2)gipa(inst, "vkGetPhysicalDeviceFeatures2");
+    AVBufferRef *ref = NULL;
+    int ret;
+    if (!o->destroy_device || !create || !features2) {
+        snprintf(err, errlen, "the Vulkan loader lacks vkCreateDevice or vkGetPhysicalDeviceFeatures2");
+        ret = AVERROR(ENOSYS);
+        goto fail;
+    }
+
+    VkPhysicalDeviceFeatures core;
+    if ((ret = choose_features(o, features2, pd, plan, &core, err, errlen)) < 0)
+        goto fail;
+    int vm1_on = 0;
+    int nb_exts = chain_extensions(o, plan, &vm1_on);
+
+    /* One create entry per family; a family serving two roles (lavapipe's
+     * one family) gets the larger count. */
+    float prio[64];
+    for (int i = 0; i < 64; i++)
+        prio[i] = 1.0f;
+    VkDeviceQueueCreateInfo qci[3];
+    uint32_t made[3] = { 0 }; /* queues created in each role's family */
+    int nqci = queue_infos(plan, prio, qci, made, err, errlen);
+    if (nqci < 0) {
+        ret = AVERROR_BUG;
+        goto fail;
+    }
     VkPhysicalDeviceFeatures2 enable = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .features = core,
                                          .pNext = &o->f11 };
     VkDeviceCreateInfo dci = { .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                                .pNext = &enable,
-                               .queueCreateInfoCount = nqci,
+                               .queueCreateInfoCount = (uint32_t)nqci,
                                .pQueueCreateInfos = qci,
                                .enabledExtensionCount = (uint32_t)nb_exts,
                                .ppEnabledExtensionNames = o->exts };
@@ -549,34 +620,7 @@ int vkcu_vk_device_create(const vkcu_vk_instance *vi, int index, const vkcu_vk_p
     hw->device_features = enable;
     hw->enabled_dev_extensions = own->exts;
     hw->nb_enabled_dev_extensions = nb_exts;
-    hw->qf[0] = (AVVulkanDeviceQueueFamily){ .idx = plan->compute_family,
-                                             .num = (int)made[0],
-                                             .flags = (VkQueueFlagBits)(VK_QUEUE_COMPUTE_BIT | VK_QUEUE_TRANSFER_BIT) };
-    hw->nb_qf = 1;
-    if (made[1])
-        hw->qf[hw->nb_qf++] = (AVVulkanDeviceQueueFamily){
-            .idx = plan->decode_family,
-            .num = (int)made[1],
-            .flags = VK_QUEUE_VIDEO_DECODE_BIT_KHR,
-            .video_caps = (VkVideoCodecOperationFlagBitsKHR)plan->decode_ops };
-    if (made[2])
-        hw->qf[hw->nb_qf++] = (AVVulkanDeviceQueueFamily){
-            .idx = plan->encode_family,
-            .num = (int)made[2],
-            .flags = VK_QUEUE_VIDEO_ENCODE_BIT_KHR,
-            .video_caps = (VkVideoCodecOperationFlagBitsKHR)plan->encode_ops };
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-    /* FFmpeg's init (7.1, and 8.1 while FF_API_VULKAN_FIXED_QUEUES) still validates the fixed-queue fields. */
-    hw->queue_family_index = -1;
-    hw->nb_graphics_queues = 0;
-    hw->queue_family_comp_index = hw->queue_family_tx_index = plan->compute_family;
-    hw->nb_comp_queues = hw->nb_tx_queues = (int)made[0];
-    hw->queue_family_encode_index = made[2] ? plan->encode_family : -1;
-    hw->nb_encode_queues = (int)made[2];
-    hw->queue_family_decode_index = made[1] ? plan->decode_family : -1;
-    hw->nb_decode_queues = (int)made[1];
-#pragma GCC diagnostic pop
+    set_queue_families(hw, plan, made);
     ret = av_hwdevice_ctx_init(ref);
     if (ret < 0) {
         snprintf(err, errlen, "FFmpeg did not accept the Vulkan device: %s", av_err2str(ret));
