@@ -34,16 +34,19 @@ extern "C" int vkcu_nb_planes(int pix_fmt)
     return av_pix_fmt_count_planes((enum AVPixelFormat)pix_fmt);
 }
 
-/* NV12/P010 -> planar: one thread per chroma sample (a 2x2 luma quad). */
-template <typename T, typename T2, int SHIFT>
-__global__ void semi_to_planar(vkcu_gpu_plane y, vkcu_gpu_plane uv, uint8_t *dst, size_t oy, size_t ou, size_t ov,
-                               int ly, int lc, int w, int h)
+/* The 4:2:0 layout semi_to_planar and to_semiplanar share: one thread per
+ * chroma sample (*cx, *cy) and its 2x2 luma quad, whose samples it writes
+ * as (v >> RSHIFT) << LSHIFT to the rows at dst + oy, ly bytes apart.
+ * false (nothing written) for a thread past the chroma plane. */
+template <typename T, int RSHIFT, int LSHIFT>
+__device__ __forceinline__ bool luma_quad(vkcu_gpu_plane y, uint8_t *dst, size_t oy, int ly, int w, int h, int *cx_out,
+                                          int *cy_out)
 {
     int cx = blockIdx.x * blockDim.x + threadIdx.x;
     int cy = blockIdx.y * blockDim.y + threadIdx.y;
     int cw = (w + 1) >> 1, ch = (h + 1) >> 1;
     if (cx >= cw || cy >= ch)
-        return;
+        return false;
     for (int dy = 0; dy < 2; dy++) {
         int yy = 2 * cy + dy;
         if (yy >= h)
@@ -52,9 +55,22 @@ __global__ void semi_to_planar(vkcu_gpu_plane y, vkcu_gpu_plane uv, uint8_t *dst
         for (int dx = 0; dx < 2; dx++) {
             int xx = 2 * cx + dx;
             if (xx < w)
-                row[xx] = (T)(plane_load<T>(y, xx, yy) >> SHIFT);
+                row[xx] = (T)((plane_load<T>(y, xx, yy) >> RSHIFT) << LSHIFT);
         }
     }
+    *cx_out = cx;
+    *cy_out = cy;
+    return true;
+}
+
+/* NV12/P010 -> planar: one thread per chroma sample (a 2x2 luma quad). */
+template <typename T, typename T2, int SHIFT>
+__global__ void semi_to_planar(vkcu_gpu_plane y, vkcu_gpu_plane uv, uint8_t *dst, size_t oy, size_t ou, size_t ov,
+                               int ly, int lc, int w, int h)
+{
+    int cx, cy;
+    if (!luma_quad<T, SHIFT, 0>(y, dst, oy, ly, w, h, &cx, &cy))
+        return;
     T2 c = plane_load<T2>(uv, cx, cy);
     ((T *)(dst + ou + (size_t)cy * lc))[cx] = (T)(c.x >> SHIFT);
     ((T *)(dst + ov + (size_t)cy * lc))[cx] = (T)(c.y >> SHIFT);
@@ -69,22 +85,9 @@ template <typename T, typename T2, bool SEMI, int RSHIFT, int LSHIFT>
 __global__ void to_semiplanar(vkcu_gpu_plane y, vkcu_gpu_plane u, vkcu_gpu_plane v, uint8_t *dst, size_t oy, size_t oc,
                               int ly, int lc, int w, int h)
 {
-    int cx = blockIdx.x * blockDim.x + threadIdx.x;
-    int cy = blockIdx.y * blockDim.y + threadIdx.y;
-    int cw = (w + 1) >> 1, ch = (h + 1) >> 1;
-    if (cx >= cw || cy >= ch)
+    int cx, cy;
+    if (!luma_quad<T, RSHIFT, LSHIFT>(y, dst, oy, ly, w, h, &cx, &cy))
         return;
-    for (int dy = 0; dy < 2; dy++) {
-        int yy = 2 * cy + dy;
-        if (yy >= h)
-            break;
-        T *row = (T *)(dst + oy + (size_t)yy * ly);
-        for (int dx = 0; dx < 2; dx++) {
-            int xx = 2 * cx + dx;
-            if (xx < w)
-                row[xx] = (T)((plane_load<T>(y, xx, yy) >> RSHIFT) << LSHIFT);
-        }
-    }
     T cb, cr;
     if (SEMI) {
         T2 c = plane_load<T2>(u, cx, cy);

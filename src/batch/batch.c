@@ -30,7 +30,7 @@
 #include "core/context.h"
 #include "core/demux.h"
 #include "core/outfile.h"
-#include "gpu/device.h"
+#include "gpu/vkdev.h"
 #include "batch_priv.h"
 
 void vkcu_default_batch_settings(vkcu_batch_settings *s)

@@ -20,8 +20,8 @@
 #include <libavutil/intreadwrite.h>
 #include <libavutil/pixdesc.h>
 
-#include "gpu/device.h"
 #include "gpu/vkdev.h"
+#include "gpu/vk.h"
 #include "util/format.h"
 #include "util/log.h"
 #include "decode.h"

@@ -17,9 +17,9 @@
 #include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
 
-#include "gpu/device.h"
-#include "gpu/enginestats.h"
 #include "gpu/vkdev.h"
+#include "gpu/enginestats.h"
+#include "gpu/vk.h"
 #include "gpu/vkencode.h"
 #include "util/log.h"
 #include "util/pool.h"

@@ -14,7 +14,7 @@
 #include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
 
-#include "gpu/vkdev.h"
+#include "gpu/vk.h"
 #include "util/log.h"
 #include "encoders.h"
 #include "pipeline_priv.h"

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gpu/device.h"
 #include "gpu/vkdev.h"
+#include "gpu/vk.h"
 #include "gpu/vkencode.h"
 #include "util/array.h"
 #include "util/log.h"

@@ -21,7 +21,7 @@
  * from that end). Busy against the host's wall time of the window gives
  * the share of the time that queue's engine worked for this process.
  *
- * The shared device lives as long as the process (gpu/device.c never
+ * The shared device lives as long as the process (gpu/vkdev.c never
  * destroys it); a device that goes away first is forgotten
  * (vkcu_engine_stats_forget), which destroys what the timing made on it.
  */

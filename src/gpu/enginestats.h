@@ -5,7 +5,7 @@
  * before and after it, in the same vkQueueSubmit2), so that each queue's
  * busy time can be read against wall time: "the engines are full" against
  * "the engines wait for us" (issue 27.2; docs/performance.md). Off, nothing
- * of it runs: the trampolines of gpu/device.c hand out the driver's own
+ * of it runs: the trampolines of gpu/vkdev_acquire.c hand out the driver's own
  * functions.
  */
 #ifndef VKCU_GPU_ENGINESTATS_H
@@ -18,7 +18,7 @@
 /* 1 when VKCU_ENGINE_STATS=1 (read once). Thread-safe. */
 int vkcu_engine_stats_on(void);
 
-/* For device.c's get_proc_addr trampolines, when on: our wrapper for
+/* For vkdev_acquire.c's get_proc_addr trampolines, when on: our wrapper for
  * vkQueueSubmit2(KHR), else NULL (hand out the driver's). */
 PFN_vkVoidFunction vkcu_engine_stats_hook(const char *name);
 

@@ -5,15 +5,15 @@
  * Also the short form behind `vkcu --version` and `vkcu formats`: whether
  * CUDA and Vulkan work here, and which codecs decode on a matched GPU.
  */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 #include <cuda_runtime_api.h>
 #include <libavcodec/avcodec.h>
 
+#include "cuda_absent.h"
 #include "outring_vk.h"
 #include "qclaim.h"
-#include "vkdev.h"
+#include "vk.h"
 #include "vkencode.h"
 #include "vkinstance.h"
 #include "vkshader.h"
@@ -21,28 +21,6 @@
 #include "probe.h"
 
 #define MAX_DEV 16
-
-const char *vkcu_cuda_absent_text(int ce, char *buf, size_t size)
-{
-    /* The static runtime loads the driver's libcuda.so.1 itself; without it
-     * every call fails with "driver version is insufficient". */
-    void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
-    if (driver)
-        dlclose(driver);
-    if (!driver && (ce == cudaErrorInsufficientDriver || ce == cudaErrorNoDevice || ce == cudaSuccess))
-        snprintf(buf, size, "no CUDA device: no NVIDIA driver found (libcuda.so.1 is not installed)");
-    else if (ce == cudaErrorInsufficientDriver) {
-        int rt = 0, drv = 0;
-        cudaRuntimeGetVersion(&rt);
-        cudaDriverGetVersion(&drv);
-        snprintf(buf, size, "no CUDA device: the NVIDIA driver supports CUDA %d.%d, older than the CUDA %d.%d vkcu "
-                 "was built with (update the driver)", drv / 1000, drv % 1000 / 10, rt / 1000, rt % 1000 / 10);
-    } else if (ce == cudaSuccess || ce == cudaErrorNoDevice)
-        snprintf(buf, size, "no CUDA device: no NVIDIA GPU found (the driver is installed but sees no device)");
-    else
-        snprintf(buf, size, "no CUDA device (%s)", cudaGetErrorString((cudaError_t)ce));
-    return buf;
-}
 
 static void uuid_str(const uint8_t *u, char *out)
 {
@@ -239,7 +217,7 @@ int vkcu_probe_write(FILE *out)
             const vkcu_vkencoder *ve = vkcu_vkencode_get(e);
             if (ve->video_op || !avcodec_find_encoder_by_name(ve->name))
                 continue;
-            vkcu_vk_encoder_features_missing(&feats, ve->name, missing[nc], sizeof(missing[nc]));
+            vkcu_vk_encoder_features_missing(&feats, ve->shaders, missing[nc], sizeof(missing[nc]));
             comp[nc] = (vkcu_outring_compute){ ve->name, missing[nc] };
             nc++;
         }

@@ -12,11 +12,4 @@
  * pair matched (the report is still written). */
 int vkcu_probe_write(FILE *out);
 
-/* Why CUDA offers no device, for people: cudaGetDeviceCount's error `ce`
- * (0 with n == 0: no device) said as what to check: "no CUDA device: no
- * NVIDIA driver found (libcuda.so.1 ...)" where the runtime's "CUDA driver
- * version is insufficient" only means that the driver is missing. Returns
- * buf. */
-const char *vkcu_cuda_absent_text(int ce, char *buf, size_t size);
-
 #endif

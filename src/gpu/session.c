@@ -21,7 +21,7 @@
 #include <string.h>
 #include <libavutil/mem.h>
 
-#include "probe.h"
+#include "cuda_absent.h"
 #include "session_priv.h"
 #include "util/log.h"
 

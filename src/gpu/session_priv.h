@@ -27,7 +27,7 @@
 #include <libavutil/hwcontext_vulkan.h>
 
 #include "gpu.h"
-#include "device.h"
+#include "vkdev.h"
 #include "outring_cuda.h"
 #include "outring_vk.h"
 #include "vkfn.h"

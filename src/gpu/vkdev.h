@@ -1,96 +1,100 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * vkcu's own Vulkan device, handed to FFmpeg through AVVulkanDeviceContext
- * instead of av_hwdevice_ctx_create: only the queues and extensions the
- * Vulkan Video decoder and the CUDA interop need. FFmpeg's default asks for
- * every queue of every family it picks, and vkCreateDevice then takes most
- * of the set-up time (docs/performance.md, "What the device is made with",
- * measured on the H200). The same
- * planner makes the device a Vulkan Video encoder runs on (one encode queue).
+ * The process-wide Vulkan device per GPU, shared by every stream, and the
+ * per-stream device contexts that spread decoders over the decode queues.
  */
 #ifndef VKCU_GPU_VKDEV_H
 #define VKCU_GPU_VKDEV_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <libavutil/buffer.h>
 
-#include "vkfn.h"
-#include "vkinstance.h"
+/* How the shared device of a GPU was set up (milliseconds, each on its own
+ * thread: the instance and device beside CUDA's start and context). */
+typedef struct vkcu_vkdev_times {
+    double instance_ms;     /* Vulkan instance and the physical devices' queries */
+    double device_ms;       /* vkCreateDevice and FFmpeg's init of it */
+    double cuda_ms;         /* CUDA runtime start up to the device's UUID */
+    double cuda_context_ms; /* the CUDA primary context */
+    double total_ms;        /* the whole of it, threads joined */
+    int own;                /* 1: vkcu's device; 0: FFmpeg's (VKCU_VULKAN_DEVICE=ffmpeg or the fallback) */
+    int speculative;        /* 1: made before CUDA reported its UUID (the only device that could be it) */
+    uint32_t nb_decode, nb_compute, nb_encode; /* queues created (own device) */
+    /* vkcu_now() stamps of each step, for the set-up timeline (0: not taken):
+     * the instance (vkinstance.h: made once per process, possibly before
+     * this device), this device's queue families and extensions, its
+     * vkCreateDevice and FFmpeg's init, CUDA's start, UUID and context. */
+    double t_instance0, t_instance1, t_enumerated, t_caps0, t_caps1, t_device0, t_device1, t_hwctx1;
+    double t_cuda0, t_cuda_uuid, t_cuda_context;
+} vkcu_vkdev_times;
 
-#define VKCU_VK_MAX_EXTS 32
+/* What the process will run, said before its first job starts (later
+ * calls only add): the streams at once (one decode queue each, at least
+ * two) and a Vulkan Video encode codec operation
+ * (VK_VIDEO_CODEC_OPERATION_ENCODE_*; 0 for none) that the shared device
+ * should carry a queue for. A device already made keeps its queues.
+ * Thread-safe. */
+void vkcu_vkdev_expect(unsigned streams, uint32_t encode_op);
 
-/* What vkcu_vk_plan_device must find. */
-enum {
-    VKCU_PLAN_INTEROP = 1, /* external memory and semaphore FDs (the CUDA handoff) */
-    VKCU_PLAN_DECODE = 2,  /* a video decode queue family */
-};
+/* The decode queue the process's jobs pin (the decode_queue setting), said
+ * before the device is made so that it has that queue and claims it
+ * (gpu/qclaim.h); -1 does nothing, and the first queue said wins.
+ * Thread-safe. */
+void vkcu_vkdev_expect_decode_queue(int queue);
 
-/* What a device is made for. */
-typedef struct vkcu_vk_plan_want {
-    unsigned flags;       /* VKCU_PLAN_*: refused when not met */
-    uint32_t compute;     /* compute queues (at least 1, at most the family's) */
-    uint32_t decode;      /* decode queues at most (the decode lanes); 0: no decode family */
-    /* One encode queue for this codec operation (VK_VIDEO_CODEC_OPERATION_
-     * ENCODE_*_BIT_KHR), refused when the device has none; 0: no encode. */
-    VkVideoCodecOperationFlagsKHR encode;
-} vkcu_vk_plan_want;
+/* Starts creating the shared device of CUDA device `cuda_device` on a
+ * background thread (CUDA's start on another), so that demuxing runs beside
+ * it; returns at once. Does nothing without an NVIDIA driver or when the
+ * device exists or is being made. Thread-safe. */
+void vkcu_vkdev_prepare(int cuda_device);
+/* Waits until no thread is making that device (before a job that prepared
+ * it returns, whether or not it used it). Thread-safe. */
+void vkcu_vkdev_prepare_wait(int cuda_device);
 
-typedef struct vkcu_vk_plan {
-    int compute_family;  /* also used for transfers */
-    uint32_t nb_compute;
-    int decode_family;   /* -1: the device decodes nothing */
-    uint32_t nb_decode;
-    VkVideoCodecOperationFlagsKHR decode_ops;
-    int encode_family;   /* -1: no encode queue */
-    VkVideoCodecOperationFlagsKHR encode_ops;
-    const char *exts[VKCU_VK_MAX_EXTS]; /* device extensions to enable */
-    /* each one's feature struct (0: none): the supported features in it are
-     * enabled, and an extension the device supports none of is left out */
-    VkStructureType feature[VKCU_VK_MAX_EXTS];
-    int nb_exts;
-    int video_maintenance1; /* VK_KHR_video_maintenance1 is in exts */
-} vkcu_vk_plan;
+/* A Vulkan AVHWDeviceContext for one stream on CUDA device `cuda_device`
+ * (the Vulkan device with the same UUID, created on first use and kept for
+ * the process). Its decoder submits on the next queue(s) of those the
+ * process claimed, or on decode_queue when that is >= 0 (VKCU_ERR_USAGE
+ * naming the setting when the device has no such queue). *lane: the
+ * stream's number on the device (vkcu_vkdev_compute_queue). Release with
+ * av_buffer_unref. Thread-safe. */
+int vkcu_vkdev_acquire(int cuda_device, int decode_queue, AVBufferRef **out, int *lane, char *err, size_t errlen);
 
-/* Chooses the queues and extensions from what a physical device offers:
- * up to want->decode queues of the decode family whose codec operations
- * cover the most codecs, want->compute queues of a compute family
- * (preferring one without graphics or video), and one queue of an encode
- * family with want->encode. avail: the device's extension names. Returns
- * 0, or -1 with the reason in err. Pure: no Vulkan calls. */
-int vkcu_vk_plan_device(const vkcu_vk_queue_family *qf, int nqf, const char *const *avail, int navail,
-                        const vkcu_vk_plan_want *want, vkcu_vk_plan *plan, char *err, size_t errlen);
+/* The Vulkan decoder's frame threads: 1, or VKCU_VK_DECODE_THREADS with
+ * FFmpeg 8.1 and later (a measurement knob). Thread-safe. */
+int vkcu_vkdev_decode_threads(void);
 
-/* How this FFmpeg decodes a codec on Vulkan: on a video decode queue, which
- * needs the device to offer *op (VK_VIDEO_CODEC_OPERATION_DECODE_*), on
- * compute queues (FFmpeg 8.1's FFV1, ProRes, ProRes RAW and DPX
- * hwaccels: any Vulkan device), or not at all (no Vulkan hwaccel for it in
- * this build). Read from FFmpeg's decoders' hardware configurations, so a
- * codec FFmpeg adds is found without a change here. Thread-safe. */
-enum { VKCU_VK_DECODE_NONE = 0, VKCU_VK_DECODE_VIDEO = 1, VKCU_VK_DECODE_COMPUTE = 2 };
-int vkcu_vk_decode_kind(int codec_id, VkVideoCodecOperationFlagsKHR *op);
+/* The queue of compute family `family` (which has `num` queues in the
+ * device context) that stream `lane` hands frames over on: the next of the
+ * compute queues the process claimed, else the num-1-lane % num th. */
+uint32_t vkcu_vkdev_compute_queue(int cuda_device, int lane, uint32_t family, uint32_t num);
 
-/* Whether vkcu takes FFmpeg's compute decoder for a codec whose software
- * decoder gives sw_format (AV_PIX_FMT_NONE: not known yet; the codec alone
- * is judged): only where its frames are the software decoder's, bit for
- * bit and in the same layout, so that the GPU backend keeps giving the CPU
- * backend's frames, and where it runs at all (extradata: the stream's, for
- * the codecs whose header decides; NULL when unknown). 1 yes; 0 no, with
- * the reason in why (then software
- * decode + upload). VKCU_COMPUTE_DECODE=all takes every compute decoder (to
- * measure the others), =off none. Thread-safe. */
-int vkcu_vk_compute_decode_ok(int codec_id, int sw_format, const uint8_t *extradata, int extradata_size, char *why,
-                              size_t whylen);
+/* The set-up times of the shared device; -1 when it is not made. */
+int vkcu_vkdev_times_get(int cuda_device, vkcu_vkdev_times *t);
 
-/* When each step of vkcu_vk_device_create ended (vkcu_now() stamps). */
-typedef struct vkcu_vk_device_stamps {
-    double start, created, initialised; /* called; vkCreateDevice returned; FFmpeg's init returned */
-} vkcu_vk_device_stamps;
+/* The shared device's set-up steps as "name=start-end" pairs in
+ * milliseconds from `t0` (a vkcu_now() stamp: the job's start), space
+ * separated, into buf; empty when the device was not made. */
+void vkcu_vkdev_timeline(int cuda_device, double t0, char *buf, size_t len);
 
-/* The plan's queues and extensions of vi->devs[index], wrapped in an
- * initialised Vulkan AVHWDeviceContext that owns the VkDevice (the
- * instance is the process's: vkinstance.h). stamps may be NULL. Returns 0
- * or a negative AVERROR with err filled. Thread-safe. */
-int vkcu_vk_device_create(const vkcu_vk_instance *vi, int index, const vkcu_vk_plan *plan, AVBufferRef **out,
-                          vkcu_vk_device_stamps *stamps, char *err, size_t errlen);
+/* A Vulkan AVHWDeviceContext that can run FFmpeg's Vulkan Video encoder for
+ * `encode_op` (VK_VIDEO_CODEC_OPERATION_ENCODE_H264/H265_BIT_KHR):
+ * - cuda_device >= 0: on the GPU of that CUDA device (UUID-matched): the
+ *   shared device itself when it was made with an encode queue (see
+ *   vkcu_vkdev_expect), else one device made on the same physical device
+ *   with a compute and an encode queue (kept for the process);
+ * - cuda_device < 0 (no CUDA: the CPU backend): the first device of the
+ *   process's Vulkan instance with such a queue (kept for the process).
+ * VKCU_ERR_DEVICE with a one-line reason naming the device(s) seen when
+ * there is none. Release with av_buffer_unref. Thread-safe. */
+int vkcu_vkdev_acquire_encode(int cuda_device, uint32_t encode_op, AVBufferRef **out, char *err, size_t errlen);
+
+/* The shared device of CUDA device `cuda_device` itself (the VkDevice the
+ * GPU session decodes and hands frames on), for FFmpeg's compute encoders
+ * (ffv1_vulkan, prores_ks_vulkan), which submit on its compute queue. The
+ * caller checks its features (vkshader.h). Release with av_buffer_unref.
+ * Thread-safe. */
+int vkcu_vkdev_acquire_compute(int cuda_device, AVBufferRef **out, char *err, size_t errlen);
 
 #endif

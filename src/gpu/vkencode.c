@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * FFmpeg's Vulkan encoders (see vkencode.h): the table of them, the device
- * each runs on (gpu/device.c: the GPU's UUID-matched shared device, never a
+ * each runs on (gpu/vkdev_encode.c: the GPU's UUID-matched shared device, never a
  * second device opened by ordinal), the encoder's frames context and the
  * checks before any output, the upload of host frames, and the timer
  * around the encoder's submissions. The GPU backend's frames normally
@@ -17,7 +17,7 @@
 #include <libavutil/opt.h>
 #include <libavutil/pixdesc.h>
 
-#include "device.h"
+#include "vkdev.h"
 #include "outring_vk.h"
 #include "vkfn.h"
 #include "vkshader.h"
@@ -29,11 +29,13 @@
  * for each frame before it takes the next). */
 #define COMPUTE_ASYNC_DEPTH 3
 
+static int ffv1_rules(AVCodecContext *enc, enum AVPixelFormat fmt, char *err, size_t errlen);
+
 static const vkcu_vkencoder encoders[] = {
-    { "h264_vulkan", "libx264", VK_VIDEO_CODEC_OPERATION_ENCODE_H264_BIT_KHR },
-    { "hevc_vulkan", "libx265", VK_VIDEO_CODEC_OPERATION_ENCODE_H265_BIT_KHR },
-    { "ffv1_vulkan", "ffv1", 0 },
-    { "prores_ks_vulkan", "prores_ks", 0 },
+    { "h264_vulkan", "libx264", VK_VIDEO_CODEC_OPERATION_ENCODE_H264_BIT_KHR, 0, NULL, NULL },
+    { "hevc_vulkan", "libx265", VK_VIDEO_CODEC_OPERATION_ENCODE_H265_BIT_KHR, 0, NULL, NULL },
+    { "ffv1_vulkan", "ffv1", 0, VKCU_SHADERS_FFV1, "yuv422p or yuv444p10", ffv1_rules },
+    { "prores_ks_vulkan", "prores_ks", 0, VKCU_SHADERS_PRORES, "yuv422p10", NULL },
 };
 
 const vkcu_vkencoder *vkcu_vkencode_get(int i)
@@ -85,7 +87,7 @@ int vkcu_vkencode_device(const char *encoder, int cuda_device, AVBufferRef **dev
     int compute = 0;
     for (int i = 0; i < hw->nb_qf; i++)
         compute |= !!(hw->qf[i].flags & VK_QUEUE_COMPUTE_BIT);
-    if (!compute || vkcu_vk_encoder_features_missing(&f, encoder, missing, sizeof(missing))) {
+    if (!compute || vkcu_vk_encoder_features_missing(&f, e->shaders, missing, sizeof(missing))) {
         VkPhysicalDeviceProperties2 pr = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2 };
         PFN_vkGetPhysicalDeviceProperties2 props =
             (PFN_vkGetPhysicalDeviceProperties2)hw->get_proc_addr(hw->inst, "vkGetPhysicalDeviceProperties2");
@@ -206,8 +208,7 @@ static int setup_compute(AVCodecContext *enc, AVBufferRef *device, enum AVPixelF
     if (twin && avcodec_get_supported_config(NULL, twin, AV_CODEC_CONFIG_PIX_FORMAT, 0, &cfg, &n) >= 0 && cfg &&
         !in_list(cfg, n, host_fmt)) {
         snprintf(err, errlen, "cannot take %s frames (as %s; add convert=format=%s to the chain)",
-                 av_get_pix_fmt_name(host_fmt), e->cpu_twin,
-                 !strcmp(name, "prores_ks_vulkan") ? "yuv422p10" : "yuv422p or yuv444p10");
+                 av_get_pix_fmt_name(host_fmt), e->cpu_twin, e->convert_to);
         return VKCU_ERR_USAGE;
     }
     /* The formats this device makes images of with the storage usage the
@@ -219,7 +220,7 @@ static int setup_compute(AVCodecContext *enc, AVBufferRef *device, enum AVPixelF
         snprintf(err, errlen, "the GPU makes no %s images it can read", av_get_pix_fmt_name(host_fmt));
         return VKCU_ERR_DEVICE;
     }
-    int ret = !strcmp(name, "ffv1_vulkan") ? ffv1_rules(enc, host_fmt, err, errlen) : 0;
+    int ret = e && e->frame_rules ? e->frame_rules(enc, host_fmt, err, errlen) : 0;
     if (ret < 0)
         return ret;
     AVBufferRef *frames = av_hwframe_ctx_alloc(device);

@@ -29,6 +29,12 @@ typedef struct vkcu_vkencoder {
     const char *name;      /* FFmpeg's name, as users know it */
     const char *cpu_twin;  /* the software encoder of the same bitstream (what to use without the GPU) */
     uint32_t video_op;     /* VK_VIDEO_CODEC_OPERATION_ENCODE_*: a Vulkan Video encoder; 0: a compute encoder */
+    /* The compute encoders' own rules (0 / NULL for the video encoders): */
+    unsigned shaders;      /* the shader features they need (VKCU_SHADERS_*, vkshader.h) */
+    const char *convert_to; /* the formats to convert to when the chain's is not one they take */
+    /* rules on the frames beyond their format (NULL: none): 0, or
+     * VKCU_ERR_USAGE with the reason in err */
+    int (*frame_rules)(AVCodecContext *enc, enum AVPixelFormat fmt, char *err, size_t errlen);
 } vkcu_vkencoder;
 
 /* The Vulkan encoder of that name, or NULL. */

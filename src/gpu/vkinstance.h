@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The process's one Vulkan instance and the physical devices it sees, each
- * with its UUID. `vkcu probe`, the shared decode device (gpu/device.c) and
+ * with its UUID. `vkcu probe`, the shared decode device (gpu/vkdev_open.c) and
  * Vulkan Video encode all find their device here, by UUID, never by
  * ordinal: an ordinal of one instance means nothing to another, and each
  * instance costs the driver tens of milliseconds (docs/performance.md).

@@ -17,9 +17,9 @@ enum { L10, L11, L12, L13 };
  * PhysicalStorageBufferAddresses; their scalar block layouts need
  * scalarBlockLayout. (ffv1_vulkan also declares ExpectAssumeKHR,
  * prores_ks_vulkan subgroup operations: checked apart.) */
-#define FFV1 1
-#define PRORES 2
-#define BOTH (FFV1 | PRORES)
+#define FFV1 VKCU_SHADERS_FFV1
+#define PRORES VKCU_SHADERS_PRORES
+#define BOTH VKCU_SHADERS_ALL
 #define SHADER_FEATURES(X)                                                        \
     X(L10, VkPhysicalDeviceFeatures, shaderInt64, BOTH)                           \
     X(L10, VkPhysicalDeviceFeatures, shaderInt16, BOTH)                           \
@@ -183,10 +183,9 @@ static void add_name(char *missing, size_t len, int *n, const char *name)
     (*n)++;
 }
 
-int vkcu_vk_encoder_features_missing(const vkcu_vk_features *f, const char *encoder, char *missing, size_t len)
+int vkcu_vk_encoder_features_missing(const vkcu_vk_features *f, unsigned shaders, char *missing, size_t len)
 {
-    int n = 0, which = !encoder ? BOTH : !strcmp(encoder, "ffv1_vulkan") ? FFV1
-                                      : !strcmp(encoder, "prores_ks_vulkan") ? PRORES : 0;
+    int n = 0, which = (int)shaders;
     if (len)
         missing[0] = 0;
     for (size_t i = 0; i < sizeof(features) / sizeof(features[0]); i++)

@@ -6,7 +6,7 @@
  * enables every one the device has (hwcontext_vulkan.c,
  * device_features_copy_needed), and its precompiled encoder shaders
  * declare SPIR-V capabilities that need some of them. vkcu's own device
- * (vkdev.c) enables the same set where the device has it; here, which of
+ * (vk.c) enables the same set where the device has it; here, which of
  * them each compute encoder's SPIR-V needs, so that a device without one of
  * them is refused before any output (the encode sink) and `vkcu probe`
  * says which.
@@ -41,13 +41,17 @@ void vkcu_vk_features_enabled(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, V
                               const VkPhysicalDeviceFeatures2 *chain, const char *const *exts, int nb_exts,
                               vkcu_vk_features *out);
 
-/* The features `encoder` (ffv1_vulkan or prores_ks_vulkan; NULL: either)
- * cannot run without that `f` lacks, as a comma-separated list of Vulkan's
- * names into missing ("" when none). Returns how many. */
-int vkcu_vk_encoder_features_missing(const vkcu_vk_features *f, const char *encoder, char *missing, size_t len);
+/* Which of FFmpeg's compute encoders' shaders a feature check is for: a
+ * field of each encoder's row in vkencode.c's table (0: none). */
+enum { VKCU_SHADERS_FFV1 = 1, VKCU_SHADERS_PRORES = 2, VKCU_SHADERS_ALL = 3 };
+
+/* The features the encoders of `shaders` (VKCU_SHADERS_*) cannot run
+ * without that `f` lacks, as a comma-separated list of Vulkan's names into
+ * missing ("" when none). Returns how many. */
+int vkcu_vk_encoder_features_missing(const vkcu_vk_features *f, unsigned shaders, char *missing, size_t len);
 
 /* The device extension ffv1_vulkan's shaders need (ExpectAssumeKHR), which
- * vkdev.c enables where offered (NULL when these headers lack it). */
+ * vk.c enables where offered (NULL when these headers lack it). */
 const char *vkcu_vk_shader_extension(void);
 
 #endif

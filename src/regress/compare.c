@@ -29,7 +29,7 @@
 #include "core/decode.h"
 #include "core/outfile.h"
 #include "core/sink.h"
-#include "gpu/device.h"
+#include "gpu/vkdev.h"
 #include "gpu/gpu.h"
 #include "gpu/metrics.h"
 #include "util/json.h"
@@ -919,7 +919,7 @@ static int open_sides(compare_run *x)
          * with a queue each 149). It was held back while a 4K input
          * decoded its first GOP wrong in some runs; those came with
          * each decoder's contexts spread over both queues, never with
-         * one queue a decoder, which is now the rule (gpu/device.c,
+         * one queue a decoder, which is now the rule (gpu/vkdev_acquire.c,
          * queues_per_stream; docs/performance.md).
          * VKCU_COMPARE_TWO_QUEUES=0 (a measurement, not a setting)
          * puts both on one queue. */

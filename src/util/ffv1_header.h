@@ -5,7 +5,7 @@
  * version and the coder type. vkcu needs the coder type before it opens a
  * decoder: FFmpeg 8.1's Vulkan FFV1 decoder hangs on Golomb-Rice coded
  * streams on NVIDIA's driver (its own command line too), so such streams are
- * decoded in software (gpu/vkdev.c, vkcu_vk_compute_decode_ok).
+ * decoded in software (gpu/vk.c, vkcu_vk_compute_decode_ok).
  */
 #ifndef VKCU_FFV1_HEADER_H
 #define VKCU_FFV1_HEADER_H

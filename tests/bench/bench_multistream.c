@@ -21,7 +21,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "gpu/device.h"
+#include "gpu/vkdev.h"
 #include "gpu/enginestats.h"
 #include "gpu/gpu.h"
 #include "core/vkcu.h"

@@ -33,7 +33,7 @@ else
 fi
 
 # Each input on its own decode queue, each decoder's contexts on its queue
-# alone (gpu/device.c). With the contexts spread over both queues, this
+# alone (gpu/vkdev_acquire.c). With the contexts spread over both queues, this
 # clip (4K, denoise=tnr + x264 ultrafast, IDR every 250 frames) against itself decoded one
 # side's first GOP wrong in 8 runs of 8 on an H100 (docs/performance.md):
 # three runs, each identical, on two queues.

@@ -21,7 +21,7 @@
 #include <libavutil/hwcontext_vulkan.h>
 
 #include "gpu/enginestats.h"
-#include "gpu/vkdev.h"
+#include "gpu/vk.h"
 #include "gpu/vkinstance.h"
 #include "test_util.h"
 

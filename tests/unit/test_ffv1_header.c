@@ -6,7 +6,7 @@
  * that has one (2, 3), at 8 to 16 bits, read back as the coding asked for;
  * no header, a cut one and bytes that are not one are refused. These are
  * the headers the GPU path reads to keep Golomb-coded FFV1 off FFmpeg's
- * Vulkan decoder (gpu/vkdev.c).
+ * Vulkan decoder (gpu/vk.c).
  */
 #include <stdio.h>
 #include <string.h>

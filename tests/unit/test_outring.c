@@ -29,7 +29,7 @@
 #include <libavutil/pixdesc.h>
 
 #include "gpu/outring_vk.h"
-#include "gpu/vkdev.h"
+#include "gpu/vk.h"
 #include "gpu/vkinstance.h"
 #include "test_util.h"
 #include "util/error.h"

@@ -29,7 +29,7 @@
 #include <libavutil/mem.h>
 
 #include "croppad_util.h"
-#include "gpu/device.h"
+#include "gpu/vkdev.h"
 #include "gpu/gpu.h"
 #include "gpu/outring_cuda.h"
 #include "gpu/vkencode.h"

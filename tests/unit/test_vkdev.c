@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * vkcu's own Vulkan device (src/gpu/vkdev.c). Without a GPU:
+ * vkcu's own Vulkan device (src/gpu/vk.c). Without a GPU:
  * - the queue and extension plan on an H200's queue families (as its driver
  *   reports them): the decode family's 7 queues and one compute queue, not
  *   every queue of every family; the extensions FFmpeg's decoder and the
@@ -18,8 +18,8 @@
 #include <libavutil/hwcontext.h>
 #include <libavutil/hwcontext_vulkan.h>
 
-#include "gpu/device.h"
 #include "gpu/vkdev.h"
+#include "gpu/vk.h"
 #include "gpu/vkshader.h"
 #include "gpu/vkinstance.h"
 #include "util/error.h"
@@ -257,8 +257,8 @@ static int test_device(void)
     vkcu_vk_features_enabled(vi->fn.vkGetInstanceProcAddr, vi->inst, vi->devs[0].pd, &hw->device_features,
                              hw->enabled_dev_extensions, hw->nb_enabled_dev_extensions, &on);
     char miss_sup[512], miss_on[512];
-    int n_sup = vkcu_vk_encoder_features_missing(&sup, NULL, miss_sup, sizeof(miss_sup));
-    int n_on = vkcu_vk_encoder_features_missing(&on, NULL, miss_on, sizeof(miss_on));
+    int n_sup = vkcu_vk_encoder_features_missing(&sup, VKCU_SHADERS_ALL, miss_sup, sizeof(miss_sup));
+    int n_on = vkcu_vk_encoder_features_missing(&on, VKCU_SHADERS_ALL, miss_on, sizeof(miss_on));
     CHECK(n_sup == n_on && !strcmp(miss_sup, miss_on) && on.f12.bufferDeviceAddress == sup.f12.bufferDeviceAddress &&
               on.f12.shaderInt8 == sup.f12.shaderInt8 && on.f10.shaderInt64 == sup.f10.shaderInt64 &&
               on.f12.vulkanMemoryModel == sup.f12.vulkanMemoryModel && on.f12.timelineSemaphore,

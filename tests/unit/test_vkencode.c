@@ -26,7 +26,7 @@
 #include <libavutil/opt.h>
 #include <libavutil/pixdesc.h>
 
-#include "gpu/vkdev.h"
+#include "gpu/vk.h"
 #include "gpu/vkencode.h"
 #include "gpu/vkinstance.h"
 #include "test_util.h"
