@@ -3,11 +3,15 @@
  * The public structs' room to grow (include/vkcu/version.h states the
  * rule): their sizes, which vkcu_struct_size reports and which stay fixed
  * for a major version, and the check that a struct a caller filled has
- * nothing in its reserved words.
+ * nothing in its reserved words; the library's version, and the one way a
+ * call refuses what it was given (vkcu_invalid).
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <libavutil/error.h>
 
 #include "context.h"
 #include "vkcu.h"
@@ -30,6 +34,31 @@
 VKCU_PUBLIC_STRUCTS(VKCU_SIZE_FIXED)
 #undef VKCU_SIZE_FIXED
 #endif
+
+const char *vkcu_version(void)
+{
+#define VKCU_STR_(x) #x
+#define VKCU_STR(x) VKCU_STR_(x)
+    return VKCU_STR(VKCU_VERSION_MAJOR) "." VKCU_STR(VKCU_VERSION_MINOR) "." VKCU_STR(VKCU_VERSION_PATCH);
+}
+
+unsigned vkcu_version_api(void)
+{
+    return VKCU_VERSION_INT_CURRENT;
+}
+
+int vkcu_invalid(char *err, size_t errlen, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    LOGE("%s", line);
+    if (err && errlen)
+        snprintf(err, errlen, "%s", line);
+    return AVERROR(EINVAL);
+}
 
 size_t vkcu_struct_size(const char *name)
 {

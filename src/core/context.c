@@ -33,18 +33,6 @@ struct vkcu_context {
     atomic_int stop;     /* vkcu_context_stop */
 };
 
-const char *vkcu_version(void)
-{
-#define VKCU_STR_(x) #x
-#define VKCU_STR(x) VKCU_STR_(x)
-    return VKCU_STR(VKCU_VERSION_MAJOR) "." VKCU_STR(VKCU_VERSION_MINOR) "." VKCU_STR(VKCU_VERSION_PATCH);
-}
-
-unsigned vkcu_version_api(void)
-{
-    return VKCU_VERSION_INT_CURRENT;
-}
-
 void vkcu_default_settings(vkcu_settings *s)
 {
     memset(s, 0, sizeof(*s));
@@ -69,18 +57,14 @@ void vkcu_default_job(vkcu_job *job)
     job->frame_count = -1;
 }
 
-int vkcu_invalid(char *err, size_t errlen, const char *fmt, ...)
+void vkcu_job_params_default(vkcu_job_params *p)
 {
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    LOGE("%s", line);
-    if (err && errlen)
-        snprintf(err, errlen, "%s", line);
-    return AVERROR(EINVAL);
+    memset(p, 0, sizeof(*p));
+    vkcu_default_settings(&p->settings);
+    vkcu_default_job(&p->job);
+    p->progress = 1;
 }
+
 
 /* An integer field outside [lo, hi], named by the program's name for it. */
 #define RANGE(field, value, lo, hi) VKCU_RANGE(VKCU_SETTING(field), value, lo, hi)

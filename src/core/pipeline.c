@@ -25,14 +25,6 @@
 #include "util/pool.h"
 #include "pipeline_priv.h"
 
-void vkcu_job_params_default(vkcu_job_params *p)
-{
-    memset(p, 0, sizeof(*p));
-    vkcu_default_settings(&p->settings);
-    vkcu_default_job(&p->job);
-    p->progress = 1;
-}
-
 const char *vkcu_path_name(enum vkcu_path path)
 {
     switch (path) {

@@ -87,6 +87,11 @@ struct vkcu_reader {
 };
 
 /* reader.c */
+/* reader_frame.c */
+/* The count of a reader's held frames, which outlives the reader while its
+ * frames do (the last frame frees it); was_held: the frame was counted. */
+reader_acct *vkcu_reader_acct_new(void);
+void vkcu_reader_acct_unref(reader_acct *a, int was_held);
 /* A frame for the caller made from a frame of a job (host frames are copied
  * into hp's pool, or into a buffer of their own with the reader's detach;
  * CUDA frames are referenced, or copied with detach). Not yet held. */
