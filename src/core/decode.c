@@ -116,7 +116,7 @@ static int decoder_open(const vkcu_demux *d, AVBufferRef *hw_device, int threads
             goto fail;
         }
         dec->avctx->get_format = pick_vulkan;
-        /* 1; VKCU_VK_DECODE_THREADS=N frame threads with FFmpeg 8.1 (a measurement knob: gpu/device.c) */
+        /* 1; VKCU_VK_DECODE_THREADS=N frame threads with FFmpeg 8.1 (a measurement knob: gpu/vkdev_acquire.c) */
         dec->avctx->thread_count = vkcu_vkdev_decode_threads();
         if (dec->avctx->thread_count > 1)
             dec->avctx->thread_type = FF_THREAD_FRAME;

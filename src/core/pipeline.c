@@ -57,7 +57,7 @@ static void log_engine_stats(void)
 }
 
 /* --stats: when each step of the set-up ran, in ms from the job's start:
- * the shared device's threads (gpu/device.c), then this job's own. */
+ * the shared device's threads (gpu/vkdev.c), then this job's own. */
 static void setup_timeline(job *j)
 {
     vkcu_job_result *r = j->r;

@@ -67,7 +67,7 @@ typedef struct encode_sink {
     vkcu_sub_text **subs;   /* per input stream: its text conversion (subtitles the container cannot hold), or NULL */
     AVPacket *pkt;
     AVFrame *hw_frame;      /* Vulkan encode: the uploaded frame */
-    AVBufferRef *vk_device; /* Vulkan encode: the GPU's shared device (gpu/device.c) */
+    AVBufferRef *vk_device; /* Vulkan encode: the GPU's shared device (gpu/vkdev_encode.c) */
     vkcu_vkencode_timer *timer; /* Vulkan encode: timestamps around the encoder's submissions (encoder thread) */
     int64_t video_bytes;    /* bytes of the video packets written (encoder thread) */
     vkcu_frame_sync sync;   /* frames onto the encoder's 1/frame rate, as the muxer wants (job thread) */

@@ -4,7 +4,7 @@
  * backend, include/vkcu/reader.h): no host copy anywhere.
  *
  * The pool. A session with cfg.cuda_pool = N has the chain's output written
- * (the planar kernel of download.c, the one device copy a frame takes) into
+ * (the planar kernel of exit_devpool.c, the one device copy a frame takes) into
  * one of N linear pitched buffers of this pool, and pop() hands the buffer
  * over inside the AVFrame. Buffers are made as they are first needed and
  * come back when the frame's last reference goes, from whatever thread the

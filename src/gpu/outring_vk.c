@@ -633,7 +633,7 @@ VkVideoCodecOperationFlagsKHR vkcu_outring_caps(const vkcu_vk_queue_family *qf, 
                               !mem && !sem ? ", " : "", sem ? "" : VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
     VkVideoCodecOperationFlagsKHR ops = 0;
     int family = -1, any_encode = 0, compute = -1;
-    /* The compute family vkcu's device takes (vkdev.c): one without graphics or video first. */
+    /* The compute family vkcu's device takes (vk.c): one without graphics or video first. */
     for (int pass = 0; pass < 2 && compute < 0; pass++)
         for (int i = 0; i < nqf && compute < 0; i++)
             if ((qf[i].flags & VK_QUEUE_COMPUTE_BIT) && qf[i].count &&

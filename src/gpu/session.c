@@ -46,7 +46,7 @@ static int pick_queue(vkcu_gpu *g)
     if (best < 0)
         return -1;
     g->qf = g->hwctx->qf[best].idx;
-    /* The process's compute queues in turn (claimed across processes: gpu/device.c). */
+    /* The process's compute queues in turn (claimed across processes: gpu/vkdev_claims.c). */
     g->queue_index = vkcu_vkdev_compute_queue(g->cuda_device, g->lane, g->qf, (uint32_t)g->hwctx->qf[best].num);
     return 0;
 }

@@ -77,7 +77,7 @@ typedef struct pending_frame {
 struct vkcu_gpu {
     vkcu_gpu_config cfg;   /* the job's settings, copied at open */
     int cuda_device;
-    int lane;                           /* decode queue lane (gpu/device.c) */
+    int lane;                           /* decode queue lane (gpu/vkdev_lanes.c) */
     vkcu_vkdev_times setup;             /* how the shared device was made */
     double setup_open_ms;               /* vkcu_gpu_open on the job's thread */
     int bound, bind_ret;                /* vkcu_gpu_bind ran; its result */
