@@ -56,7 +56,7 @@ def vkcu_null_rate(path, chain, ctx):
     """A job with the null sink: decode and chain only (vkcu_job_result.fps_steady)."""
     job = _lib.Job()
     _lib.lib.vkcu_default_job(ctypes.byref(job))
-    keep = [_lib.b(path), _lib.b(chain) if chain else None]
+    keep = [_lib.path_arg("path", path), _lib.text_arg("chain", chain) if chain else None]
     job.input, job.chain = keep
     job.sink = _lib.SINK_NULL
     res = _lib.JobResult()
