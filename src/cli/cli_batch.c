@@ -477,6 +477,105 @@ static int batch_file_done(void *opaque, const vkcu_batch_file *f)
     return 1;
 }
 
+/* The outputs' kind: the pipeline's sink and extension, or the extension
+ * --container names (into ext, extlen bytes). -1: a usage error, said. */
+static int batch_output_kind(cli_job *p, vkcu_batch_settings *bs, const char *container, char *ext, size_t extlen)
+{
+    const vkcu_preset *preset = cli_job_preset();
+    if (preset) {
+        bs->pipeline = preset->name;
+        p->j.sink = preset->sink;
+        bs->extension = vkcu_preset_extension(preset);
+    }
+    if (container) {
+        const char *e = *container == '.' ? container + 1 : container;
+        if (!*e || strlen(e) > 16 || strchr(e, '/')) {
+            cli_usage_error("--container: '%s' is not a file extension (mkv, mp4, nut, ...)", container);
+            return -1;
+        }
+        snprintf(ext, extlen, ".%s", e);
+        bs->extension = ext;
+    }
+    return 0;
+}
+
+/* The shard: --shard's, checked against --shard-count, or the
+ * environment's. -1: a usage error, said. */
+static int batch_shard(cli_job *p, vkcu_batch_settings *bs, const char *shard, long shard_count)
+{
+    char err[1024], source[160];
+    if (!shard) {
+        int got = shard_from_env((int)shard_count, &bs->shard_index, &bs->shard_count, source, sizeof(source), err,
+                                 sizeof(err));
+        if (got < 0) {
+            cli_usage_error("batch: %s", err);
+            return -1;
+        }
+        if (got > 0)
+            cli_note(p, VKCU_LOG_VERBOSE, "batch: shard %d/%d from %s", bs->shard_index, bs->shard_count, source);
+    } else if (shard_count && shard_count != bs->shard_count) {
+        cli_usage_error("--shard %s and --shard-count %ld disagree", shard, shard_count);
+        return -1;
+    }
+    return 0;
+}
+
+/* --devices: the ordinals, checked against this machine's CUDA devices
+ * (none for the CPU backend, or for auto where there is none). -1: a usage
+ * error, said. */
+static int batch_devices(cli_job *p, vkcu_batch_settings *bs, const char *devices)
+{
+    char err[1024];
+    int n = parse_devices(devices, bs->devices, VKCU_BATCH_MAX_DEVICES, err, sizeof(err));
+    if (n < 0) {
+        cli_usage_error("%s", err);
+        return -1;
+    }
+    if (p->s.backend == VKCU_BACKEND_CPU) {
+        n = 0; /* the CPU backend has no devices to spread over */
+    } else {
+        /* Validate the ordinals against this machine. */
+        int avail = vkcu_cuda_device_count();
+        if (avail == 0 && p->s.backend == VKCU_BACKEND_AUTO) {
+            cli_note(p, VKCU_LOG_VERBOSE, "--devices %s: no CUDA device here; backend auto runs on the CPU",
+                     devices);
+            n = 0;
+        } else {
+            for (int k = 0; k < n; k++)
+                if (avail > 0 && bs->devices[k] >= avail) {
+                    cli_usage_error("--devices: there is no CUDA device %d (this machine has %d)", bs->devices[k],
+                                    avail);
+                    return -1;
+                }
+        }
+    }
+    bs->nb_devices = n;
+    return 0;
+}
+
+/* The batch's last lines on standard error (a dry run's count, or the
+ * summary) and its exit code. */
+static int batch_report(const vkcu_batch_settings *bs, const vkcu_batch_result *r, int err_code)
+{
+    if (bs->dry_run && (err_code >= 0 || r->total > 0)) { /* a plan with failures exits as the run would */
+        fflush(stdout);
+        fprintf(stderr, "batch: dry run: %d to process, %d to skip, %d would fail (shard %d/%d, %d files)\n",
+                r->planned, r->skipped, r->failed, bs->shard_index, bs->shard_count, r->total);
+    }
+    if (bs->dry_run || (err_code < 0 && r->total == 0)) {
+        /* A dry run prints its plan; a batch that could not start has no summary. */
+        return cli_exit_code(err_code < 0 ? err_code : 0);
+    }
+    fprintf(stderr, "batch: %d done, %d skipped, %d failed", r->done, r->skipped, r->failed);
+    if (r->interrupted || r->not_started)
+        fprintf(stderr, ", %d interrupted, %d not started", r->interrupted, r->not_started);
+    fprintf(stderr, " (%d files", r->total);
+    if (bs->shard_count > 1)
+        fprintf(stderr, " in shard %d/%d", bs->shard_index, bs->shard_count);
+    fprintf(stderr, ", %lld frames, %.1f s)\n", (long long)r->frames, r->seconds);
+    return cli_exit_code(err_code < 0 ? err_code : 0);
+}
+
 static int cli_main_batch(int argc, char **argv)
 {
     batch_args a = { .dirs = { NULL, NULL } };
@@ -511,63 +610,12 @@ static int cli_main_batch(int argc, char **argv)
     int progress = p->progress && isatty(STDERR_FILENO) && p->s.log_level >= VKCU_LOG_INFO;
     p->progress = 0;
     char ext[32];
-    const vkcu_preset *preset = cli_job_preset();
-    if (preset) {
-        bs.pipeline = preset->name;
-        p->j.sink = preset->sink;
-        bs.extension = vkcu_preset_extension(preset);
-    }
-    if (container) {
-        const char *e = *container == '.' ? container + 1 : container;
-        if (!*e || strlen(e) > 16 || strchr(e, '/')) {
-            cli_usage_error("--container: '%s' is not a file extension (mkv, mp4, nut, ...)", container);
-            goto done;
-        }
-        snprintf(ext, sizeof(ext), ".%s", e);
-        bs.extension = ext;
-    }
-
-    char err[1024], source[160];
-    if (!shard) {
-        int got = shard_from_env((int)shard_count, &bs.shard_index, &bs.shard_count, source, sizeof(source), err,
-                                 sizeof(err));
-        if (got < 0) {
-            cli_usage_error("batch: %s", err);
-            goto done;
-        }
-        if (got > 0)
-            cli_note(p, VKCU_LOG_VERBOSE, "batch: shard %d/%d from %s", bs.shard_index, bs.shard_count, source);
-    } else if (shard_count && shard_count != bs.shard_count) {
-        cli_usage_error("--shard %s and --shard-count %ld disagree", shard, shard_count);
+    if (batch_output_kind(p, &bs, container, ext, sizeof(ext)) < 0)
         goto done;
-    }
-
-    if (devices) {
-        int n = parse_devices(devices, bs.devices, VKCU_BATCH_MAX_DEVICES, err, sizeof(err));
-        if (n < 0) {
-            cli_usage_error("%s", err);
-            goto done;
-        }
-        if (p->s.backend == VKCU_BACKEND_CPU) {
-            n = 0; /* the CPU backend has no devices to spread over */
-        } else {
-            /* Validate the ordinals against this machine. */
-            int avail = vkcu_cuda_device_count();
-            if (avail == 0 && p->s.backend == VKCU_BACKEND_AUTO) {
-                cli_note(p, VKCU_LOG_VERBOSE, "--devices %s: no CUDA device here; backend auto runs on the CPU",
-                         devices);
-                n = 0;
-            } else {
-                for (int k = 0; k < n; k++)
-                    if (avail > 0 && bs.devices[k] >= avail) {
-                        cli_usage_error("--devices: there is no CUDA device %d (this machine has %d)", bs.devices[k],
-                                        avail);
-                        goto done;
-                    }
-            }
-        }
-        bs.nb_devices = n;
-    }
+    if (batch_shard(p, &bs, shard, shard_count) < 0)
+        goto done;
+    if (devices && batch_devices(p, &bs, devices) < 0)
+        goto done;
 
     bs.job = p->j;
     batch_run run = { &bs, p->s.log_level };
@@ -583,24 +631,7 @@ static int cli_main_batch(int argc, char **argv)
     cli_install_signals();
     vkcu_batch_result r;
     int err_code = vkcu_batch_run(ctx, &bs, &r);
-    if (bs.dry_run && (err_code >= 0 || r.total > 0)) { /* a plan with failures exits as the run would */
-        fflush(stdout);
-        fprintf(stderr, "batch: dry run: %d to process, %d to skip, %d would fail (shard %d/%d, %d files)\n",
-                r.planned, r.skipped, r.failed, bs.shard_index, bs.shard_count, r.total);
-    }
-    if (bs.dry_run || (err_code < 0 && r.total == 0)) {
-        /* A dry run prints its plan; a batch that could not start has no summary. */
-        ret = cli_exit_code(err_code < 0 ? err_code : 0);
-        goto done;
-    }
-    fprintf(stderr, "batch: %d done, %d skipped, %d failed", r.done, r.skipped, r.failed);
-    if (r.interrupted || r.not_started)
-        fprintf(stderr, ", %d interrupted, %d not started", r.interrupted, r.not_started);
-    fprintf(stderr, " (%d files", r.total);
-    if (bs.shard_count > 1)
-        fprintf(stderr, " in shard %d/%d", bs.shard_index, bs.shard_count);
-    fprintf(stderr, ", %lld frames, %.1f s)\n", (long long)r.frames, r.seconds);
-    ret = cli_exit_code(err_code < 0 ? err_code : 0);
+    ret = batch_report(&bs, &r, err_code);
 done:
     vkcu_close(&ctx);
     free(include);

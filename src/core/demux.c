@@ -218,6 +218,120 @@ static void open_failed(const char *path, int io, int ret, char *err, size_t err
         snprintf(err, errlen, "%s: cannot open: %s", path, vkcu_err_str(ret, buf, sizeof(buf)));
 }
 
+/* The container opened and its streams probed (a FIFO's open with the stop
+ * signals watched); a stop request during either ends it. */
+static int open_input(vkcu_demux *d, const char *path, AVIOContext *pb, int fifo, char *err, size_t errlen)
+{
+    int ret;
+    if (fifo)
+        fifo_open_begin();
+    ret = avformat_open_input(&d->fmt, strcmp(path, "-") ? path : "pipe:0", NULL, NULL);
+    if (fifo)
+        fifo_open_end();
+    if (ret < 0 && vkcu_job_stop_requested()) {
+        snprintf(err, errlen, "%s: interrupted while opening", path);
+        return VKCU_ERR_INTERRUPT;
+    }
+    if (ret < 0) {
+        open_failed(path, !!pb, ret, err, errlen);
+        return VKCU_ERR_INPUT;
+    }
+    ret = avformat_find_stream_info(d->fmt, NULL);
+    /* An interrupted probe can return success with the streams unknown. */
+    if (vkcu_job_stop_requested()) {
+        snprintf(err, errlen, "%s: interrupted while opening", path);
+        return VKCU_ERR_INTERRUPT;
+    }
+    /* Past the open, a stop is seen between packets, as the job loop checks it. */
+    d->fmt->interrupt_callback.callback = NULL;
+    if (ret < 0) {
+        snprintf(err, errlen, "%s: cannot read stream information (truncated or corrupt file)", path);
+        return VKCU_ERR_INPUT;
+    }
+    return 0;
+}
+
+/* The video stream to decode (d->video): number video_stream among the
+ * video streams, or FFmpeg's choice for -1; it must have a decoder in this
+ * build and a known picture. */
+static int choose_video(vkcu_demux *d, const char *path, int video_stream, char *err, size_t errlen)
+{
+    /* Video streams in the container's order; attached pictures (cover
+     * art) are not video. */
+    int nb_video = 0, chosen = -1;
+    for (unsigned i = 0; i < d->fmt->nb_streams; i++) {
+        const AVStream *st = d->fmt->streams[i];
+        if (st->codecpar->codec_type != AVMEDIA_TYPE_VIDEO || (st->disposition & AV_DISPOSITION_ATTACHED_PIC))
+            continue;
+        if (nb_video++ == video_stream)
+            chosen = (int)i;
+    }
+    if (!nb_video) {
+        snprintf(err, errlen, "%s: has no video stream", path);
+        return VKCU_ERR_INPUT;
+    }
+    if (video_stream >= nb_video) {
+        char n[16];
+        snprintf(n, sizeof(n), "%d", video_stream);
+        snprintf(err, errlen, "%s: %s: the input has %d video stream%s (numbered from 0)", path,
+                 VKCU_SETTING_IS("video_stream", n), nb_video, nb_video == 1 ? "" : "s");
+        return VKCU_ERR_USAGE;
+    }
+    if (chosen < 0) {
+        /* FFmpeg's choice: the one its decoder likes best (resolution, frames). */
+        chosen = av_find_best_stream(d->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0);
+        if (chosen < 0) {
+            snprintf(err, errlen, "%s: has no video stream", path);
+            return VKCU_ERR_INPUT;
+        }
+    }
+    d->video_index = chosen;
+    d->video = d->fmt->streams[chosen];
+    AVCodecParameters *par = d->video->codecpar;
+    /* A missing decoder first: without one, the picture size and format stay
+     * unknown, which is no fault of the file. */
+    if (!avcodec_find_decoder(par->codec_id)) {
+        char name[64];
+        unknown_codec_name(par, name, sizeof(name));
+        snprintf(err, errlen, "%s: no decoder for codec %s in this build ('vkcu formats' lists the decodable codecs)",
+                 path, name);
+        return VKCU_ERR_INPUT;
+    }
+    if (par->width <= 0 || par->height <= 0 || par->format < 0) {
+        if (d->fmt->pb && !(d->fmt->pb->seekable & AVIO_SEEKABLE_NORMAL) && strstr(d->fmt->iformat->name, "mov"))
+            /* The index (moov) after the media data: a pipe cannot go back to the data. */
+            snprintf(err, errlen, "%s: this MP4/MOV has its index (moov) at the end, which a pipe cannot reach "
+                     "before the data: read the file from disk, or move its index to the front first (a transcode "
+                     "with %s, or ffmpeg's faststart)", path, VKCU_SETTING_IS("faststart", "1"));
+        else
+            snprintf(err, errlen, "%s: video stream %d (%s) has no decodable picture (truncated or corrupt)", path,
+                     chosen, avcodec_get_name(par->codec_id));
+        return VKCU_ERR_INPUT;
+    }
+    return 0;
+}
+
+/* The other video streams discarded, with a warning naming those that are
+ * not attached pictures. */
+static void drop_other_video(vkcu_demux *d, const char *path)
+{
+    const AVCodecParameters *par = d->video->codecpar;
+    char dropped[256] = "";
+    for (unsigned i = 0; i < d->fmt->nb_streams; i++) {
+        AVStream *st = d->fmt->streams[i];
+        if ((int)i == d->video_index || st->codecpar->codec_type != AVMEDIA_TYPE_VIDEO)
+            continue;
+        st->discard = AVDISCARD_ALL;
+        if (!(st->disposition & AV_DISPOSITION_ATTACHED_PIC))
+            av_strlcatf(dropped, sizeof(dropped), "%s%u (%s %dx%d)", dropped[0] ? ", " : "", i,
+                        avcodec_get_name(st->codecpar->codec_id), st->codecpar->width, st->codecpar->height);
+    }
+    if (dropped[0])
+        LOGW("%s: using video stream %d (%s %dx%d); other video stream(s) dropped: %s (pick one with %s)",
+             path, d->video_index, avcodec_get_name(par->codec_id), par->width, par->height, dropped,
+             VKCU_SETTING_IS("video_stream", "N"));
+}
+
 int vkcu_demux_check(const char *path, char *err, size_t errlen)
 {
     int fifo, ret = check_path(path, &fifo, err, errlen);
@@ -264,106 +378,11 @@ static int demux_open(const char *path, AVIOContext *pb, int video_stream, vkcu_
     d->last_video_ts = AV_NOPTS_VALUE;
     d->fmt->interrupt_callback = (AVIOInterruptCB){ stop_requested_cb, NULL };
     d->fmt->pb = pb;
-    if (fifo)
-        fifo_open_begin();
-    ret = avformat_open_input(&d->fmt, strcmp(path, "-") ? path : "pipe:0", NULL, NULL);
-    if (fifo)
-        fifo_open_end();
-    if (ret < 0 && vkcu_job_stop_requested()) {
-        snprintf(err, errlen, "%s: interrupted while opening", path);
-        ret = VKCU_ERR_INTERRUPT;
+    if ((ret = open_input(d, path, pb, fifo, err, errlen)) < 0)
         goto fail;
-    }
-    if (ret < 0) {
-        open_failed(path, !!pb, ret, err, errlen);
-        ret = VKCU_ERR_INPUT;
+    if ((ret = choose_video(d, path, video_stream, err, errlen)) < 0)
         goto fail;
-    }
-    ret = avformat_find_stream_info(d->fmt, NULL);
-    /* An interrupted probe can return success with the streams unknown. */
-    if (vkcu_job_stop_requested()) {
-        snprintf(err, errlen, "%s: interrupted while opening", path);
-        ret = VKCU_ERR_INTERRUPT;
-        goto fail;
-    }
-    /* Past the open, a stop is seen between packets, as the job loop checks it. */
-    d->fmt->interrupt_callback.callback = NULL;
-    if (ret < 0) {
-        snprintf(err, errlen, "%s: cannot read stream information (truncated or corrupt file)", path);
-        ret = VKCU_ERR_INPUT;
-        goto fail;
-    }
-    /* Video streams in the container's order; attached pictures (cover
-     * art) are not video. */
-    int nb_video = 0, chosen = -1;
-    for (unsigned i = 0; i < d->fmt->nb_streams; i++) {
-        const AVStream *st = d->fmt->streams[i];
-        if (st->codecpar->codec_type != AVMEDIA_TYPE_VIDEO || (st->disposition & AV_DISPOSITION_ATTACHED_PIC))
-            continue;
-        if (nb_video++ == video_stream)
-            chosen = (int)i;
-    }
-    if (!nb_video) {
-        snprintf(err, errlen, "%s: has no video stream", path);
-        ret = VKCU_ERR_INPUT;
-        goto fail;
-    }
-    if (video_stream >= nb_video) {
-        char n[16];
-        snprintf(n, sizeof(n), "%d", video_stream);
-        snprintf(err, errlen, "%s: %s: the input has %d video stream%s (numbered from 0)", path,
-                 VKCU_SETTING_IS("video_stream", n), nb_video, nb_video == 1 ? "" : "s");
-        ret = VKCU_ERR_USAGE;
-        goto fail;
-    }
-    if (chosen < 0) {
-        /* FFmpeg's choice: the one its decoder likes best (resolution, frames). */
-        chosen = av_find_best_stream(d->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0);
-        if (chosen < 0) {
-            snprintf(err, errlen, "%s: has no video stream", path);
-            ret = VKCU_ERR_INPUT;
-            goto fail;
-        }
-    }
-    d->video_index = chosen;
-    d->video = d->fmt->streams[chosen];
-    AVCodecParameters *par = d->video->codecpar;
-    /* A missing decoder first: without one, the picture size and format stay
-     * unknown, which is no fault of the file. */
-    if (!avcodec_find_decoder(par->codec_id)) {
-        char name[64];
-        unknown_codec_name(par, name, sizeof(name));
-        snprintf(err, errlen, "%s: no decoder for codec %s in this build ('vkcu formats' lists the decodable codecs)",
-                 path, name);
-        ret = VKCU_ERR_INPUT;
-        goto fail;
-    }
-    if (par->width <= 0 || par->height <= 0 || par->format < 0) {
-        if (d->fmt->pb && !(d->fmt->pb->seekable & AVIO_SEEKABLE_NORMAL) && strstr(d->fmt->iformat->name, "mov"))
-            /* The index (moov) after the media data: a pipe cannot go back to the data. */
-            snprintf(err, errlen, "%s: this MP4/MOV has its index (moov) at the end, which a pipe cannot reach "
-                     "before the data: read the file from disk, or move its index to the front first (a transcode "
-                     "with %s, or ffmpeg's faststart)", path, VKCU_SETTING_IS("faststart", "1"));
-        else
-            snprintf(err, errlen, "%s: video stream %d (%s) has no decodable picture (truncated or corrupt)", path,
-                     chosen, avcodec_get_name(par->codec_id));
-        ret = VKCU_ERR_INPUT;
-        goto fail;
-    }
-    char dropped[256] = "";
-    for (unsigned i = 0; i < d->fmt->nb_streams; i++) {
-        AVStream *st = d->fmt->streams[i];
-        if ((int)i == d->video_index || st->codecpar->codec_type != AVMEDIA_TYPE_VIDEO)
-            continue;
-        st->discard = AVDISCARD_ALL;
-        if (!(st->disposition & AV_DISPOSITION_ATTACHED_PIC))
-            av_strlcatf(dropped, sizeof(dropped), "%s%u (%s %dx%d)", dropped[0] ? ", " : "", i,
-                        avcodec_get_name(st->codecpar->codec_id), st->codecpar->width, st->codecpar->height);
-    }
-    if (dropped[0])
-        LOGW("%s: using video stream %d (%s %dx%d); other video stream(s) dropped: %s (pick one with %s)",
-             path, chosen, avcodec_get_name(par->codec_id), par->width, par->height, dropped,
-             VKCU_SETTING_IS("video_stream", "N"));
+    drop_other_video(d, path);
     d->frame_rate = av_guess_frame_rate(d->fmt, d->video, NULL);
     /* An index the container brought (read with its header), or FFmpeg's
      * own that grows as packets are read (raw streams): timestamp seeks

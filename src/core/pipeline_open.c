@@ -131,6 +131,107 @@ static int open_backend(job *j)
                              j->err, j->errlen);
 }
 
+/* Frame start_frame's pts (and, with a frame count, the end's) found by
+ * reading the video packets without decoding; scan keeps them for the seek.
+ * Packets without timestamps leave the cut to the decoder's frames. */
+static int trim_by_frame(job *j, vkcu_packet_scan *scan, int64_t *max_delay)
+{
+    const vkcu_job_params *p = j->p;
+    vkcu_demux *d = j->demux;
+    int ret;
+    /* Slack past frame N: a frame can come up to 16 (DPB) packets late. */
+    int64_t count = p->job.frame_count > 0 ? p->job.frame_count : 0;
+    int64_t slack = count > INT64_MAX - 33 ? INT64_MAX : 33 + count;
+    int64_t limit = p->job.start_frame > INT64_MAX - slack ? INT64_MAX : p->job.start_frame + slack;
+    int64_t *pts = NULL, n = 0;
+    ret = vkcu_demux_scan(d, limit, AV_NOPTS_VALUE, scan);
+    for (int64_t i = 0; ret >= 0 && i < scan->n; i++)
+        if (scan->pts[i] == AV_NOPTS_VALUE)
+            ret = AVERROR(ENOSYS);
+    if (ret >= 0 && !(pts = malloc(sizeof(*pts) * (size_t)(scan->n ? scan->n : 1))))
+        ret = AVERROR(ENOMEM);
+    if (ret >= 0) {
+        n = scan->n;
+        memcpy(pts, scan->pts, sizeof(*pts) * (size_t)n);
+        qsort(pts, (size_t)n, sizeof(*pts), vkcu_i64_cmp);
+        *max_delay = scan->max_delay;
+    }
+    if (ret >= 0 && n <= p->job.start_frame) {
+        char at[32];
+        snprintf(at, sizeof(at), "%lld", (long long)p->job.start_frame);
+        snprintf(j->err, j->errlen, "%s: %s is past the end (the input has %lld frames)", p->job.input,
+                 VKCU_SETTING_IS("start_frame", at), (long long)n);
+        free(pts);
+        vkcu_packet_scan_free(scan);
+        return VKCU_ERR_USAGE;
+    }
+    if (ret >= 0) {
+        j->trim_start = pts[p->job.start_frame];
+        if (p->job.frame_count >= 0 && p->job.frame_count < n - p->job.start_frame)
+            j->trim_end = pts[p->job.start_frame + p->job.frame_count];
+    }
+    free(pts);
+    if (ret < 0 && ret != AVERROR(ENOSYS)) {
+        char buf[128];
+        snprintf(j->err, j->errlen, "%s: cannot read the input to find frame %lld: %s", p->job.input,
+                 (long long)p->job.start_frame, vkcu_err_str(ret, buf, sizeof(buf)));
+        vkcu_packet_scan_free(scan);
+        return VKCU_ERR_INPUT;
+    }
+    return 0;
+}
+
+/* Decode from the keyframe before the cut. With an index, seek by
+ * time: some containers (MP4) index decode times, so aim max_delay (and
+ * a frame) earlier, and the keyframe found shows at or before the cut.
+ * Without one (MPEG-TS: a seek is a search that lands on any packet),
+ * go back to the start and skip the video packets before the key frame
+ * that the scan found, so decoding starts exactly there. With no cut, a
+ * demuxer that scanned goes back to the start. */
+static int seek_to_cut(job *j, int seekable, int64_t st, int64_t max_delay, const vkcu_packet_scan *scan,
+                       int scanned)
+{
+    const vkcu_job_params *p = j->p;
+    vkcu_demux *d = j->demux;
+    AVRational tb = d->video->time_base;
+    double rate = d->frame_rate.num > 0 ? av_q2d(d->frame_rate) : 0;
+    if (seekable && (j->trim_start != AV_NOPTS_VALUE && j->trim_start > st) && !d->indexed && scan->n) {
+        int64_t key = vkcu_packet_scan_key_before(scan, j->trim_start);
+        LOGV("%s: no index to seek by: decoding from video packet %lld (a key frame), found by reading from the start",
+             p->job.input, (long long)key);
+        if (vkcu_demux_seek_packet(d, key) < 0) {
+            snprintf(j->err, j->errlen, "%s: cannot seek back to the start after looking for the key frame",
+                     p->job.input);
+            return VKCU_ERR_INPUT;
+        }
+    } else if (seekable && (j->trim_start != AV_NOPTS_VALUE && j->trim_start > st)) {
+        int64_t frame = rate > 0 ? av_rescale_q(1, av_inv_q(d->frame_rate), tb) : 0;
+        int64_t target = j->trim_start - max_delay - frame;
+        if (target <= st || vkcu_demux_seek(d, target) < 0)
+            avformat_seek_file(d->fmt, d->video_index, INT64_MIN, st, st, 0);
+    } else if (seekable && scanned && avformat_seek_file(d->fmt, d->video_index, INT64_MIN, st, st, 0) < 0) {
+        snprintf(j->err, j->errlen, "%s: cannot seek back to the start after looking for frame %lld", p->job.input,
+                 (long long)p->job.start_frame);
+        return VKCU_ERR_INPUT;
+    }
+    return 0;
+}
+
+/* What the progress line counts towards. */
+static void trim_progress(job *j, double rate)
+{
+    const vkcu_job_params *p = j->p;
+    const vkcu_demux *d = j->demux;
+    if (p->job.frame_count >= 0)
+        j->progress.expected = p->job.frame_count;
+    else if (p->job.duration >= 0 && rate > 0)
+        j->progress.expected = (int64_t)(p->job.duration * rate + 0.5);
+    else if (d->frames_estimate > 0 && p->job.start_frame > 0)
+        j->progress.expected = FFMAX(d->frames_estimate - p->job.start_frame, 1);
+    else if (d->frames_estimate > 0 && p->job.start_time > 0 && rate > 0)
+        j->progress.expected = FFMAX(d->frames_estimate - (int64_t)(p->job.start_time * rate), 1);
+}
+
 /* Turns --start/--duration into a window of presentation timestamps and
  * seeks to the keyframe before the cut. A frame number N means the N-th
  * frame in presentation order (from 0), as `vkcu hash` numbers them: its pts
@@ -162,47 +263,9 @@ static int setup_trim(job *j)
     vkcu_packet_scan scan = { 0 };
     int scanned = 0;
     if (p->job.start_frame > 0 && seekable && !(d->fmt->iformat->flags & AVFMT_NOTIMESTAMPS)) {
-        /* Slack past frame N: a frame can come up to 16 (DPB) packets late. */
-        int64_t count = p->job.frame_count > 0 ? p->job.frame_count : 0;
-        int64_t slack = count > INT64_MAX - 33 ? INT64_MAX : 33 + count;
-        int64_t limit = p->job.start_frame > INT64_MAX - slack ? INT64_MAX : p->job.start_frame + slack;
-        int64_t *pts = NULL, n = 0;
-        ret = vkcu_demux_scan(d, limit, AV_NOPTS_VALUE, &scan);
-        scanned = 1; /* the demuxer has moved: back to the start below, at least */
-        for (int64_t i = 0; ret >= 0 && i < scan.n; i++)
-            if (scan.pts[i] == AV_NOPTS_VALUE)
-                ret = AVERROR(ENOSYS);
-        if (ret >= 0 && !(pts = malloc(sizeof(*pts) * (size_t)(scan.n ? scan.n : 1))))
-            ret = AVERROR(ENOMEM);
-        if (ret >= 0) {
-            n = scan.n;
-            memcpy(pts, scan.pts, sizeof(*pts) * (size_t)n);
-            qsort(pts, (size_t)n, sizeof(*pts), vkcu_i64_cmp);
-            max_delay = scan.max_delay;
-        }
-        if (ret >= 0 && n <= p->job.start_frame) {
-            char at[32];
-            snprintf(at, sizeof(at), "%lld", (long long)p->job.start_frame);
-            snprintf(j->err, j->errlen, "%s: %s is past the end (the input has %lld frames)", p->job.input,
-                     VKCU_SETTING_IS("start_frame", at), (long long)n);
-            free(pts);
-            vkcu_packet_scan_free(&scan);
-            return VKCU_ERR_USAGE;
-        }
-        if (ret >= 0) {
-            j->trim_start = pts[p->job.start_frame];
-            if (p->job.frame_count >= 0 && p->job.frame_count < n - p->job.start_frame)
-                j->trim_end = pts[p->job.start_frame + p->job.frame_count];
-        }
-        free(pts);
-        if (ret < 0 && ret != AVERROR(ENOSYS)) {
-            char buf[128];
-            snprintf(j->err, j->errlen, "%s: cannot read the input to find frame %lld: %s", p->job.input,
-                     (long long)p->job.start_frame, vkcu_err_str(ret, buf, sizeof(buf)));
-            vkcu_packet_scan_free(&scan);
-            return VKCU_ERR_INPUT;
-        }
-        ret = 0;
+        scanned = 1; /* the demuxer moves: back to the start below, at least */
+        if ((ret = trim_by_frame(j, &scan, &max_delay)) < 0)
+            return ret;
     } else if (p->job.start_time >= 0) {
         j->trim_start = st + av_rescale_q((int64_t)(p->job.start_time * 1e6 + 0.5), AV_TIME_BASE_Q, tb);
         if (j->trim_start > st && seekable) {
@@ -220,43 +283,11 @@ static int setup_trim(job *j)
         int64_t s = j->trim_start != AV_NOPTS_VALUE ? j->trim_start : st;
         j->trim_end = s + av_rescale_q((int64_t)(p->job.duration * 1e6 + 0.5), AV_TIME_BASE_Q, tb);
     }
-    /* Decode from the keyframe before the cut. With an index, seek by
-     * time: some containers (MP4) index decode times, so aim max_delay (and
-     * a frame) earlier, and the keyframe found shows at or before the cut.
-     * Without one (MPEG-TS: a seek is a search that lands on any packet),
-     * go back to the start and skip the video packets before the key frame
-     * that the scan found, so decoding starts exactly there. */
-    if (seekable && (j->trim_start != AV_NOPTS_VALUE && j->trim_start > st) && !d->indexed && scan.n) {
-        int64_t key = vkcu_packet_scan_key_before(&scan, j->trim_start);
-        LOGV("%s: no index to seek by: decoding from video packet %lld (a key frame), found by reading from the start",
-             p->job.input, (long long)key);
-        if (vkcu_demux_seek_packet(d, key) < 0) {
-            snprintf(j->err, j->errlen, "%s: cannot seek back to the start after looking for the key frame",
-                     p->job.input);
-            vkcu_packet_scan_free(&scan);
-            return VKCU_ERR_INPUT;
-        }
-    } else if (seekable && (j->trim_start != AV_NOPTS_VALUE && j->trim_start > st)) {
-        int64_t frame = rate > 0 ? av_rescale_q(1, av_inv_q(d->frame_rate), tb) : 0;
-        int64_t target = j->trim_start - max_delay - frame;
-        if (target <= st || vkcu_demux_seek(d, target) < 0)
-            avformat_seek_file(d->fmt, d->video_index, INT64_MIN, st, st, 0);
-    } else if (seekable && scanned && avformat_seek_file(d->fmt, d->video_index, INT64_MIN, st, st, 0) < 0) {
-        snprintf(j->err, j->errlen, "%s: cannot seek back to the start after looking for frame %lld", p->job.input,
-                 (long long)p->job.start_frame);
-        vkcu_packet_scan_free(&scan);
-        return VKCU_ERR_INPUT;
-    }
+    ret = seek_to_cut(j, seekable, st, max_delay, &scan, scanned);
     vkcu_packet_scan_free(&scan);
-    /* What the progress line counts towards. */
-    if (p->job.frame_count >= 0)
-        j->progress.expected = p->job.frame_count;
-    else if (p->job.duration >= 0 && rate > 0)
-        j->progress.expected = (int64_t)(p->job.duration * rate + 0.5);
-    else if (d->frames_estimate > 0 && p->job.start_frame > 0)
-        j->progress.expected = FFMAX(d->frames_estimate - p->job.start_frame, 1);
-    else if (d->frames_estimate > 0 && p->job.start_time > 0 && rate > 0)
-        j->progress.expected = FFMAX(d->frames_estimate - (int64_t)(p->job.start_time * rate), 1);
+    if (ret < 0)
+        return ret;
+    trim_progress(j, rate);
     return ret;
 }
 

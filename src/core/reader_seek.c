@@ -556,11 +556,13 @@ int vkcu_reader_seek_in_time(vkcu_reader *r, double start_seconds, double stop_s
     return 0;
 }
 
-int vkcu_reader_seek_frames(vkcu_reader *r, const int64_t *indices, int count, vkcu_frame **frames, char *err,
-                            size_t errlen)
+/* The request checked before anything is decoded: a count in range, a chain
+ * of per-frame operators, the index built and every number in it. */
+static int seek_frames_check(vkcu_reader *r, const int64_t *indices, int count, reader_seek **sp, char *err,
+                             size_t errlen)
 {
     char line[640] = "";
-    int ret = 0, saved = -1;
+    int ret = 0;
     if (count < 1 || count > VKCU_READER_MAX_HELD_LIMIT) {
         snprintf(line, sizeof(line), "%s: %d frames asked for at once; give 1 to %d", r->input, count,
                  VKCU_READER_MAX_HELD_LIMIT);
@@ -579,7 +581,136 @@ int vkcu_reader_seek_frames(vkcu_reader *r, const int64_t *indices, int count, v
                      r->input, (long long)indices[i], (long long)s->n, (long long)s->n - 1);
             return vkcu_reader_fail(AVERROR(EINVAL), err, errlen, line);
         }
-    /* The distinct targets, in presentation order. */
+    *sp = s;
+    return 0;
+}
+
+/* The distinct targets, in presentation order: the numbers asked for,
+ * sorted into targets with repeats dropped; returns how many remain. */
+static int distinct_targets(const int64_t *indices, int count, int64_t *targets)
+{
+    int nt = 0;
+    memcpy(targets, indices, (size_t)count * sizeof(*targets));
+    qsort(targets, (size_t)count, sizeof(*targets), vkcu_i64_cmp);
+    for (int i = 0; i < count; i++)
+        if (!nt || targets[nt - 1] != targets[i])
+            targets[nt++] = targets[i];
+    return nt;
+}
+
+/* Frame `index` decoded into s->frame: the decoder goes on from where it is
+ * when the target lies ahead with no keyframe between, and otherwise seeks
+ * to the keyframe before it (and to the one before that should decoding
+ * start past the target); the frames before it are dropped. */
+static int decode_target(vkcu_reader *r, reader_seek *s, int64_t index, char *line, size_t linelen)
+{
+    int ret;
+    int64_t t = s->pts[index], key = key_before(s, t);
+    int fresh = 0; /* no frame out since the seek: starting past the target means seeking earlier */
+    if (t <= s->pos || key > s->pos || s->draining || s->pos == INT64_MIN) {
+        if ((ret = seek_to(r, s, key, line, linelen)) < 0)
+            return ret;
+        fresh = 1;
+    }
+    for (;;) {
+        ret = next_decoded(r, s, s->frame, line, linelen);
+        if (ret == 0 && s->frame->pts > t && fresh && key > s->start) {
+            av_frame_unref(s->frame);
+            key = key_before(s, key - 1);
+            if ((ret = seek_to(r, s, key, line, linelen)) < 0)
+                return ret;
+            continue;
+        }
+        fresh = 0;
+        if (ret == AVERROR_EOF || (ret == 0 && s->frame->pts > t)) {
+            av_frame_unref(s->frame);
+            snprintf(line, linelen, "%s: frame %lld (pts %lld) could not be decoded (damaged, or the "
+                     "decoder skipped it)", r->input, (long long)index, (long long)(t - s->origin));
+            return VKCU_ERR_INPUT;
+        }
+        if (ret < 0)
+            return ret;
+        if (s->frame->pts == t)
+            return ret;
+        av_frame_unref(s->frame);
+    }
+}
+
+/* The decoded target k (in s->frame) through the chain, set up at the first
+ * target: into the GPU session's ring (the frames it finished popped into
+ * got on the way), or through the CPU chain into got[k]. */
+static int chain_target(vkcu_reader *r, reader_seek *s, int k, const int64_t *targets, vkcu_frame **got,
+                        int *popped, int *pushed, char *line, size_t linelen)
+{
+    int ret;
+    if (!s->chain_ready && (ret = first_frame(r, s, s->frame, line, linelen)) < 0) {
+        av_frame_unref(s->frame);
+        return ret;
+    }
+    s->frame->pts -= s->origin;
+    if (s->gpu) {
+        /* Taken out of s->frame first: gpu_collect pops the chain's
+         * finished frames into s->frame. */
+        AVFrame *owned = av_frame_clone(s->frame);
+        av_frame_unref(s->frame);
+        if (!owned) {
+            snprintf(line, linelen, "%s: frame %lld: cannot reference the decoded frame", r->input,
+                     (long long)targets[k]);
+            return AVERROR(ENOMEM);
+        }
+        if ((ret = gpu_collect(r, s, 0, targets, got, popped, line, linelen)) < 0) {
+            av_frame_free(&owned);
+            return ret;
+        }
+        if ((ret = vkcu_gpu_push(s->gpu, owned, line, linelen)) < 0)
+            return ret;
+        (*pushed)++;
+    } else {
+        const vkcu_op *failed = NULL;
+        emit_ctx e = { r, s, targets[k], &got[k], line, linelen };
+        ret = vkcu_chain_feed_cpu(&s->chain, 0, s->frame, emit_cpu, &e, &failed);
+        av_frame_unref(s->frame);
+        if (ret < 0 && failed) {
+            char buf[128];
+            snprintf(line, linelen, "%s: operator %s failed: %s", r->input, failed->cls->name,
+                     vkcu_err_str(ret, buf, sizeof(buf)));
+        }
+        if (ret < 0)
+            return ret;
+    }
+    return 0;
+}
+
+/* Every request in the caller's order; a repeated number, a new reference.
+ * The targets' own references are dropped afterwards. */
+static void hand_out_requests(vkcu_reader *r, const int64_t *indices, int count, const int64_t *targets, int nt,
+                              vkcu_frame **got, vkcu_frame **frames)
+{
+    for (int k = 0; k < nt; k++)
+        vkcu_reader_hand_out(r, got[k]);
+    for (int i = 0; i < count; i++) {
+        int lo = 0, hi = nt - 1;
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (targets[mid] < indices[i])
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        frames[i] = vkcu_frame_ref(got[lo]);
+    }
+    for (int k = 0; k < nt; k++)
+        vkcu_frame_unref(&got[k]);
+}
+
+int vkcu_reader_seek_frames(vkcu_reader *r, const int64_t *indices, int count, vkcu_frame **frames, char *err,
+                            size_t errlen)
+{
+    char line[640] = "";
+    int ret = 0, saved = -1;
+    reader_seek *s = NULL;
+    if ((ret = seek_frames_check(r, indices, count, &s, err, errlen)) < 0)
+        return ret;
     int64_t *targets = av_malloc_array((size_t)count, sizeof(*targets));
     vkcu_frame **got = av_calloc((size_t)count, sizeof(*got));
     int nt = 0, pushed = 0, popped = 0;
@@ -587,11 +718,7 @@ int vkcu_reader_seek_frames(vkcu_reader *r, const int64_t *indices, int count, v
         ret = vkcu_reader_fail(AVERROR(ENOMEM), err, errlen, "out of memory");
         goto done;
     }
-    memcpy(targets, indices, (size_t)count * sizeof(*targets));
-    qsort(targets, (size_t)count, sizeof(*targets), vkcu_i64_cmp);
-    for (int i = 0; i < count; i++)
-        if (!nt || targets[nt - 1] != targets[i])
-            targets[nt++] = targets[i];
+    nt = distinct_targets(indices, count, targets);
     int held = vkcu_reader_held(r);
     if (!r->p.detach && held + nt > r->p.max_held) {
         snprintf(line, sizeof(line), "%s: %d frames asked for while %d are held: more than %s allows (ask for fewer "
@@ -611,72 +738,10 @@ int vkcu_reader_seek_frames(vkcu_reader *r, const int64_t *indices, int count, v
     if (s->gpu)
         saved = vkcu_cuda_enter(s->jp.settings.device);
     for (int k = 0; k < nt; k++) {
-        int64_t t = s->pts[targets[k]], key = key_before(s, t);
-        int fresh = 0; /* no frame out since the seek: starting past the target means seeking earlier */
-        if (t <= s->pos || key > s->pos || s->draining || s->pos == INT64_MIN) {
-            if ((ret = seek_to(r, s, key, line, sizeof(line))) < 0)
-                goto fail;
-            fresh = 1;
-        }
-        for (;;) {
-            ret = next_decoded(r, s, s->frame, line, sizeof(line));
-            if (ret == 0 && s->frame->pts > t && fresh && key > s->start) {
-                av_frame_unref(s->frame);
-                key = key_before(s, key - 1);
-                if ((ret = seek_to(r, s, key, line, sizeof(line))) < 0)
-                    goto fail;
-                continue;
-            }
-            fresh = 0;
-            if (ret == AVERROR_EOF || (ret == 0 && s->frame->pts > t)) {
-                av_frame_unref(s->frame);
-                snprintf(line, sizeof(line), "%s: frame %lld (pts %lld) could not be decoded (damaged, or the "
-                         "decoder skipped it)", r->input, (long long)targets[k], (long long)(t - s->origin));
-                ret = VKCU_ERR_INPUT;
-                goto fail;
-            }
-            if (ret < 0)
-                goto fail;
-            if (s->frame->pts == t)
-                break;
-            av_frame_unref(s->frame);
-        }
-        if (!s->chain_ready && (ret = first_frame(r, s, s->frame, line, sizeof(line))) < 0) {
-            av_frame_unref(s->frame);
+        if ((ret = decode_target(r, s, targets[k], line, sizeof(line))) < 0)
             goto fail;
-        }
-        s->frame->pts -= s->origin;
-        if (s->gpu) {
-            /* Taken out of s->frame first: gpu_collect pops the chain's
-             * finished frames into s->frame. */
-            AVFrame *owned = av_frame_clone(s->frame);
-            av_frame_unref(s->frame);
-            if (!owned) {
-                snprintf(line, sizeof(line), "%s: frame %lld: cannot reference the decoded frame", r->input,
-                         (long long)targets[k]);
-                ret = AVERROR(ENOMEM);
-                goto fail;
-            }
-            if ((ret = gpu_collect(r, s, 0, targets, got, &popped, line, sizeof(line))) < 0) {
-                av_frame_free(&owned);
-                goto fail;
-            }
-            if ((ret = vkcu_gpu_push(s->gpu, owned, line, sizeof(line))) < 0)
-                goto fail;
-            pushed++;
-        } else {
-            const vkcu_op *failed = NULL;
-            emit_ctx e = { r, s, targets[k], &got[k], line, sizeof(line) };
-            ret = vkcu_chain_feed_cpu(&s->chain, 0, s->frame, emit_cpu, &e, &failed);
-            av_frame_unref(s->frame);
-            if (ret < 0 && failed) {
-                char buf[128];
-                snprintf(line, sizeof(line), "%s: operator %s failed: %s", r->input, failed->cls->name,
-                         vkcu_err_str(ret, buf, sizeof(buf)));
-            }
-            if (ret < 0)
-                goto fail;
-        }
+        if ((ret = chain_target(r, s, k, targets, got, &popped, &pushed, line, sizeof(line))) < 0)
+            goto fail;
     }
     if (s->gpu && (ret = gpu_collect(r, s, 1, targets, got, &popped, line, sizeof(line))) < 0)
         goto fail;
@@ -687,22 +752,7 @@ int vkcu_reader_seek_frames(vkcu_reader *r, const int64_t *indices, int count, v
             goto fail;
         }
     (void)pushed;
-    /* Every request in the caller's order; a repeated number, a new reference. */
-    for (int k = 0; k < nt; k++)
-        vkcu_reader_hand_out(r, got[k]);
-    for (int i = 0; i < count; i++) {
-        int lo = 0, hi = nt - 1;
-        while (lo < hi) {
-            int mid = (lo + hi) / 2;
-            if (targets[mid] < indices[i])
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        frames[i] = vkcu_frame_ref(got[lo]);
-    }
-    for (int k = 0; k < nt; k++)
-        vkcu_frame_unref(&got[k]);
+    hand_out_requests(r, indices, count, targets, nt, got, frames);
     ret = 0;
     goto out;
 fail:

@@ -298,88 +298,64 @@ static int matrix_from_spc(enum AVColorSpace spc, int height, int tonemap, enum 
     }
 }
 
-static int common_init(vkcu_op *op, const vkcu_video_format *in, vkcu_video_format *out, int tonemap)
+/* The input's side (matrix, range, depth) and chroma siting, from the keys
+ * in_* or the stream's tags. */
+static int input_side(vkcu_op *op, const vkcu_video_format *in, const fmt_info *fi, int tonemap, cv_side *is)
 {
     convert_priv *p = op->priv;
     cv_desc *d = &p->desc;
-    memset(d, 0, sizeof(*d));
-    const fmt_info *fi = fmt_find(in->pix_fmt);
-    if (!fi || in->pix_fmt == AV_PIX_FMT_YUV444P16LE || fi->l.is_rgb)
-        return fail_usage(op, NULL, "unsupported input layout",
-                          "inputs are nv12, p010, yuv420p, yuv420p10, yuv422p, yuv422p10, yuv444p, yuv444p10");
-    if (in->width < 1 || in->height < 1)
-        return fail_usage(op, NULL, "empty picture", NULL);
-    const fmt_info *fo = fi;
-    int fidx = vkcu_op_enum(op, "format");
-    if (fidx >= 0)
-        fo = &formats[fidx];
-    if (tonemap && vkcu_op_enum(op, "in_transfer") < 0 && in->transfer != AVCOL_TRC_SMPTE2084 &&
-        in->transfer != AVCOL_TRC_ARIB_STD_B67 && vkcu_op_enum(op, "sdr_input") == 1) {
-        /* SDR input of a chain made for both (the web presets): convert's work alone */
-        LOGV("tonemap: the input is SDR (transfer %s): converted without tone mapping",
-             av_color_transfer_name(in->transfer) ? av_color_transfer_name(in->transfer) : "unknown");
-        tonemap = 0;
-    }
-    d->in = fi->l;
-    d->out = fo->l;
-    d->width = in->width;
-    d->height = in->height;
-    d->tonemap = tonemap;
-
-    /* input description */
-    cv_side is = { CV_MATRIX_BT709, 0, fi->l.depth }, os;
+    *is = (cv_side){ CV_MATRIX_BT709, 0, fi->l.depth };
     int k = vkcu_op_enum(op, "in_matrix");
     if (k >= 0)
-        is.matrix = (enum cv_matrix)k;
-    else if (matrix_from_spc(in->matrix, in->height, tonemap, &is.matrix) < 0)
+        is->matrix = (enum cv_matrix)k;
+    else if (matrix_from_spc(in->matrix, in->height, tonemap, &is->matrix) < 0)
         return fail_usage(op, NULL, av_color_space_name(in->matrix) ? av_color_space_name(in->matrix) : "matrix",
                           "the stream's matrix is not supported: set in_matrix=bt601|bt709|bt2020");
     k = vkcu_op_enum(op, "in_range");
-    is.full_range = k >= 0 ? k == 1 : in->range == AVCOL_RANGE_JPEG;
+    is->full_range = k >= 0 ? k == 1 : in->range == AVCOL_RANGE_JPEG;
     k = vkcu_op_enum(op, "in_chroma_loc");
     if (siting_offsets(k >= 0 ? siting_loc[k] : in->chroma_loc, &d->off_in_x, &d->off_in_y) < 0)
         return fail_usage(op, NULL, "the stream's chroma location is not supported", "set in_chroma_loc=");
+    return 0;
+}
 
-    /* output description */
-    k = vkcu_op_enum(op, "matrix");
-    os.matrix = k >= 0 ? (enum cv_matrix)k : is.matrix;
+/* The output's side and chroma siting (out_loc): the keys', else the
+ * input's; RGB formats are full-range RGB. */
+static int output_side(vkcu_op *op, const vkcu_video_format *in, const fmt_info *fo, const cv_side *is, cv_side *os,
+                       enum AVChromaLocation *out_loc)
+{
+    convert_priv *p = op->priv;
+    cv_desc *d = &p->desc;
+    int k = vkcu_op_enum(op, "matrix");
+    os->matrix = k >= 0 ? (enum cv_matrix)k : is->matrix;
     k = vkcu_op_enum(op, "range");
-    os.full_range = k >= 0 ? k == 1 : is.full_range;
-    os.depth = fo->l.depth;
-    enum AVChromaLocation out_loc = in->chroma_loc == AVCHROMA_LOC_UNSPECIFIED ? AVCHROMA_LOC_LEFT : in->chroma_loc;
+    os->full_range = k >= 0 ? k == 1 : is->full_range;
+    os->depth = fo->l.depth;
+    *out_loc = in->chroma_loc == AVCHROMA_LOC_UNSPECIFIED ? AVCHROMA_LOC_LEFT : in->chroma_loc;
     k = vkcu_op_enum(op, "in_chroma_loc");
     if (k >= 0)
-        out_loc = siting_loc[k];
+        *out_loc = siting_loc[k];
     k = vkcu_op_enum(op, "chroma_loc");
     if (k >= 0)
-        out_loc = siting_loc[k];
-    if (siting_offsets(out_loc, &d->off_out_x, &d->off_out_y) < 0)
+        *out_loc = siting_loc[k];
+    if (siting_offsets(*out_loc, &d->off_out_x, &d->off_out_y) < 0)
         return fail_usage(op, "chroma_loc", "unsupported output siting", NULL);
     if (fo->l.is_rgb) {
-        os.matrix = CV_MATRIX_RGB;
-        os.full_range = 1;
+        os->matrix = CV_MATRIX_RGB;
+        os->full_range = 1;
     }
+    return 0;
+}
 
-    *out = *in;
-    out->pix_fmt = fo->pix_fmt;
-    out->matrix = os.matrix == CV_MATRIX_RGB ? AVCOL_SPC_RGB : matrix_spc[os.matrix];
-    out->range = os.full_range ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG;
-    out->chroma_loc = fo->l.ssx || fo->l.ssy ? out_loc : AVCHROMA_LOC_UNSPECIFIED;
-    k = vkcu_op_enum(op, "in_primaries");
-    if (k >= 0)
-        out->primaries = prim_val[k];
-
-    if (!tonemap) {
-        k = vkcu_op_enum(op, "in_transfer");
-        if (k >= 0)
-            out->transfer = trc_val[k];
-        vkcu_cv_affine_build(&d->aff, &is, &os);
-        return 0;
-    }
-
-    /* tonemap: input -> 16-bit R'G'B' (BT.2020), tables, 16-bit BT.709 R'G'B' -> output */
+/* tonemap: input -> 16-bit R'G'B' (BT.2020), tables, 16-bit BT.709 R'G'B' -> output;
+ * the transfer and peaks from the keys or the stream's tags and light levels. */
+static int tonemap_setup(vkcu_op *op, const vkcu_video_format *in, vkcu_video_format *out, const cv_side *is,
+                         const cv_side *os)
+{
+    convert_priv *p = op->priv;
+    cv_desc *d = &p->desc;
     tm_params *t = &p->tmp;
-    k = vkcu_op_enum(op, "in_transfer");
+    int k = vkcu_op_enum(op, "in_transfer");
     if (k >= 0)
         t->transfer = k == 1 ? TM_HLG : TM_PQ;
     else if (in->transfer == AVCOL_TRC_SMPTE2084)
@@ -409,8 +385,8 @@ static int common_init(vkcu_op *op, const vkcu_video_format *in, vkcu_video_form
     if (!p->tm_block)
         return AVERROR(ENOMEM);
     cv_side rgb16 = { CV_MATRIX_RGB, 1, 16 };
-    vkcu_cv_affine_build(&d->aff, &is, &rgb16);
-    vkcu_cv_affine_build(&d->aff_out, &rgb16, &os);
+    vkcu_cv_affine_build(&d->aff, is, &rgb16);
+    vkcu_cv_affine_build(&d->aff_out, &rgb16, os);
     out->primaries = AVCOL_PRI_BT709;
     out->transfer = AVCOL_TRC_BT709;
     out->has_mastering = 0;
@@ -419,6 +395,61 @@ static int common_init(vkcu_op *op, const vkcu_video_format *in, vkcu_video_form
     memset(&out->cll, 0, sizeof(out->cll));
     LOGV("tonemap: %s, src_peak %.0f -> peak %.0f cd/m2", t->transfer == TM_HLG ? "HLG" : "PQ", t->src_peak, t->peak);
     return 0;
+}
+
+static int common_init(vkcu_op *op, const vkcu_video_format *in, vkcu_video_format *out, int tonemap)
+{
+    convert_priv *p = op->priv;
+    cv_desc *d = &p->desc;
+    memset(d, 0, sizeof(*d));
+    const fmt_info *fi = fmt_find(in->pix_fmt);
+    if (!fi || in->pix_fmt == AV_PIX_FMT_YUV444P16LE || fi->l.is_rgb)
+        return fail_usage(op, NULL, "unsupported input layout",
+                          "inputs are nv12, p010, yuv420p, yuv420p10, yuv422p, yuv422p10, yuv444p, yuv444p10");
+    if (in->width < 1 || in->height < 1)
+        return fail_usage(op, NULL, "empty picture", NULL);
+    const fmt_info *fo = fi;
+    int fidx = vkcu_op_enum(op, "format");
+    if (fidx >= 0)
+        fo = &formats[fidx];
+    if (tonemap && vkcu_op_enum(op, "in_transfer") < 0 && in->transfer != AVCOL_TRC_SMPTE2084 &&
+        in->transfer != AVCOL_TRC_ARIB_STD_B67 && vkcu_op_enum(op, "sdr_input") == 1) {
+        /* SDR input of a chain made for both (the web presets): convert's work alone */
+        LOGV("tonemap: the input is SDR (transfer %s): converted without tone mapping",
+             av_color_transfer_name(in->transfer) ? av_color_transfer_name(in->transfer) : "unknown");
+        tonemap = 0;
+    }
+    d->in = fi->l;
+    d->out = fo->l;
+    d->width = in->width;
+    d->height = in->height;
+    d->tonemap = tonemap;
+
+    cv_side is, os;
+    enum AVChromaLocation out_loc;
+    int ret;
+    if ((ret = input_side(op, in, fi, tonemap, &is)) < 0)
+        return ret;
+    if ((ret = output_side(op, in, fo, &is, &os, &out_loc)) < 0)
+        return ret;
+
+    *out = *in;
+    out->pix_fmt = fo->pix_fmt;
+    out->matrix = os.matrix == CV_MATRIX_RGB ? AVCOL_SPC_RGB : matrix_spc[os.matrix];
+    out->range = os.full_range ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG;
+    out->chroma_loc = fo->l.ssx || fo->l.ssy ? out_loc : AVCHROMA_LOC_UNSPECIFIED;
+    int k = vkcu_op_enum(op, "in_primaries");
+    if (k >= 0)
+        out->primaries = prim_val[k];
+
+    if (!tonemap) {
+        k = vkcu_op_enum(op, "in_transfer");
+        if (k >= 0)
+            out->transfer = trc_val[k];
+        vkcu_cv_affine_build(&d->aff, &is, &os);
+        return 0;
+    }
+    return tonemap_setup(op, in, out, &is, &os);
 }
 
 static int convert_init(vkcu_op *op, const vkcu_video_format *in, vkcu_video_format *out)
