@@ -451,6 +451,109 @@ static int keep_worst(compare_run *x)
     return 0;
 }
 
+/* A pair that cannot be measured (different picture sizes or formats):
+ * counted as differing, said, and its row left unmeasured. */
+static int pair_unmeasured(compare_run *x, frame_row *row, const char *t)
+{
+    side *a = &x->a, *b = &x->b;
+    vkcu_compare_result *r = x->r;
+    int ret;
+    r->format_mismatch++;
+    r->differing++;
+    if (r->first_diff < 0) {
+        r->first_diff = a->index;
+        r->first_diff_time = a->secs;
+    }
+    /* What to do: --scale brings B to A's size and format (the verdict's line is the one users read). */
+    char wa[64], wb[64];
+    shape_words(a, wa, sizeof(wa));
+    shape_words(b, wb, sizeof(wb));
+    note_problem(x, "frame %" PRId64 " (pts %s): the pictures differ in %s: A %s, B %s%s%s%s", a->index, t,
+                 a->frame->width != b->frame->width || a->frame->height != b->frame->height ? "size" : "format",
+                 wa, wb, x->p->scale ? "" : " (", x->p->scale ? "" : VKCU_SETTING("scale"),
+                 x->p->scale ? "" : " scales B to A's size and format)");
+    FILE *o = line_out(x, 0);
+    if (o)
+        fprintf(o, "frame %" PRId64 " (pts %s): different picture sizes or formats: A %s, B %s\n", a->index, t, wa,
+                wb);
+    row->unmeasured = 1;
+    if (x->vmaf)
+        return 0; /* libvmaf's pending rows are measured pairs only */
+    if ((ret = vkcu_compare_rows_add(x, row)) < 0)
+        snprintf(r->error, sizeof(r->error), "out of memory");
+    return ret;
+}
+
+/* A measured pair's row: into libvmaf's pending rows (its pair going to
+ * the scorer) or straight into the table. */
+static int add_measured_row(compare_run *x, const frame_row *row)
+{
+    side *a = &x->a;
+    vkcu_compare_result *r = x->r;
+    int ret;
+    if (x->vmaf) {
+        char verr[400];
+        if ((ret = vmaf_add_pair(x, verr, sizeof(verr))) < 0) {
+            snprintf(r->error, sizeof(r->error), "%s: frame %" PRId64 ": %s", a->path, a->index, verr);
+            return ret;
+        }
+        ret = pending_push(x, row);
+    } else {
+        ret = vkcu_compare_rows_add(x, row);
+    }
+    if (ret < 0) {
+        snprintf(r->error, sizeof(r->error), "out of memory");
+        return ret;
+    }
+    return ret;
+}
+
+/* A measured pair's metrics into the run's sums (the averages), when it has
+ * the components of the first measured pair. */
+static void sum_metrics(compare_run *x, const vkcu_frame_metrics *m)
+{
+    vkcu_compare_result *r = x->r;
+    if (!r->metrics) {
+        r->metrics = 1;
+        r->nb_comps = m->nb_comps;
+        memcpy(r->comp_names, m->comp_names, sizeof(r->comp_names));
+    }
+    if (m->nb_comps == r->nb_comps) {
+        for (int i = 0; i < m->nb_comps; i++)
+            x->mse_sum[i] += m->mse[i];
+        x->mse_avg_sum += m->mse_avg;
+        x->metric_frames++;
+        if (!isnan(m->ssim_all)) {
+            for (int i = 0; i < m->nb_comps; i++)
+                x->ssim_sum[i] += m->ssim[i];
+            x->ssim_all_sum += m->ssim_all;
+            x->ssim_frames++;
+        }
+        r->psnr_min = fmin(r->psnr_min, m->psnr_avg);
+    }
+}
+
+/* A pair the decoder concealed, with --exclude-concealed: its line (when
+ * it differs, or with per_frame), and nothing counted. */
+static int show_concealed_pair(compare_run *x, const vkcu_frame_metrics *m, const char *t, const char *shapes,
+                               int differs, const char *where)
+{
+    vkcu_compare_result *r = x->r;
+    int ret;
+    /* Counted apart: the decoder, not the pipeline, made these pixels. */
+    FILE *o = differs ? line_out(x, 0) : (x->p->per_frame ? x->p->report : NULL);
+    if (o) {
+        fprintf(o, "frame %" PRId64 " (pts %s%s): %s (concealed by the decoder %s, left out): ", x->a.index, t,
+                shapes, differs ? "differs" : "identical", where);
+        print_metrics(o, m);
+        if ((ret = end_frame_line(x, o)) < 0) {
+            snprintf(r->error, sizeof(r->error), "out of memory");
+            return ret;
+        }
+    }
+    return 0;
+}
+
 static int pair_frames(compare_run *x)
 {
     side *a = &x->a, *b = &x->b;
@@ -472,69 +575,16 @@ static int pair_frames(compare_run *x)
     row.format_b = vkcu_frame_sw_format(b->frame);
     shapes_note(x, shapes, sizeof(shapes));
     int ret = measure(x, &m, err, sizeof(err));
-    if (ret == VKCU_ERR_MISMATCH) {
-        r->format_mismatch++;
-        r->differing++;
-        if (r->first_diff < 0) {
-            r->first_diff = a->index;
-            r->first_diff_time = a->secs;
-        }
-        /* What to do: --scale brings B to A's size and format (the verdict's line is the one users read). */
-        char wa[64], wb[64];
-        shape_words(a, wa, sizeof(wa));
-        shape_words(b, wb, sizeof(wb));
-        note_problem(x, "frame %" PRId64 " (pts %s): the pictures differ in %s: A %s, B %s%s%s%s", a->index, t,
-                     a->frame->width != b->frame->width || a->frame->height != b->frame->height ? "size" : "format",
-                     wa, wb, x->p->scale ? "" : " (", x->p->scale ? "" : VKCU_SETTING("scale"),
-                     x->p->scale ? "" : " scales B to A's size and format)");
-        FILE *o = line_out(x, 0);
-        if (o)
-            fprintf(o, "frame %" PRId64 " (pts %s): different picture sizes or formats: A %s, B %s\n", a->index, t, wa,
-                    wb);
-        row.unmeasured = 1;
-        if (x->vmaf)
-            return 0; /* libvmaf's pending rows are measured pairs only */
-        if ((ret = vkcu_compare_rows_add(x, &row)) < 0)
-            snprintf(r->error, sizeof(r->error), "out of memory");
-        return ret;
-    }
+    if (ret == VKCU_ERR_MISMATCH)
+        return pair_unmeasured(x, &row, t);
     if (ret < 0) {
         snprintf(r->error, sizeof(r->error), "%s: frame %" PRId64 ": %s", a->path, a->index, err);
         return ret;
     }
     row.m = m;
-    if (x->vmaf) {
-        char verr[400];
-        if ((ret = vmaf_add_pair(x, verr, sizeof(verr))) < 0) {
-            snprintf(r->error, sizeof(r->error), "%s: frame %" PRId64 ": %s", a->path, a->index, verr);
-            return ret;
-        }
-        ret = pending_push(x, &row);
-    } else {
-        ret = vkcu_compare_rows_add(x, &row);
-    }
-    if (ret < 0) {
-        snprintf(r->error, sizeof(r->error), "out of memory");
+    if ((ret = add_measured_row(x, &row)) < 0)
         return ret;
-    }
-    if (!r->metrics) {
-        r->metrics = 1;
-        r->nb_comps = m.nb_comps;
-        memcpy(r->comp_names, m.comp_names, sizeof(r->comp_names));
-    }
-    if (m.nb_comps == r->nb_comps) {
-        for (int i = 0; i < m.nb_comps; i++)
-            x->mse_sum[i] += m.mse[i];
-        x->mse_avg_sum += m.mse_avg;
-        x->metric_frames++;
-        if (!isnan(m.ssim_all)) {
-            for (int i = 0; i < m.nb_comps; i++)
-                x->ssim_sum[i] += m.ssim[i];
-            x->ssim_all_sum += m.ssim_all;
-            x->ssim_frames++;
-        }
-        r->psnr_min = fmin(r->psnr_min, m.psnr_avg);
-    }
+    sum_metrics(x, &m);
     if (vkcu_compare_plot_wants(x, &m) && (ret = pair_on_host(x)) < 0)
         return ret;
     if ((ret = vkcu_compare_plot_offer(x, a->frame, b->frame, &m)) < 0) {
@@ -554,20 +604,8 @@ static int pair_frames(compare_run *x)
                               (!isnan(x->p->min_psnr) && m.psnr_avg < x->p->min_psnr);
     if (differs && concealed)
         r->concealed_differing++;
-    if (concealed && x->p->exclude_concealed) {
-        /* Counted apart: the decoder, not the pipeline, made these pixels. */
-        FILE *o = differs ? line_out(x, 0) : (x->p->per_frame ? x->p->report : NULL);
-        if (o) {
-            fprintf(o, "frame %" PRId64 " (pts %s%s): %s (concealed by the decoder %s, left out): ", a->index, t,
-                    shapes, differs ? "differs" : "identical", where);
-            print_metrics(o, &m);
-            if ((ret = end_frame_line(x, o)) < 0) {
-                snprintf(r->error, sizeof(r->error), "out of memory");
-                return ret;
-            }
-        }
-        return 0;
-    }
+    if (concealed && x->p->exclude_concealed)
+        return show_concealed_pair(x, &m, t, shapes, differs, where);
     r->max_diff = m.max_diff > r->max_diff ? m.max_diff : r->max_diff;
     if (differs) {
         r->differing++;

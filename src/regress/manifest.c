@@ -319,6 +319,99 @@ static int name_add(name_table *t, const vkcu_manifest *m, int index)
     return 0;
 }
 
+/* The folder of the manifest at path (malloc'ed): up to its last '/', or
+ * "."; NULL out of memory. */
+static char *manifest_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+}
+
+/* The manifest's first line, 'vkcu-manifest N': VKCU_ERR_INPUT when it is
+ * not one or names another format, else 0. */
+static int check_version_line(const char *s, const char *path, int lineno, char *err, size_t errlen)
+{
+    int64_t v;
+    const char *num = s + strlen("vkcu-manifest");
+    if (strncmp(s, "vkcu-manifest", strlen("vkcu-manifest")) || (*num != ' ' && *num != '\t') ||
+        vkcu_parse_int(num + strspn(num, " \t"), 0, INT_MAX, &v) < 0) {
+        snprintf(err, errlen, "%s:%d: not a vkcu manifest: the first line must be 'vkcu-manifest %d' "
+                 "(docs/regression.md)", path, lineno, VKCU_MANIFEST_VERSION);
+        return VKCU_ERR_INPUT;
+    }
+    if (v != VKCU_MANIFEST_VERSION) {
+        snprintf(err, errlen, "%s:%d: manifest format %lld; this vkcu reads format %d", path, lineno,
+                 (long long)v, VKCU_MANIFEST_VERSION);
+        return VKCU_ERR_INPUT;
+    }
+    return 0;
+}
+
+/* The name of a '[case NAME]' line s, trimmed, in name (size bytes); NULL
+ * when s is no such line or the name is not one word (err says why). */
+static char *case_header_name(const char *s, char *name, size_t size, const char *path, int lineno, char *err,
+                              size_t errlen)
+{
+    size_t n = strlen(s);
+    if (n < 8 || strncmp(s, "[case ", 6) || s[n - 1] != ']') {
+        snprintf(err, errlen, "%s:%d: expected '[case NAME]'", path, lineno);
+        return NULL;
+    }
+    snprintf(name, size, "%.*s", (int)(n - 7), s + 6);
+    char *nm = trim(name);
+    if (!*nm || strpbrk(nm, " \t<>&\"'")) {
+        snprintf(err, errlen, "%s:%d: case name '%s' must be one word without <>&\"'", path, lineno, nm);
+        return NULL;
+    }
+    return nm;
+}
+
+/* A new case's defaults: its header on line lineno (index i), no inline
+ * frames, every limit and range unset. */
+static void init_case(vkcu_manifest_case *c, int lineno, int i)
+{
+    memset(c, 0, sizeof(*c));
+    c->line = lineno;
+    c->inline_first = c->inline_last = -1;
+    c->last_line = i;
+    c->max_diff = -1;
+    c->start_time = c->duration = -1;
+    c->start_frame = c->frame_count = -1;
+    c->min_psnr = NAN;
+    c->min_vmaf = NAN;
+    c->backend = VKCU_BACKEND_AUTO;
+    c->timing = -1;
+    c->exclude_concealed = -1;
+}
+
+/* A frame hash line (index i) of case c into its inline block, which must
+ * be one run of lines: VKCU_ERR_INPUT when it is not, else 0. */
+static int add_frame_line(vkcu_manifest_case *c, int i, const char *path, int lineno, char *err, size_t errlen)
+{
+    if (c->inline_first < 0)
+        c->inline_first = i;
+    else if (c->inline_last != i - 1) {
+        snprintf(err, errlen, "%s:%d: case '%s': inline frame lines must be one block", path, lineno, c->name);
+        return VKCU_ERR_INPUT;
+    }
+    c->inline_last = i;
+    return 0;
+}
+
+/* A 'key = value' line s (cut in place) of case c, through set_key. */
+static int key_line(vkcu_manifest *m, vkcu_manifest_case *c, char *s, const char *path, int lineno, char *err,
+                    size_t errlen)
+{
+    char *eq = strchr(s, '=');
+    if (!eq) {
+        snprintf(err, errlen, "%s:%d: expected 'key = value', a frame hash line or '[case NAME]': %.60s", path,
+                 lineno, s);
+        return VKCU_ERR_INPUT;
+    }
+    *eq = 0;
+    return set_key(m, c, trim(s), trim(eq + 1), lineno, err, errlen);
+}
+
 int vkcu_manifest_load(const char *path, vkcu_manifest **out, char *err, size_t errlen)
 {
     name_table names = { NULL, 0 };
@@ -330,12 +423,8 @@ int vkcu_manifest_load(const char *path, vkcu_manifest **out, char *err, size_t 
     if (!m || !(m->path = strdup(path)))
         goto nomem;
     m->dirfd = -1;
-    {
-        const char *slash = strrchr(path, '/');
-        m->dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
-        if (!m->dir)
-            goto nomem;
-    }
+    if (!(m->dir = manifest_dir(path)))
+        goto nomem;
     if ((ret = load_lines(m, err, errlen)) < 0)
         goto fail;
     /* Resolved once: what --update writes below it stays below it, whatever
@@ -351,36 +440,15 @@ int vkcu_manifest_load(const char *path, vkcu_manifest **out, char *err, size_t 
         if (!*s || (*s == '#' && !(c && vkcu_manifest_is_concealed_mark(s))))
             continue;
         if (!seen_version) {
-            int64_t v;
-            const char *num = s + strlen("vkcu-manifest");
-            if (strncmp(s, "vkcu-manifest", strlen("vkcu-manifest")) || (*num != ' ' && *num != '\t') ||
-                vkcu_parse_int(num + strspn(num, " \t"), 0, INT_MAX, &v) < 0) {
-                snprintf(err, errlen, "%s:%d: not a vkcu manifest: the first line must be 'vkcu-manifest %d' "
-                         "(docs/regression.md)", path, lineno, VKCU_MANIFEST_VERSION);
-                ret = VKCU_ERR_INPUT;
+            if ((ret = check_version_line(s, path, lineno, err, errlen)) < 0)
                 goto fail;
-            }
-            if (v != VKCU_MANIFEST_VERSION) {
-                snprintf(err, errlen, "%s:%d: manifest format %lld; this vkcu reads format %d", path, lineno,
-                         (long long)v, VKCU_MANIFEST_VERSION);
-                ret = VKCU_ERR_INPUT;
-                goto fail;
-            }
             seen_version = 1;
             continue;
         }
         if (*s == '[') {
             char name[256];
-            size_t n = strlen(s);
-            if (n < 8 || strncmp(s, "[case ", 6) || s[n - 1] != ']') {
-                snprintf(err, errlen, "%s:%d: expected '[case NAME]'", path, lineno);
-                ret = VKCU_ERR_INPUT;
-                goto fail;
-            }
-            snprintf(name, sizeof(name), "%.*s", (int)(n - 7), s + 6);
-            char *nm = trim(name);
-            if (!*nm || strpbrk(nm, " \t<>&\"'")) {
-                snprintf(err, errlen, "%s:%d: case name '%s' must be one word without <>&\"'", path, lineno, nm);
+            char *nm = case_header_name(s, name, sizeof(name), path, lineno, err, errlen);
+            if (!nm) {
                 ret = VKCU_ERR_INPUT;
                 goto fail;
             }
@@ -396,18 +464,7 @@ int vkcu_manifest_load(const char *path, vkcu_manifest **out, char *err, size_t 
             if (VKCU_ARRAY_GROW(m->cases, m->nb_cases, room_cases, 16) < 0)
                 goto nomem;
             c = &m->cases[m->nb_cases++];
-            memset(c, 0, sizeof(*c));
-            c->line = lineno;
-            c->inline_first = c->inline_last = -1;
-            c->last_line = i;
-            c->max_diff = -1;
-            c->start_time = c->duration = -1;
-            c->start_frame = c->frame_count = -1;
-            c->min_psnr = NAN;
-            c->min_vmaf = NAN;
-            c->backend = VKCU_BACKEND_AUTO;
-            c->timing = -1;
-            c->exclude_concealed = -1;
+            init_case(c, lineno, i);
             if (!(c->name = strdup(nm)))
                 goto nomem;
             if (name_add(&names, m, m->nb_cases - 1) < 0)
@@ -421,25 +478,11 @@ int vkcu_manifest_load(const char *path, vkcu_manifest **out, char *err, size_t 
         }
         c->last_line = i;
         if (is_frame_line(s)) {
-            if (c->inline_first < 0)
-                c->inline_first = i;
-            else if (c->inline_last != i - 1) {
-                snprintf(err, errlen, "%s:%d: case '%s': inline frame lines must be one block", path, lineno, c->name);
-                ret = VKCU_ERR_INPUT;
+            if ((ret = add_frame_line(c, i, path, lineno, err, errlen)) < 0)
                 goto fail;
-            }
-            c->inline_last = i;
             continue;
         }
-        char *eq = strchr(s, '=');
-        if (!eq) {
-            snprintf(err, errlen, "%s:%d: expected 'key = value', a frame hash line or '[case NAME]': %.60s", path,
-                     lineno, s);
-            ret = VKCU_ERR_INPUT;
-            goto fail;
-        }
-        *eq = 0;
-        if ((ret = set_key(m, c, trim(s), trim(eq + 1), lineno, err, errlen)) < 0)
+        if ((ret = key_line(m, c, s, path, lineno, err, errlen)) < 0)
             goto fail;
     }
     if (!seen_version) {

@@ -358,6 +358,138 @@ static int verify_work(void *opaque, int worker)
     return 1;
 }
 
+/* A case that needs VMAF in a build without it: VKCU_ERR_USAGE, said
+ * before anything runs or is written; else 0. */
+static int check_vmaf_cases(vkcu_manifest **ms, int nb, const vkcu_verify_params *p, char *err, size_t errlen)
+{
+    for (int k = 0; k < nb && !vkcu_vmaf_available(); k++)
+        for (int i = 0; i < ms[k]->nb_cases; i++)
+            if (!isnan(ms[k]->cases[i].min_vmaf) && vkcu_verify_wanted(p, ms[k]->cases[i].name)) {
+                char what[600];
+                snprintf(what, sizeof(what), "%s:%d: case '%s': min-vmaf", ms[k]->path, ms[k]->cases[i].line,
+                         ms[k]->cases[i].name);
+                vkcu_vmaf_missing(what, err, errlen);
+                return VKCU_ERR_USAGE;
+            }
+    return 0;
+}
+
+/* An existing report file is refused before any case runs: <0 for the
+ * first refused, else the last check's value. */
+static int check_report_files(const vkcu_verify_params *p, char **inputs, char *err, size_t errlen)
+{
+    int ret = 0;
+    if (p->junit && (ret = vkcu_outfile_check(p->junit, p->overwrite, (const char *const *)inputs, err, errlen)) < 0)
+        return ret;
+    if (p->summary &&
+        (ret = vkcu_outfile_check(p->summary, p->overwrite, (const char *const *)inputs, err, errlen)) < 0)
+        return ret;
+    if (p->html && (ret = vkcu_outfile_check(p->html, p->overwrite, (const char *const *)inputs, err, errlen)) < 0)
+        return ret;
+    return ret;
+}
+
+/* The selected cases of every manifest, in manifest order, as tasks whose
+ * results go into res; returns how many. */
+static int select_cases(vkcu_manifest **ms, int nb, const vkcu_verify_params *p, verify_task *tasks,
+                        case_result *res)
+{
+    int nb_res = 0;
+    for (int k = 0; k < nb; k++)
+        for (int i = 0; i < ms[k]->nb_cases; i++)
+            if (vkcu_verify_wanted(p, ms[k]->cases[i].name)) {
+                tasks[nb_res] = (verify_task){ .m = ms[k], .c = &ms[k]->cases[i], .cr = &res[nb_res] };
+                nb_res++;
+            }
+    return nb_res;
+}
+
+/* Sets up the pool over the tasks and starts its workers for --jobs
+ * (*workers stays NULL with one job, or when none could start). */
+static void start_pool(verify_pool *pool, verify_task *tasks, int nb_res, const vkcu_verify_params *p,
+                       vkcu_jobs **workers)
+{
+    /* --update rewrites manifests as it goes: one case at a time */
+    int jobs = p->update || p->jobs < 1 ? 1 : p->jobs > 64 ? 64 : p->jobs;
+    pool->t = tasks;
+    pool->n = nb_res;
+    pool->p = p;
+    pthread_mutex_init(&pool->lock, NULL);
+    pthread_cond_init(&pool->done, NULL);
+    /* Workers that cannot be started leave their cases to the others; with
+     * none, the cases run here, one after the other. */
+    if (jobs > 1) {
+        vkcu_jobs_params wp = { .workers = jobs < nb_res ? jobs : nb_res, .work = verify_work, .opaque = pool };
+        if (vkcu_jobs_start(workers, &wp) < 0)
+            *workers = NULL;
+    }
+}
+
+/* Stops the pool: no worker starts another case. */
+static void stop_pool(verify_pool *pool)
+{
+    pthread_mutex_lock(&pool->lock);
+    pool->stop = 1;
+    pthread_mutex_unlock(&pool->lock);
+}
+
+/* Task t, done: waited for when the workers run the cases, else run here. */
+static void finish_task(verify_task *t, const vkcu_verify_params *p, verify_pool *pool, vkcu_jobs *workers)
+{
+    if (workers) {
+        pthread_mutex_lock(&pool->lock);
+        while (t->state != 2 && !(pool->stop && t->state == 0))
+            pthread_cond_wait(&pool->done, &pool->lock);
+        pthread_mutex_unlock(&pool->lock);
+    } else {
+        int dirty = 0;
+        t->ret = run_task(t, p, &dirty);
+    }
+}
+
+/* A case's line on o as it ends. */
+static void show_case(FILE *o, const verify_task *t, double *last_flush)
+{
+    const case_result *cr = t->cr;
+    static const char *tags[] = { "PASS", "FAIL", "SKIP", "UPDATED" };
+    fprintf(o, "%s %s: %s\n", tags[cr->status], t->c->name, cr->message);
+    /* Lines show as cases end (a CI log), but a suite of 200k quick
+     * cases is not 200k writes: at most ten flushes a second. */
+    double now = vkcu_now();
+    if (now - *last_flush >= 0.1) {
+        fflush(o);
+        *last_flush = now;
+    }
+}
+
+/* The totals line. */
+static void print_totals(FILE *o, int passed, int failed, int updated, int skipped, int not_run)
+{
+    fprintf(o, "%d passed, %d failed", passed, failed);
+    if (updated)
+        fprintf(o, ", %d updated", updated);
+    if (skipped)
+        fprintf(o, ", %d skipped", skipped);
+    if (not_run)
+        fprintf(o, ", %d not run (%s)", not_run, VKCU_SETTING_IS("fail_fast", "1"));
+    fputc('\n', o);
+}
+
+/* Frees what a run kept of its cases (total of them). */
+static void free_run(case_result *res, verify_task *tasks, int total, held_files *held)
+{
+    for (int i = 0; res && i < total; i++) {
+        vkcu_compare_plot_free(&res[i].plot);
+        free(res[i].marks);
+        vkcu_verify_free_held(&res[i]);
+    }
+    held_files_free(held);
+    free(res);
+    for (int i = 0; tasks && i < total; i++)
+        free(tasks[i].err);
+    free(tasks);
+}
+
 int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *p, char *err, size_t errlen)
 {
     vkcu_manifest **ms = calloc((size_t)nb, sizeof(*ms));
@@ -377,37 +509,17 @@ int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *
             goto done;
         total += ms[i]->nb_cases;
     }
-    /* A case that needs VMAF in a build without it: say so before anything runs or is written. */
-    for (int k = 0; k < nb && !vkcu_vmaf_available(); k++)
-        for (int i = 0; i < ms[k]->nb_cases; i++)
-            if (!isnan(ms[k]->cases[i].min_vmaf) && vkcu_verify_wanted(p, ms[k]->cases[i].name)) {
-                char what[600];
-                snprintf(what, sizeof(what), "%s:%d: case '%s': min-vmaf", ms[k]->path, ms[k]->cases[i].line,
-                         ms[k]->cases[i].name);
-                vkcu_vmaf_missing(what, err, errlen);
-                ret = VKCU_ERR_USAGE;
-                goto done;
-            }
+    if ((ret = check_vmaf_cases(ms, nb, p, err, errlen)) < 0)
+        goto done;
     res = calloc((size_t)(total ? total : 1), sizeof(*res));
     tasks = calloc((size_t)(total ? total : 1), sizeof(*tasks));
     if (!res || !tasks || ((p->junit || p->summary || p->html) && !(inputs = verify_inputs(ms, nb)))) {
         ret = AVERROR(ENOMEM);
         goto done;
     }
-    /* An existing report file is refused before any case runs. */
-    if (p->junit && (ret = vkcu_outfile_check(p->junit, p->overwrite, (const char *const *)inputs, err, errlen)) < 0)
+    if ((ret = check_report_files(p, inputs, err, errlen)) < 0)
         goto done;
-    if (p->summary &&
-        (ret = vkcu_outfile_check(p->summary, p->overwrite, (const char *const *)inputs, err, errlen)) < 0)
-        goto done;
-    if (p->html && (ret = vkcu_outfile_check(p->html, p->overwrite, (const char *const *)inputs, err, errlen)) < 0)
-        goto done;
-    for (int k = 0; k < nb; k++)
-        for (int i = 0; i < ms[k]->nb_cases; i++)
-            if (vkcu_verify_wanted(p, ms[k]->cases[i].name)) {
-                tasks[nb_res] = (verify_task){ .m = ms[k], .c = &ms[k]->cases[i], .cr = &res[nb_res] };
-                nb_res++;
-            }
+    nb_res = select_cases(ms, nb, p, tasks, res);
     if (!nb_res) {
         snprintf(err, errlen, "no case matched %s in %s%s", VKCU_SETTING("cases"), paths[0], nb > 1 ? " ..." : "");
         ret = VKCU_ERR_USAGE;
@@ -415,62 +527,28 @@ int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *
     }
     if (p->update && (ret = find_held_files(tasks, nb_res, &held)) < 0)
         goto done;
-    /* --update rewrites manifests as it goes: one case at a time */
-    int jobs = p->update || p->jobs < 1 ? 1 : p->jobs > 64 ? 64 : p->jobs;
-    pool.t = tasks;
-    pool.n = nb_res;
-    pool.p = p;
-    pthread_mutex_init(&pool.lock, NULL);
-    pthread_cond_init(&pool.done, NULL);
-    /* Workers that cannot be started leave their cases to the others; with
-     * none, the cases run here, one after the other. */
-    if (jobs > 1) {
-        vkcu_jobs_params wp = { .workers = jobs < nb_res ? jobs : nb_res, .work = verify_work, .opaque = &pool };
-        if (vkcu_jobs_start(&workers, &wp) < 0)
-            workers = NULL;
-    }
+    start_pool(&pool, tasks, nb_res, p, &workers);
     int shown = 0;
     double last_flush = 0;
     for (int i = 0; i < nb_res; i++) {
         verify_task *t = &tasks[i];
-        if (workers) {
-            pthread_mutex_lock(&pool.lock);
-            while (t->state != 2 && !(pool.stop && t->state == 0))
-                pthread_cond_wait(&pool.done, &pool.lock);
-            pthread_mutex_unlock(&pool.lock);
-        } else {
-            int dirty = 0;
-            t->ret = run_task(t, p, &dirty);
-        }
+        finish_task(t, p, &pool, workers);
         if (t->ret < 0) {
             ret = t->ret;
             snprintf(err, errlen, "%s", t->err ? t->err : "out of memory");
-            pthread_mutex_lock(&pool.lock);
-            pool.stop = 1;
-            pthread_mutex_unlock(&pool.lock);
+            stop_pool(&pool);
             break;
         }
         case_result *cr = t->cr;
-        static const char *tags[] = { "PASS", "FAIL", "SKIP", "UPDATED" };
-        if (o) {
-            fprintf(o, "%s %s: %s\n", tags[cr->status], t->c->name, cr->message);
-            /* Lines show as cases end (a CI log), but a suite of 200k quick
-             * cases is not 200k writes: at most ten flushes a second. */
-            double now = vkcu_now();
-            if (now - last_flush >= 0.1) {
-                fflush(o);
-                last_flush = now;
-            }
-        }
+        if (o)
+            show_case(o, t, &last_flush);
         shown++;
         passed += cr->status == CASE_PASS;
         failed += cr->status == CASE_FAIL;
         skipped += cr->status == CASE_SKIP;
         updated += cr->status == CASE_UPDATED;
         if (cr->status == CASE_FAIL && p->fail_fast) {
-            pthread_mutex_lock(&pool.lock);
-            pool.stop = 1;
-            pthread_mutex_unlock(&pool.lock);
+            stop_pool(&pool);
             break;
         }
     }
@@ -482,16 +560,8 @@ int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *
         goto done;
     if (p->update && tasks[0].cr->hold && (ret = write_held_files(&held, tasks, ms, nb, p, err, errlen)) < 0)
         goto done;
-    if (o) {
-        fprintf(o, "%d passed, %d failed", passed, failed);
-        if (updated)
-            fprintf(o, ", %d updated", updated);
-        if (skipped)
-            fprintf(o, ", %d skipped", skipped);
-        if (not_run)
-            fprintf(o, ", %d not run (%s)", not_run, VKCU_SETTING_IS("fail_fast", "1"));
-        fputc('\n', o);
-    }
+    if (o)
+        print_totals(o, passed, failed, updated, skipped, not_run);
     if (p->junit && (ret = vkcu_verify_write_junit(p->junit, p->overwrite, (const char *const *)inputs, ms, nb, res,
                                                    shown, err, errlen)) < 0)
         goto done;
@@ -506,9 +576,7 @@ int vkcu_verify_run(const char *const *paths, int nb, const vkcu_verify_params *
 done:
     free_inputs(inputs);
     if (workers) {
-        pthread_mutex_lock(&pool.lock);
-        pool.stop = 1;
-        pthread_mutex_unlock(&pool.lock);
+        stop_pool(&pool);
         vkcu_jobs_join(&workers);
     }
     if (pool.t) {
@@ -518,15 +586,6 @@ done:
     for (int i = 0; i < nb; i++)
         vkcu_manifest_free(&ms[i]);
     free(ms);
-    for (int i = 0; res && i < total; i++) {
-        vkcu_compare_plot_free(&res[i].plot);
-        free(res[i].marks);
-        vkcu_verify_free_held(&res[i]);
-    }
-    held_files_free(&held);
-    free(res);
-    for (int i = 0; tasks && i < total; i++)
-        free(tasks[i].err);
-    free(tasks);
+    free_run(res, tasks, total, &held);
     return ret;
 }

@@ -261,6 +261,130 @@ int vkcu_manifest_save(vkcu_manifest *m, char *err, size_t errlen)
     return ret;
 }
 
+/* A hash case's expected frames into *want, from its hashes file (when it
+ * names one) or its inline lines; *have_want: there are some. 1 when the
+ * case failed here (cr says why), else 0 or an error. */
+static int load_expected_hashes(const vkcu_manifest *m, const vkcu_manifest_case *c, const vkcu_verify_params *p,
+                                const char *sidecar, const vkcu_hash_list *got, vkcu_hash_list *want, int *have_want,
+                                case_result *cr)
+{
+    char perr[600];
+    if (sidecar) {
+        struct stat st;
+        if (stat(sidecar, &st) < 0 && !p->update) {
+            snprintf(cr->message, sizeof(cr->message), "no expected hashes: %s does not exist (record them: rerun "
+                     "%s with %s)", sidecar, m->path, VKCU_SETTING_IS("update", "1"));
+            cr->status = CASE_FAIL;
+            return 1;
+        }
+        if (stat(sidecar, &st) == 0) {
+            if (vkcu_hash_list_load(sidecar, want, perr, sizeof(perr)) < 0) {
+                snprintf(cr->message, sizeof(cr->message), "expected hashes: %s", perr);
+                cr->status = CASE_FAIL;
+                return 1;
+            }
+            *have_want = 1;
+        }
+    } else if (c->inline_first >= 0) {
+        size_t len = 0;
+        for (int i = c->inline_first; i <= c->inline_last; i++)
+            len += strlen(m->lines[i]) + 1;
+        char *text = malloc(len + 1), *q = text;
+        if (!text)
+            return AVERROR(ENOMEM);
+        for (int i = c->inline_first; i <= c->inline_last; i++)
+            q += sprintf(q, "%s\n", m->lines[i]);
+        char name[600];
+        snprintf(name, sizeof(name), "%s (case %s)", m->path, c->name);
+        int pr = vkcu_hash_list_parse(text, len, name, want, perr, sizeof(perr));
+        free(text);
+        if (pr < 0) {
+            snprintf(cr->message, sizeof(cr->message), "%s", perr);
+            cr->status = CASE_FAIL;
+            return 1;
+        }
+        want->tb = got->tb;
+        *have_want = 1;
+    }
+    return 0;
+}
+
+/* A hash case's verdict: the frames its job made (got; their text in *out)
+ * against the expected ones, into cr. --update writes them (into the
+ * hashes file, or the manifest's lines: *dirty); a held case keeps them
+ * instead, taking *out and *sidecar, for verify.c to write. */
+static int hash_case_verdict(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_verify_params *p,
+                             const vkcu_job_params *job, const char *input, char **sidecar, char **out, size_t outlen,
+                             const vkcu_hash_list *got, const vkcu_hash_list *want, int have_want, const char *ran,
+                             case_result *cr, int *dirty, char *err, size_t errlen)
+{
+    int ret = 0;
+    hash_diff d = { 0 };
+    const int exclude = c->exclude_concealed >= 0 ? c->exclude_concealed : p->exclude_concealed;
+    char *marks = have_want && p->html ? malloc((size_t)got->nb + want->nb) : NULL;
+    int nb_marks = have_want ? vkcu_manifest_diff_lists(got, want, exclude, &d, marks) : 0;
+    int same = have_want && !d.changed && !d.missing && !d.extra;
+    if (marks && !same && !p->update) {
+        cr->marks = marks;
+        cr->nb_marks = nb_marks;
+    } else {
+        free(marks);
+    }
+    if (same) {
+        char concealed[128];
+        vkcu_manifest_describe_concealed(&d, exclude, concealed, sizeof(concealed));
+        snprintf(cr->message, sizeof(cr->message), "%d frames, %s hashes equal%s (%s)", got->nb,
+                 vkcu_hash_algo_name(job->job.hash_algo), concealed, ran);
+        cr->status = CASE_PASS;
+    } else if (!p->update) {
+        if (!have_want)
+            snprintf(cr->message, sizeof(cr->message),
+                     "no expected hashes (record them: rerun %s with %s)", m->path, VKCU_SETTING_IS("update", "1"));
+        else {
+            char what[700];
+            vkcu_manifest_describe_diff(&d, exclude, got->nb, want->nb, what, sizeof(what));
+            snprintf(cr->message, sizeof(cr->message), "%s (%s; if intended: rerun %s with %s)", what, ran,
+                     m->path, VKCU_SETTING_IS("update", "1"));
+        }
+        cr->status = CASE_FAIL;
+    } else {
+        char what[700];
+        if (!have_want)
+            snprintf(what, sizeof(what), "recorded %d frames", got->nb);
+        else
+            vkcu_manifest_describe_diff(&d, exclude, got->nb, want->nb, what, sizeof(what));
+        if (*sidecar && cr->hold) {
+            /* verify.c writes it when every case has run (vkcu_verify_write_held) */
+        } else if (*sidecar) {
+            const char *inputs[] = { input, m->path, job->job.pipeline_file, NULL };
+            /* --update: replacing is the point */
+            ret = write_confined(m, !p->allow_outside, *sidecar, *out, outlen, inputs, err, errlen);
+        } else {
+            ret = update_inline(m, c, *out);
+            *dirty = 1;
+        }
+        if (ret < 0)
+            return ret;
+        if (cr->hold)
+            snprintf(cr->message, sizeof(cr->message), "%s; writes %s when every case has run", what,
+                     *sidecar ? *sidecar : m->path);
+        else
+            snprintf(cr->message, sizeof(cr->message), "%s; wrote %s", what, *sidecar ? *sidecar : m->path);
+        cr->status = CASE_UPDATED;
+    }
+    if (cr->hold && *sidecar && (cr->status == CASE_PASS || cr->status == CASE_UPDATED)) {
+        /* The frames this case wants in its file, and what their write must not replace. */
+        cr->held = *out;
+        cr->held_len = outlen;
+        cr->held_file = *sidecar;
+        *out = *sidecar = NULL;
+        if (!(cr->held_input = strdup(input)) ||
+            (job->job.pipeline_file && !(cr->held_preset = strdup(job->job.pipeline_file))))
+            ret = AVERROR(ENOMEM);
+    }
+    return ret;
+}
+
 /* A hash case: the job's hash output against the expected frames. */
 static int run_hash_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_verify_params *p, vkcu_job_params *job,
                          case_result *cr, int *dirty, char *err, size_t errlen)
@@ -322,115 +446,20 @@ static int run_hash_case(vkcu_manifest *m, vkcu_manifest_case *c, const vkcu_ver
         cr->status = CASE_FAIL;
         goto done;
     }
-    if (sidecar) {
-        struct stat st;
-        if (stat(sidecar, &st) < 0 && !p->update) {
-            snprintf(cr->message, sizeof(cr->message), "no expected hashes: %s does not exist (record them: rerun "
-                     "%s with %s)", sidecar, m->path, VKCU_SETTING_IS("update", "1"));
-            cr->status = CASE_FAIL;
-            goto done;
-        }
-        if (stat(sidecar, &st) == 0) {
-            if (vkcu_hash_list_load(sidecar, &want, perr, sizeof(perr)) < 0) {
-                snprintf(cr->message, sizeof(cr->message), "expected hashes: %s", perr);
-                cr->status = CASE_FAIL;
-                goto done;
-            }
-            have_want = 1;
-        }
-    } else if (c->inline_first >= 0) {
-        size_t len = 0;
-        for (int i = c->inline_first; i <= c->inline_last; i++)
-            len += strlen(m->lines[i]) + 1;
-        char *text = malloc(len + 1), *q = text;
-        if (!text) {
-            ret = AVERROR(ENOMEM);
-            goto done;
-        }
-        for (int i = c->inline_first; i <= c->inline_last; i++)
-            q += sprintf(q, "%s\n", m->lines[i]);
-        char name[600];
-        snprintf(name, sizeof(name), "%s (case %s)", m->path, c->name);
-        int pr = vkcu_hash_list_parse(text, len, name, &want, perr, sizeof(perr));
-        free(text);
-        if (pr < 0) {
-            snprintf(cr->message, sizeof(cr->message), "%s", perr);
-            cr->status = CASE_FAIL;
-            goto done;
-        }
-        want.tb = got.tb;
-        have_want = 1;
-    }
+    int le = load_expected_hashes(m, c, p, sidecar, &got, &want, &have_want, cr);
+    if (le < 0)
+        ret = le;
+    if (le)
+        goto done;
     if (have_want && want.algo_known && want.algo != job->job.hash_algo) {
         snprintf(cr->message, sizeof(cr->message), "expected hashes are %s, the case asks for %s (set algo = %s)",
                  vkcu_hash_algo_name(want.algo), vkcu_hash_algo_name(job->job.hash_algo), vkcu_hash_algo_name(want.algo));
         cr->status = CASE_FAIL;
         goto done;
     }
-    hash_diff d = { 0 };
-    const int exclude = c->exclude_concealed >= 0 ? c->exclude_concealed : p->exclude_concealed;
-    char *marks = have_want && p->html ? malloc((size_t)got.nb + want.nb) : NULL;
-    int nb_marks = have_want ? vkcu_manifest_diff_lists(&got, &want, exclude, &d, marks) : 0;
-    int same = have_want && !d.changed && !d.missing && !d.extra;
-    if (marks && !same && !p->update) {
-        cr->marks = marks;
-        cr->nb_marks = nb_marks;
-    } else {
-        free(marks);
-    }
     const char *ran = res.path == VKCU_PATH_CPU ? "cpu" : "gpu";
-    if (same) {
-        char concealed[128];
-        vkcu_manifest_describe_concealed(&d, exclude, concealed, sizeof(concealed));
-        snprintf(cr->message, sizeof(cr->message), "%d frames, %s hashes equal%s (%s)", got.nb,
-                 vkcu_hash_algo_name(job->job.hash_algo), concealed, ran);
-        cr->status = CASE_PASS;
-    } else if (!p->update) {
-        if (!have_want)
-            snprintf(cr->message, sizeof(cr->message),
-                     "no expected hashes (record them: rerun %s with %s)", m->path, VKCU_SETTING_IS("update", "1"));
-        else {
-            char what[700];
-            vkcu_manifest_describe_diff(&d, exclude, got.nb, want.nb, what, sizeof(what));
-            snprintf(cr->message, sizeof(cr->message), "%s (%s; if intended: rerun %s with %s)", what, ran,
-                     m->path, VKCU_SETTING_IS("update", "1"));
-        }
-        cr->status = CASE_FAIL;
-    } else {
-        char what[700];
-        if (!have_want)
-            snprintf(what, sizeof(what), "recorded %d frames", got.nb);
-        else
-            vkcu_manifest_describe_diff(&d, exclude, got.nb, want.nb, what, sizeof(what));
-        if (sidecar && cr->hold) {
-            /* verify.c writes it when every case has run (vkcu_verify_write_held) */
-        } else if (sidecar) {
-            const char *inputs[] = { input, m->path, job->job.pipeline_file, NULL };
-            /* --update: replacing is the point */
-            ret = write_confined(m, !p->allow_outside, sidecar, out, outlen, inputs, err, errlen);
-        } else {
-            ret = update_inline(m, c, out);
-            *dirty = 1;
-        }
-        if (ret < 0)
-            goto done;
-        if (cr->hold)
-            snprintf(cr->message, sizeof(cr->message), "%s; writes %s when every case has run", what,
-                     sidecar ? sidecar : m->path);
-        else
-            snprintf(cr->message, sizeof(cr->message), "%s; wrote %s", what, sidecar ? sidecar : m->path);
-        cr->status = CASE_UPDATED;
-    }
-    if (cr->hold && sidecar && (cr->status == CASE_PASS || cr->status == CASE_UPDATED)) {
-        /* The frames this case wants in its file, and what their write must not replace. */
-        cr->held = out;
-        cr->held_len = outlen;
-        cr->held_file = sidecar;
-        out = sidecar = NULL;
-        if (!(cr->held_input = strdup(input)) ||
-            (job->job.pipeline_file && !(cr->held_preset = strdup(job->job.pipeline_file))))
-            ret = AVERROR(ENOMEM);
-    }
+    ret = hash_case_verdict(m, c, p, job, input, &sidecar, &out, outlen, &got, &want, have_want, ran, cr, dirty, err,
+                            errlen);
 done:
     vkcu_hash_list_free(&got);
     vkcu_hash_list_free(&want);
