@@ -524,6 +524,8 @@ static void completion_lists(const char *const *ops, FILE *out)
     fputs("    esac\n}\n", out);
 }
 
+/* The bash completion script, from the option table and the build's lists.
+ * Long: most of it is the script's own text, which reads best in one piece. */
 void cli_print_completion(const char *const *ops, FILE *out)
 {
     fputs("# bash completion for vkcu: generated from its option table by 'vkcu --generate completion';\n"

@@ -109,6 +109,9 @@ void vkcu_chain_free(vkcu_chain *chain)
         goto fail;                                                      \
     } while (0)
 
+/* One left-to-right scan of the chain's text into its operators.
+ * Long: the scan's steps share the cursor, whose column every refusal names,
+ * and the operator being built. */
 int vkcu_chain_parse(const char *text, vkcu_chain *chain, char *err, size_t errlen)
 {
     memset(chain, 0, sizeof(*chain));

@@ -170,7 +170,9 @@ static int bad_time_base(const char *what, const char *value, const char *name, 
 }
 
 /* *known: the text has shown itself a hash list (a header, or a frame line).
- * Until then an error quotes nothing of it: it may be any file at all. */
+ * Until then an error quotes nothing of it: it may be any file at all.
+ * Long: one case per kind of line of the format (docs/hash.md), in its
+ * order, each with its refusal. */
 static int parse_line(vkcu_hash_list *l, char *line, const char *name, int lineno, int *known, int *concealed,
                       char *err, size_t errlen)
 {
