@@ -13,9 +13,9 @@ else
   fail "size: $(echo "$out" | head -3 | tr '\n' ';')"
 fi
 mkdir -p "$TMP/tree/src/util" "$TMP/tree/kernels"
-long() { # NAME LINES [COMMENT]: a C function of that many lines
+long() { # NAME LINES [COMMENT]: a C function of that many lines (the comment just above it)
   [ -n "${3:-}" ] && printf '/* %s */\n' "$3"
-  printf 'int %s(int x);\nint %s(int x)\n{\n' "$1" "$1"
+  printf 'int %s(int x)\n{\n' "$1"
   for _ in $(seq 1 "$(($2 - 3))"); do echo '    x += 1;'; done
   printf '    return x;\n}\n'
 }
