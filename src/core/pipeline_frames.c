@@ -197,6 +197,16 @@ static enum vkcu_path vulkan_path(const job *j)
 }
 
 /* Sets up operators and the sink from the first decoded frame. */
+/* The end of a stretch of one format (a format change, the end): the
+ * operators give what they hold back and every frame reaches the sink. */
+static int flush_chain(job *j)
+{
+    if (!j->gpu)
+        return cpu_chain_feed(j, NULL);
+    int ret = vkcu_gpu_push(j->gpu, NULL, j->err, j->errlen);
+    return ret < 0 ? ret : gpu_drain(j, 1);
+}
+
 static int first_frame(job *j, const AVFrame *f)
 {
     const vkcu_job_params *p = j->p;
@@ -353,14 +363,7 @@ static int format_change(job *j, const AVFrame *f)
                  why, VKCU_SETTING_IS("backend", "cpu"));
         return VKCU_ERR_INPUT;
     }
-    int ret;
-    if (j->gpu) {
-        ret = vkcu_gpu_push(j->gpu, NULL, j->err, j->errlen);
-        if (ret >= 0)
-            ret = gpu_drain(j, 1);
-    } else {
-        ret = cpu_chain_feed(j, NULL);
-    }
+    int ret = flush_chain(j);
     if (ret < 0)
         return ret;
     now.time_base = j->in_fmt.time_base;
@@ -603,16 +606,7 @@ int vkcu_pipeline_drain(job *j)
                  j->r->frames_corrupt ? ", all frames corrupt" : "");
         return VKCU_ERR_INPUT;
     }
-    if (p->job.decode_only) {
-        ret = 0;
-    } else if (j->gpu) {
-        ret = vkcu_gpu_push(j->gpu, NULL, j->err, j->errlen);
-        if (ret >= 0)
-            ret = gpu_drain(j, 1);
-    } else {
-        ret = cpu_chain_feed(j, NULL);
-    }
-    if (ret < 0)
+    if (!p->job.decode_only && (ret = flush_chain(j)) < 0)
         return ret;
     ret = p->job.decode_only ? 0 : j->sink.cls->close(&j->sink, 1);
     j->sink_ready = 0;
