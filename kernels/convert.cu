@@ -21,8 +21,8 @@
 #include <string.h>
 
 #include "convert_fast.h"
+#include "check.h"
 #include "convert_gpu.h"
-#include <stdio.h>
 #include "plane.cuh"
 
 struct cv_gpu {
@@ -35,26 +35,6 @@ struct cv_gpu {
     cvf_f64 f64;     /* fast path, integer outputs: its affine in double precision */
     cvf_taps taps;   /* its hoisted chroma weights */
 };
-
-/* The last failure's reason, per thread: kernels/ has no logger of its own
- * (it includes nothing from src/), so the operator reports it. */
-static thread_local char cv_err[256];
-
-extern "C" const char *vkcu_cv_gpu_last_error(void)
-{
-    return cv_err;
-}
-
-#define CUDA_TRY(call)                                                                                      \
-    do {                                                                                                    \
-        cudaError_t e_ = (call);                                                                            \
-        if (e_ != cudaSuccess) {                                                                            \
-            snprintf(cv_err, sizeof(cv_err), "convert: %s failed: %s (%s:%d)", #call, cudaGetErrorString(e_), \
-                     __FILE__, __LINE__);                                                                   \
-            ret = CV_GPU_ERR_DEVICE;                                                                        \
-            goto fail;                                                                                      \
-        }                                                                                                   \
-    } while (0)
 
 /* Output kinds the kernel is specialised for. */
 enum { OUT_PLANAR8, OUT_PLANAR16, OUT_SEMI8, OUT_SEMI16, OUT_PACKED8, OUT_PACKED16, OUT_HALF };
@@ -712,12 +692,15 @@ static void launch_in(const cv_gpu *g, const vkcu_gpu_frame &in, const vkcu_gpu_
     }
 }
 
-extern "C" int vkcu_cv_gpu_create(cv_gpu **pg, const cv_desc *desc, const float *tm_block, const tm_tables *tm)
+extern "C" int vkcu_cv_gpu_create(cv_gpu **pg, const cv_desc *desc, const float *tm_block, const tm_tables *tm,
+                                  char *err, size_t errlen)
 {
     int ret = 0;
     cv_gpu *g = (cv_gpu *)calloc(1, sizeof(*g));
-    if (!g)
+    if (!g) {
+        snprintf(err, errlen, "out of host memory");
         return -12; /* ENOMEM */
+    }
     g->desc = *desc;
     {
         const char *e = getenv("VKCU_CONVERT_FAST"); /* 0: always the generic kernel (diagnostics) */
@@ -742,14 +725,14 @@ extern "C" int vkcu_cv_gpu_create(cv_gpu **pg, const cv_desc *desc, const float 
         for (int i = 0; i < g->nb_planes; i++) {
             size_t elem = (size_t)l.bytes * (l.kind == CV_PACKED ? l.ncomp : l.kind == CV_SEMIPLANAR && i ? 2 : 1);
             void *p = NULL;
-            CUDA_TRY(cudaMallocPitch(&p, &g->plane[i].pitch, elem * g->plane[i].width, g->plane[i].height));
+            CU_CHECK(cudaMallocPitch(&p, &g->plane[i].pitch, elem * g->plane[i].width, g->plane[i].height));
             g->plane[i].ptr = (uint8_t *)p;
         }
     }
     if (desc->tonemap) {
         size_t bytes = TM_TABLE_FLOATS * sizeof(float);
-        CUDA_TRY(cudaMalloc((void **)&g->tm_block, bytes));
-        CUDA_TRY(cudaMemcpy(g->tm_block, tm_block, bytes, cudaMemcpyHostToDevice));
+        CU_CHECK(cudaMalloc((void **)&g->tm_block, bytes));
+        CU_CHECK(cudaMemcpy(g->tm_block, tm_block, bytes, cudaMemcpyHostToDevice));
         g->tm = *tm;
         g->tm.eotf = g->tm_block + (tm->eotf - tm_block);
         g->tm.ootf = g->tm_block + (tm->ootf - tm_block);
@@ -815,14 +798,15 @@ static bool run_fast(const cv_gpu *g, const vkcu_gpu_frame *in, cudaStream_t st)
     return true;
 }
 
-extern "C" int vkcu_cv_gpu_run(cv_gpu *g, const vkcu_gpu_frame *in, vkcu_gpu_frame *out, void *stream)
+extern "C" int vkcu_cv_gpu_run(cv_gpu *g, const vkcu_gpu_frame *in, vkcu_gpu_frame *out, void *stream, char *err,
+                               size_t errlen)
 {
     int ret = 0;
     cudaStream_t st = (cudaStream_t)stream;
     const cv_layout &l = g->desc.in;
     int need = l.kind == CV_SEMIPLANAR ? 2 : 3;
     if (in->nb_planes < need) {
-        snprintf(cv_err, sizeof(cv_err), "convert: GPU frame has %d planes, its layout needs %d", in->nb_planes, need);
+        snprintf(err, errlen, "GPU frame has %d planes, its layout needs %d", in->nb_planes, need);
         return CV_GPU_ERR_INPUT;
     }
     memset(out->plane, 0, sizeof(out->plane));
@@ -842,7 +826,7 @@ extern "C" int vkcu_cv_gpu_run(cv_gpu *g, const vkcu_gpu_frame *in, vkcu_gpu_fra
         else
             launch_in<uint16_t, false>(g, *in, *out, st);
     }
-    CUDA_TRY(cudaGetLastError());
+    CU_CHECK(cudaGetLastError());
     return 0;
 fail:
     return ret;

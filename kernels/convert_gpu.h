@@ -12,6 +12,7 @@
 #define VKCU_CONVERT_GPU_H
 
 #include "frame.h"
+#include "check.h"
 #include "convert_math.h"
 #include "tonemap_math.h"
 
@@ -21,21 +22,22 @@ extern "C" {
 
 typedef struct cv_gpu cv_gpu;
 
-/* Failures of vkcu_cv_gpu_create/vkcu_cv_gpu_run; the reason is vkcu_cv_gpu_last_error(). */
-#define CV_GPU_ERR_DEVICE (-1) /* CUDA failed */
-#define CV_GPU_ERR_INPUT  (-2) /* the frame does not fit the description */
-/* The calling thread's last failure, as one line. */
-const char *vkcu_cv_gpu_last_error(void);
+/* Failures of vkcu_cv_gpu_create/vkcu_cv_gpu_run, with their one-line
+ * reason in err (check.h): */
+#define CV_GPU_ERR_DEVICE VKCU_CHECK_ERR /* CUDA failed */
+#define CV_GPU_ERR_INPUT  (-2)           /* the frame does not fit the description */
 
 /* Allocates the output planes for desc (copied) and, when desc->tonemap,
  * uploads the table block (TM_TABLE_FLOATS floats, laid out as
  * vkcu_tm_tables_build makes it) with the scalars of *tm. Returns 0 or a
  * CV_GPU_ERR_DEVICE. */
-int vkcu_cv_gpu_create(cv_gpu **g, const cv_desc *desc, const float *tm_block, const tm_tables *tm);
+int vkcu_cv_gpu_create(cv_gpu **g, const cv_desc *desc, const float *tm_block, const tm_tables *tm, char *err,
+                       size_t errlen);
 /* Converts `in` into the operator-owned planes and describes them in *out
  * (planes, sizes; out->fmt is left to the caller). Work is queued on
  * `stream` (cudaStream_t); nothing waits for it. */
-int vkcu_cv_gpu_run(cv_gpu *g, const vkcu_gpu_frame *in, vkcu_gpu_frame *out, void *stream);
+int vkcu_cv_gpu_run(cv_gpu *g, const vkcu_gpu_frame *in, vkcu_gpu_frame *out, void *stream, char *err,
+                    size_t errlen);
 void vkcu_cv_gpu_destroy(cv_gpu **g);
 
 #ifdef __cplusplus

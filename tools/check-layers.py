@@ -15,6 +15,10 @@ Includes:
   FFmpeg is inside libvkcu.so), never the library's internals;
 - every quoted include resolves to a file of the tree, and the include graph
   of those files has no cycle.
+Macros:
+- one convention for a failed call: no macro checks an API's result (a
+  cudaError_t, VkResult, an AVERROR's string) and jumps to a label, except
+  CU_CHECK (kernels/check.h) and VK_CHECK (src/gpu/check.h).
 Symbols (`nm` on the objects of one build: an include rule cannot see a
 header of a low layer that declares what a higher one defines, nor a
 declaration written out by hand):
@@ -40,6 +44,12 @@ import re
 import subprocess
 import sys
 
+# The one convention for a failed call: the only macros that check an API's
+# result and jump to a label.
+CHECK_HEADERS = ('kernels/check.h', 'src/gpu/check.h')
+API_RESULT = re.compile(r'\b(cudaError_t|CUresult|VkResult|cudaGetErrorString|cuGetErrorString|vkcu_vk_result_str|'
+                        r'vkcu_err_str|av_strerror|av_err2str)\b')
+JUMP_MACRO = re.compile(r'^[ \t]*#[ \t]*define[ \t]+(\w+)\(((?:[^\n]*\\\n)*[^\n]*)', re.M)
 ORDER = ['include', 'kernels', 'util', 'ops', 'gpu', 'core', 'batch', 'regress', 'cli']
 SRC_EXT = ('.c', '.h', '.cu', '.cuh')
 CLI_MAY = ('include', 'cli')
@@ -191,6 +201,10 @@ def main():
             continue
         text = open(os.path.join(root, rel), encoding='utf-8', errors='replace').read()
         edges[rel] = []
+        for m in JUMP_MACRO.finditer(text):
+            if rel not in CHECK_HEADERS and re.search(r'\bgoto\b', m.group(2)) and API_RESULT.search(m.group(2)):
+                bad.append('%s: macro %s checks a call and jumps (a failed call has one convention: CU_CHECK in '
+                           'kernels/check.h, VK_CHECK in src/gpu/check.h)' % (rel, m.group(1)))
         for m in INCLUDE.finditer(text):
             kind, name = m.group(1), m.group(2)
             if kind == '<':

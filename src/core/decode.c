@@ -98,7 +98,8 @@ static int decoder_open(const vkcu_demux *d, AVBufferRef *hw_device, int threads
         ret = AVERROR(ENOMEM);
         goto fail;
     }
-    AV_CHECK(avcodec_parameters_to_context(dec->avctx, par));
+    if ((ret = avcodec_parameters_to_context(dec->avctx, par)) < 0)
+        goto fail;
     dec->avctx->pkt_timebase = d->video->time_base;
     /* Cropping is applied in vkcu_decoder_receive, exactly: libavcodec's own
      * keeps the left offset a multiple of its alignment and silently drops

@@ -140,7 +140,8 @@ static int video_stream(vkcu_sink *s, int i, AVRational tb)
     e->vst = avformat_new_stream(e->oc, NULL);
     if (!e->vst)
         return AVERROR(ENOMEM);
-    AV_CHECK(avcodec_parameters_from_context(e->vst->codecpar, e->enc));
+    if ((ret = avcodec_parameters_from_context(e->vst->codecpar, e->enc)) < 0)
+        goto fail;
     e->vst->time_base = tb;
     e->vst->avg_frame_rate = e->sync.rate;
     e->vst->disposition = ist->disposition;
@@ -220,7 +221,8 @@ static int other_stream(vkcu_sink *s, const AVOutputFormat *ofmt, int i, AVRatio
     AVStream *ost = avformat_new_stream(e->oc, NULL);
     if (!ost)
         return AVERROR(ENOMEM);
-    AV_CHECK(avcodec_parameters_copy(ost->codecpar, ist->codecpar));
+    if ((ret = avcodec_parameters_copy(ost->codecpar, ist->codecpar)) < 0)
+        goto fail;
     ost->codecpar->codec_tag = 0;
     ost->time_base = ist->time_base;
     ost->disposition = ist->disposition;

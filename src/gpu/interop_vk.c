@@ -3,11 +3,13 @@
 #include <stdio.h>
 
 #include "interop_vk.h"
+#include "check.h"
 #include "util/error.h"
 
 int vkcu_vk_export_image(const vkcu_vkfn *vk, VkPhysicalDevice phys, VkDevice dev, VkFormat format, int w, int h,
                          VkImage *image, VkDeviceMemory *memory, VkDeviceSize *size, int *fd, char *err, size_t errlen)
 {
+    int ret = VKCU_ERR_DEVICE;
     *fd = -1;
     VkExternalMemoryImageCreateInfo ext = { .sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO,
                                             .handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT };
@@ -19,7 +21,7 @@ int vkcu_vk_export_image(const vkcu_vkfn *vk, VkPhysicalDevice phys, VkDevice de
                  VK_IMAGE_USAGE_STORAGE_BIT,
         .sharingMode = VK_SHARING_MODE_EXCLUSIVE, .initialLayout = VK_IMAGE_LAYOUT_UNDEFINED,
     };
-    VK_TRY(vk->vkCreateImage(dev, &ici, NULL, image));
+    VK_CHECK(vk->vkCreateImage(dev, &ici, NULL, image));
     VkMemoryRequirements req;
     vk->vkGetImageMemoryRequirements(dev, *image, &req);
     VkPhysicalDeviceMemoryProperties mp;
@@ -37,20 +39,21 @@ int vkcu_vk_export_image(const vkcu_vkfn *vk, VkPhysicalDevice phys, VkDevice de
                                        .handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT };
     VkMemoryAllocateInfo mai = { .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .pNext = &exp,
                                  .allocationSize = req.size, .memoryTypeIndex = (uint32_t)type };
-    VK_TRY(vk->vkAllocateMemory(dev, &mai, NULL, memory));
-    VK_TRY(vk->vkBindImageMemory(dev, *image, *memory, 0));
+    VK_CHECK(vk->vkAllocateMemory(dev, &mai, NULL, memory));
+    VK_CHECK(vk->vkBindImageMemory(dev, *image, *memory, 0));
     *size = req.size;
     VkMemoryGetFdInfoKHR gfd = { .sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR, .memory = *memory,
                                  .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT };
-    VK_TRY(vk->vkGetMemoryFdKHR(dev, &gfd, fd));
+    VK_CHECK(vk->vkGetMemoryFdKHR(dev, &gfd, fd));
     return 0;
 fail:
-    return VKCU_ERR_DEVICE;
+    return ret;
 }
 
 int vkcu_vk_export_semaphore(const vkcu_vkfn *vk, VkDevice dev, int timeline, VkSemaphore *sem, int *fd,
                              char *err, size_t errlen)
 {
+    int ret = VKCU_ERR_DEVICE;
     *fd = -1;
     VkSemaphoreTypeCreateInfo type = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
                                        .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE };
@@ -58,11 +61,11 @@ int vkcu_vk_export_semaphore(const vkcu_vkfn *vk, VkDevice dev, int timeline, Vk
                                         .pNext = timeline ? &type : NULL,
                                         .handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT };
     VkSemaphoreCreateInfo sci = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &exp };
-    VK_TRY(vk->vkCreateSemaphore(dev, &sci, NULL, sem));
+    VK_CHECK(vk->vkCreateSemaphore(dev, &sci, NULL, sem));
     VkSemaphoreGetFdInfoKHR gfd = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR, .semaphore = *sem,
                                     .handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT };
-    VK_TRY(vk->vkGetSemaphoreFdKHR(dev, &gfd, fd));
+    VK_CHECK(vk->vkGetSemaphoreFdKHR(dev, &gfd, fd));
     return 0;
 fail:
-    return VKCU_ERR_DEVICE;
+    return ret;
 }

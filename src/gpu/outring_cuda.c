@@ -6,31 +6,24 @@
 #include <unistd.h>
 
 #include "outring_cuda.h"
+#include "check.h"
 #include "util/error.h"
-
-#define CU_TRY(call)                                                                                        \
-    do {                                                                                                    \
-        cudaError_t cu_err_ = (call);                                                                       \
-        if (cu_err_ != cudaSuccess) {                                                                       \
-            snprintf(err, errlen, "CUDA: %s failed: %s (%s:%d)", #call, cudaGetErrorString(cu_err_), __FILE__, \
-                     __LINE__);                                                                             \
-            goto fail;                                                                                      \
-        }                                                                                                   \
-    } while (0)
 
 static int import_semaphore(vkcu_outring_cuda *oc, cudaExternalSemaphore_t *sem, int *fd, char *err, size_t errlen)
 {
+    int ret = VKCU_ERR_DEVICE;
     struct cudaExternalSemaphoreHandleDesc sd = { .type = cudaExternalSemaphoreHandleTypeOpaqueFd, .handle.fd = *fd };
-    CU_TRY(cudaImportExternalSemaphore(sem, &sd));
+    CU_CHECK(cudaImportExternalSemaphore(sem, &sd));
     *fd = -1;
     oc->imports++;
     return 0;
 fail:
-    return VKCU_ERR_DEVICE;
+    return ret;
 }
 
 int vkcu_outring_cuda_import(vkcu_outring_cuda *oc, vkcu_outring *ring, size_t frame_size, char *err, size_t errlen)
 {
+    int ret = VKCU_ERR_DEVICE;
     int mem_fd = -1, filled_fd = -1, drained_fd = -1;
     memset(oc, 0, sizeof(*oc));
     oc->ring = ring;
@@ -43,11 +36,11 @@ int vkcu_outring_cuda_import(vkcu_outring_cuda *oc, vkcu_outring *ring, size_t f
         struct cudaExternalMemoryHandleDesc md = { .type = cudaExternalMemoryHandleTypeOpaqueFd,
                                                    .handle.fd = mem_fd, .size = vs->alloc_size,
                                                    .flags = cudaExternalMemoryDedicated };
-        CU_TRY(cudaImportExternalMemory(&cs->memory, &md));
+        CU_CHECK(cudaImportExternalMemory(&cs->memory, &md));
         mem_fd = -1;
         oc->imports++;
         struct cudaExternalMemoryBufferDesc bd = { .offset = 0, .size = frame_size };
-        CU_TRY(cudaExternalMemoryGetMappedBuffer((void **)&cs->ptr, cs->memory, &bd));
+        CU_CHECK(cudaExternalMemoryGetMappedBuffer((void **)&cs->ptr, cs->memory, &bd));
         if (vkcu_outring_export_semaphores(ring, s, &filled_fd, &drained_fd, err, errlen) < 0 ||
             import_semaphore(oc, &cs->filled, &filled_fd, err, errlen) < 0 ||
             import_semaphore(oc, &cs->drained, &drained_fd, err, errlen) < 0)
@@ -61,35 +54,37 @@ fail:
         close(filled_fd);
     if (drained_fd >= 0)
         close(drained_fd);
-    return VKCU_ERR_DEVICE;
+    return ret;
 }
 
 int vkcu_outring_cuda_begin(vkcu_outring_cuda *oc, cudaStream_t stream, int *slot, uint8_t **dst, char *err,
                             size_t errlen)
 {
+    int ret = VKCU_ERR_DEVICE;
     int s = (int)(oc->frames++ % oc->nb_slots);
     vkcu_outring_cuda_slot *cs = &oc->slot[s];
     if (cs->used) {
         struct cudaExternalSemaphoreWaitParams wp;
         memset(&wp, 0, sizeof(wp));
-        CU_TRY(cudaWaitExternalSemaphoresAsync(&cs->drained, &wp, 1, stream));
+        CU_CHECK(cudaWaitExternalSemaphoresAsync(&cs->drained, &wp, 1, stream));
     }
     *slot = s;
     *dst = cs->ptr;
     return 0;
 fail:
-    return VKCU_ERR_DEVICE;
+    return ret;
 }
 
 int vkcu_outring_cuda_end(vkcu_outring_cuda *oc, int slot, cudaStream_t stream, char *err, size_t errlen)
 {
+    int ret = VKCU_ERR_DEVICE;
     struct cudaExternalSemaphoreSignalParams sp;
     memset(&sp, 0, sizeof(sp));
-    CU_TRY(cudaSignalExternalSemaphoresAsync(&oc->slot[slot].filled, &sp, 1, stream));
+    CU_CHECK(cudaSignalExternalSemaphoresAsync(&oc->slot[slot].filled, &sp, 1, stream));
     oc->slot[slot].used = 1;
     return 0;
 fail:
-    return VKCU_ERR_DEVICE;
+    return ret;
 }
 
 void vkcu_outring_cuda_release(vkcu_outring_cuda *oc)

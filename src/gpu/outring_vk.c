@@ -13,6 +13,7 @@
 #include <libavutil/pixdesc.h>
 
 #include "outring_vk.h"
+#include "check.h"
 #include "util/error.h"
 
 typedef struct readback_ticket {
@@ -37,7 +38,7 @@ struct vkcu_outring {
     int64_t next_ticket, readbacks;
     AVBufferPool *host_pool;
     int host_type;                  /* memory type of host buffers */
-    int err_alloc;                  /* the pool's last allocation failed in Vulkan */
+    int err_alloc;                  /* the code of the pool's last failed allocation, 0 if none */
     char alloc_err[256];
 };
 
@@ -89,6 +90,7 @@ static AVBufferRef *host_buffer_alloc(void *opaque, size_t size)
     size_t errlen = sizeof(r->alloc_err);
     void *map = NULL;
     AVBufferRef *ref = NULL;
+    int ret = VKCU_ERR_DEVICE;
     host_buffer *hb = av_mallocz(sizeof(*hb));
     if (!hb)
         return NULL;
@@ -98,7 +100,7 @@ static AVBufferRef *host_buffer_alloc(void *opaque, size_t size)
     hb->free_memory = r->vk->vkFreeMemory;
     VkBufferCreateInfo bci = { .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = size,
                                .usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT, .sharingMode = VK_SHARING_MODE_EXCLUSIVE };
-    VK_TRY(r->vk->vkCreateBuffer(dev, &bci, NULL, &hb->buffer));
+    VK_CHECK(r->vk->vkCreateBuffer(dev, &bci, NULL, &hb->buffer));
     VkMemoryRequirements req;
     r->vk->vkGetBufferMemoryRequirements(dev, hb->buffer, &req);
     /* Cached: the consumer reads every byte once on the CPU, which is slow
@@ -111,9 +113,10 @@ static AVBufferRef *host_buffer_alloc(void *opaque, size_t size)
     }
     VkMemoryAllocateInfo mai = { .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size,
                                  .memoryTypeIndex = (uint32_t)type };
-    VK_TRY(r->vk->vkAllocateMemory(dev, &mai, NULL, &hb->memory));
-    VK_TRY(r->vk->vkBindBufferMemory(dev, hb->buffer, hb->memory, 0));
-    VK_TRY(r->vk->vkMapMemory(dev, hb->memory, 0, VK_WHOLE_SIZE, 0, &map));
+    VK_CHECK(r->vk->vkAllocateMemory(dev, &mai, NULL, &hb->memory));
+    VK_CHECK(r->vk->vkBindBufferMemory(dev, hb->buffer, hb->memory, 0));
+    VK_CHECK(r->vk->vkMapMemory(dev, hb->memory, 0, VK_WHOLE_SIZE, 0, &map));
+    ret = AVERROR(ENOMEM);
     hb->vk_device = av_buffer_ref(r->vk_device);
     if (!hb->vk_device)
         goto fail;
@@ -122,7 +125,7 @@ static AVBufferRef *host_buffer_alloc(void *opaque, size_t size)
         goto fail;
     return ref;
 fail:
-    r->err_alloc = 1;
+    r->err_alloc = ret;
     if (map)
         r->vk->vkUnmapMemory(dev, hb->memory);
     if (hb->buffer)
@@ -136,25 +139,27 @@ fail:
 
 static int create_semaphore(vkcu_outring *r, VkSemaphore *sem, char *err, size_t errlen)
 {
+    int ret = VKCU_ERR_DEVICE;
     VkExportSemaphoreCreateInfo exp = { .sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO,
                                         .handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT };
     VkSemaphoreCreateInfo sci = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO,
                                   .pNext = r->export_semaphores ? &exp : NULL };
-    VK_TRY(r->vk->vkCreateSemaphore(r->hwctx->act_dev, &sci, NULL, sem));
+    VK_CHECK(r->vk->vkCreateSemaphore(r->hwctx->act_dev, &sci, NULL, sem));
     return 0;
 fail:
-    return VKCU_ERR_DEVICE;
+    return ret;
 }
 
 static int create_slot(vkcu_outring *r, vkcu_outring_slot *sl, char *err, size_t errlen)
 {
+    int ret = VKCU_ERR_DEVICE;
     VkDevice dev = r->hwctx->act_dev;
     VkExternalMemoryBufferCreateInfo ext = { .sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
                                              .handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT };
     VkBufferCreateInfo bci = { .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .pNext = &ext, .size = r->frame_size,
                                .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                                .sharingMode = VK_SHARING_MODE_EXCLUSIVE };
-    VK_TRY(r->vk->vkCreateBuffer(dev, &bci, NULL, &sl->buffer));
+    VK_CHECK(r->vk->vkCreateBuffer(dev, &bci, NULL, &sl->buffer));
     VkMemoryRequirements req;
     r->vk->vkGetBufferMemoryRequirements(dev, sl->buffer, &req);
     int type = memory_type(r, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
@@ -168,19 +173,20 @@ static int create_slot(vkcu_outring *r, vkcu_outring_slot *sl, char *err, size_t
                                        .handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT };
     VkMemoryAllocateInfo mai = { .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .pNext = &exp,
                                  .allocationSize = req.size, .memoryTypeIndex = (uint32_t)type };
-    VK_TRY(r->vk->vkAllocateMemory(dev, &mai, NULL, &sl->memory));
-    VK_TRY(r->vk->vkBindBufferMemory(dev, sl->buffer, sl->memory, 0));
+    VK_CHECK(r->vk->vkAllocateMemory(dev, &mai, NULL, &sl->memory));
+    VK_CHECK(r->vk->vkBindBufferMemory(dev, sl->buffer, sl->memory, 0));
     sl->alloc_size = req.size;
     sl->memory_type = (uint32_t)type;
     if (create_semaphore(r, &sl->filled, err, errlen) < 0 || create_semaphore(r, &sl->drained, err, errlen) < 0)
         goto fail;
     return 0;
 fail:
-    return VKCU_ERR_DEVICE;
+    return ret;
 }
 
 int vkcu_outring_create(const vkcu_outring_params *p, vkcu_outring **out, char *err, size_t errlen)
 {
+    int ret = VKCU_ERR_DEVICE;
     *out = NULL;
     if (p->nb_slots < 1 || p->nb_slots > VKCU_OUTRING_MAX_SLOTS || !p->frame_size) {
         snprintf(err, errlen, "output ring: %d slots of %zu bytes (1..%d slots, non-empty frames)", p->nb_slots,
@@ -210,7 +216,7 @@ int vkcu_outring_create(const vkcu_outring_params *p, vkcu_outring **out, char *
     VkCommandPoolCreateInfo pci = { .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                     .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
                                     .queueFamilyIndex = r->qf };
-    VK_TRY(r->vk->vkCreateCommandPool(dev, &pci, NULL, &r->pool));
+    VK_CHECK(r->vk->vkCreateCommandPool(dev, &pci, NULL, &r->pool));
     for (int s = 0; s < p->nb_slots; s++) {
         r->nb_slots = s + 1; /* freed up to here on failure */
         if (create_slot(r, &r->slot[s], err, errlen) < 0)
@@ -220,9 +226,9 @@ int vkcu_outring_create(const vkcu_outring_params *p, vkcu_outring **out, char *
         VkCommandBufferAllocateInfo cai = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                             .commandPool = r->pool, .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                             .commandBufferCount = 1 };
-        VK_TRY(r->vk->vkAllocateCommandBuffers(dev, &cai, &r->ticket[t].cmd));
+        VK_CHECK(r->vk->vkAllocateCommandBuffers(dev, &cai, &r->ticket[t].cmd));
         VkFenceCreateInfo fci = { .sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO };
-        VK_TRY(r->vk->vkCreateFence(dev, &fci, NULL, &r->ticket[t].fence));
+        VK_CHECK(r->vk->vkCreateFence(dev, &fci, NULL, &r->ticket[t].fence));
     }
     r->host_pool = av_buffer_pool_init2(r->frame_size, r, host_buffer_alloc, NULL);
     if (!r->host_pool) {
@@ -233,7 +239,7 @@ int vkcu_outring_create(const vkcu_outring_params *p, vkcu_outring **out, char *
     return 0;
 fail:
     vkcu_outring_free(&r);
-    return VKCU_ERR_DEVICE;
+    return ret;
 }
 
 int vkcu_outring_nb_slots(const vkcu_outring *r) { return r->nb_slots; }
@@ -247,18 +253,20 @@ const vkcu_outring_slot *vkcu_outring_slot_get(const vkcu_outring *r, int s)
 
 int vkcu_outring_export_memory(vkcu_outring *r, int s, int *fd, char *err, size_t errlen)
 {
+    int ret = VKCU_ERR_DEVICE;
     *fd = -1;
     VkMemoryGetFdInfoKHR gfd = { .sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR, .memory = r->slot[s].memory,
                                  .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT };
-    VK_TRY(r->vk->vkGetMemoryFdKHR(r->hwctx->act_dev, &gfd, fd));
+    VK_CHECK(r->vk->vkGetMemoryFdKHR(r->hwctx->act_dev, &gfd, fd));
     return 0;
 fail:
-    return VKCU_ERR_DEVICE;
+    return ret;
 }
 
 int vkcu_outring_export_semaphores(vkcu_outring *r, int s, int *filled_fd, int *drained_fd, char *err,
                                    size_t errlen)
 {
+    int ret = VKCU_ERR_DEVICE;
     *filled_fd = *drained_fd = -1;
     if (!r->export_semaphores) {
         snprintf(err, errlen, "output ring: semaphores made without export");
@@ -267,15 +275,15 @@ int vkcu_outring_export_semaphores(vkcu_outring *r, int s, int *filled_fd, int *
     VkSemaphoreGetFdInfoKHR gfd = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR,
                                     .semaphore = r->slot[s].filled,
                                     .handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT };
-    VK_TRY(r->vk->vkGetSemaphoreFdKHR(r->hwctx->act_dev, &gfd, filled_fd));
+    VK_CHECK(r->vk->vkGetSemaphoreFdKHR(r->hwctx->act_dev, &gfd, filled_fd));
     gfd.semaphore = r->slot[s].drained;
-    VK_TRY(r->vk->vkGetSemaphoreFdKHR(r->hwctx->act_dev, &gfd, drained_fd));
+    VK_CHECK(r->vk->vkGetSemaphoreFdKHR(r->hwctx->act_dev, &gfd, drained_fd));
     return 0;
 fail:
     if (*filled_fd >= 0)
         close(*filled_fd);
     *filled_fd = -1;
-    return VKCU_ERR_DEVICE;
+    return ret;
 }
 
 /* reset: only the submitting thread resets (and reuses) a ticket; any
@@ -303,26 +311,28 @@ static int ticket_wait(vkcu_outring *r, readback_ticket *t, uint64_t timeout_ns,
  * acquired from CUDA (queue family EXTERNAL) for transfer reads, the
  * consumer's commands, the slot released back for CUDA's next write; waits
  * `filled` (and the consumer's own waits), signals `drained` (and its own). */
-static VkCommandBuffer slot_begin(vkcu_outring *r, int s, int *ti, char *err, size_t errlen)
+static int slot_begin(vkcu_outring *r, int s, int *ti, VkCommandBuffer *cmd, char *err, size_t errlen)
 {
     *ti = (int)(r->next_ticket % VKCU_OUTRING_TICKETS);
     readback_ticket *t = &r->ticket[*ti];
     /* Its frame was consumed long ago in practice: tickets outnumber the
      * frames a session keeps pending. */
-    if (ticket_wait(r, t, 10000000000ull, 1, err, errlen) < 0)
-        return VK_NULL_HANDLE;
+    int ret = ticket_wait(r, t, 10000000000ull, 1, err, errlen);
+    if (ret < 0)
+        return ret;
     VkCommandBufferBeginInfo bi = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                     .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT };
-    VK_TRY(r->vk->vkBeginCommandBuffer(t->cmd, &bi));
+    VK_CHECK(r->vk->vkBeginCommandBuffer(t->cmd, &bi));
     VkBufferMemoryBarrier2 acquire =
         vkcu_vk_buffer_barrier(r->slot[s].buffer, VK_PIPELINE_STAGE_2_NONE, 0, VK_PIPELINE_STAGE_2_TRANSFER_BIT,
                                VK_ACCESS_2_TRANSFER_READ_BIT, VK_QUEUE_FAMILY_EXTERNAL, r->qf);
     VkDependencyInfo di = { .sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO, .bufferMemoryBarrierCount = 1,
                             .pBufferMemoryBarriers = &acquire };
     r->vk->vkCmdPipelineBarrier2(t->cmd, &di);
-    return t->cmd;
+    *cmd = t->cmd;
+    return 0;
 fail:
-    return VK_NULL_HANDLE;
+    return ret;
 }
 
 /* extra: barriers of the consumer's own (after its commands), or NULL. */
@@ -330,6 +340,7 @@ static int slot_submit(vkcu_outring *r, int s, int ti, int wait_filled, int sign
                        const VkDependencyInfo *extra, const VkSemaphoreSubmitInfo *waits, int nb_waits,
                        const VkSemaphoreSubmitInfo *signals, int nb_signals, char *err, size_t errlen)
 {
+    int ret = VKCU_ERR_DEVICE;
     readback_ticket *t = &r->ticket[ti];
     VkBufferMemoryBarrier2 release =
         vkcu_vk_buffer_barrier(r->slot[s].buffer, VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_READ_BIT,
@@ -338,7 +349,7 @@ static int slot_submit(vkcu_outring *r, int s, int ti, int wait_filled, int sign
     di.bufferMemoryBarrierCount = 1;
     di.pBufferMemoryBarriers = &release;
     r->vk->vkCmdPipelineBarrier2(t->cmd, &di);
-    VK_TRY(r->vk->vkEndCommandBuffer(t->cmd));
+    VK_CHECK(r->vk->vkEndCommandBuffer(t->cmd));
 
     VkSemaphoreSubmitInfo w[8], sg[8];
     int nw = 0, ns = 0;
@@ -361,7 +372,7 @@ static int slot_submit(vkcu_outring *r, int s, int ti, int wait_filled, int sign
     r->next_ticket++;
     return 0;
 fail:
-    return VKCU_ERR_DEVICE;
+    return ret;
 }
 
 int vkcu_outring_readback(vkcu_outring *r, int s, int wait_filled, int signal_drained, AVBufferRef **host,
@@ -371,13 +382,13 @@ int vkcu_outring_readback(vkcu_outring *r, int s, int wait_filled, int signal_dr
     r->err_alloc = 0;
     AVBufferRef *buf = av_buffer_pool_get(r->host_pool);
     if (!buf) {
-        snprintf(err, errlen, "%s", r->err_alloc ? r->alloc_err : "out of memory for a readback buffer");
+        snprintf(err, errlen, "%s", r->err_alloc == VKCU_ERR_DEVICE ? r->alloc_err : "out of memory for a readback buffer");
         return VKCU_ERR_DEVICE;
     }
     host_buffer *hb = av_buffer_pool_buffer_get_opaque(buf);
     int ti;
-    VkCommandBuffer cmd = slot_begin(r, s, &ti, err, errlen);
-    if (!cmd)
+    VkCommandBuffer cmd;
+    if (slot_begin(r, s, &ti, &cmd, err, errlen) < 0)
         goto fail;
     VkBufferCopy region = { .size = r->frame_size };
     r->vk->vkCmdCopyBuffer(cmd, r->slot[s].buffer, hb->buffer, 1, &region);
@@ -467,8 +478,8 @@ int vkcu_outring_to_frame(vkcu_outring *r, int s, AVFrame *dst, const vkcu_slot_
         return VKCU_ERR_DEVICE;
     }
     int ti;
-    VkCommandBuffer cmd = slot_begin(r, s, &ti, err, errlen);
-    if (!cmd)
+    VkCommandBuffer cmd;
+    if (slot_begin(r, s, &ti, &cmd, err, errlen) < 0)
         return VKCU_ERR_DEVICE;
     vkfc->lock_frame(hwfc, vkf);
     VkImageMemoryBarrier2 bar[4];

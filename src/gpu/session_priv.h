@@ -28,6 +28,7 @@
 
 #include "gpu.h"
 #include "vkdev.h"
+#include "check.h"
 #include "outring_cuda.h"
 #include "outring_vk.h"
 #include "vkfn.h"
@@ -136,27 +137,7 @@ struct vkcu_gpu {
     double ms_copy, ms_ops, ms_download;
 };
 
-#define CU_CHECK(call)                                                                    \
-    do {                                                                                  \
-        cudaError_t cu_err_ = (call);                                                     \
-        if (cu_err_ != cudaSuccess) {                                                     \
-            snprintf(err, errlen, "CUDA: %s failed: %s (%s:%d)", #call, cudaGetErrorString(cu_err_), \
-                     __FILE__, __LINE__);                                                 \
-            ret = VKCU_ERR_DEVICE;                                                        \
-            goto fail;                                                                    \
-        }                                                                                 \
-    } while (0)
-
-#define VK_CHECK(call)                                                                    \
-    do {                                                                                  \
-        VkResult vk_res_ = (call);                                                        \
-        if (vk_res_ != VK_SUCCESS) {                                                      \
-            snprintf(err, errlen, "Vulkan: %s failed: %s (%s:%d)", #call, vkcu_vk_result_str(vk_res_), \
-                     __FILE__, __LINE__);                                                 \
-            ret = VKCU_ERR_DEVICE;                                                        \
-            goto fail;                                                                    \
-        }                                                                                 \
-    } while (0)
+/* VK_CHECK and CU_CHECK: check.h */
 
 /* bind.c */
 /* The CUDA side on the calling thread (idempotent; the first result sticks). */

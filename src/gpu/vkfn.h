@@ -78,18 +78,6 @@ int vkcu_vk_load(vkcu_vkfn *fn, PFN_vkGetInstanceProcAddr gipa, VkInstance inst,
                  const char **missing);
 const char *vkcu_vk_result_str(VkResult r);
 
-/* For functions with `char *err, size_t errlen` and a `fail:` label: a
- * failed Vulkan call becomes the one-line reason in err. */
-#define VK_TRY(call)                                                                                       \
-    do {                                                                                                   \
-        VkResult vk_res_ = (call);                                                                         \
-        if (vk_res_ != VK_SUCCESS) {                                                                       \
-            snprintf(err, errlen, "Vulkan: %s failed: %s (%s:%d)", #call, vkcu_vk_result_str(vk_res_),     \
-                     __FILE__, __LINE__);                                                                  \
-            goto fail;                                                                                     \
-        }                                                                                                  \
-    } while (0)
-
 /* One queue family of a physical device, with the video codec operations
  * its queues support (0 without VK_KHR_video_queue). */
 typedef struct vkcu_vk_queue_family {

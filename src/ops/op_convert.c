@@ -671,19 +671,21 @@ static int convert_run_cpu(vkcu_op *op, const AVFrame *in, AVFrame *out)
 /* ---- GPU ---- */
 
 /* The kernels' failure codes as vkcu's, with their reason logged. */
-static int gpu_status(int ret)
+static int gpu_status(int ret, const char *err)
 {
     if (ret >= 0)
         return ret;
-    LOGE("%s", vkcu_cv_gpu_last_error());
+    LOGE("convert: %s", err);
     return ret == CV_GPU_ERR_INPUT ? VKCU_ERR_INPUT : VKCU_ERR_DEVICE;
 }
 
 static int convert_init_gpu(vkcu_op *op)
 {
     convert_priv *p = op->priv;
+    char err[512] = "";
     vkcu_cv_gpu_destroy(&p->gpu);
-    return gpu_status(vkcu_cv_gpu_create(&p->gpu, &p->desc, p->desc.tonemap ? p->tm_block : NULL, &p->tm));
+    return gpu_status(vkcu_cv_gpu_create(&p->gpu, &p->desc, p->desc.tonemap ? p->tm_block : NULL, &p->tm, err,
+                                         sizeof(err)), err);
 }
 
 static int convert_run_gpu(vkcu_op *op, const vkcu_gpu_frame *in, vkcu_gpu_frame *out, void *stream)
@@ -701,7 +703,8 @@ static int convert_run_gpu(vkcu_op *op, const vkcu_gpu_frame *in, vkcu_gpu_frame
              in->fmt.height, p->desc.width, p->desc.height);
         return VKCU_ERR_INPUT;
     }
-    int ret = gpu_status(vkcu_cv_gpu_run(p->gpu, in, out, stream));
+    char err[512] = "";
+    int ret = gpu_status(vkcu_cv_gpu_run(p->gpu, in, out, stream, err, sizeof(err)), err);
     if (ret < 0)
         return ret;
     out->fmt = op->out;

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Logging and error-check macros shared by every stage.
- *
- * AV_CHECK / VK_CHECK / CUDA_CHECK log the failing call with its result
- * string and file:line, set `ret` and jump to the function's `fail:` label.
+ * Logging shared by every stage. A failed call's reason goes into the
+ * caller's err by one convention: kernels/check.h (CU_CHECK) and
+ * src/gpu/check.h (VK_CHECK).
  */
 #ifndef VKCU_LOG_H
 #define VKCU_LOG_H
@@ -84,19 +83,6 @@ void vkcu_set_log_level(enum vkcu_log_level level);
 #define LOGI(...) vkcu_log(VKCU_LOG_INFO, __VA_ARGS__)
 #define LOGV(...) vkcu_log(VKCU_LOG_VERBOSE, __VA_ARGS__)
 #define LOGD(...) vkcu_log(VKCU_LOG_DEBUG, __VA_ARGS__)
-
-#define AV_CHECK(call)                                                          \
-    do {                                                                        \
-        int av_check_ret_ = (call);                                             \
-        if (av_check_ret_ < 0) {                                                \
-            char av_check_buf_[128];                                            \
-            LOGV("%s failed: %s (%s:%d)", #call,                                \
-                 vkcu_err_str(av_check_ret_, av_check_buf_, sizeof(av_check_buf_)), \
-                 __FILE__, __LINE__);                                           \
-            ret = av_check_ret_;                                                \
-            goto fail;                                                          \
-        }                                                                       \
-    } while (0)
 
 #ifdef __cplusplus
 }

@@ -3,11 +3,12 @@
 # The source tree's layering rules (tools/check-layers.py). Includes:
 # kernels/ includes nothing from src/, nothing outside src/cli/ includes
 # src/cli/, src/cli/ includes only the public headers and itself (not util/,
-# not FFmpeg), no layer reaches up, no include cycle. Symbols (nm on this
-# build's objects): no object uses a symbol that only a higher layer
-# defines, and no two files of one layer call each other (directly or
-# round a loop). Each rule is also broken on purpose in a copy of the tree, so
-# that the checker is seen to catch it.
+# not FFmpeg), no layer reaches up, no include cycle. Macros: none checks a
+# call and jumps besides CU_CHECK and VK_CHECK (kernels/check.h and
+# src/gpu/check.h). Symbols (nm on this build's objects): no object uses a
+# symbol that only a higher layer defines, and no two files of one layer
+# call each other (directly or round a loop). Each rule is also broken on
+# purpose in a copy of the tree, so that the checker is seen to catch it.
 source "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CHECK="$ROOT/tools/check-layers.py"
@@ -57,6 +58,9 @@ cp "$ROOT/src/util/number.h" "$TMP/tree/src/util/number.h"; echo '#include "log.
 try_broken "an include cycle" src/util/log.h '#include "number.h"' 'include cycle: src/util/'
 cp "$ROOT/src/util/number.h" "$TMP/tree/src/util/number.h"
 try_broken "an include that resolves to nothing" src/ops/chain.c '#include "nowhere.h"' 'resolves to no file'
+try_broken "a second spelling of a failed call" src/gpu/outring_vk.c \
+  '#define PLANTED_TRY(call) do { VkResult r_ = (call); if (r_ != VK_SUCCESS) goto fail; } while (0)' \
+  'src/gpu/outring_vk.c: macro PLANTED_TRY checks a call and jumps'
 
 # The symbol rules, on a copy of the tree (sources with their times) and of
 # this build's objects (links), with objects planted by the C compiler: each
