@@ -16,6 +16,9 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 #include "compare_priv.h"
 #include "ops/op.h"
@@ -116,6 +119,44 @@ typedef struct plane_pass {
 #else
 #define VECTORIZE
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+/* The squared differences and the largest difference of an 8-bit row's
+ * first (w & ~31) samples with AVX2, added to *line and *line_max: each
+ * difference |a - b| in 8 bits (two saturating subtractions), its largest
+ * kept in 8 bits, the squares summed in pairs by pmaddwd into 32-bit lanes
+ * that take at most 2048 steps (2048 * 4 * 255^2 < 2^32) before they go
+ * into the 64-bit total. Returns the samples done. */
+__attribute__((target("avx2"))) static int sse_row_8_avx2(const uint8_t *a, const uint8_t *b, int w, uint64_t *line,
+                                                           int *line_max)
+{
+    const __m256i zero = _mm256_setzero_si256();
+    __m256i big = zero;
+    uint64_t total = 0;
+    int x = 0;
+    while (x + 32 <= w) {
+        int end = w - x > 32 * 2048 ? x + 32 * 2048 : w;
+        __m256i acc = zero;
+        for (; x + 32 <= end; x += 32) {
+            __m256i va = _mm256_loadu_si256((const __m256i *)(a + x)), vb = _mm256_loadu_si256((const __m256i *)(b + x));
+            __m256i d = _mm256_or_si256(_mm256_subs_epu8(va, vb), _mm256_subs_epu8(vb, va));
+            big = _mm256_max_epu8(big, d);
+            __m256i lo = _mm256_unpacklo_epi8(d, zero), hi = _mm256_unpackhi_epi8(d, zero);
+            acc = _mm256_add_epi32(acc, _mm256_add_epi32(_mm256_madd_epi16(lo, lo), _mm256_madd_epi16(hi, hi)));
+        }
+        uint64_t lanes[4];
+        _mm256_storeu_si256((__m256i *)lanes,
+                            _mm256_add_epi64(_mm256_unpacklo_epi32(acc, zero), _mm256_unpackhi_epi32(acc, zero)));
+        total += lanes[0] + lanes[1] + lanes[2] + lanes[3];
+    }
+    uint8_t m[32];
+    _mm256_storeu_si256((__m256i *)m, big);
+    for (int i = 0; i < 32; i++)
+        *line_max = m[i] > *line_max ? m[i] : *line_max;
+    *line += total;
+    return x;
+}
+#endif
+
 VECTORIZE static void sse_rows(void *ctx, int y0, int y1)
 {
     plane_pass *pp = ctx;
@@ -133,7 +174,12 @@ VECTORIZE static void sse_rows(void *ctx, int y0, int y1)
             }
         } else {
             uint32_t sum = 0; /* at most 8192 * 255^2 < 2^32 per row is not guaranteed: add in chunks */
-            for (int x0 = 0; x0 < a->w; x0 += 4096) {
+            int done = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+            if (__builtin_cpu_supports("avx2"))
+                done = sse_row_8_avx2(ra, rb, a->w, &line, &line_max);
+#endif
+            for (int x0 = done; x0 < a->w; x0 += 4096) {
                 int x1 = x0 + 4096 < a->w ? x0 + 4096 : a->w;
                 sum = 0;
                 for (int x = x0; x < x1; x++) {
@@ -224,6 +270,50 @@ static int block_sums_8_sse2(const uint8_t *const ra[4], const uint8_t *const rb
 }
 #endif
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/* The same for eight blocks at a time with AVX2 (unpacking within each
+ * 128-bit lane keeps the blocks in order: the low lane's pairs are blocks
+ * z..z+3, the high lane's z+4..z+7). Returns the blocks done. */
+__attribute__((target("avx2"))) static int block_sums_8_avx2(const uint8_t *const ra[4], const uint8_t *const rb[4],
+                                                              const block_sums *s, int blocks)
+{
+    const __m256i zero = _mm256_setzero_si256(), ones = _mm256_set1_epi16(1);
+    int z = 0;
+    for (; z + 8 <= blocks; z += 8) {
+        __m256i sa_lo = zero, sa_hi = zero, sb_lo = zero, sb_hi = zero;
+        __m256i ss_lo = zero, ss_hi = zero, sab_lo = zero, sab_hi = zero;
+        for (int y = 0; y < 4; y++) {
+            __m256i va = _mm256_loadu_si256((const __m256i *)(ra[y] + 4 * z));
+            __m256i vb = _mm256_loadu_si256((const __m256i *)(rb[y] + 4 * z));
+            __m256i a_lo = _mm256_unpacklo_epi8(va, zero), a_hi = _mm256_unpackhi_epi8(va, zero);
+            __m256i b_lo = _mm256_unpacklo_epi8(vb, zero), b_hi = _mm256_unpackhi_epi8(vb, zero);
+            sa_lo = _mm256_add_epi16(sa_lo, a_lo);
+            sa_hi = _mm256_add_epi16(sa_hi, a_hi);
+            sb_lo = _mm256_add_epi16(sb_lo, b_lo);
+            sb_hi = _mm256_add_epi16(sb_hi, b_hi);
+            ss_lo = _mm256_add_epi32(ss_lo,
+                                     _mm256_add_epi32(_mm256_madd_epi16(a_lo, a_lo), _mm256_madd_epi16(b_lo, b_lo)));
+            ss_hi = _mm256_add_epi32(ss_hi,
+                                     _mm256_add_epi32(_mm256_madd_epi16(a_hi, a_hi), _mm256_madd_epi16(b_hi, b_hi)));
+            sab_lo = _mm256_add_epi32(sab_lo, _mm256_madd_epi16(a_lo, b_lo));
+            sab_hi = _mm256_add_epi32(sab_hi, _mm256_madd_epi16(a_hi, b_hi));
+        }
+#define PAIRS_TO_BLOCKS(lo, hi)                                                                                        \
+    _mm256_add_epi32(                                                                                                  \
+        _mm256_castps_si256(_mm256_shuffle_ps(_mm256_castsi256_ps(lo), _mm256_castsi256_ps(hi), _MM_SHUFFLE(2, 0, 2, 0))), \
+        _mm256_castps_si256(_mm256_shuffle_ps(_mm256_castsi256_ps(lo), _mm256_castsi256_ps(hi), _MM_SHUFFLE(3, 1, 3, 1))))
+        _mm256_storeu_si256((__m256i *)(s->s1 + z),
+                            PAIRS_TO_BLOCKS(_mm256_madd_epi16(sa_lo, ones), _mm256_madd_epi16(sa_hi, ones)));
+        _mm256_storeu_si256((__m256i *)(s->s2 + z),
+                            PAIRS_TO_BLOCKS(_mm256_madd_epi16(sb_lo, ones), _mm256_madd_epi16(sb_hi, ones)));
+        _mm256_storeu_si256((__m256i *)(s->ss + z), PAIRS_TO_BLOCKS(ss_lo, ss_hi));
+        _mm256_storeu_si256((__m256i *)(s->s12 + z), PAIRS_TO_BLOCKS(sab_lo, sab_hi));
+#undef PAIRS_TO_BLOCKS
+    }
+    return z;
+}
+#endif
+
 VECTORIZE static void block_sums_8(const comp_view *a, const comp_view *b, int by, const block_sums *s, int blocks,
                                    uint32_t *restrict col)
 {
@@ -233,7 +323,17 @@ VECTORIZE static void block_sums_8(const comp_view *a, const comp_view *b, int b
         rb[y] = b->data + (ptrdiff_t)(4 * by + y) * b->stride;
     }
 #ifdef __SSE2__
-    int done = block_sums_8_sse2(ra, rb, s, blocks);
+    int done = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (__builtin_cpu_supports("avx2"))
+        done = block_sums_8_avx2(ra, rb, s, blocks);
+#endif
+    if (done < blocks) {
+        const uint8_t *const ta[4] = { ra[0] + 4 * done, ra[1] + 4 * done, ra[2] + 4 * done, ra[3] + 4 * done };
+        const uint8_t *const tb[4] = { rb[0] + 4 * done, rb[1] + 4 * done, rb[2] + 4 * done, rb[3] + 4 * done };
+        block_sums tail = { s->s1 + done, s->s2 + done, s->ss + done, s->s12 + done };
+        done += block_sums_8_sse2(ta, tb, &tail, blocks - done);
+    }
     if (done == blocks)
         return;
     for (int y = 0; y < 4; y++) {
@@ -284,7 +384,7 @@ VECTORIZE static void windows_8(const block_sums *t, const block_sums *u, int wx
 
 /* vf_ssim.c's ssim_4x4xn for samples over 8 bits: the sums of the 4x4
  * blocks of block row `by`, in 64 bits. */
-static void ssim_4x4_row_wide(const comp_view *a, const comp_view *b, int by, int64_t (*sums)[4], int blocks)
+VECTORIZE static void ssim_4x4_row_wide(const comp_view *a, const comp_view *b, int by, int64_t (*sums)[4], int blocks)
 {
     const uint8_t *ra[4], *rb[4];
     for (int y = 0; y < 4; y++) {
