@@ -64,8 +64,10 @@ int vkcu_decoder_flush(vkcu_decoder *dec);
 int vkcu_decoder_open_parallel(const vkcu_demux *d, int n, int64_t min_packets, int64_t budget,
                                vkcu_decoder **out, char *err, size_t errlen);
 /* The parallel decode wanted: n decoders (>= 2), or 0 for one, from the
- * setting (VKCU_DECODE_PARALLEL_AUTO, 0 or 1: none, N) and the cores. */
-int vkcu_decode_parallel_count(int setting);
+ * setting (VKCU_DECODE_PARALLEL_AUTO, 0 or 1: none, N) and the cores; share
+ * (vkcu_job_params' decode_share, 0 or 1: alone) the decodes that split the
+ * cores between them. */
+int vkcu_decode_parallel_count(int setting, int share);
 /* The defaults: packets a segment holds at least, and the bytes of frames
  * that wait (VKCU_DECODE_SEGMENT_MIN, VKCU_DECODE_PARALLEL_MIB override). */
 int64_t vkcu_decode_segment_min(int64_t setting);

@@ -829,12 +829,15 @@ static const vkcu_par_class par_class = {
     .close = par_close,
 };
 
-int vkcu_decode_parallel_count(int setting)
+int vkcu_decode_parallel_count(int setting, int share)
 {
     if (setting == VKCU_DECODE_PARALLEL_AUTO) {
         /* The cores not taken by the parallel decoders already running in
-         * this process (a batch's, a compare's other input). */
-        int n = FFMIN(vkcu_cpu_count(), 16) / (1 + vkcu_par_live());
+         * this process (a batch's), or one share of them where the caller
+         * says how many decodes run side by side (a compare's two inputs:
+         * the first opened would otherwise take every core and the second
+         * decode alone, the slower of the two setting the pace). */
+        int n = FFMIN(vkcu_cpu_count(), 16) / FFMAX(1 + vkcu_par_live(), share);
         return n >= 2 ? n : 0;
     }
     return setting >= 2 ? setting : 0;

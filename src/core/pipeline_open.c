@@ -122,8 +122,9 @@ static int open_backend(job *j)
      * so a damaged stream decodes differently from run to run (and frame
      * counts change) unless the decoder has one thread. More threads are
      * the caller's choice (decode_threads), for clean streams. */
-    int n =
-        p->settings.decode_threads <= 1 && !p->job.strict ? vkcu_decode_parallel_count(p->settings.decode_parallel) : 0;
+    int n = p->settings.decode_threads <= 1 && !p->job.strict
+                ? vkcu_decode_parallel_count(p->settings.decode_parallel, p->decode_share)
+                : 0;
     if (n >= 2)
         return vkcu_decoder_open_parallel(j->demux, n, vkcu_decode_segment_min(p->settings.decode_segment_min),
                                           vkcu_decode_parallel_budget(), &j->dec, j->err, j->errlen);

@@ -52,6 +52,11 @@ typedef struct vkcu_job_params {
      * frames with device pointers (vkcu_frame_cuda_device says so). A reader
      * (core/reader.c) sets it. 0: host frames. */
     int cuda_pool;
+    /* >1: the automatic parallel decode (settings.decode_parallel) takes
+     * one of this many equal shares of the cores, the other jobs of the
+     * share running beside this one (compare's two inputs). 0: the cores
+     * that the process's other parallel decoders leave. */
+    int decode_share;
 } vkcu_job_params;
 
 /* The public defaults (vkcu_default_settings, vkcu_default_job) and

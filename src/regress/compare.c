@@ -950,6 +950,10 @@ static int open_sides(compare_run *x)
          * buffers for the source's queue, the frame in hand and the ring. */
         ja.cuda_pool = VKCU_SOURCE_QUEUE + ja.settings.ring_size + 4;
         jb.cuda_pool = VKCU_SOURCE_QUEUE + jb.settings.ring_size + 4;
+        /* Software decoding: the two inputs are paired frame by frame, so
+         * the slower sets the pace; each takes half the cores (on two
+         * cores one decoder each, not A's two pieces beside B's one). */
+        ja.decode_share = jb.decode_share = 2;
         /* A decode queue (engine) for each input, said before A's
          * job makes the shared device: on one queue, which a process
          * of one stream claims, each input got half of the engine's

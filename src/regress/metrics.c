@@ -13,6 +13,12 @@
 #include <string.h>
 #include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 #include "compare_priv.h"
 #include "ops/op.h"
@@ -113,6 +119,44 @@ typedef struct plane_pass {
 #else
 #define VECTORIZE
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+/* The squared differences and the largest difference of an 8-bit row's
+ * first (w & ~31) samples with AVX2, added to *line and *line_max: each
+ * difference |a - b| in 8 bits (two saturating subtractions), its largest
+ * kept in 8 bits, the squares summed in pairs by pmaddwd into 32-bit lanes
+ * that take at most 2048 steps (2048 * 4 * 255^2 < 2^32) before they go
+ * into the 64-bit total. Returns the samples done. */
+__attribute__((target("avx2"))) static int sse_row_8_avx2(const uint8_t *a, const uint8_t *b, int w, uint64_t *line,
+                                                           int *line_max)
+{
+    const __m256i zero = _mm256_setzero_si256();
+    __m256i big = zero;
+    uint64_t total = 0;
+    int x = 0;
+    while (x + 32 <= w) {
+        int end = w - x > 32 * 2048 ? x + 32 * 2048 : w;
+        __m256i acc = zero;
+        for (; x + 32 <= end; x += 32) {
+            __m256i va = _mm256_loadu_si256((const __m256i *)(a + x)), vb = _mm256_loadu_si256((const __m256i *)(b + x));
+            __m256i d = _mm256_or_si256(_mm256_subs_epu8(va, vb), _mm256_subs_epu8(vb, va));
+            big = _mm256_max_epu8(big, d);
+            __m256i lo = _mm256_unpacklo_epi8(d, zero), hi = _mm256_unpackhi_epi8(d, zero);
+            acc = _mm256_add_epi32(acc, _mm256_add_epi32(_mm256_madd_epi16(lo, lo), _mm256_madd_epi16(hi, hi)));
+        }
+        uint64_t lanes[4];
+        _mm256_storeu_si256((__m256i *)lanes,
+                            _mm256_add_epi64(_mm256_unpacklo_epi32(acc, zero), _mm256_unpackhi_epi32(acc, zero)));
+        total += lanes[0] + lanes[1] + lanes[2] + lanes[3];
+    }
+    uint8_t m[32];
+    _mm256_storeu_si256((__m256i *)m, big);
+    for (int i = 0; i < 32; i++)
+        *line_max = m[i] > *line_max ? m[i] : *line_max;
+    *line += total;
+    return x;
+}
+#endif
+
 VECTORIZE static void sse_rows(void *ctx, int y0, int y1)
 {
     plane_pass *pp = ctx;
@@ -130,7 +174,12 @@ VECTORIZE static void sse_rows(void *ctx, int y0, int y1)
             }
         } else {
             uint32_t sum = 0; /* at most 8192 * 255^2 < 2^32 per row is not guaranteed: add in chunks */
-            for (int x0 = 0; x0 < a->w; x0 += 4096) {
+            int done = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+            if (__builtin_cpu_supports("avx2"))
+                done = sse_row_8_avx2(ra, rb, a->w, &line, &line_max);
+#endif
+            for (int x0 = done; x0 < a->w; x0 += 4096) {
                 int x1 = x0 + 4096 < a->w ? x0 + 4096 : a->w;
                 sum = 0;
                 for (int x = x0; x < x1; x++) {
@@ -170,30 +219,177 @@ VECTORIZE static void column_sums(const uint8_t *restrict a0, const uint8_t *res
     }
 }
 
-/* vf_ssim.c's ssim_4x4xn: the sums of the 4x4 blocks of block row `by`.
- * 8-bit samples: each column's four samples summed first (32-bit sums,
- * vectorised), then four columns a block; wider samples in 64 bits. col:
- * scratch of 4 * 4 * blocks words. */
-VECTORIZE static void ssim_4x4_row(const comp_view *a, const comp_view *b, int by, int64_t (*sums)[4], int blocks,
-                                   uint32_t *col)
+/* The four sums of each 4x4 block of block row `by` of 8-bit planes, one
+ * array a sum (s->s1[z] ... s->s12[z] for block z): each column's four
+ * samples summed first, then four columns a block, every sum in 32 bits
+ * (at most 32 * 255^2). col: scratch of 16 words a block. */
+typedef struct block_sums {
+    uint32_t *s1, *s2, *ss, *s12;
+} block_sums;
+
+#ifdef __SSE2__
+/* Blocks [0, blocks & ~3) of block_sums_8, four at a time: a row's 16
+ * samples widened to 16 bits, their squares and products summed in pairs
+ * by pmaddwd (32 bits), four rows added, then each block's two pairs; the
+ * sample sums stay in 16 bits (at most 4 * 255 a column) until the last
+ * step. Returns the blocks done. */
+static int block_sums_8_sse2(const uint8_t *const ra[4], const uint8_t *const rb[4], const block_sums *s, int blocks)
+{
+    const __m128i zero = _mm_setzero_si128(), ones = _mm_set1_epi16(1);
+    int z = 0;
+    for (; z + 4 <= blocks; z += 4) {
+        __m128i sa_lo = zero, sa_hi = zero, sb_lo = zero, sb_hi = zero;
+        __m128i ss_lo = zero, ss_hi = zero, sab_lo = zero, sab_hi = zero;
+        for (int y = 0; y < 4; y++) {
+            __m128i va = _mm_loadu_si128((const __m128i *)(ra[y] + 4 * z));
+            __m128i vb = _mm_loadu_si128((const __m128i *)(rb[y] + 4 * z));
+            __m128i a_lo = _mm_unpacklo_epi8(va, zero), a_hi = _mm_unpackhi_epi8(va, zero);
+            __m128i b_lo = _mm_unpacklo_epi8(vb, zero), b_hi = _mm_unpackhi_epi8(vb, zero);
+            sa_lo = _mm_add_epi16(sa_lo, a_lo);
+            sa_hi = _mm_add_epi16(sa_hi, a_hi);
+            sb_lo = _mm_add_epi16(sb_lo, b_lo);
+            sb_hi = _mm_add_epi16(sb_hi, b_hi);
+            ss_lo = _mm_add_epi32(ss_lo, _mm_add_epi32(_mm_madd_epi16(a_lo, a_lo), _mm_madd_epi16(b_lo, b_lo)));
+            ss_hi = _mm_add_epi32(ss_hi, _mm_add_epi32(_mm_madd_epi16(a_hi, a_hi), _mm_madd_epi16(b_hi, b_hi)));
+            sab_lo = _mm_add_epi32(sab_lo, _mm_madd_epi16(a_lo, b_lo));
+            sab_hi = _mm_add_epi32(sab_hi, _mm_madd_epi16(a_hi, b_hi));
+        }
+        /* Pairs of columns (lo: blocks z, z + 1; hi: z + 2, z + 3) to blocks. */
+#define PAIRS_TO_BLOCKS(lo, hi)                                                                                        \
+    _mm_add_epi32(_mm_castps_si128(_mm_shuffle_ps(_mm_castsi128_ps(lo), _mm_castsi128_ps(hi), _MM_SHUFFLE(2, 0, 2, 0))), \
+                  _mm_castps_si128(_mm_shuffle_ps(_mm_castsi128_ps(lo), _mm_castsi128_ps(hi), _MM_SHUFFLE(3, 1, 3, 1))))
+        _mm_storeu_si128((__m128i *)(s->s1 + z),
+                         PAIRS_TO_BLOCKS(_mm_madd_epi16(sa_lo, ones), _mm_madd_epi16(sa_hi, ones)));
+        _mm_storeu_si128((__m128i *)(s->s2 + z),
+                         PAIRS_TO_BLOCKS(_mm_madd_epi16(sb_lo, ones), _mm_madd_epi16(sb_hi, ones)));
+        _mm_storeu_si128((__m128i *)(s->ss + z), PAIRS_TO_BLOCKS(ss_lo, ss_hi));
+        _mm_storeu_si128((__m128i *)(s->s12 + z), PAIRS_TO_BLOCKS(sab_lo, sab_hi));
+#undef PAIRS_TO_BLOCKS
+    }
+    return z;
+}
+#endif
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* The same for eight blocks at a time with AVX2 (unpacking within each
+ * 128-bit lane keeps the blocks in order: the low lane's pairs are blocks
+ * z..z+3, the high lane's z+4..z+7). Returns the blocks done. */
+__attribute__((target("avx2"))) static int block_sums_8_avx2(const uint8_t *const ra[4], const uint8_t *const rb[4],
+                                                              const block_sums *s, int blocks)
+{
+    const __m256i zero = _mm256_setzero_si256(), ones = _mm256_set1_epi16(1);
+    int z = 0;
+    for (; z + 8 <= blocks; z += 8) {
+        __m256i sa_lo = zero, sa_hi = zero, sb_lo = zero, sb_hi = zero;
+        __m256i ss_lo = zero, ss_hi = zero, sab_lo = zero, sab_hi = zero;
+        for (int y = 0; y < 4; y++) {
+            __m256i va = _mm256_loadu_si256((const __m256i *)(ra[y] + 4 * z));
+            __m256i vb = _mm256_loadu_si256((const __m256i *)(rb[y] + 4 * z));
+            __m256i a_lo = _mm256_unpacklo_epi8(va, zero), a_hi = _mm256_unpackhi_epi8(va, zero);
+            __m256i b_lo = _mm256_unpacklo_epi8(vb, zero), b_hi = _mm256_unpackhi_epi8(vb, zero);
+            sa_lo = _mm256_add_epi16(sa_lo, a_lo);
+            sa_hi = _mm256_add_epi16(sa_hi, a_hi);
+            sb_lo = _mm256_add_epi16(sb_lo, b_lo);
+            sb_hi = _mm256_add_epi16(sb_hi, b_hi);
+            ss_lo = _mm256_add_epi32(ss_lo,
+                                     _mm256_add_epi32(_mm256_madd_epi16(a_lo, a_lo), _mm256_madd_epi16(b_lo, b_lo)));
+            ss_hi = _mm256_add_epi32(ss_hi,
+                                     _mm256_add_epi32(_mm256_madd_epi16(a_hi, a_hi), _mm256_madd_epi16(b_hi, b_hi)));
+            sab_lo = _mm256_add_epi32(sab_lo, _mm256_madd_epi16(a_lo, b_lo));
+            sab_hi = _mm256_add_epi32(sab_hi, _mm256_madd_epi16(a_hi, b_hi));
+        }
+#define PAIRS_TO_BLOCKS(lo, hi)                                                                                        \
+    _mm256_add_epi32(                                                                                                  \
+        _mm256_castps_si256(_mm256_shuffle_ps(_mm256_castsi256_ps(lo), _mm256_castsi256_ps(hi), _MM_SHUFFLE(2, 0, 2, 0))), \
+        _mm256_castps_si256(_mm256_shuffle_ps(_mm256_castsi256_ps(lo), _mm256_castsi256_ps(hi), _MM_SHUFFLE(3, 1, 3, 1))))
+        _mm256_storeu_si256((__m256i *)(s->s1 + z),
+                            PAIRS_TO_BLOCKS(_mm256_madd_epi16(sa_lo, ones), _mm256_madd_epi16(sa_hi, ones)));
+        _mm256_storeu_si256((__m256i *)(s->s2 + z),
+                            PAIRS_TO_BLOCKS(_mm256_madd_epi16(sb_lo, ones), _mm256_madd_epi16(sb_hi, ones)));
+        _mm256_storeu_si256((__m256i *)(s->ss + z), PAIRS_TO_BLOCKS(ss_lo, ss_hi));
+        _mm256_storeu_si256((__m256i *)(s->s12 + z), PAIRS_TO_BLOCKS(sab_lo, sab_hi));
+#undef PAIRS_TO_BLOCKS
+    }
+    return z;
+}
+#endif
+
+VECTORIZE static void block_sums_8(const comp_view *a, const comp_view *b, int by, const block_sums *s, int blocks,
+                                   uint32_t *restrict col)
 {
     const uint8_t *ra[4], *rb[4];
     for (int y = 0; y < 4; y++) {
         ra[y] = a->data + (ptrdiff_t)(4 * by + y) * a->stride;
         rb[y] = b->data + (ptrdiff_t)(4 * by + y) * b->stride;
     }
-    if (!a->wide) {
-        int n = 4 * blocks;
-        uint32_t *c1 = col, *c2 = col + n, *css = col + 2 * n, *c12 = col + 3 * n;
-        column_sums(ra[0], ra[1], ra[2], ra[3], rb[0], rb[1], rb[2], rb[3], n, c1, c2, css, c12);
-        for (int z = 0; z < blocks; z++) {
-            int x = 4 * z;
-            sums[z][0] = c1[x] + c1[x + 1] + c1[x + 2] + c1[x + 3];
-            sums[z][1] = c2[x] + c2[x + 1] + c2[x + 2] + c2[x + 3];
-            sums[z][2] = css[x] + css[x + 1] + css[x + 2] + css[x + 3];
-            sums[z][3] = c12[x] + c12[x + 1] + c12[x + 2] + c12[x + 3];
-        }
+#ifdef __SSE2__
+    int done = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (__builtin_cpu_supports("avx2"))
+        done = block_sums_8_avx2(ra, rb, s, blocks);
+#endif
+    if (done < blocks) {
+        const uint8_t *const ta[4] = { ra[0] + 4 * done, ra[1] + 4 * done, ra[2] + 4 * done, ra[3] + 4 * done };
+        const uint8_t *const tb[4] = { rb[0] + 4 * done, rb[1] + 4 * done, rb[2] + 4 * done, rb[3] + 4 * done };
+        block_sums tail = { s->s1 + done, s->s2 + done, s->ss + done, s->s12 + done };
+        done += block_sums_8_sse2(ta, tb, &tail, blocks - done);
+    }
+    if (done == blocks)
         return;
+    for (int y = 0; y < 4; y++) {
+        ra[y] += 4 * done;
+        rb[y] += 4 * done;
+    }
+    blocks -= done;
+    s = &(block_sums){ s->s1 + done, s->s2 + done, s->ss + done, s->s12 + done };
+#endif
+    int n = 4 * blocks;
+    uint32_t *restrict c1 = col, *restrict c2 = col + n, *restrict css = col + 2 * n, *restrict c12 = col + 3 * n;
+    column_sums(ra[0], ra[1], ra[2], ra[3], rb[0], rb[1], rb[2], rb[3], n, c1, c2, css, c12);
+    uint32_t *restrict s1 = s->s1, *restrict s2 = s->s2, *restrict ss = s->ss, *restrict s12 = s->s12;
+    for (int z = 0; z < blocks; z++) {
+        int x = 4 * z;
+        s1[z] = c1[x] + c1[x + 1] + c1[x + 2] + c1[x + 3];
+        s2[z] = c2[x] + c2[x + 1] + c2[x + 2] + c2[x + 3];
+        ss[z] = css[x] + css[x + 1] + css[x + 2] + css[x + 3];
+        s12[z] = c12[x] + c12[x + 1] + c12[x + 2] + c12[x + 3];
+    }
+}
+
+/* The windows of one window row of 8-bit planes, from the block rows above
+ * (t) and below (u): vkcu_ssim_window's expression (kernels/metrics_math.h)
+ * in 32-bit integers, where 8-bit sums keep every term exact (the largest,
+ * ss * 64 and 2 * s1 * s2, at most 64 * 2 * 64 * 255^2 < 2^31), so each
+ * float is the one vkcu_ssim_window gives; in a loop the compiler
+ * vectorises (the division and products rounded each on its own, no fused
+ * multiply-add: -std=c11 keeps contraction off and the clones are AVX2's,
+ * without FMA). */
+VECTORIZE static void windows_8(const block_sums *t, const block_sums *u, int wx, int32_t c1, int32_t c2,
+                                float *restrict win)
+{
+    const uint32_t *restrict t1 = t->s1, *restrict t2 = t->s2, *restrict tss = t->ss, *restrict t12 = t->s12;
+    const uint32_t *restrict u1 = u->s1, *restrict u2 = u->s2, *restrict uss = u->ss, *restrict u12 = u->s12;
+    for (int i = 0; i < wx; i++) {
+        int32_t s1 = (int32_t)(t1[i] + t1[i + 1] + u1[i] + u1[i + 1]);
+        int32_t s2 = (int32_t)(t2[i] + t2[i + 1] + u2[i] + u2[i + 1]);
+        int32_t ss = (int32_t)(tss[i] + tss[i + 1] + uss[i] + uss[i + 1]);
+        int32_t s12 = (int32_t)(t12[i] + t12[i + 1] + u12[i] + u12[i + 1]);
+        int32_t vars = ss * 64 - s1 * s1 - s2 * s2;
+        int32_t covar = s12 * 64 - s1 * s2;
+        float n0 = (float)(2 * s1 * s2 + c1), n1 = (float)(2 * covar + c2);
+        float d0 = (float)(s1 * s1 + s2 * s2 + c1), d1 = (float)(vars + c2);
+        win[i] = n0 * n1 / (d0 * d1);
+    }
+}
+
+/* vf_ssim.c's ssim_4x4xn for samples over 8 bits: the sums of the 4x4
+ * blocks of block row `by`, in 64 bits. */
+VECTORIZE static void ssim_4x4_row_wide(const comp_view *a, const comp_view *b, int by, int64_t (*sums)[4], int blocks)
+{
+    const uint8_t *ra[4], *rb[4];
+    for (int y = 0; y < 4; y++) {
+        ra[y] = a->data + (ptrdiff_t)(4 * by + y) * a->stride;
+        rb[y] = b->data + (ptrdiff_t)(4 * by + y) * b->stride;
     }
     for (int z = 0; z < blocks; z++) {
         int64_t s1 = 0, s2 = 0, ss = 0, s12 = 0;
@@ -214,23 +410,59 @@ VECTORIZE static void ssim_4x4_row(const comp_view *a, const comp_view *b, int b
     }
 }
 
+/* Window rows [j0, j1) of 8-bit planes: window row j spans block rows j
+ * and j + 1; its windows' floats added in double from left to right. */
+static void ssim_rows_8(plane_pass *pp, int j0, int j1)
+{
+    int blocks = pp->wx + 1;
+    uint32_t *mem = av_malloc_array(24 * (size_t)blocks, sizeof(*mem));
+    float *win = av_malloc_array((size_t)pp->wx, sizeof(*win));
+    if (!mem || !win) {
+        av_free(mem);
+        av_free(win);
+        __atomic_store_n(&pp->failed, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    uint32_t *col = mem + 8 * (size_t)blocks;
+    block_sums rows[2];
+    for (int r = 0; r < 2; r++)
+        rows[r] = (block_sums){ mem + (4 * r) * (size_t)blocks, mem + (4 * r + 1) * (size_t)blocks,
+                                mem + (4 * r + 2) * (size_t)blocks, mem + (4 * r + 3) * (size_t)blocks };
+    block_sums *top = &rows[0], *bottom = &rows[1];
+    block_sums_8(pp->a, pp->b, j0, top, blocks, col);
+    for (int j = j0; j < j1; j++) {
+        block_sums_8(pp->a, pp->b, j + 1, bottom, blocks, col);
+        windows_8(top, bottom, pp->wx, (int32_t)pp->c1, (int32_t)pp->c2, win);
+        double row = 0;
+        for (int i = 0; i < pp->wx; i++)
+            row += win[i];
+        pp->win_rows[j] = row;
+        block_sums *t = top;
+        top = bottom;
+        bottom = t;
+    }
+    av_free(mem);
+    av_free(win);
+}
+
 /* Window rows [j0, j1): window row j spans block rows j and j + 1. */
 static void ssim_rows(void *ctx, int j0, int j1)
 {
     plane_pass *pp = ctx;
+    if (!pp->a->wide) {
+        ssim_rows_8(pp, j0, j1);
+        return;
+    }
     int blocks = pp->wx + 1;
     int64_t (*top)[4] = av_malloc_array(2 * (size_t)blocks, sizeof(*top));
-    uint32_t *col = av_malloc_array(16 * (size_t)blocks, sizeof(*col));
-    if (!top || !col) {
-        av_free(top);
-        av_free(col);
+    if (!top) {
         __atomic_store_n(&pp->failed, 1, __ATOMIC_RELAXED);
         return;
     }
     int64_t (*base)[4] = top, (*bottom)[4] = top + blocks;
-    ssim_4x4_row(pp->a, pp->b, j0, top, blocks, col);
+    ssim_4x4_row_wide(pp->a, pp->b, j0, top, blocks);
     for (int j = j0; j < j1; j++) {
-        ssim_4x4_row(pp->a, pp->b, j + 1, bottom, blocks, col);
+        ssim_4x4_row_wide(pp->a, pp->b, j + 1, bottom, blocks);
         double row = 0;
         for (int i = 0; i < pp->wx; i++)
             row += vkcu_ssim_window(top[i][0] + top[i + 1][0] + bottom[i][0] + bottom[i + 1][0],
@@ -243,7 +475,6 @@ static void ssim_rows(void *ctx, int j0, int j1)
         bottom = t;
     }
     av_free(base);
-    av_free(col);
 }
 
 static int plane_stats_cpu(const comp_view *a, const comp_view *b, int peak, int threads, vkcu_plane_stats *st)

@@ -44,8 +44,12 @@ static const mu_case mu_cases[] = {
 #define MU_NB_CASES ((int)(sizeof(mu_cases) / sizeof(mu_cases[0])))
 
 /* How b relates to a. */
-enum mu_pattern { MU_IDENTICAL, MU_OPPOSITE, MU_NOISE, MU_RANDOM, MU_NB_PATTERNS };
-static const char *const mu_pattern_names[] = { "identical", "opposite", "noise", "random" };
+/* MU_SATURATED: A at the peak but for a sample in 16 at 0, B equal in the
+ * top half and each sample at 0 or the peak below it: the windows' sums at
+ * their largest, where 8-bit arithmetic in 32 bits (metrics.c) has the
+ * least room. */
+enum mu_pattern { MU_IDENTICAL, MU_OPPOSITE, MU_NOISE, MU_RANDOM, MU_SATURATED, MU_NB_PATTERNS };
+static const char *const mu_pattern_names[] = { "identical", "opposite", "noise", "random", "saturated" };
 
 static inline int mu_comp_w(const AVPixFmtDescriptor *d, const AVFrame *f, int i)
 {
@@ -88,8 +92,11 @@ static inline void mu_fill(AVFrame *a, AVFrame *b, enum mu_pattern pattern, uint
             for (int x = 0; x < mu_comp_w(d, a, i); x++) {
                 int64_t v = ((int64_t)(x * 5 + y * 3 + i * 40) * max) / 300 + (int64_t)(tu_rand(&s) % (max / 16 + 1));
                 v %= max + 1;
+                if (pattern == MU_SATURATED)
+                    v = tu_rand(&s) % 16 ? max : 0;
                 int w;
                 switch (pattern) {
+                case MU_SATURATED: w = 2 * y < mu_comp_h(d, a, i) ? (int)v : tu_rand(&s) % 2 ? max : 0; break;
                 case MU_IDENTICAL: w = (int)v; break;
                 case MU_OPPOSITE: w = max - (int)v; break;
                 case MU_NOISE: w = (int)v + (int)(tu_rand(&s) % 9) - 4; break;
