@@ -13,10 +13,12 @@ trap 'rm -rf "$T"' EXIT
 clip=$MEDIA/long.mp4
 ten=$MEDIA/hevc10.mkv
 pass=0 failn=0
-job() { # name vkcu-args...
+# SANITIZE_JOBS="digest readback" runs only those.
+job() { # name vkcu-args (a verb first)...
   local name=$1; shift
+  [ -z "${SANITIZE_JOBS:-}" ] || [[ " $SANITIZE_JOBS " == *" $name "* ]] || return 0
   local log=$T/$name.log
-  timeout -s KILL 300 "$CS" --tool memcheck --error-exitcode 99 "$VKCU" --backend gpu "$@" > "$log" 2>&1
+  timeout -s KILL 300 "$CS" --tool memcheck --error-exitcode 99 "$VKCU" "$@" --backend gpu > "$log" 2>&1
   local rc=$?
   local summary
   summary=$(grep -o 'ERROR SUMMARY: [0-9]* error[s]*' "$log" | tail -1)
