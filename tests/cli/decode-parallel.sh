@@ -113,6 +113,19 @@ if [ -f "$MEDIA/corrupt.h264" ]; then
     fail "decode-parallel: corrupt.h264: no piece was redone: $(grep 'parallel decode' "$TMP/corrupt.h264.ffmpeg.log")"
 fi
 
+# --frames N: the pieces stop with the Nth frame (they were drained to their
+# ends, decoding hundreds of frames for 5), and the frames are one decoder's.
+for n in 5 40; do
+  VKCU_DECODE_SEGMENT_MIN=1 "$VKCU" hash "$MEDIA/long.mp4" --backend cpu --decode-parallel 2 --frames $n --stats \
+    > "$TMP/fp.txt" 2> "$TMP/fp.err"
+  "$VKCU" hash "$MEDIA/long.mp4" --backend cpu --decode-parallel off --frames $n > "$TMP/fo.txt" 2> /dev/null
+  if grep -q "stats: frames: decoded=$n " "$TMP/fp.err" && cmp -s "$TMP/fp.txt" "$TMP/fo.txt"; then
+    pass "decode-parallel: --frames $n decodes $n frames in pieces, one decoder's hashes"
+  else
+    fail "decode-parallel: --frames $n in pieces: $(grep -o 'decoded=[0-9]*' "$TMP/fp.err"), hashes $(cmp -s "$TMP/fp.txt" "$TMP/fo.txt" && echo equal || echo differ)"
+  fi
+done
+
 # The frames waiting stay near the budget (1 MiB here): beyond it, the piece
 # being taken runs 8 frames ahead, and each other piece may hold one frame.
 one "$MEDIA/long.mp4" "$TMP/one.txt"
