@@ -6,9 +6,10 @@
 # side in one run, the median wall time of $VKCU_BENCH_REPS runs (default 3),
 # as frames per second and the ratio. Rows: decode only (`vkcu F
 # --decode-only --null`) and `vkcu hash --algo blake3`, on the CPU backend
-# here and on the GPU backend where a GPU is (software-decoded streams only
-# are cut there so far: Vulkan decoding is one decoder), and `vkcu compare`
-# of each file with itself in pieces against ffmpeg's psnr+ssim on all cores.
+# here and on the GPU backend where a GPU is (Vulkan decoders, one per
+# decode queue, on files of 32 MiB and more), and `vkcu compare` of each
+# file with itself in pieces against ffmpeg's psnr+ssim on all cores, on
+# each backend.
 #   BENCH_CLIPS="h264-1080p.mp4 hevc10-1080p.mp4"  (default; h264-2160p.mp4 too on 8 cores or more)
 # Writes decode-parallel.md in $OUT (else build/) and prints it.
 set -u
@@ -41,8 +42,12 @@ pair() {
 }
 fps() { awk -v n="$1" -v s="$2" 'BEGIN {printf "%.1f", (s > 0 ? n / s : 0)}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (a > 0 && b > 0 ? a / b : 0)}'; }
-backends=cpu
-timeout -s KILL 60 "$VKCU" probe > /dev/null 2>&1 && backends="cpu gpu"
+# BENCH_BACKENDS="gpu": only those backends (default: cpu, and gpu where one is)
+backends=
+for b in ${BENCH_BACKENDS:-cpu gpu}; do
+  [ "$b" = gpu ] && ! timeout -s KILL 60 "$VKCU" probe > /dev/null 2>&1 && continue
+  backends="$backends $b"
+done
 md=$outdir/decode-parallel.md
 {
   echo "# One file on several decoders ($(date -u +%Y-%m-%d), $cores cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'))"
@@ -56,7 +61,7 @@ md=$outdir/decode-parallel.md
     [ -s "$f" ] || "$FFMPEG" -hide_banner -loglevel error -nostdin -y -stream_loop 4 -i "$BIG/$c" -c copy "$f"
     for b in $backends; do
       pieces=$("$VKCU" "$f" --decode-only --null --backend "$b" --log-level verbose 2>&1 |
-        sed -n 's/.*parallel decode: \([0-9]*\) segments\? on \([0-9]*\) decoders.*/\1 (\2)/p')
+        sed -n 's/.*parallel decode: \([0-9]*\) segments\? on \([0-9]*\) \(Vulkan \)\?decoders.*/\1 (\2)/p')
       for what in decode hash; do
         if [ $what = decode ]; then cmd=("$VKCU" "$f" --decode-only --null --backend "$b" -q)
         else cmd=("$VKCU" hash "$f" --algo blake3 --backend "$b" -q); fi
@@ -65,9 +70,11 @@ md=$outdir/decode-parallel.md
       done
     done
     # compare: the file with itself, PSNR + SSIM, against ffmpeg on all cores.
-    v=$(wall "$VKCU" compare "$f" "$f" --backend cpu -q)
     g=$(wall "$FFMPEG" -hide_banner -loglevel error -nostdin -i "$f" -i "$f" \
       -lavfi '[0:v][1:v]psnr;[0:v][1:v]ssim' -f null -)
-    echo "| $c | cpu | compare vs ffmpeg psnr+ssim | $(fps 3000 "$g") (ffmpeg) | $(fps 3000 "$v") (vkcu) | $(ratio "$g" "$v") | |"
+    for b in $backends; do
+      v=$(wall "$VKCU" compare "$f" "$f" --backend "$b" -q)
+      echo "| $c | $b | compare vs ffmpeg psnr+ssim | $(fps 3000 "$g") (ffmpeg) | $(fps 3000 "$v") (vkcu) | $(ratio "$g" "$v") | |"
+    done
   done
 } | tee "$md"

@@ -3,7 +3,7 @@
 # compute-sanitizer memcheck on one job through each way out of the GPU
 # session (gpu/exit.h) and through the GPU operators the error convention
 # touches (convert, tonemap): digest, none, host, readback, devpool (compare),
-# encode (the compute FFV1 encoder). Each line: PASS/FAIL, the job, and the
+# encode (the compute FFV1 encoder), pieces (Vulkan decoders in parallel). Each line: PASS/FAIL, the job, and the
 # sanitizer's error summary. For the GPU machine (tools/gpu-run.sh).
 set -u
 source "$(dirname "$0")/gpu-env.sh"
@@ -36,5 +36,9 @@ job devpool compare "$clip" "$clip" --frames 60
 job encode "$clip" -o "$T/enc.mkv" --encoder ffv1_vulkan --encoder-opt level=4 --frames 30
 job convert "$ten" --chain 'convert=format=rgb48' --null --frames 20
 job tonemap "$MEDIA/hdr10.mkv" --chain 'tonemap' --null --frames 10
+# Vulkan decoders in pieces (a piece at every cut), their frames handed over in order
+export VKCU_DECODE_SEGMENT_MIN=1
+job pieces hash "$clip" --algo blake3 --decode-parallel 3
+unset VKCU_DECODE_SEGMENT_MIN
 echo "$pass passed, $failn failed, 0 skipped"
 [ "$failn" = 0 ]

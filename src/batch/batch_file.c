@@ -109,6 +109,8 @@ static void file_job(batch_run *b, int slot, const char *in, const char *out, vk
     jp->job.input = in;
     jp->job.output = out;
     jp->settings.device = device;
+    int nd = p->nb_devices ? p->nb_devices : 1;
+    jp->gpu_share = (b->nb_slots + nd - 1) / nd;
     jp->job.overwrite = p->overwrite;
     jp->job.hash_out_name = out;
     /* The job's progress feeds the batch's (and still the context's callback, if any). */

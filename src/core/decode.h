@@ -52,26 +52,33 @@ void vkcu_decoder_close(vkcu_decoder **dec);
  * decoder's segments. 0 or an error. */
 int vkcu_decoder_flush(vkcu_decoder *dec);
 
-/* Parallel decoding (decode_par.c, like the three calls after it): a software decoder whose stream is cut
+/* Parallel decoding (decode_par.c, like the calls after it): a decoder whose stream is cut
  * into segments at its independent access units (segment.h), each decoded
- * by a fresh decoder on one of n worker threads, the frames given back in
+ * by a fresh decoder on one of n worker threads (hw NULL: in software; else
+ * the Vulkan device of the job, each worker decoding on a decode lane of
+ * its own of CUDA device cuda_device's shared device), the frames given back in
  * order: the frames and timestamps of one decoder from the start (see
  * decode_par.c for how damage, CRA leading pictures and packets without
  * timestamps keep it so). A segment holds at least min_packets packets; the
  * frames decoded ahead of the one being taken hold at most about budget
  * bytes. A codec without cut points opens a plain decoder (-v says why).
  * Strict jobs decode in sequence: a refused packet must stop them at once. */
-int vkcu_decoder_open_parallel(const vkcu_demux *d, int n, int64_t min_packets, int64_t budget,
-                               vkcu_decoder **out, char *err, size_t errlen);
+int vkcu_decoder_open_parallel(const vkcu_demux *d, AVBufferRef *hw, int cuda_device, int n, int64_t min_packets,
+                               int64_t budget, vkcu_decoder **out, char *err, size_t errlen);
 /* The parallel decode wanted: n decoders (>= 2), or 0 for one, from the
  * setting (VKCU_DECODE_PARALLEL_AUTO, 0 or 1: none, N) and the cores; share
  * (vkcu_job_params' decode_share, 0 or 1: alone) the decodes that split the
  * cores between them. */
 int vkcu_decode_parallel_count(int setting, int share);
+/* The same on the GPU, from the decode queues the process claimed (lanes)
+ * and the GPU parallel decoders running. */
+int vkcu_decode_parallel_count_gpu(int setting, int share, int lanes);
 /* The defaults: packets a segment holds at least, and the bytes of frames
  * that wait (VKCU_DECODE_SEGMENT_MIN, VKCU_DECODE_PARALLEL_MIB override). */
 int64_t vkcu_decode_segment_min(int64_t setting);
 int64_t vkcu_decode_parallel_budget(void);
+/* The GPU's: a quarter of its memory (gpu_memory bytes), at most 32 GiB. */
+int64_t vkcu_decode_parallel_budget_gpu(int64_t gpu_memory);
 
 /* What vkcu_decoder's calls do on a parallel decoder, set by
  * vkcu_decoder_open_parallel (decode_par.c): decode.c calls through it, so

@@ -39,6 +39,7 @@
 #include <libavutil/mem.h>
 #include <libavutil/pixdesc.h>
 
+#include "gpu/vkdev.h"
 #include "util/array.h"
 #include "util/log.h"
 #include "util/thread.h"
@@ -85,6 +86,13 @@ typedef struct par_pool {
 
 struct vkcu_par {
     const vkcu_demux *demux;
+    /* On the GPU: the job's Vulkan device (the redo's decoder decodes on
+     * it), and the CUDA device whose shared Vulkan device gives each worker
+     * a decode lane of its own (gpu/vkdev.h: vkcu_vkdev_acquire). NULL: in
+     * software. */
+    AVBufferRef *hw;
+    int cuda_device;
+    _Atomic int64_t *waiting; /* the process's bytes waiting, host or GPU memory */
     pthread_mutex_t pool_lock;
     par_pool pool[POOLS_MAX]; /* the latest formats, the oldest replaced */
     int npool;
@@ -235,6 +243,11 @@ static void seg_free(par_seg *s)
 
 static int64_t frame_bytes(const AVFrame *f)
 {
+    if (f->hw_frames_ctx) { /* its images, in GPU memory */
+        const AVHWFramesContext *fc = (const AVHWFramesContext *)f->hw_frames_ctx->data;
+        int size = av_image_get_buffer_size(fc->sw_format, f->width, f->height, 1);
+        return size > 0 ? size : 0;
+    }
     int64_t b = 0;
     for (int i = 0; i < AV_NUM_DATA_POINTERS && f->buf[i]; i++)
         b += (int64_t)f->buf[i]->size;
@@ -242,13 +255,14 @@ static int64_t frame_bytes(const AVFrame *f)
 }
 
 /* The frames waiting behind first segments, in bytes, of every parallel
- * decoder of the process (a batch runs several): the budget is the process's. */
-static _Atomic int64_t waiting_bytes;
-static _Atomic int live_decoders;
+ * decoder of the process (a batch runs several), in host memory and in GPU
+ * memory: the budget is the process's. The decoders live of each kind. */
+static _Atomic int64_t waiting_bytes, waiting_gpu_bytes;
+static _Atomic int live_decoders, live_gpu_decoders;
 
-static int vkcu_par_live(void)
+static int vkcu_par_live(int gpu)
 {
-    return atomic_load(&live_decoders);
+    return atomic_load(gpu ? &live_gpu_decoders : &live_decoders);
 }
 
 /* Under the lock: whether the worker of s waits before queueing b bytes more. */
@@ -258,7 +272,7 @@ static int must_wait(const vkcu_par *p, const par_seg *s, int64_t b)
         return 0;
     if (s == p->head)
         return s->nev - s->evhead >= HEAD_QUEUE_MAX;
-    return s->nev > s->evhead && (p->bytes + b > p->allow || atomic_load(&waiting_bytes) + b > p->budget);
+    return s->nev > s->evhead && (p->bytes + b > p->allow || atomic_load(p->waiting) + b > p->budget);
 }
 
 static int push_event(vkcu_par *p, par_seg *s, par_event *e)
@@ -285,7 +299,7 @@ static int push_event(vkcu_par *p, par_seg *s, par_event *e)
     } else {
         s->ev[s->nev++] = *e;
         p->bytes += e->bytes;
-        atomic_fetch_add(&waiting_bytes, e->bytes);
+        atomic_fetch_add(p->waiting, e->bytes);
         p->frames += e->frame != NULL;
         p->peak_bytes = FFMAX(p->peak_bytes, p->bytes);
         p->peak_frames = FFMAX(p->peak_frames, p->frames);
@@ -339,13 +353,27 @@ static int feed(vkcu_par *p, par_seg *s, vkcu_decoder *dec, const AVPacket *pkt)
     }
 }
 
-static void decode_segment(vkcu_par *p, par_seg *s)
+/* lane_dev: the worker's decode lane on the GPU, NULL in software; lane
+ * its stream number there (-1: none could be had, err says why). */
+static void decode_segment(vkcu_par *p, par_seg *s, AVBufferRef *lane_dev, int lane, const char *lane_err)
 {
     vkcu_decoder *dec = NULL;
     char err[256];
-    int ret = vkcu_decoder_open_pooled(p->demux, par_get_buffer, p, &dec, err, sizeof(err));
+    int ret;
+    if (p->hw && !lane_dev) {
+        LOGE("%s: segment %lld: no decode lane: %s", p->demux->path, (long long)s->index, lane_err);
+        ret = VKCU_ERR_DEVICE;
+    } else if (lane_dev) {
+        ret = vkcu_decoder_open(p->demux, lane_dev, 1, &dec, err, sizeof(err));
+        if (ret < 0)
+            LOGE("%s", err);
+        else if (s->index)
+            LOGV("%s: segment %lld decodes on GPU stream %d", p->demux->path, (long long)s->index, lane);
+    } else {
+        ret = vkcu_decoder_open_pooled(p->demux, par_get_buffer, p, &dec, err, sizeof(err));
+    }
     if (ret < 0) {
-        par_event e = { .err = ret };
+        par_event e = { .err = ret == AVERROR(ENOSYS) ? VKCU_ERR_DEVICE : ret };
         push_event(p, s, &e);
     }
     pthread_mutex_lock(&p->lock);
@@ -374,6 +402,13 @@ static void decode_segment(vkcu_par *p, par_seg *s)
 static void *worker_main(void *arg)
 {
     vkcu_par *p = arg;
+    /* On the GPU, a decode lane for the worker's segments: the next of the
+     * queues the process claimed, so the workers spread over the engines. */
+    AVBufferRef *lane_dev = NULL;
+    int lane = -1;
+    char lane_err[256] = "";
+    if (p->hw && vkcu_vkdev_acquire(p->cuda_device, -1, &lane_dev, &lane, lane_err, sizeof(lane_err)) < 0)
+        lane_dev = NULL;
     pthread_mutex_lock(&p->lock);
     for (;;) {
         par_seg *s = p->head;
@@ -387,10 +422,11 @@ static void *worker_main(void *arg)
         }
         s->assigned = 1;
         pthread_mutex_unlock(&p->lock);
-        decode_segment(p, s);
+        decode_segment(p, s, lane_dev, lane, lane_err);
         pthread_mutex_lock(&p->lock);
     }
     pthread_mutex_unlock(&p->lock);
+    av_buffer_unref(&lane_dev);
     return NULL;
 }
 
@@ -427,7 +463,7 @@ static void free_segments(vkcu_par *p)
     seg_free(p->prev);
     p->head = p->tail = p->extending = p->prev = NULL;
     p->live = 0;
-    atomic_fetch_sub(&waiting_bytes, p->bytes);
+    atomic_fetch_sub(p->waiting, p->bytes);
     p->bytes = p->frames = 0;
 }
 
@@ -444,9 +480,10 @@ static void free_seq(vkcu_par *p)
 
 static void vkcu_par_log_stats(const vkcu_par *p, const char *path)
 {
-    LOGV("%s: parallel decode: %lld segment%s on %d decoders, %lld redone in sequence after damage; at most %lld "
-         "frames (%.1f MiB) waited behind the first segment", path, (long long)p->nseg, p->nseg == 1 ? "" : "s",
-         p->n, (long long)p->redos, (long long)p->peak_frames, p->peak_bytes / 1048576.0);
+    LOGV("%s: parallel decode: %lld segment%s on %d %sdecoders, %lld redone in sequence after damage; at most %lld "
+         "frames (%.1f MiB%s) waited behind the first segment", path, (long long)p->nseg, p->nseg == 1 ? "" : "s",
+         p->n, p->hw ? "Vulkan " : "", (long long)p->redos, (long long)p->peak_frames, p->peak_bytes / 1048576.0,
+         p->hw ? " of GPU memory" : "");
 }
 
 static void vkcu_par_free(vkcu_par **pp)
@@ -463,13 +500,14 @@ static void vkcu_par_free(vkcu_par **pp)
         pool_uninit(&p->pool[i]);
     pthread_mutex_destroy(&p->pool_lock);
     pthread_mutex_destroy(&p->lock);
-    atomic_fetch_sub(&live_decoders, 1);
+    atomic_fetch_sub(p->hw ? &live_gpu_decoders : &live_decoders, 1);
+    av_buffer_unref(&p->hw);
     pthread_cond_destroy(&p->cond);
     av_freep(pp);
 }
 
-static int vkcu_par_open(const vkcu_demux *d, int n, int64_t min_packets, int64_t budget, vkcu_par **out,
-                         char *why, size_t whylen)
+static int vkcu_par_open(const vkcu_demux *d, AVBufferRef *hw, int cuda_device, int n, int64_t min_packets,
+                         int64_t budget, vkcu_par **out, char *why, size_t whylen)
 {
     vkcu_par *p = av_mallocz(sizeof(*p));
     *out = NULL;
@@ -480,6 +518,8 @@ static int vkcu_par_open(const vkcu_demux *d, int n, int64_t min_packets, int64_
         return 0;
     }
     p->demux = d;
+    p->cuda_device = cuda_device;
+    p->waiting = hw ? &waiting_gpu_bytes : &waiting_bytes;
     p->n = n;
     p->min_packets = min_packets > 0 ? min_packets : 1;
     p->budget = budget;
@@ -490,8 +530,14 @@ static int vkcu_par_open(const vkcu_demux *d, int n, int64_t min_packets, int64_
         av_free(p);
         return AVERROR(ENOMEM);
     }
+    if (hw && !(p->hw = av_buffer_ref(hw))) {
+        pthread_mutex_destroy(&p->lock);
+        free(p->threads);
+        av_free(p);
+        return AVERROR(ENOMEM);
+    }
     pthread_mutex_init(&p->pool_lock, NULL);
-    atomic_fetch_add(&live_decoders, 1);
+    atomic_fetch_add(p->hw ? &live_gpu_decoders : &live_decoders, 1);
     pthread_cond_init(&p->cond, NULL);
     int ret = start_workers(p);
     if (ret < 0) {
@@ -673,7 +719,7 @@ static int start_redo(vkcu_par *p, par_seg *h)
     stop_workers(p);
     pthread_mutex_lock(&p->lock);
     char err[256];
-    int ret = vkcu_decoder_open(p->demux, NULL, 1, &p->seq, err, sizeof(err));
+    int ret = vkcu_decoder_open(p->demux, p->hw, 1, &p->seq, err, sizeof(err));
     if (ret < 0) {
         LOGE("%s", err);
         return ret;
@@ -757,7 +803,7 @@ static int vkcu_par_receive(vkcu_par *p, vkcu_decoder *parent, AVFrame *frame)
             if (e->bytes)
                 p->last_frame_bytes = e->bytes;
             p->bytes -= e->bytes;
-            atomic_fetch_sub(&waiting_bytes, e->bytes);
+            atomic_fetch_sub(p->waiting, e->bytes);
             p->frames -= e->frame != NULL;
             pthread_cond_broadcast(&p->cond);
             p->framerate = e->framerate;
@@ -837,7 +883,17 @@ int vkcu_decode_parallel_count(int setting, int share)
          * says how many decodes run side by side (a compare's two inputs:
          * the first opened would otherwise take every core and the second
          * decode alone, the slower of the two setting the pace). */
-        int n = FFMIN(vkcu_cpu_count(), 16) / FFMAX(1 + vkcu_par_live(), share);
+        int n = FFMIN(vkcu_cpu_count(), 16) / FFMAX(1 + vkcu_par_live(0), share);
+        return n >= 2 ? n : 0;
+    }
+    return setting >= 2 ? setting : 0;
+}
+
+int vkcu_decode_parallel_count_gpu(int setting, int share, int lanes)
+{
+    if (setting == VKCU_DECODE_PARALLEL_AUTO) {
+        /* The decode queues this process claimed, shared as the cores are. */
+        int n = lanes / FFMAX(1 + vkcu_par_live(1), share);
         return n >= 2 ? n : 0;
     }
     return setting >= 2 ? setting : 0;
@@ -863,10 +919,23 @@ int64_t vkcu_decode_parallel_budget(void)
     return FFMIN(mem / 8, (int64_t)8 << 30);
 }
 
-int vkcu_decoder_open_parallel(const vkcu_demux *d, int n, int64_t min_packets, int64_t budget,
-                               vkcu_decoder **out, char *err, size_t errlen)
+int64_t vkcu_decode_parallel_budget_gpu(int64_t gpu_memory)
 {
-    int ret = vkcu_decoder_open(d, NULL, 1, out, err, errlen);
+    const char *env = getenv("VKCU_DECODE_PARALLEL_MIB");
+    if (env && *env)
+        return FFMAX(atoll(env), 1) << 20;
+    /* A quarter of the GPU's memory, at most 32 GiB (2.6 GiB is 250 4K
+     * frames of 8 bits: a GOP of x264's defaults), for all the parallel
+     * decoders of the process together. */
+    if (gpu_memory <= 0)
+        gpu_memory = (int64_t)16 << 30;
+    return FFMIN(gpu_memory / 4, (int64_t)32 << 30);
+}
+
+int vkcu_decoder_open_parallel(const vkcu_demux *d, AVBufferRef *hw, int cuda_device, int n, int64_t min_packets,
+                               int64_t budget, vkcu_decoder **out, char *err, size_t errlen)
+{
+    int ret = vkcu_decoder_open(d, hw, 1, out, err, errlen);
     if (ret < 0 || n < 2)
         return ret;
     char why[256] = "";
@@ -878,7 +947,7 @@ int vkcu_decoder_open_parallel(const vkcu_demux *d, int n, int64_t min_packets, 
         LOGV("%s: one decoder (a stream that is not seekable: pieces would read ahead of their frames)", d->path);
         return 0;
     }
-    ret = vkcu_par_open(d, n, min_packets, budget, &(*out)->par, why, sizeof(why));
+    ret = vkcu_par_open(d, hw, cuda_device, n, min_packets, budget, &(*out)->par, why, sizeof(why));
     if (ret > 0)
         (*out)->par_cls = &par_class;
     if (ret < 0) {
@@ -889,7 +958,7 @@ int vkcu_decoder_open_parallel(const vkcu_demux *d, int n, int64_t min_packets, 
     if (ret == 0)
         LOGV("%s: one decoder (%s)", d->path, why);
     else
-        LOGV("%s: up to %d decoders in parallel, a segment from every cut after %lld packets", d->path, n,
-             (long long)min_packets);
+        LOGV("%s: up to %d %sdecoders in parallel, a segment from every cut after %lld packets", d->path, n,
+             hw ? "Vulkan " : "", (long long)min_packets);
     return 0;
 }

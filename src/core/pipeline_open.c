@@ -59,6 +59,46 @@ static int digest_instead(void *opaque, enum AVPixelFormat host_fmt)
     return vkcu_hash_on_gpu(j->p, host_fmt);
 }
 
+/* Decoders in parallel on the GPU's decode engines (decode_par.c on
+ * Vulkan decoders), the device having a queue per engine: asked for before
+ * the device is made, so by the input's size (its stream is not known yet).
+ * An explicit decode_parallel N asks for them; the automatic one for a file
+ * of at least VKCU_GPU_PIECES_MIN_MIB (default 32) MiB: below that, the
+ * queues' set-up and the decoders' sessions cost about what the engines
+ * save. Strict jobs and frame-threaded decoders decode in sequence. */
+#define GPU_PIECES_QUEUES 7 /* Hopper's decode queues (NVDEC engines); a device with fewer makes fewer */
+
+static int gpu_pieces_wanted(const vkcu_job_params *p)
+{
+    int dp = p->settings.decode_parallel;
+    if (p->job.strict || p->settings.decode_threads > 1 || dp == 0 || dp == 1)
+        return 0;
+    if (dp >= 2)
+        return 1;
+    struct stat st;
+    const char *e = getenv("VKCU_GPU_PIECES_MIN_MIB");
+    int64_t min = (e && *e ? atoll(e) : 32) << 20;
+    return p->job.input && stat(p->job.input, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= min;
+}
+
+/* The Vulkan decoder, in parallel pieces where gpu_pieces says so. */
+static int open_vulkan_decoder(job *j, AVBufferRef *vk)
+{
+    const vkcu_job_params *p = j->p;
+    int lanes = vkcu_vkdev_decode_lanes(p->settings.device);
+    int share = p->decode_share > p->gpu_share ? p->decode_share : p->gpu_share;
+    int n = j->gpu_pieces ? vkcu_decode_parallel_count_gpu(p->settings.decode_parallel, share, lanes) : 0;
+    if (n >= 2) {
+        LOGV("%s: %d Vulkan decoders in parallel (%d decode queue%s claimed)", p->job.input, n, lanes,
+             lanes == 1 ? "" : "s");
+        return vkcu_decoder_open_parallel(j->demux, vk, p->settings.device, n,
+                                          vkcu_decode_segment_min(p->settings.decode_segment_min),
+                                          vkcu_decode_parallel_budget_gpu(vkcu_gpu_memory(j->gpu)), &j->dec, j->err,
+                                          j->errlen);
+    }
+    return vkcu_decoder_open(j->demux, vk, 1, &j->dec, j->err, j->errlen);
+}
+
 static int open_backend(job *j)
 {
     const vkcu_job_params *p = j->p;
@@ -96,7 +136,7 @@ static int open_backend(job *j)
     if (j->gpu) {
         AVBufferRef *vk = vkcu_gpu_vulkan_device(j->gpu);
         if ((j->vk_decode = vkcu_decoder_vulkan_supported(j->demux, vk, why, sizeof(why)))) {
-            ret = vkcu_decoder_open(j->demux, vk, 1, &j->dec, j->err, j->errlen);
+            ret = open_vulkan_decoder(j, vk);
             if (ret >= 0)
                 return 0;
             LOGV("%s: Vulkan decoder did not open (%s); software decode + upload", p->job.input, j->err);
@@ -126,7 +166,7 @@ static int open_backend(job *j)
                 ? vkcu_decode_parallel_count(p->settings.decode_parallel, p->decode_share)
                 : 0;
     if (n >= 2)
-        return vkcu_decoder_open_parallel(j->demux, n, vkcu_decode_segment_min(p->settings.decode_segment_min),
+        return vkcu_decoder_open_parallel(j->demux, NULL, -1, n, vkcu_decode_segment_min(p->settings.decode_segment_min),
                                           vkcu_decode_parallel_budget(), &j->dec, j->err, j->errlen);
     return vkcu_decoder_open(j->demux, NULL, p->settings.decode_threads > 0 ? p->settings.decode_threads : 1, &j->dec,
                              j->err, j->errlen);
@@ -315,6 +355,8 @@ static int open_start(job *j)
         if (p->job.sink == VKCU_SINK_ENCODE) /* the GPU's device then carries the encoder's queue */
             vkcu_vkdev_expect(1, vkcu_vkencode_op(p->job.encoder) | vkcu_vkencode_op(p->job.gpu_encoder));
         vkcu_vkdev_expect_decode_queue(p->settings.decode_queue); /* the device then has it, claimed */
+        if ((j->gpu_pieces = p->settings.decode_queue < 0 && gpu_pieces_wanted(p)))
+            vkcu_vkdev_expect(GPU_PIECES_QUEUES, 0);
         vkcu_gpu_prepare(p->settings.device);
         j->gpu_prepared = 1;
     }

@@ -56,6 +56,8 @@ typedef struct job {
     double t_backend;        /* when the backend and decoder were open */
     double ms_backend;       /* how long opening them took */
     int gpu_prepared;        /* vkcu_gpu_prepare was called: wait for it before returning */
+    int gpu_pieces;          /* the device was asked for a decode queue per engine: the automatic
+                              * parallel decode runs on the GPU (gpu_pieces_wanted) */
     char *err;
     size_t errlen;
     /* watchdog */

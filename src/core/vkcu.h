@@ -57,6 +57,11 @@ typedef struct vkcu_job_params {
      * share running beside this one (compare's two inputs). 0: the cores
      * that the process's other parallel decoders leave. */
     int decode_share;
+    /* >1: the streams this job's GPU decodes at once with it (a batch's
+     * workers on one device): the automatic parallel decode on the GPU
+     * takes one such share of the decode queues, so a batch with as many
+     * files at once as engines decodes each in one piece. 0: alone. */
+    int gpu_share;
 } vkcu_job_params;
 
 /* The public defaults (vkcu_default_settings, vkcu_default_job) and

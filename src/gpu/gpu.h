@@ -73,6 +73,8 @@ void vkcu_gpu_prepare_wait(int device);
 int vkcu_gpu_open(const vkcu_gpu_config *c, vkcu_gpu **out, char *err, size_t errlen);
 /* The Vulkan AVHWDeviceContext for the decoder (owned by the session). */
 AVBufferRef *vkcu_gpu_vulkan_device(vkcu_gpu *g);
+/* The GPU's memory in bytes (the CUDA device's total). */
+int64_t vkcu_gpu_memory(const vkcu_gpu *g);
 /* Sets the chain run on the CUDA stream (after vkcu_chain_init). */
 void vkcu_gpu_set_chain(vkcu_gpu *g, vkcu_chain *chain);
 /* Zero-copy Vulkan encode (docs/gpu-rings.md): the chain's frames leave as

@@ -89,6 +89,7 @@ int vkcu_gpu_open(const vkcu_gpu_config *p, vkcu_gpu **out, char *err, size_t er
      * decodes its first frame (vkcu_gpu_bind, at the first frame). */
     struct cudaDeviceProp prop;
     CU_CHECK(cudaGetDeviceProperties(&prop, p->device));
+    g->memory = (int64_t)prop.totalGlobalMem;
     double t1 = vkcu_now();
     int lane = 0;
     ret = vkcu_vkdev_acquire(p->device, p->decode_queue_pin - 1, &g->vk_device, &lane, err, errlen);
@@ -150,6 +151,7 @@ fail:
 void vkcu_gpu_prepare(int device) { vkcu_vkdev_prepare(device); }
 void vkcu_gpu_prepare_wait(int device) { vkcu_vkdev_prepare_wait(device); }
 AVBufferRef *vkcu_gpu_vulkan_device(vkcu_gpu *g) { return g->vk_device; }
+int64_t vkcu_gpu_memory(const vkcu_gpu *g) { return g->memory; }
 void vkcu_gpu_set_chain(vkcu_gpu *g, vkcu_chain *chain)
 {
     g->chain = chain;

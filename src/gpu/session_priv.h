@@ -78,6 +78,7 @@ typedef struct pending_frame {
 struct vkcu_gpu {
     vkcu_gpu_config cfg;   /* the job's settings, copied at open */
     int cuda_device;
+    int64_t memory;           /* the device's total memory, bytes */
     int lane;                           /* decode queue lane (gpu/vkdev_lanes.c) */
     vkcu_vkdev_times setup;             /* how the shared device was made */
     double setup_open_ms;               /* vkcu_gpu_open on the job's thread */

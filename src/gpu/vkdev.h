@@ -61,6 +61,11 @@ void vkcu_vkdev_prepare_wait(int cuda_device);
  * av_buffer_unref. Thread-safe. */
 int vkcu_vkdev_acquire(int cuda_device, int decode_queue, AVBufferRef **out, int *lane, char *err, size_t errlen);
 
+/* The decode queues this process claimed on CUDA device cuda_device's
+ * shared device (the lanes vkcu_vkdev_acquire hands out in turn); 0 when
+ * the device is not made or cannot decode. Thread-safe. */
+int vkcu_vkdev_decode_lanes(int cuda_device);
+
 /* The Vulkan decoder's frame threads: 1, or VKCU_VK_DECODE_THREADS with
  * FFmpeg 8.1 and later (a measurement knob). Thread-safe. */
 int vkcu_vkdev_decode_threads(void);

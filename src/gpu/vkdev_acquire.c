@@ -151,6 +151,17 @@ done:
     return ret;
 }
 
+int vkcu_vkdev_decode_lanes(int cuda_device)
+{
+    int n = 0;
+    pthread_mutex_lock(&vkcu_vkdev_registry_lock);
+    shared_device *sd = vkcu_vkdev_find(cuda_device);
+    if (sd && sd->state == SD_READY && sd->nb_decode)
+        n = sd->choice[ROLE_DECODE].nb ? (int)sd->choice[ROLE_DECODE].nb : (int)sd->nb_decode;
+    pthread_mutex_unlock(&vkcu_vkdev_registry_lock);
+    return n;
+}
+
 uint32_t vkcu_vkdev_compute_queue(int cuda_device, int lane, uint32_t family, uint32_t num)
 {
     if (num < 1)
