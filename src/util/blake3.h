@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #define VKCU_BLAKE3_LEN 32
+#define VKCU_BLAKE3_STAGE 8192 /* eight 1 KiB chunks: the AVX2 path's step */
 
 typedef struct vkcu_blake3 {
     uint32_t cv[8];          /* the current chunk's chaining value so far */
@@ -17,6 +18,8 @@ typedef struct vkcu_blake3 {
     uint8_t buf[64];         /* the last block seen; compressed once more input shows it is not the last */
     uint32_t stack[54][8];   /* chaining values of complete subtrees, left to right (2^54 chunks) */
     int stack_len;
+    uint32_t stage_len;
+    uint8_t stage[VKCU_BLAKE3_STAGE]; /* input gathered for the eight-chunk path (blake3.c) */
 } vkcu_blake3;
 
 void vkcu_blake3_init(vkcu_blake3 *h);

@@ -10,6 +10,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/blake3.h"
 #include "kernels/blake3_math.h"
@@ -103,7 +104,7 @@ static void gpu_order_hex(const uint8_t *p, size_t len, char hex[65])
     free(cv);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     size_t max = 0;
     for (size_t i = 0; i < sizeof(vectors) / sizeof(vectors[0]); i++)
@@ -158,10 +159,42 @@ int main(void)
         gpu_order_hex(in, len, hex2);
         CHECK(!strcmp(hex, hex2), "%zu bytes: streaming %s, GPU order %s", len, hex, hex2);
     }
+    /* A digest taken part way (the hasher fed on afterwards) is the prefix's. */
+    for (size_t cut = 1; cut < 40000; cut = cut * 3 + 1) {
+        vkcu_blake3 h;
+        uint8_t d[32];
+        vkcu_blake3_init(&h);
+        vkcu_blake3_update(&h, in, cut);
+        vkcu_blake3_final(&h, d);
+        to_hex(d, hex2);
+        stream_hex(in, cut, hex);
+        CHECK(!strcmp(hex, hex2), "%zu bytes, digest taken then fed on: %s, at once %s", cut, hex2, hex);
+        vkcu_blake3_update(&h, in + cut, 40000 - cut);
+        vkcu_blake3_final(&h, d);
+        to_hex(d, hex2);
+        stream_hex(in, 40000, hex);
+        CHECK(!strcmp(hex, hex2), "40000 bytes fed on after a digest at %zu: %s, at once %s", cut, hex2, hex);
+    }
     free(in);
     if (tu_failures)
         return 1;
-    printf("PASS blake3: %zu b3sum vectors (streaming and GPU order), pieces, 304 tree shapes\n",
-           sizeof(vectors) / sizeof(vectors[0]));
+    /* The same checks once more on the portable path (blake3.c takes eight
+     * chunks at a time with AVX2 unless VKCU_BLAKE3_PORTABLE=1). */
+    const char *portable = getenv("VKCU_BLAKE3_PORTABLE");
+    if (!(portable && !strcmp(portable, "1")) && argc > 0) {
+        fflush(stdout);
+        setenv("VKCU_BLAKE3_PORTABLE", "1", 1);
+        execv("/proc/self/exe", argv);
+        fprintf(stderr, "blake3: cannot run again on the portable path\n");
+        return 1;
+    }
+#if defined(__x86_64__) && defined(__GNUC__)
+    const char *paths = __builtin_cpu_supports("avx2") ? "the AVX2 eight-chunk path and the portable one"
+                                                        : "the portable path (no AVX2 here)";
+#else
+    const char *paths = "the portable path";
+#endif
+    printf("PASS blake3: %zu b3sum vectors (streaming and GPU order), pieces, 304 tree shapes, digests part way; %s\n",
+           sizeof(vectors) / sizeof(vectors[0]), paths);
     return 0;
 }
