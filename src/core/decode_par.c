@@ -41,6 +41,7 @@
 
 #include "gpu/vkdev.h"
 #include "util/array.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/thread.h"
 #include "decode.h"
@@ -124,6 +125,10 @@ struct vkcu_par {
     int64_t nseqq, seqroom, seqpos, seq_skip, rejected_base;
     int seq_mode, seq_drained;
     int64_t redos;
+    /* The workers' time, seconds (under the lock): opening decoders,
+     * decoding (the decoder's calls), waiting for room to queue a frame. */
+    double t_open, t_decode, t_room;
+    int64_t opens;
 };
 
 static void mapped_free(void *opaque, uint8_t *data)
@@ -279,6 +284,7 @@ static int push_event(vkcu_par *p, par_seg *s, par_event *e)
 {
     int ret = 0;
     pthread_mutex_lock(&p->lock);
+    double t0 = must_wait(p, s, e->bytes) ? vkcu_now() : 0;
     while (must_wait(p, s, e->bytes)) {
         if (s == p->head) {
             pthread_cond_wait(&p->cond, &p->lock);
@@ -293,6 +299,8 @@ static int push_event(vkcu_par *p, par_seg *s, par_event *e)
             pthread_cond_timedwait(&p->cond, &p->lock, &t);
         }
     }
+    if (t0 > 0)
+        p->t_room += vkcu_now() - t0;
     if (p->stop || VKCU_ARRAY_GROW(s->ev, s->nev, s->evroom, 64) < 0) {
         ret = p->stop ? AVERROR_EXIT : AVERROR(ENOMEM);
         av_frame_free(&e->frame);
@@ -360,6 +368,7 @@ static void decode_segment(vkcu_par *p, par_seg *s, AVBufferRef *lane_dev, int l
     vkcu_decoder *dec = NULL;
     char err[256];
     int ret;
+    double t0 = vkcu_now();
     if (p->hw && !lane_dev) {
         LOGE("%s: segment %lld: no decode lane: %s", p->demux->path, (long long)s->index, lane_err);
         ret = VKCU_ERR_DEVICE;
@@ -376,7 +385,11 @@ static void decode_segment(vkcu_par *p, par_seg *s, AVBufferRef *lane_dev, int l
         par_event e = { .err = ret == AVERROR(ENOSYS) ? VKCU_ERR_DEVICE : ret };
         push_event(p, s, &e);
     }
+    double t1 = vkcu_now();
     pthread_mutex_lock(&p->lock);
+    p->t_open += t1 - t0;
+    p->opens++;
+    double room0 = p->t_room;
     while (ret >= 0 && !p->stop) {
         if (s->fed < s->npk) {
             AVPacket *pkt = s->pkts[s->fed++];
@@ -394,9 +407,16 @@ static void decode_segment(vkcu_par *p, par_seg *s, AVBufferRef *lane_dev, int l
         }
     }
     s->finished = 1;
+    /* decoding: the segment's time less what its pushes waited (this and
+     * other workers' waits overlap; good enough for the figures at -v) */
+    p->t_decode += FFMAX(vkcu_now() - t1 - (p->t_room - room0), 0);
     pthread_cond_broadcast(&p->cond);
     pthread_mutex_unlock(&p->lock);
+    double tc = vkcu_now();
     vkcu_decoder_close(&dec);
+    pthread_mutex_lock(&p->lock);
+    p->t_open += vkcu_now() - tc;
+    pthread_mutex_unlock(&p->lock);
 }
 
 static void *worker_main(void *arg)
@@ -484,6 +504,8 @@ static void vkcu_par_log_stats(const vkcu_par *p, const char *path)
          "frames (%.1f MiB%s) waited behind the first segment", path, (long long)p->nseg, p->nseg == 1 ? "" : "s",
          p->n, p->hw ? "Vulkan " : "", (long long)p->redos, (long long)p->peak_frames, p->peak_bytes / 1048576.0,
          p->hw ? " of GPU memory" : "");
+    LOGV("%s: parallel decode: the workers spent %.2f s decoding, %.2f s waiting for room to queue frames, %.2f s "
+         "opening and closing %lld decoders", path, p->t_decode, p->t_room, p->t_open, (long long)p->opens);
 }
 
 static void vkcu_par_free(vkcu_par **pp)
@@ -798,7 +820,11 @@ static int vkcu_par_receive(vkcu_par *p, vkcu_decoder *parent, AVFrame *frame)
                 return seq_receive(p, parent, frame);
             }
             h->evhead++;
-            if (!h->finished && h->nev - h->evhead >= HEAD_QUEUE_MAX - 1) /* the caller is the slower */
+            /* The caller is the slower: the piece's decoder is held at the
+             * head's bound (a backlog it decoded before it was the head is
+             * not the caller's pace: it is what the pieces are for). */
+            int64_t queued = h->nev - h->evhead;
+            if (!h->finished && queued >= HEAD_QUEUE_MAX - 1 && queued <= HEAD_QUEUE_MAX)
                 p->allow = FFMAX(p->allow - e->bytes, 0);
             if (e->bytes)
                 p->last_frame_bytes = e->bytes;

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Issue 39 on the GPU: where the time of one file decoded in pieces by
+# Vulkan decoders goes. For each clip looped 5 times (3000 frames, as
+# tools/bench-decode-parallel.sh makes them): `vkcu hash --algo blake3` with
+# one decoder, in pieces (auto: a decoder per decode queue), and in pieces
+# with the device's compute queues raised (VKCU_VK_COMPUTE_QUEUES=8: FFmpeg
+# makes each new decoder frame ready with a layout change on a compute
+# queue and waits for it; with one compute queue that wait sits behind the
+# frames' handoff copies, which wait for decodes), each once, with -v and
+# --stats kept: the workers' decoding, waiting and opening times, the frames
+# that waited, and fps. Writes $OUT/pieces-gpu.md and the logs.
+#   PIECES_CLIPS="h264-1080p.mp4 hevc10-1080p.mp4" (default)
+set -u
+source "$(dirname "$0")/../gpu-env.sh"
+out=${OUT:-$root/build}
+mkdir -p "$out"
+clips=${PIECES_CLIPS:-h264-1080p.mp4 hevc10-1080p.mp4}
+# shellcheck disable=SC2086
+make_big_clips $clips
+md=$out/pieces-gpu.md
+{
+  echo "| clip (3000 frames) | run | fps | workers: decoding / waiting for room / open+close (s) | frames waited (peak) |"
+  echo "| --- | --- | ---: | --- | --- |"
+} > "$md"
+for c in $clips; do
+  f=$BIG/${c%.mp4}-x5.mp4
+  [ -s "$f" ] || "$FFMPEG" -hide_banner -loglevel error -nostdin -y -stream_loop 4 -i "$BIG/$c" -c copy "$f"
+  for run in one pieces pieces-cq8; do
+    case $run in
+      one) env=(); opt=(--decode-parallel off) ;;
+      pieces) env=(); opt=(--decode-parallel auto) ;;
+      pieces-cq8) env=(VKCU_VK_COMPUTE_QUEUES=8); opt=(--decode-parallel auto) ;;
+    esac
+    log=$out/${c%.mp4}-$run.log
+    t0=$(date +%s.%N)
+    env "${env[@]}" timeout -s KILL 120 "$VKCU" hash "$f" --algo blake3 --backend gpu --log-level verbose --stats \
+      "${opt[@]}" > "$out/${c%.mp4}-$run.txt" 2> "$log"
+    rc=$?
+    t1=$(date +%s.%N)
+    fps=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", 3000 / (b - a)}')
+    w=$(sed -n 's/.*the workers spent \([0-9.]*\) s decoding, \([0-9.]*\) s waiting.*, \([0-9.]*\) s opening.*/\1 \/ \2 \/ \3/p' "$log")
+    pk=$(sed -n 's/.*at most \([0-9]*\) frames (\([0-9.]*\) MiB.*/\1 (\2 MiB)/p' "$log")
+    echo "| $c | $run (rc $rc) | $fps | ${w:--} | ${pk:--} |" >> "$md"
+  done
+  cmp -s "$out/${c%.mp4}-one.txt" "$out/${c%.mp4}-pieces.txt" && cmp -s "$out/${c%.mp4}-one.txt" "$out/${c%.mp4}-pieces-cq8.txt" &&
+    echo "| $c | the three runs' hashes | equal | | |" >> "$md" || echo "| $c | the three runs' hashes | DIFFER | | |" >> "$md"
+done
+cat "$md"
