@@ -67,6 +67,8 @@ static int digest_instead(void *opaque, enum AVPixelFormat host_fmt)
  * queues' set-up and the decoders' sessions cost about what the engines
  * save. Strict jobs and frame-threaded decoders decode in sequence. */
 #define GPU_PIECES_QUEUES 7 /* Hopper's decode queues (NVDEC engines); a device with fewer makes fewer */
+#define GPU_PIECES_COMPUTE_QUEUES 0 /* compute queues asked for with them (0: the default) */
+#define GPU_PIECES_AUTO_MIN_PIXELS 0 /* the automatic mode's smallest picture (0: any) */
 
 static int gpu_pieces_wanted(const vkcu_job_params *p)
 {
@@ -88,6 +90,13 @@ static int open_vulkan_decoder(job *j, AVBufferRef *vk)
     int lanes = vkcu_vkdev_decode_lanes(p->settings.device);
     int share = p->decode_share > p->gpu_share ? p->decode_share : p->gpu_share;
     int n = j->gpu_pieces ? vkcu_decode_parallel_count_gpu(p->settings.decode_parallel, share, lanes) : 0;
+    const AVCodecParameters *cp = j->demux->video->codecpar;
+    if (n >= 2 && p->settings.decode_parallel == VKCU_DECODE_PARALLEL_AUTO &&
+        (int64_t)cp->width * cp->height < GPU_PIECES_AUTO_MIN_PIXELS) {
+        LOGV("%s: one Vulkan decoder (pieces pay at %d pixels a picture and more; --decode-parallel N asks for them)",
+             p->job.input, GPU_PIECES_AUTO_MIN_PIXELS);
+        n = 0;
+    }
     if (n >= 2) {
         LOGV("%s: %d Vulkan decoders in parallel (%d decode queue%s claimed)", p->job.input, n, lanes,
              lanes == 1 ? "" : "s");
@@ -355,8 +364,11 @@ static int open_start(job *j)
         if (p->job.sink == VKCU_SINK_ENCODE) /* the GPU's device then carries the encoder's queue */
             vkcu_vkdev_expect(1, vkcu_vkencode_op(p->job.encoder) | vkcu_vkencode_op(p->job.gpu_encoder));
         vkcu_vkdev_expect_decode_queue(p->settings.decode_queue); /* the device then has it, claimed */
-        if ((j->gpu_pieces = p->settings.decode_queue < 0 && gpu_pieces_wanted(p)))
+        if ((j->gpu_pieces = p->settings.decode_queue < 0 && gpu_pieces_wanted(p))) {
             vkcu_vkdev_expect(GPU_PIECES_QUEUES, 0);
+            if (GPU_PIECES_COMPUTE_QUEUES)
+                vkcu_vkdev_expect_compute(GPU_PIECES_COMPUTE_QUEUES);
+        }
         vkcu_gpu_prepare(p->settings.device);
         j->gpu_prepared = 1;
     }

@@ -43,6 +43,13 @@ void vkcu_vkdev_expect(unsigned streams, uint32_t encode_op);
  * Thread-safe. */
 void vkcu_vkdev_expect_decode_queue(int queue);
 
+/* The compute queues the shared device should have (and the process
+ * claim), said before it is made: Vulkan decoders in parallel make their
+ * new frames ready on compute queues, which must not wait behind the
+ * handoff's copies (core/pipeline_open.c). VKCU_VK_COMPUTE_QUEUES
+ * overrides it. Thread-safe. */
+void vkcu_vkdev_expect_compute(unsigned queues);
+
 /* Starts creating the shared device of CUDA device `cuda_device` on a
  * background thread (CUDA's start on another), so that demuxing runs beside
  * it; returns at once. Does nothing without an NVIDIA driver or when the

@@ -27,10 +27,22 @@ static const char *const role_names[NB_ROLES] = { "decode", "compute" };
 
 /* The number of compute queues: one unless VKCU_VK_COMPUTE_QUEUES says
  * otherwise (each stream's handoff takes queue `n - 1 - lane % n`). */
+/* Compute queues asked for by the process (vkcu_vkdev_expect_compute). */
+static atomic_uint expect_compute;
+
+void vkcu_vkdev_expect_compute(unsigned queues)
+{
+    unsigned cur = atomic_load(&expect_compute);
+    while (queues > cur && !atomic_compare_exchange_weak(&expect_compute, &cur, queues))
+        ;
+}
+
 static uint32_t compute_queues_wanted(void)
 {
     const char *e = getenv("VKCU_VK_COMPUTE_QUEUES");
     int n = e ? atoi(e) : 1;
+    if (!e && (int)atomic_load(&expect_compute) > n)
+        n = (int)atomic_load(&expect_compute);
     return n < 1 ? 1 : n > 64 ? 64 : (uint32_t)n;
 }
 
