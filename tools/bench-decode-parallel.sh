@@ -29,7 +29,8 @@ pair() {
   for _ in $(seq "$reps"); do
     for m in off auto; do
       t0=$(date +%s.%N)
-      if timeout -s KILL 1200 "$@" --decode-parallel $m > /dev/null 2>&1; then
+      # on the GPU, pieces at any picture size (the automatic mode takes them from 4K up)
+      if VKCU_GPU_PIECES_MIN_PIXELS=0 timeout -s KILL 1200 "$@" --decode-parallel $m > /dev/null 2>&1; then
         t1=$(date +%s.%N)
       else
         t1=$t0
@@ -60,7 +61,7 @@ md=$outdir/decode-parallel.md
     f=$BIG/${c%.mp4}-x5.mp4
     [ -s "$f" ] || "$FFMPEG" -hide_banner -loglevel error -nostdin -y -stream_loop 4 -i "$BIG/$c" -c copy "$f"
     for b in $backends; do
-      pieces=$("$VKCU" "$f" --decode-only --null --backend "$b" --log-level verbose 2>&1 |
+      pieces=$(VKCU_GPU_PIECES_MIN_PIXELS=0 "$VKCU" "$f" --decode-only --null --backend "$b" --log-level verbose 2>&1 |
         sed -n 's/.*parallel decode: \([0-9]*\) segments\? on \([0-9]*\) \(Vulkan \)\?decoders.*/\1 (\2)/p')
       for what in decode hash; do
         if [ $what = decode ]; then cmd=("$VKCU" "$f" --decode-only --null --backend "$b" -q)
@@ -73,7 +74,7 @@ md=$outdir/decode-parallel.md
     g=$(wall "$FFMPEG" -hide_banner -loglevel error -nostdin -i "$f" -i "$f" \
       -lavfi '[0:v][1:v]psnr;[0:v][1:v]ssim' -f null -)
     for b in $backends; do
-      v=$(wall "$VKCU" compare "$f" "$f" --backend "$b" -q)
+      v=$(VKCU_GPU_PIECES_MIN_PIXELS=0 wall "$VKCU" compare "$f" "$f" --backend "$b" -q)
       echo "| $c | $b | compare vs ffmpeg psnr+ssim | $(fps 3000 "$g") (ffmpeg) | $(fps 3000 "$v") (vkcu) | $(ratio "$g" "$v") | |"
     done
   done

@@ -68,7 +68,7 @@ static int digest_instead(void *opaque, enum AVPixelFormat host_fmt)
  * save. Strict jobs and frame-threaded decoders decode in sequence. */
 #define GPU_PIECES_QUEUES 7 /* Hopper's decode queues (NVDEC engines); a device with fewer makes fewer */
 #define GPU_PIECES_COMPUTE_QUEUES 0 /* compute queues asked for with them (0: the default) */
-#define GPU_PIECES_AUTO_MIN_PIXELS 0 /* the automatic mode's smallest picture (0: any) */
+#define GPU_PIECES_AUTO_MIN_PIXELS (3840 * 2160 / 2) /* the automatic mode's smallest picture: 4K (1080p was slower in pieces: docs/performance.md) */
 
 static int gpu_pieces_wanted(const vkcu_job_params *p)
 {
@@ -91,10 +91,12 @@ static int open_vulkan_decoder(job *j, AVBufferRef *vk)
     int share = p->decode_share > p->gpu_share ? p->decode_share : p->gpu_share;
     int n = j->gpu_pieces ? vkcu_decode_parallel_count_gpu(p->settings.decode_parallel, share, lanes) : 0;
     const AVCodecParameters *cp = j->demux->video->codecpar;
+    const char *e = getenv("VKCU_GPU_PIECES_MIN_PIXELS"); /* tests and measurements */
+    int64_t min_pixels = e && *e ? atoll(e) : GPU_PIECES_AUTO_MIN_PIXELS;
     if (n >= 2 && p->settings.decode_parallel == VKCU_DECODE_PARALLEL_AUTO &&
-        (int64_t)cp->width * cp->height < GPU_PIECES_AUTO_MIN_PIXELS) {
-        LOGV("%s: one Vulkan decoder (pieces pay at %d pixels a picture and more; --decode-parallel N asks for them)",
-             p->job.input, GPU_PIECES_AUTO_MIN_PIXELS);
+        (int64_t)cp->width * cp->height < min_pixels) {
+        LOGV("%s: one Vulkan decoder (pieces pay at %lld pixels a picture and more; --decode-parallel N asks for them)",
+             p->job.input, (long long)min_pixels);
         n = 0;
     }
     if (n >= 2) {

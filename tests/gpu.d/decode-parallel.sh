@@ -86,13 +86,14 @@ lanes=$(cat "$out"/*.log 2>/dev/null | sed -n 's/.*decodes on GPU stream \([0-9]
   echo "FAIL decode-parallel-gpu: the segments decoded on $lanes decode lane(s)"
 
 # A long file (media/gen/long.mp4 looped 10 times, copied) in the automatic
-# mode, which the file's size alone does not pick here (it is small): forced
-# by VKCU_GPU_PIECES_MIN_MIB=0. The same hashes as one decoder and the CPU.
+# mode, which neither the file's size nor its pictures pick here (it is
+# small): forced by VKCU_GPU_PIECES_MIN_MIB=0 and VKCU_GPU_PIECES_MIN_PIXELS=0.
+# The same hashes as one decoder and the CPU.
 long=$out/long-x10.mp4
 ff -stream_loop 9 -i "$media/long.mp4" -c copy "$long"
 if [ -s "$long" ]; then
   run lone "$long" --backend gpu --decode-parallel off
-  VKCU_GPU_PIECES_MIN_MIB=0 run lauto "$long" --backend gpu --log-level verbose
+  VKCU_GPU_PIECES_MIN_MIB=0 VKCU_GPU_PIECES_MIN_PIXELS=0 run lauto "$long" --backend gpu --log-level verbose
   run lcpu "$long" --backend cpu
   s=$(segments "$out/lauto.err") d=$(sed -n 's/.*on \([0-9]*\) Vulkan decoders.*/\1/p' "$out/lauto.err" | tail -1)
   if cmp -s "$out/lone.txt" "$out/lauto.txt" && cmp -s "$out/lcpu.txt" "$out/lauto.txt" && [ "${s:-0}" -ge 2 ]; then

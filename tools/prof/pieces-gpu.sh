@@ -29,8 +29,8 @@ for c in $clips; do
   for run in one pieces pieces-cq8; do
     case $run in
       one) env=(); opt=(--decode-parallel off) ;;
-      pieces) env=(); opt=(--decode-parallel auto) ;;
-      pieces-cq8) env=(VKCU_VK_COMPUTE_QUEUES=8); opt=(--decode-parallel auto) ;;
+      pieces) env=(VKCU_GPU_PIECES_MIN_PIXELS=0); opt=(--decode-parallel auto) ;;
+      pieces-cq8) env=(VKCU_GPU_PIECES_MIN_PIXELS=0 VKCU_VK_COMPUTE_QUEUES=8); opt=(--decode-parallel auto) ;;
     esac
     log=$out/${c%.mp4}-$run.log
     t0=$(date +%s.%N)
