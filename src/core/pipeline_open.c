@@ -95,8 +95,8 @@ static int open_vulkan_decoder(job *j, AVBufferRef *vk)
     int64_t min_pixels = e && *e ? atoll(e) : GPU_PIECES_AUTO_MIN_PIXELS;
     if (n >= 2 && p->settings.decode_parallel == VKCU_DECODE_PARALLEL_AUTO &&
         (int64_t)cp->width * cp->height < min_pixels) {
-        LOGV("%s: one Vulkan decoder (pieces pay at %lld pixels a picture and more; --decode-parallel N asks for them)",
-             p->job.input, (long long)min_pixels);
+        LOGV("%s: one Vulkan decoder (pieces pay at %lld pixels a picture and more; %s asks for them)", p->job.input,
+             (long long)min_pixels, VKCU_SETTING_IS("decode_parallel", "N"));
         n = 0;
     }
     if (n >= 2) {
