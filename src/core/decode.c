@@ -26,12 +26,111 @@
 #include "util/log.h"
 #include "decode.h"
 
+/* Whether two chains of Vulkan structures (the frames' create_pnext: the
+ * video profile list) say the same thing, field by field. A structure not
+ * known here never matches, so a new kind of chain costs reuse, not
+ * correctness. */
+static int vk_chain_equal(const void *a, const void *b);
+
+static int vk_profile_equal(const VkVideoProfileInfoKHR *a, const VkVideoProfileInfoKHR *b)
+{
+    return a->videoCodecOperation == b->videoCodecOperation && a->chromaSubsampling == b->chromaSubsampling &&
+           a->lumaBitDepth == b->lumaBitDepth && a->chromaBitDepth == b->chromaBitDepth &&
+           vk_chain_equal(a->pNext, b->pNext);
+}
+
+static int vk_chain_equal(const void *va, const void *vb)
+{
+    const VkBaseInStructure *a = va, *b = vb;
+    for (; a && b; a = a->pNext, b = b->pNext) {
+        if (a->sType != b->sType)
+            return 0;
+        switch (a->sType) {
+        case VK_STRUCTURE_TYPE_VIDEO_PROFILE_LIST_INFO_KHR: {
+            const VkVideoProfileListInfoKHR *x = (const void *)a, *y = (const void *)b;
+            if (x->profileCount != y->profileCount)
+                return 0;
+            for (uint32_t i = 0; i < x->profileCount; i++)
+                if (!vk_profile_equal(&x->pProfiles[i], &y->pProfiles[i]))
+                    return 0;
+            break;
+        }
+        case VK_STRUCTURE_TYPE_VIDEO_DECODE_USAGE_INFO_KHR:
+            if (((const VkVideoDecodeUsageInfoKHR *)a)->videoUsageHints !=
+                ((const VkVideoDecodeUsageInfoKHR *)b)->videoUsageHints)
+                return 0;
+            break;
+        case VK_STRUCTURE_TYPE_VIDEO_DECODE_H264_PROFILE_INFO_KHR: {
+            const VkVideoDecodeH264ProfileInfoKHR *x = (const void *)a, *y = (const void *)b;
+            if (x->stdProfileIdc != y->stdProfileIdc || x->pictureLayout != y->pictureLayout)
+                return 0;
+            break;
+        }
+        case VK_STRUCTURE_TYPE_VIDEO_DECODE_H265_PROFILE_INFO_KHR:
+            if (((const VkVideoDecodeH265ProfileInfoKHR *)a)->stdProfileIdc !=
+                ((const VkVideoDecodeH265ProfileInfoKHR *)b)->stdProfileIdc)
+                return 0;
+            break;
+        case VK_STRUCTURE_TYPE_VIDEO_DECODE_AV1_PROFILE_INFO_KHR: {
+            const VkVideoDecodeAV1ProfileInfoKHR *x = (const void *)a, *y = (const void *)b;
+            if (x->stdProfile != y->stdProfile || x->filmGrainSupport != y->filmGrainSupport)
+                return 0;
+            break;
+        }
+        default:
+            return 0;
+        }
+    }
+    return !a && !b;
+}
+
+/* Whether frames made for b could serve a decoder that asked for a. */
+static int frames_params_equal(const AVHWFramesContext *a, const AVHWFramesContext *b)
+{
+    const AVVulkanFramesContext *x = a->hwctx, *y = b->hwctx;
+    if (a->format != b->format || a->sw_format != b->sw_format || a->width != b->width ||
+        a->height != b->height || a->device_ref->data != b->device_ref->data || x->tiling != y->tiling ||
+        x->usage != y->usage || x->img_flags != y->img_flags || x->flags != y->flags || x->nb_layers != y->nb_layers)
+        return 0;
+    for (int i = 0; i < AV_NUM_DATA_POINTERS; i++)
+        if (x->format[i] != y->format[i])
+            return 0;
+    return vk_chain_equal(x->create_pnext, y->create_pnext);
+}
+
+/* get_format's part for a decoder that reuses frames (vkcu_decoder_open_reuse):
+ * libavcodec's own parameters for this stream (which also bootstraps its
+ * Vulkan decoder), then the frames of the decoder before when they are the
+ * same, else a new frames context that the next decoder may reuse. On any
+ * failure the decoder is left to make its own, as without reuse. */
+static void reuse_frames(AVCodecContext *avctx, AVBufferRef **slot)
+{
+    AVBufferRef *ref = NULL;
+    if (avcodec_get_hw_frames_parameters(avctx, avctx->hw_device_ctx, AV_PIX_FMT_VULKAN, &ref) < 0)
+        return;
+    if (*slot && frames_params_equal((AVHWFramesContext *)ref->data, (AVHWFramesContext *)(*slot)->data)) {
+        av_buffer_unref(&ref);
+        avctx->hw_frames_ctx = av_buffer_ref(*slot);
+        return;
+    }
+    if (av_hwframe_ctx_init(ref) < 0) {
+        av_buffer_unref(&ref);
+        return;
+    }
+    av_buffer_unref(slot);
+    *slot = ref;
+    avctx->hw_frames_ctx = av_buffer_ref(ref);
+}
+
 static enum AVPixelFormat pick_vulkan(AVCodecContext *avctx, const enum AVPixelFormat *fmts)
 {
     const enum AVPixelFormat *p;
     for (p = fmts; *p != AV_PIX_FMT_NONE; p++)
-        if (*p == AV_PIX_FMT_VULKAN && avctx->hw_device_ctx)
+        if (*p == AV_PIX_FMT_VULKAN && avctx->hw_device_ctx) {
+            if (avctx->opaque && !avctx->hw_frames_ctx)
+                reuse_frames(avctx, avctx->opaque);
             return *p;
+        }
     /* No Vulkan offered (or its hwaccel failed to start): first software format. */
     for (p = fmts; *p != AV_PIX_FMT_NONE; p++) {
         const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(*p);
@@ -71,7 +170,7 @@ int vkcu_decoder_vulkan_supported(const vkcu_demux *d, AVBufferRef *hw_device, c
     return 0;
 }
 
-static int decoder_open(const vkcu_demux *d, AVBufferRef *hw_device, int threads,
+static int decoder_open(const vkcu_demux *d, AVBufferRef *hw_device, AVBufferRef **frames, int threads,
                         int (*get_buffer2)(AVCodecContext *, AVFrame *, int), void *opaque,
                         vkcu_decoder **out, char *err, size_t errlen)
 {
@@ -117,6 +216,7 @@ static int decoder_open(const vkcu_demux *d, AVBufferRef *hw_device, int threads
             goto fail;
         }
         dec->avctx->get_format = pick_vulkan;
+        dec->avctx->opaque = frames; /* NULL: its own frames */
         /* 1; VKCU_VK_DECODE_THREADS=N frame threads with FFmpeg 8.1 (a measurement knob: gpu/vkdev_acquire.c) */
         dec->avctx->thread_count = vkcu_vkdev_decode_threads();
         if (dec->avctx->thread_count > 1)
@@ -149,13 +249,19 @@ fail:
 int vkcu_decoder_open(const vkcu_demux *d, AVBufferRef *hw_device, int threads,
                       vkcu_decoder **out, char *err, size_t errlen)
 {
-    return decoder_open(d, hw_device, threads, NULL, NULL, out, err, errlen);
+    return decoder_open(d, hw_device, NULL, threads, NULL, NULL, out, err, errlen);
+}
+
+int vkcu_decoder_open_reuse(const vkcu_demux *d, AVBufferRef *hw_device, AVBufferRef **frames,
+                            vkcu_decoder **out, char *err, size_t errlen)
+{
+    return decoder_open(d, hw_device, frames, 1, NULL, NULL, out, err, errlen);
 }
 
 int vkcu_decoder_open_pooled(const vkcu_demux *d, int (*get_buffer2)(AVCodecContext *, AVFrame *, int),
                              void *opaque, vkcu_decoder **out, char *err, size_t errlen)
 {
-    return decoder_open(d, NULL, 1, get_buffer2, opaque, out, err, errlen);
+    return decoder_open(d, NULL, NULL, 1, get_buffer2, opaque, out, err, errlen);
 }
 
 int vkcu_decoder_send(vkcu_decoder *dec, const AVPacket *pkt, int strict, char *err, size_t errlen)

@@ -35,6 +35,16 @@ typedef struct vkcu_decoder {
  * decode this stream (codec, profile or size), so the caller can fall back. */
 int vkcu_decoder_open(const vkcu_demux *d, AVBufferRef *hw_device, int threads,
                       vkcu_decoder **out, char *err, size_t errlen);
+/* A Vulkan decoder that reuses the frames (the images) of the decoder
+ * before it: *frames (NULL at first) holds the last frames context made;
+ * when this stream asks for the same (device, size, formats, usage and
+ * video profile), its frames come from that pool, else from a new context
+ * that replaces *frames. A new frames context creates, binds and prepares
+ * every image afresh, so decoders opened one after another on one lane
+ * (decode_par.c's segments) keep their images this way. The caller owns
+ * *frames and unrefs it when done. */
+int vkcu_decoder_open_reuse(const vkcu_demux *d, AVBufferRef *hw_device, AVBufferRef **frames,
+                            vkcu_decoder **out, char *err, size_t errlen);
 /* A software decoder with one thread whose frames come from get_buffer2
  * (with opaque as the context's), where the codec lets the caller allocate. */
 int vkcu_decoder_open_pooled(const vkcu_demux *d, int (*get_buffer2)(AVCodecContext *, AVFrame *, int),

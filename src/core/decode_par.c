@@ -70,6 +70,7 @@ typedef struct par_seg {
     par_event *ev;
     int64_t nev, evroom, evhead;
     int64_t kept;             /* frames the caller took */
+    int64_t held, held_peak;  /* bytes of its frames waiting now, and at most */
     struct par_seg *next;
 } par_seg;
 
@@ -306,6 +307,8 @@ static int push_event(vkcu_par *p, par_seg *s, par_event *e)
         av_frame_free(&e->frame);
     } else {
         s->ev[s->nev++] = *e;
+        s->held += e->bytes;
+        s->held_peak = FFMAX(s->held_peak, s->held);
         p->bytes += e->bytes;
         atomic_fetch_add(p->waiting, e->bytes);
         p->frames += e->frame != NULL;
@@ -362,8 +365,12 @@ static int feed(vkcu_par *p, par_seg *s, vkcu_decoder *dec, const AVPacket *pkt)
 }
 
 /* lane_dev: the worker's decode lane on the GPU, NULL in software; lane
- * its stream number there (-1: none could be had, err says why). */
-static void decode_segment(vkcu_par *p, par_seg *s, AVBufferRef *lane_dev, int lane, const char *lane_err)
+ * its stream number there (-1: none could be had, err says why); frames:
+ * the worker's frames context, which its decoders share one after another
+ * (vkcu_decoder_open_reuse), or NULL for a fresh one each segment.
+ * Returns the most bytes of the segment's frames that waited at once. */
+static int64_t decode_segment(vkcu_par *p, par_seg *s, AVBufferRef *lane_dev, int lane, const char *lane_err,
+                           AVBufferRef **frames)
 {
     vkcu_decoder *dec = NULL;
     char err[256];
@@ -373,7 +380,8 @@ static void decode_segment(vkcu_par *p, par_seg *s, AVBufferRef *lane_dev, int l
         LOGE("%s: segment %lld: no decode lane: %s", p->demux->path, (long long)s->index, lane_err);
         ret = VKCU_ERR_DEVICE;
     } else if (lane_dev) {
-        ret = vkcu_decoder_open(p->demux, lane_dev, 1, &dec, err, sizeof(err));
+        ret = frames ? vkcu_decoder_open_reuse(p->demux, lane_dev, frames, &dec, err, sizeof(err))
+                     : vkcu_decoder_open(p->demux, lane_dev, 1, &dec, err, sizeof(err));
         if (ret < 0)
             LOGE("%s", err);
         else if (s->index)
@@ -407,6 +415,7 @@ static void decode_segment(vkcu_par *p, par_seg *s, AVBufferRef *lane_dev, int l
         }
     }
     s->finished = 1;
+    int64_t held_peak = s->held_peak; /* s is the caller's to free once finished */
     /* decoding: the segment's time less what its pushes waited (this and
      * other workers' waits overlap; good enough for the figures at -v) */
     p->t_decode += FFMAX(vkcu_now() - t1 - (p->t_room - room0), 0);
@@ -417,6 +426,7 @@ static void decode_segment(vkcu_par *p, par_seg *s, AVBufferRef *lane_dev, int l
     pthread_mutex_lock(&p->lock);
     p->t_open += vkcu_now() - tc;
     pthread_mutex_unlock(&p->lock);
+    return held_peak;
 }
 
 static void *worker_main(void *arg)
@@ -424,7 +434,11 @@ static void *worker_main(void *arg)
     vkcu_par *p = arg;
     /* On the GPU, a decode lane for the worker's segments: the next of the
      * queues the process claimed, so the workers spread over the engines. */
-    AVBufferRef *lane_dev = NULL;
+    AVBufferRef *lane_dev = NULL, *frames = NULL;
+    /* A new frames context per segment would create and prepare every
+     * image again (VKCU_DECODE_REUSE_FRAMES=0: so, for measurements). */
+    const char *reuse = getenv("VKCU_DECODE_REUSE_FRAMES");
+    int reuse_frames = !reuse || strcmp(reuse, "0") != 0;
     int lane = -1;
     char lane_err[256] = "";
     if (p->hw && vkcu_vkdev_acquire(p->cuda_device, -1, &lane_dev, &lane, lane_err, sizeof(lane_err)) < 0)
@@ -442,10 +456,15 @@ static void *worker_main(void *arg)
         }
         s->assigned = 1;
         pthread_mutex_unlock(&p->lock);
-        decode_segment(p, s, lane_dev, lane, lane_err);
+        /* A pool keeps every image it ever made: one that grew past the
+         * worker's share of the budget is let go (its images are freed as
+         * their frames are taken), so n pools hold about the budget. */
+        if (decode_segment(p, s, lane_dev, lane, lane_err, reuse_frames ? &frames : NULL) > p->budget / p->n)
+            av_buffer_unref(&frames);
         pthread_mutex_lock(&p->lock);
     }
     pthread_mutex_unlock(&p->lock);
+    av_buffer_unref(&frames);
     av_buffer_unref(&lane_dev);
     return NULL;
 }
@@ -829,6 +848,7 @@ static int vkcu_par_receive(vkcu_par *p, vkcu_decoder *parent, AVFrame *frame)
             if (e->bytes)
                 p->last_frame_bytes = e->bytes;
             p->bytes -= e->bytes;
+            h->held -= e->bytes;
             atomic_fetch_sub(p->waiting, e->bytes);
             p->frames -= e->frame != NULL;
             pthread_cond_broadcast(&p->cond);

@@ -3,11 +3,12 @@
 # Issue 39 on the GPU: where the time of one file decoded in pieces by
 # Vulkan decoders goes. For each clip looped 5 times (3000 frames, as
 # tools/bench-decode-parallel.sh makes them): `vkcu hash --algo blake3` with
-# one decoder, in pieces (auto: a decoder per decode queue), and in pieces
-# with the device's compute queues raised (VKCU_VK_COMPUTE_QUEUES=8: FFmpeg
-# makes each new decoder frame ready with a layout change on a compute
-# queue and waits for it; with one compute queue that wait sits behind the
-# frames' handoff copies, which wait for decodes), each once, with -v and
+# one decoder, in pieces (auto: a decoder per decode queue, each worker's
+# decoders reusing one frames context), in pieces with a fresh frames
+# context per segment (VKCU_DECODE_REUSE_FRAMES=0: FFmpeg creates, binds and
+# prepares every image of a new context, the preparation a layout change on
+# the compute queue behind the handoff copies), and in pieces with the
+# device's compute queues raised (VKCU_VK_COMPUTE_QUEUES=8), each once, with -v and
 # --stats kept: the workers' decoding, waiting and opening times, the frames
 # that waited, and fps. Writes $OUT/pieces-gpu.md and the logs.
 #   PIECES_CLIPS="h264-1080p.mp4 hevc10-1080p.mp4" (default)
@@ -26,10 +27,12 @@ md=$out/pieces-gpu.md
 for c in $clips; do
   f=$BIG/${c%.mp4}-x5.mp4
   [ -s "$f" ] || "$FFMPEG" -hide_banner -loglevel error -nostdin -y -stream_loop 4 -i "$BIG/$c" -c copy "$f"
-  for run in one pieces pieces-cq8; do
+  runs="one pieces pieces-fresh pieces-cq8"
+  for run in $runs; do
     case $run in
       one) env=(); opt=(--decode-parallel off) ;;
       pieces) env=(VKCU_GPU_PIECES_MIN_PIXELS=0); opt=(--decode-parallel auto) ;;
+      pieces-fresh) env=(VKCU_GPU_PIECES_MIN_PIXELS=0 VKCU_DECODE_REUSE_FRAMES=0); opt=(--decode-parallel auto) ;;
       pieces-cq8) env=(VKCU_GPU_PIECES_MIN_PIXELS=0 VKCU_VK_COMPUTE_QUEUES=8); opt=(--decode-parallel auto) ;;
     esac
     log=$out/${c%.mp4}-$run.log
@@ -43,7 +46,10 @@ for c in $clips; do
     pk=$(sed -n 's/.*at most \([0-9]*\) frames (\([0-9.]*\) MiB.*/\1 (\2 MiB)/p' "$log")
     echo "| $c | $run (rc $rc) | $fps | ${w:--} | ${pk:--} |" >> "$md"
   done
-  cmp -s "$out/${c%.mp4}-one.txt" "$out/${c%.mp4}-pieces.txt" && cmp -s "$out/${c%.mp4}-one.txt" "$out/${c%.mp4}-pieces-cq8.txt" &&
-    echo "| $c | the three runs' hashes | equal | | |" >> "$md" || echo "| $c | the three runs' hashes | DIFFER | | |" >> "$md"
+  same=equal
+  for run in $runs; do
+    cmp -s "$out/${c%.mp4}-one.txt" "$out/${c%.mp4}-$run.txt" || same="DIFFER ($run)"
+  done
+  echo "| $c | the runs' hashes | $same | | |" >> "$md"
 done
 cat "$md"
