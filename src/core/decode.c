@@ -22,6 +22,7 @@
 
 #include "gpu/vkdev.h"
 #include "gpu/vk.h"
+#include "util/clock.h"
 #include "util/format.h"
 #include "util/log.h"
 #include "decode.h"
@@ -103,8 +104,9 @@ static int frames_params_equal(const AVHWFramesContext *a, const AVHWFramesConte
  * Vulkan decoder), then the frames of the decoder before when they are the
  * same, else a new frames context that the next decoder may reuse. On any
  * failure the decoder is left to make its own, as without reuse. */
-static void reuse_frames(AVCodecContext *avctx, AVBufferRef **slot)
+static void reuse_frames(AVCodecContext *avctx, vkcu_frames_reuse *r)
 {
+    AVBufferRef **slot = &r->frames;
     AVBufferRef *ref = NULL;
     if (avcodec_get_hw_frames_parameters(avctx, avctx->hw_device_ctx, AV_PIX_FMT_VULKAN, &ref) < 0)
         return;
@@ -120,6 +122,17 @@ static void reuse_frames(AVCodecContext *avctx, AVBufferRef **slot)
     av_buffer_unref(slot);
     *slot = ref;
     avctx->hw_frames_ctx = av_buffer_ref(ref);
+}
+
+/* The frames' allocation, timed for the figures at -v. */
+static int timed_get_buffer(AVCodecContext *avctx, AVFrame *frame, int flags)
+{
+    vkcu_frames_reuse *r = avctx->opaque;
+    double t = vkcu_now();
+    int ret = avcodec_default_get_buffer2(avctx, frame, flags);
+    r->t_get_buffer += vkcu_now() - t;
+    r->get_buffers++;
+    return ret;
 }
 
 static enum AVPixelFormat pick_vulkan(AVCodecContext *avctx, const enum AVPixelFormat *fmts)
@@ -170,7 +183,7 @@ int vkcu_decoder_vulkan_supported(const vkcu_demux *d, AVBufferRef *hw_device, c
     return 0;
 }
 
-static int decoder_open(const vkcu_demux *d, AVBufferRef *hw_device, AVBufferRef **frames, int threads,
+static int decoder_open(const vkcu_demux *d, AVBufferRef *hw_device, vkcu_frames_reuse *frames, int threads,
                         int (*get_buffer2)(AVCodecContext *, AVFrame *, int), void *opaque,
                         vkcu_decoder **out, char *err, size_t errlen)
 {
@@ -217,6 +230,8 @@ static int decoder_open(const vkcu_demux *d, AVBufferRef *hw_device, AVBufferRef
         }
         dec->avctx->get_format = pick_vulkan;
         dec->avctx->opaque = frames; /* NULL: its own frames */
+        if (frames)
+            dec->avctx->get_buffer2 = timed_get_buffer;
         /* 1; VKCU_VK_DECODE_THREADS=N frame threads with FFmpeg 8.1 (a measurement knob: gpu/vkdev_acquire.c) */
         dec->avctx->thread_count = vkcu_vkdev_decode_threads();
         if (dec->avctx->thread_count > 1)
@@ -252,7 +267,7 @@ int vkcu_decoder_open(const vkcu_demux *d, AVBufferRef *hw_device, int threads,
     return decoder_open(d, hw_device, NULL, threads, NULL, NULL, out, err, errlen);
 }
 
-int vkcu_decoder_open_reuse(const vkcu_demux *d, AVBufferRef *hw_device, AVBufferRef **frames,
+int vkcu_decoder_open_reuse(const vkcu_demux *d, AVBufferRef *hw_device, vkcu_frames_reuse *frames,
                             vkcu_decoder **out, char *err, size_t errlen)
 {
     return decoder_open(d, hw_device, frames, 1, NULL, NULL, out, err, errlen);

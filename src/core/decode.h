@@ -36,14 +36,20 @@ typedef struct vkcu_decoder {
 int vkcu_decoder_open(const vkcu_demux *d, AVBufferRef *hw_device, int threads,
                       vkcu_decoder **out, char *err, size_t errlen);
 /* A Vulkan decoder that reuses the frames (the images) of the decoder
- * before it: *frames (NULL at first) holds the last frames context made;
+ * before it: r->frames (NULL at first) holds the last frames context made;
  * when this stream asks for the same (device, size, formats, usage and
  * video profile), its frames come from that pool, else from a new context
- * that replaces *frames. A new frames context creates, binds and prepares
+ * that replaces r->frames. A new frames context creates, binds and prepares
  * every image afresh, so decoders opened one after another on one lane
- * (decode_par.c's segments) keep their images this way. The caller owns
- * *frames and unrefs it when done. */
-int vkcu_decoder_open_reuse(const vkcu_demux *d, AVBufferRef *hw_device, AVBufferRef **frames,
+ * (decode_par.c's segments) keep their images this way. The decoder also
+ * adds the time its frame allocations take to r (its thread only). The
+ * caller owns r->frames and unrefs it when done. */
+typedef struct vkcu_frames_reuse {
+    AVBufferRef *frames;
+    double t_get_buffer;    /* seconds in get_buffer2 (pool, or new images) */
+    int64_t get_buffers;
+} vkcu_frames_reuse;
+int vkcu_decoder_open_reuse(const vkcu_demux *d, AVBufferRef *hw_device, vkcu_frames_reuse *r,
                             vkcu_decoder **out, char *err, size_t errlen);
 /* A software decoder with one thread whose frames come from get_buffer2
  * (with opaque as the context's), where the codec lets the caller allocate. */

@@ -129,6 +129,11 @@ struct vkcu_par {
     /* The workers' time, seconds (under the lock): opening decoders,
      * decoding (the decoder's calls), waiting for room to queue a frame. */
     double t_open, t_decode, t_room;
+    /* Of t_decode: in avcodec_send_packet, in avcodec_receive_frame, in
+     * get_buffer2 (Vulkan frames), and how many frames were allocated. */
+    double t_send, t_receive, t_get_buffer;
+    int64_t get_buffers;
+    double t_caller;          /* the caller's waits for the first segment's frames */
     int64_t opens;
 };
 
@@ -322,10 +327,12 @@ static int push_event(vkcu_par *p, par_seg *s, par_event *e)
 
 /* Sends pkt (NULL: drain) to the segment's decoder and queues what comes
  * out. <0 ends the segment (an error queued, or stop). */
-static int feed(vkcu_par *p, par_seg *s, vkcu_decoder *dec, const AVPacket *pkt)
+static int feed(vkcu_par *p, par_seg *s, vkcu_decoder *dec, const AVPacket *pkt, double *t_send, double *t_receive)
 {
     for (;;) {
+        double t0 = vkcu_now();
         int ret = avcodec_send_packet(dec->avctx, pkt);
+        *t_send += vkcu_now() - t0;
         if (ret == AVERROR_INVALIDDATA && pkt) {
             par_event e = { .rejected = 1, .pos = pkt->pos, .pts = pkt->pts };
             if ((ret = push_event(p, s, &e)) < 0)
@@ -340,7 +347,9 @@ static int feed(vkcu_par *p, par_seg *s, vkcu_decoder *dec, const AVPacket *pkt)
             AVFrame *f = av_frame_alloc();
             if (!f)
                 return AVERROR(ENOMEM);
+            double t1 = vkcu_now();
             int r = vkcu_decoder_receive(dec, f);
+            *t_receive += vkcu_now() - t1;
             if (r == AVERROR(EAGAIN) || r == AVERROR_EOF) {
                 av_frame_free(&f);
                 break;
@@ -370,7 +379,7 @@ static int feed(vkcu_par *p, par_seg *s, vkcu_decoder *dec, const AVPacket *pkt)
  * (vkcu_decoder_open_reuse), or NULL for a fresh one each segment.
  * Returns the most bytes of the segment's frames that waited at once. */
 static int64_t decode_segment(vkcu_par *p, par_seg *s, AVBufferRef *lane_dev, int lane, const char *lane_err,
-                           AVBufferRef **frames)
+                              vkcu_frames_reuse *frames)
 {
     vkcu_decoder *dec = NULL;
     char err[256];
@@ -397,17 +406,17 @@ static int64_t decode_segment(vkcu_par *p, par_seg *s, AVBufferRef *lane_dev, in
     pthread_mutex_lock(&p->lock);
     p->t_open += t1 - t0;
     p->opens++;
-    double room0 = p->t_room;
+    double room0 = p->t_room, t_send = 0, t_receive = 0;
     while (ret >= 0 && !p->stop) {
         if (s->fed < s->npk) {
             AVPacket *pkt = s->pkts[s->fed++];
             pthread_mutex_unlock(&p->lock);
-            ret = feed(p, s, dec, pkt);
+            ret = feed(p, s, dec, pkt, &t_send, &t_receive);
             pthread_mutex_lock(&p->lock);
             pthread_cond_broadcast(&p->cond); /* the reader may wait for the packets to go */
         } else if (s->closed) {
             pthread_mutex_unlock(&p->lock);
-            feed(p, s, dec, NULL);
+            feed(p, s, dec, NULL, &t_send, &t_receive);
             pthread_mutex_lock(&p->lock);
             break;
         } else {
@@ -419,6 +428,8 @@ static int64_t decode_segment(vkcu_par *p, par_seg *s, AVBufferRef *lane_dev, in
     /* decoding: the segment's time less what its pushes waited (this and
      * other workers' waits overlap; good enough for the figures at -v) */
     p->t_decode += FFMAX(vkcu_now() - t1 - (p->t_room - room0), 0);
+    p->t_send += t_send;
+    p->t_receive += t_receive;
     pthread_cond_broadcast(&p->cond);
     pthread_mutex_unlock(&p->lock);
     double tc = vkcu_now();
@@ -434,7 +445,8 @@ static void *worker_main(void *arg)
     vkcu_par *p = arg;
     /* On the GPU, a decode lane for the worker's segments: the next of the
      * queues the process claimed, so the workers spread over the engines. */
-    AVBufferRef *lane_dev = NULL, *frames = NULL;
+    AVBufferRef *lane_dev = NULL;
+    vkcu_frames_reuse frames = { 0 };
     /* A new frames context per segment would create and prepare every
      * image again (VKCU_DECODE_REUSE_FRAMES=0: so, for measurements). */
     const char *reuse = getenv("VKCU_DECODE_REUSE_FRAMES");
@@ -459,12 +471,19 @@ static void *worker_main(void *arg)
         /* A pool keeps every image it ever made: one that grew past the
          * worker's share of the budget is let go (its images are freed as
          * their frames are taken), so n pools hold about the budget. */
-        if (decode_segment(p, s, lane_dev, lane, lane_err, reuse_frames ? &frames : NULL) > p->budget / p->n)
-            av_buffer_unref(&frames);
+        frames.t_get_buffer = 0;
+        frames.get_buffers = 0;
+        int64_t held = decode_segment(p, s, lane_dev, lane, lane_err, &frames);
+        if (held > p->budget / p->n || !reuse_frames)
+            av_buffer_unref(&frames.frames);
+        pthread_mutex_lock(&p->lock);
+        p->t_get_buffer += frames.t_get_buffer;
+        p->get_buffers += frames.get_buffers;
+        pthread_mutex_unlock(&p->lock);
         pthread_mutex_lock(&p->lock);
     }
     pthread_mutex_unlock(&p->lock);
-    av_buffer_unref(&frames);
+    av_buffer_unref(&frames.frames);
     av_buffer_unref(&lane_dev);
     return NULL;
 }
@@ -525,6 +544,12 @@ static void vkcu_par_log_stats(const vkcu_par *p, const char *path)
          p->hw ? " of GPU memory" : "");
     LOGV("%s: parallel decode: the workers spent %.2f s decoding, %.2f s waiting for room to queue frames, %.2f s "
          "opening and closing %lld decoders", path, p->t_decode, p->t_room, p->t_open, (long long)p->opens);
+    LOGV("%s: parallel decode: of the decoding, %.2f s sending packets, %.2f s receiving frames%s; the caller waited "
+         "%.2f s for the first segment's frames", path, p->t_send, p->t_receive,
+         p->get_buffers ? "" : " (no Vulkan frames allocated)", p->t_caller);
+    if (p->get_buffers)
+        LOGV("%s: parallel decode: %lld Vulkan frames taken in %.2f s (%.3f ms each)", path, (long long)p->get_buffers,
+             p->t_get_buffer, 1e3 * p->t_get_buffer / (double)p->get_buffers);
 }
 
 static void vkcu_par_free(vkcu_par **pp)
@@ -894,7 +919,9 @@ static int vkcu_par_receive(vkcu_par *p, vkcu_decoder *parent, AVFrame *frame)
             p->allow = FFMIN(p->budget, FFMAX(p->allow * 2, p->last_frame_bytes * 2));
             pthread_cond_broadcast(&p->cond);
         }
+        double tw = vkcu_now();
         pthread_cond_wait(&p->cond, &p->lock);
+        p->t_caller += vkcu_now() - tw;
     }
     pthread_mutex_unlock(&p->lock);
     return ret;

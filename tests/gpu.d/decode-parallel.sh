@@ -58,11 +58,16 @@ for f in "${inputs[@]}"; do
   [ "${s:-1}" -gt 1 ] && cut=$((cut + 1))
   run cpu "$f" --backend cpu --decode-parallel off
   if ! cmp -s "$out/one.txt" "$out/par.txt"; then
-    bad=$((bad + 1))
     # which of the two the CPU backend agrees with, and whether one Vulkan
     # decoder gives itself again (a damaged stream's missing pictures are
     # whatever the decode engine leaves in the image)
     run one2 "$f" --backend gpu --decode-parallel off
+    if ! cmp -s "$out/one.txt" "$out/one2.txt"; then
+      n=$((n - 1))
+      echo "SKIP decode-parallel-gpu $b: one Vulkan decoder does not give its own frames twice (damage the engine leaves undecoded), so the pieces have nothing to equal"
+      continue
+    fi
+    bad=$((bad + 1))
     echo "FAIL decode-parallel-gpu $b: the pieces' frames differ from one Vulkan decoder's ($(diff "$out/one.txt" "$out/par.txt" | grep -c '^<') lines; one decoder $(cmp -s "$out/one.txt" "$out/cpu.txt" && echo = || echo '!=') CPU, pieces $(cmp -s "$out/par.txt" "$out/cpu.txt" && echo = || echo '!=') CPU, one decoder again $(cmp -s "$out/one.txt" "$out/one2.txt" && echo the same || echo DIFFERENT)): $(diff "$out/one.txt" "$out/par.txt" | sed -n 2p)"
     continue
   fi
@@ -101,15 +106,18 @@ if [ -s "$long" ]; then
   else
     echo "FAIL decode-parallel-gpu: auto on long-x10.mp4: ${s:-no} segments; $(cmp -s "$out/lone.txt" "$out/lauto.txt" && echo "= one decoder" || echo "!= one decoder"), $(cmp -s "$out/lcpu.txt" "$out/lauto.txt" && echo "= CPU" || echo "!= CPU")"
   fi
-  # --frames N in pieces: as many frames decoded as one decoder takes (the
-  # GPU's handoff runs a few frames ahead of the sink), one decoder's hashes
+  # --frames N in pieces: one decoder's hashes, and the pieces stop where
+  # the job does: the frames taken are N and the few the GPU's handoff runs
+  # ahead of the sink (how many depends on timing: at most its ring, 16), not
+  # the segments' ends (the file has 7500)
   for k in 5 70; do
     VKCU_DECODE_SEGMENT_MIN=1 run fp "$long" --backend gpu --decode-parallel 3 --frames $k --stats
     run fo "$long" --backend gpu --decode-parallel off --frames $k --stats
-    dp=$(grep -o 'decoded=[0-9]*' "$out/fp.err" | head -1) do=$(grep -o 'decoded=[0-9]*' "$out/fo.err" | head -1)
-    [ -n "$dp" ] && [ "$dp" = "$do" ] && cmp -s "$out/fp.txt" "$out/fo.txt" && [ "$(grep -c "^0," "$out/fp.txt")" = "$k" ] &&
-      echo "PASS decode-parallel-gpu: --frames $k in pieces: $k frames, $dp as one decoder, one decoder's hashes" ||
-      echo "FAIL decode-parallel-gpu: --frames $k in pieces: $dp (one decoder $do), hashes $(cmp -s "$out/fp.txt" "$out/fo.txt" && echo equal || echo differ)"
+    dp=$(grep -o 'decoded=[0-9]*' "$out/fp.err" | head -1 | cut -d= -f2)
+    [ -n "$dp" ] && [ "$dp" -ge "$k" ] && [ "$dp" -le $((k + 16)) ] && cmp -s "$out/fp.txt" "$out/fo.txt" &&
+      [ "$(grep -c "^0," "$out/fp.txt")" = "$k" ] &&
+      echo "PASS decode-parallel-gpu: --frames $k in pieces: $k frames ($dp decoded), one decoder's hashes" ||
+      echo "FAIL decode-parallel-gpu: --frames $k in pieces: decoded=${dp:-?}, hashes $(cmp -s "$out/fp.txt" "$out/fo.txt" && echo equal || echo differ)"
   done
   # A 4 MiB budget of GPU memory: the frames waiting stay near it.
   VKCU_DECODE_PARALLEL_MIB=4 VKCU_DECODE_SEGMENT_MIN=1 run lb "$long" --backend gpu --decode-parallel 3 --log-level verbose

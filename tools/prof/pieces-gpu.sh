@@ -8,7 +8,8 @@
 # context per segment (VKCU_DECODE_REUSE_FRAMES=0: FFmpeg creates, binds and
 # prepares every image of a new context, the preparation a layout change on
 # the compute queue behind the handoff copies), and in pieces with the
-# device's compute queues raised (VKCU_VK_COMPUTE_QUEUES=8), each once, with -v and
+# device's compute queues raised (VKCU_VK_COMPUTE_QUEUES=8), and with 600 MiB
+# for the frames that wait (so that the pools recycle their images), each once, with -v and
 # --stats kept: the workers' decoding, waiting and opening times, the frames
 # that waited, and fps. Writes $OUT/pieces-gpu.md and the logs.
 #   PIECES_CLIPS="h264-1080p.mp4 hevc10-1080p.mp4" (default)
@@ -27,13 +28,14 @@ md=$out/pieces-gpu.md
 for c in $clips; do
   f=$BIG/${c%.mp4}-x5.mp4
   [ -s "$f" ] || "$FFMPEG" -hide_banner -loglevel error -nostdin -y -stream_loop 4 -i "$BIG/$c" -c copy "$f"
-  runs="one pieces pieces-fresh pieces-cq8"
+  runs="one pieces pieces-fresh pieces-cq8 pieces-600m"
   for run in $runs; do
     case $run in
       one) env=(); opt=(--decode-parallel off) ;;
       pieces) env=(VKCU_GPU_PIECES_MIN_PIXELS=0); opt=(--decode-parallel auto) ;;
       pieces-fresh) env=(VKCU_GPU_PIECES_MIN_PIXELS=0 VKCU_DECODE_REUSE_FRAMES=0); opt=(--decode-parallel auto) ;;
       pieces-cq8) env=(VKCU_GPU_PIECES_MIN_PIXELS=0 VKCU_VK_COMPUTE_QUEUES=8); opt=(--decode-parallel auto) ;;
+      pieces-600m) env=(VKCU_GPU_PIECES_MIN_PIXELS=0 VKCU_DECODE_PARALLEL_MIB=600); opt=(--decode-parallel auto) ;;
     esac
     log=$out/${c%.mp4}-$run.log
     t0=$(date +%s.%N)
@@ -52,4 +54,14 @@ for c in $clips; do
   done
   echo "| $c | the runs' hashes | $same | | |" >> "$md"
 done
+{
+  echo
+  echo "The workers' and the caller's times at -v:"
+  for c in $clips; do
+    for log in "$out/${c%.mp4}"-pieces*.log; do
+      echo "- $(basename "$log" .log):"
+      grep "parallel decode:" "$log" | sed 's/^.*parallel decode: /  - /'
+    done
+  done
+} >> "$md"
 cat "$md"
