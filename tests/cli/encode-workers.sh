@@ -30,6 +30,25 @@ check "GOP 1 (every frame a key frame)" "$m/long.mp4" --gop 1 --frames 50
 check "trimmed, with denoise" "$m/trim.mp4" --start 13f --duration 40f --chain denoise=tnr
 check "10-bit" "$m/hevc10.mkv" --gop 5
 
+# Every packet keeps its frame's timestamp and duration (ffprobe: the
+# input's frames against the output's packets, both Matroska, 1/1000, the
+# frames on the encoder's 1/25 grid as ffmpeg puts them), with
+# one encoder and with three; ProRes too.
+frame_ts() { "$FFPROBE" -v error -select_streams v:0 -show_entries frame=pts,duration -of csv=p=0 "$1" | cut -d, -f1,2; }
+pkt_ts() { "$FFPROBE" -v error -select_streams v:0 -show_entries packet=pts,duration -of csv=p=0 "$1" | cut -d, -f1,2; }
+want=$(frame_ts "$m/vfr.mkv")
+for w in 1 3; do
+  "$VKCU" --backend cpu -q -y "$m/vfr.mkv" -o "$TMP/ts$w.mkv" --encoder ffv1 --encode-workers $w --gop 1
+  got=$(pkt_ts "$TMP/ts$w.mkv")
+  [ -n "$want" ] && [ "$got" = "$want" ] &&
+    pass "encode-workers: $w encoder(s): all $(echo "$got" | wc -l) packets keep their frame's pts and duration" ||
+    fail "encode-workers: $w encoder(s): packets' pts,duration differ from the frames': $(diff <(echo "$want") <(echo "$got") | head -3 | tr '\n' ' ')"
+done
+"$VKCU" --backend cpu -q -y "$m/vfr.mkv" -o "$TMP/tsp.mkv" --encoder prores_ks --chain convert=format=yuv422p10
+got=$(pkt_ts "$TMP/tsp.mkv")
+[ -n "$want" ] && [ "$got" = "$want" ] && pass "encode-workers: prores_ks packets keep their frame's pts and duration" ||
+  fail "encode-workers: prores_ks packets' pts,duration differ from the frames': $(diff <(echo "$want") <(echo "$got") | head -3 | tr '\n' ' ')"
+
 # Several GOPs really were in flight (not one worker doing all).
 if "$VKCU" --backend cpu -y "$m/long.mp4" -o "$TMP/v.mkv" --encoder ffv1 --encode-workers 3 --log-level verbose 2>&1 |
   grep -q "3 GOPs of 12 frames encoded at once"; then

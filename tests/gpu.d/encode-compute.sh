@@ -41,7 +41,7 @@ run_all() {
 # The bundled ffmpeg is the FFmpeg build vkcu links: FFmpeg 8.1 has the compute encoders.
 if ! "$FFMPEG" -hide_banner -encoders 2>/dev/null | grep -q ' ffv1_vulkan ' ||
   grep -q "ffv1_vulkan prores_ks_vulkan: not in this build" "$log/probe.txt"; then
-  for t in probe-compute round-trips level3-refusal prores archive-ffv1 leaks-encode; do
+  for t in probe-compute round-trips level3-refusal prores timestamps archive-ffv1 leaks-encode; do
     echo "SKIP encode-compute-$t: this build's FFmpeg has no compute encoders ($("$FFMPEG" -hide_banner -version 2>&1 | head -1))"
   done
   return 0
@@ -97,7 +97,7 @@ rt() {
   fi
 }
 
-# ONLY="round-trips level3-refusal prores archive-ffv1 leaks" (any of them): those sections alone.
+# ONLY="round-trips level3-refusal prores timestamps archive-ffv1 leaks" (any of them): those sections alone.
 want() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
 m=$MEDIA
 
@@ -200,6 +200,42 @@ if [ "$rc" = 2 ] && [ ! -e "$out/p420.mov" ] && grep -q 'convert=format=yuv422p1
 else
   echo "FAIL encode-compute-prores-420-refused: exit $rc: $(head -2 "$log/p420.err" | tr '\n' ' ')"
 fi
+fi
+
+if want timestamps; then
+# Every packet keeps its frame's timestamp and duration: ffprobe's packets of
+# ffv1_vulkan and prores_ks_vulkan on the GPU equal those of ffv1 and
+# prores_ks on the CPU backend (300 frames at a constant rate, and a
+# variable-rate file), and the encoder's GPU timer timed every frame.
+ffprobe=$(dirname "${FFMPEG:-/nonexistent/ffmpeg}")/ffprobe
+pkts() { "$ffprobe" -v error -select_streams v:0 -show_entries packet=pts,duration -of csv=p=0 "$1"; }
+ts() { # name input ext gpu-encoder cpu-encoder [args...]
+  local name=$1 in=$2 ext=$3 genc=$4 cenc=$5; shift 5
+  timeout -s KILL 300 "$VKCU" "$in" --backend gpu --encoder "$genc" -o "$out/ts-$name.g.$ext" -y -q --stats "$@" \
+    2> "$log/ts-$name.g.err"
+  local grc=$?
+  timeout -s KILL 300 "$VKCU" "$in" --backend cpu --encoder "$cenc" -o "$out/ts-$name.c.$ext" -y -q "$@" \
+    2> "$log/ts-$name.c.err"
+  local crc=$?
+  pkts "$out/ts-$name.g.$ext" > "$log/ts-$name.g.pkts" 2>&1
+  pkts "$out/ts-$name.c.$ext" > "$log/ts-$name.c.pkts" 2>&1
+  local n timed
+  n=$(grep -c . "$log/ts-$name.c.pkts")
+  timed=$(sed -n 's/.*encoder gpu ms\/frame: busy=[0-9.]* over \([0-9]*\) frames.*/\1/p' "$log/ts-$name.g.err")
+  if [ "$grc" != 0 ] || [ "$crc" != 0 ]; then
+    echo "FAIL encode-compute-timestamps-$name: exit $grc on the GPU, $crc on the CPU: $(grep -m1 error "$log/ts-$name.g.err")"
+  elif [ "$n" -lt 2 ] || grep -q ',$\|^,\|N/A' "$log/ts-$name.g.pkts" ||
+    ! cmp -s "$log/ts-$name.g.pkts" "$log/ts-$name.c.pkts"; then
+    echo "FAIL encode-compute-timestamps-$name: $genc's packets' pts,duration differ from $cenc's ($n packets): $(diff "$log/ts-$name.g.pkts" "$log/ts-$name.c.pkts" | head -3 | tr '\n' ' ')"
+  elif [ "${timed:-0}" != "$n" ]; then
+    echo "FAIL encode-compute-timestamps-$name: the encoder's GPU timer timed ${timed:-no} of $n frames"
+  else
+    echo "PASS encode-compute-timestamps-$name: $n packets with $cenc's pts and durations, all $n timed on the GPU"
+  fi
+}
+ts ffv1-cfr "$m/long.mp4" mkv ffv1_vulkan ffv1 --frames 300 --encoder-opt level=4
+ts ffv1-vfr "$m/vfr.mkv" mkv ffv1_vulkan ffv1 --encoder-opt level=4
+ts prores-cfr "$m/long.mp4" mov prores_ks_vulkan prores_ks --frames 300 --chain convert=format=yuv422p10
 fi
 
 if want archive-ffv1; then

@@ -13,6 +13,8 @@
 # --stats kept: the workers' decoding, waiting and opening times, the frames
 # that waited, and fps. Writes $OUT/pieces-gpu.md and the logs.
 #   PIECES_CLIPS="h264-1080p.mp4 hevc10-1080p.mp4" (default)
+#   PIECES_LOOPS=5 (the clip's 600 frames looped so many times)
+#   PIECES_RUNS="one pieces pieces-fresh pieces-cq8 pieces-600m" (default)
 set -u
 source "$(dirname "$0")/../gpu-env.sh"
 out=${OUT:-$root/build}
@@ -22,13 +24,15 @@ clips=${PIECES_CLIPS:-h264-1080p.mp4 hevc10-1080p.mp4}
 make_big_clips $clips
 md=$out/pieces-gpu.md
 {
-  echo "| clip (3000 frames) | run | fps | workers: decoding / waiting for room / open+close (s) | frames waited (peak) |"
+  echo "| clip (frames: 600 x PIECES_LOOPS) | run | fps | workers: decoding / waiting for room / open+close (s) | frames waited (peak) |"
   echo "| --- | --- | ---: | --- | --- |"
 } > "$md"
 for c in $clips; do
-  f=$BIG/${c%.mp4}-x5.mp4
-  [ -s "$f" ] || "$FFMPEG" -hide_banner -loglevel error -nostdin -y -stream_loop 4 -i "$BIG/$c" -c copy "$f"
-  runs="one pieces pieces-fresh pieces-cq8 pieces-600m"
+  loops=${PIECES_LOOPS:-5}
+  frames=$((600 * loops))
+  f=$BIG/${c%.mp4}-x$loops.mp4
+  [ -s "$f" ] || "$FFMPEG" -hide_banner -loglevel error -nostdin -y -stream_loop $((loops - 1)) -i "$BIG/$c" -c copy "$f"
+  runs=${PIECES_RUNS:-one pieces pieces-fresh pieces-cq8 pieces-600m}
   for run in $runs; do
     case $run in
       one) env=(); opt=(--decode-parallel off) ;;
@@ -43,10 +47,10 @@ for c in $clips; do
       "${opt[@]}" > "$out/${c%.mp4}-$run.txt" 2> "$log"
     rc=$?
     t1=$(date +%s.%N)
-    fps=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", 3000 / (b - a)}')
+    fps=$(awk -v a="$t0" -v b="$t1" -v n="$frames" 'BEGIN {printf "%.1f", n / (b - a)}')
     w=$(sed -n 's/.*the workers spent \([0-9.]*\) s decoding, \([0-9.]*\) s waiting.*, \([0-9.]*\) s opening.*/\1 \/ \2 \/ \3/p' "$log")
     pk=$(sed -n 's/.*at most \([0-9]*\) frames (\([0-9.]*\) MiB.*/\1 (\2 MiB)/p' "$log")
-    echo "| $c | $run (rc $rc) | $fps | ${w:--} | ${pk:--} |" >> "$md"
+    echo "| $c x$loops | $run (rc $rc) | $fps | ${w:--} | ${pk:--} |" >> "$md"
   done
   same=equal
   for run in $runs; do
