@@ -171,7 +171,9 @@ typedef struct vkcu_settings {
     int decode_threads;             /* software decoder threads, 0..256; 0 (default): one, in every sink, so that a
                                      * damaged stream gives the same frames on every run; N > 1: FFmpeg's frame
                                      * and slice threads, faster, the same frames on clean streams only */
-    int encode_workers;             /* FFV1 intra-GOP encoders run at once, 0..64; 0: automatic */
+    int encode_workers;             /* encoders run at once, 0..64: FFV1's intra GOPs on the CPU, or instances of a
+                                     * GPU compute encoder (ffv1_vulkan, prores_ks_vulkan), the same bytes as one;
+                                     * 0: automatic (CPU: one per 4 cores; GPU: 4, at most 8) */
     vkcu_progress_callback progress_callback; /* NULL: no progress reports */
     void *progress_opaque;
     vkcu_watchdog_callback watchdog_callback; /* NULL: the stall is only logged and the job fails */
@@ -392,7 +394,10 @@ typedef struct vkcu_job_result {
     int64_t gpu_encode_frames;
     double cpu_seconds;      /* the process's CPU time (user + system, all threads) while the job ran: with jobs
                               * running at once on other threads, theirs too */
-    uint64_t reserved[32];   /* zero (version.h: room to grow) */
+    int32_t encode_instances; /* encode sink: encoders that ran at once (FFV1's GOP workers, a compute encoder's
+                               * instances on the GPU); 1 for one; their summed time is enc_ms_encode */
+    int32_t reserved32;       /* zero */
+    uint64_t reserved[31];   /* zero (version.h: room to grow) */
 } vkcu_job_result;
 
 /**

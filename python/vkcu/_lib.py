@@ -145,7 +145,7 @@ class JobResult(Structure):
         ("frames_rescaled", c_int64), ("format_changes", c_int64),
         ("encoder", c_char * 32), ("encoded_bytes", c_int64), ("gpu_ms_encode", c_double),
         ("gpu_encode_frames", c_int64), ("cpu_seconds", c_double),
-        ("reserved", c_uint64 * 32),
+        ("encode_instances", c_int), ("reserved32", c_int), ("reserved", c_uint64 * 31),
     ]
 
 

@@ -42,6 +42,11 @@ static void print_stats(const cli_job *p, const vkcu_job_result *r, FILE *out)
         fprintf(out, "stats: encoder=%s encoded_bytes=%lld; encoder thread ms/frame: encode=%.3f mux=%.3f idle=%.3f\n",
                 r->encoder[0] ? r->encoder : "none", (long long)r->encoded_bytes, r->enc_ms_encode / n,
                 r->enc_ms_mux / n, r->enc_ms_idle / n);
+        if (r->encode_instances > 1)
+            fprintf(out, "stats: encoders at once: %d; their summed encode time %.3f s against %.3f s of wall time "
+                    "(%.0f%% of %d x wall)\n", r->encode_instances, r->enc_ms_encode / 1000, r->seconds,
+                    r->seconds > 0 ? 100 * r->enc_ms_encode / 1000 / (r->seconds * r->encode_instances) : 0.0,
+                    r->encode_instances);
         if (r->gpu_encode_frames > 0)
             fprintf(out, "stats: encoder gpu ms/frame: busy=%.4f over %lld frames (timestamps around its submissions): "
                     "alone it would run at %.1f fps\n", r->gpu_ms_encode / (double)r->gpu_encode_frames,

@@ -179,7 +179,7 @@ static int encode_open(vkcu_sink *s, const vkcu_video_format *fmt, AVRational tb
     if (!strcmp(ofmt->name, "image2") && !e->to_stdout)
         e->image = av_filename_number_test(path) ? IMAGE_SEQ : IMAGE_ONE;
     e->max_frames = QUEUE_FRAMES;
-    if (!e->hw_frame && (ret = vkcu_encsink_setup_workers(s, codec, fmt, tb, !!(ofmt->flags & AVFMT_GLOBALHEADER))) < 0)
+    if ((ret = vkcu_encsink_setup_workers(s, codec, fmt, tb, !!(ofmt->flags & AVFMT_GLOBALHEADER))) < 0)
         goto fail;
     if ((ret = claim_output(s, ofmt)) < 0)
         goto fail;
@@ -297,6 +297,7 @@ static int stop_thread(vkcu_sink *s, int ok, int finish, int ret)
     vkcu_encsink_stop_workers(e);
     if (s->result) {
         s->result->enc_ms_encode = e->t_encode * 1000;
+        s->result->encode_instances = e->nb_gw > 1 ? e->nb_gw : 1;
         s->result->enc_ms_mux = e->t_mux * 1000;
         s->result->enc_ms_idle = e->t_idle * 1000;
         s->result->encoded_bytes = e->video_bytes;

@@ -4,8 +4,10 @@
  * encodes every n-th GOP with its own encoder, and the encoder thread
  * writes their packets in order (sink_encode_priv.h, gop_worker).
  */
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <libavutil/opt.h>
 #include <libavutil/imgutils.h>
 
 #include "util/clock.h"
@@ -29,6 +31,10 @@ static void *gop_worker_main(void *arg)
     gop_worker *w = arg;
     vkcu_sink *s = w->s;
     encode_sink *e = s->priv;
+    /* VKCU_TEST_ENCODER_FAIL_AT=N: the encoder refuses frame N, as a GPU
+     * that fails mid-way would (tests/cli/encode-workers.sh). */
+    const char *fail_env = getenv("VKCU_TEST_ENCODER_FAIL_AT");
+    const int64_t fail_at = fail_env && *fail_env ? atoll(fail_env) : -1;
     for (;;) {
         pthread_mutex_lock(&e->lock);
         int slot;
@@ -47,7 +53,25 @@ static void *gop_worker_main(void *arg)
 
         double t = vkcu_now();
         frame->pict_type = AV_PICTURE_TYPE_NONE;
-        int ret = avcodec_send_frame(w->enc, frame);
+        AVFrame *in = frame;
+        int ret = 0;
+        /* A compute encoder's instance takes host frames (a chain output
+         * that does not fit the output ring) uploaded, as the encoder
+         * thread does for one encoder. */
+        if (w->hw_frame && frame->format != AV_PIX_FMT_VULKAN) {
+            ret = vkcu_vkencode_upload(w->enc, frame, w->hw_frame);
+            if (ret < 0) {
+                char buf[128];
+                av_frame_free(&frame);
+                vkcu_encsink_thread_fail(s, VKCU_ERR_DEVICE, "%s: frame %lld: upload to the Vulkan encoder failed: %s",
+                                         s->params->job.output, (long long)w->next, vkcu_err_str(ret, buf, sizeof(buf)));
+                break;
+            }
+            in = w->hw_frame;
+        }
+        ret = w->next == fail_at ? AVERROR_EXTERNAL : avcodec_send_frame(w->enc, in);
+        if (in == w->hw_frame)
+            av_frame_unref(w->hw_frame);
         AVPacket *out = NULL;
         if (ret >= 0)
             ret = avcodec_receive_packet(w->enc, w->pkt);
@@ -98,41 +122,93 @@ void vkcu_encsink_free_workers(encode_sink *e)
         if (i) /* worker 0 uses e->enc */
             avcodec_free_context(&e->gw[i].enc);
         av_packet_free(&e->gw[i].pkt);
+        av_frame_free(&e->gw[i].hw_frame);
     }
     av_freep(&e->gw);
     e->nb_gw = 0;
 }
 
+/* Whether the job's encoder is one of FFmpeg's compute encoders, whose
+ * instances encode frames in parallel (vkcu_encsink_compute_instances). */
+static int compute_encoder(const AVCodec *codec)
+{
+    const vkcu_vkencoder *vke = vkcu_vkencode_find(codec->name);
+    return vke && !vke->video_op;
+}
+
+int vkcu_encsink_compute_instances(const vkcu_sink *s, const AVCodec *codec)
+{
+    int want = s->params->settings.encode_workers;
+    if (!compute_encoder(codec) || want == 1)
+        return 1;
+    if (want <= 0) {
+        /* One instance has one frame on the GPU and waits for it (FFV1 reads
+         * its slice sizes back before it writes the packet): a few keep the
+         * GPU busy through each other's waits. VKCU_ENCODE_INSTANCES=N for
+         * measurements. */
+        const char *env = getenv("VKCU_ENCODE_INSTANCES");
+        want = env && atoi(env) > 0 ? atoi(env) : COMPUTE_INSTANCES_AUTO;
+    }
+    return FFMIN(want, MAX_GOP_WORKERS);
+}
+
+/* A compute encoder's instance beside the first: the same settings, the
+ * same device and the same frames context (the output ring's frames are
+ * its images), one frame in flight. */
+static int open_instance(vkcu_sink *s, const AVCodec *codec, const vkcu_video_format *fmt, AVRational tb,
+                         int global_header, gop_worker *w)
+{
+    encode_sink *e = s->priv;
+    int ret = vkcu_encsink_configure_encoder(s, codec, fmt, tb, global_header, &w->enc);
+    if (ret < 0)
+        return ret;
+    av_opt_set_int(w->enc->priv_data, "async_depth", 1, 0);
+    w->enc->hw_device_ctx = av_buffer_ref(e->enc->hw_device_ctx);
+    w->enc->hw_frames_ctx = av_buffer_ref(e->enc->hw_frames_ctx);
+    if (!w->enc->hw_device_ctx || !w->enc->hw_frames_ctx || !(w->hw_frame = av_frame_alloc()))
+        return AVERROR(ENOMEM);
+    w->enc->pix_fmt = AV_PIX_FMT_VULKAN;
+    w->enc->sw_pix_fmt = e->enc->sw_pix_fmt;
+    return 0;
+}
+
 /* Sets up GOP-parallel encoding where it applies (FFV1, not two-pass, more
- * than one worker wanted, the queue of n GOPs within its bounds); otherwise
- * leaves one encoder. Extra encoders must come out of avcodec_open2 with
- * the first one's extradata, or the idea of "the same packets" fails. */
+ * than one worker wanted, the queue of n GOPs within its bounds; or a
+ * compute encoder's instances); otherwise leaves one encoder. Extra
+ * encoders must come out of avcodec_open2 with the first one's extradata,
+ * or the idea of "the same packets" fails. */
 int vkcu_encsink_setup_workers(vkcu_sink *s, const AVCodec *codec, const vkcu_video_format *fmt, AVRational tb,
                                int global_header)
 {
     encode_sink *e = s->priv;
     const vkcu_job_params *p = s->params;
     int want = p->settings.encode_workers;
+    const int compute = e->hw_frame && compute_encoder(codec);
     if (want == 1)
         return 0;
-    if (codec->id != AV_CODEC_ID_FFV1 || (e->enc->flags & (AV_CODEC_FLAG_PASS1 | AV_CODEC_FLAG_PASS2))) {
+    if (e->hw_frame && !compute) /* a Vulkan Video encoder: one session */
+        return 0;
+    if (!compute && (codec->id != AV_CODEC_ID_FFV1 || (e->enc->flags & (AV_CODEC_FLAG_PASS1 | AV_CODEC_FLAG_PASS2)))) {
         if (want > 1)
-            LOGW("%s: %s applies to FFV1 (one pass) only; %s uses its own threads", p->job.output,
-                 VKCU_SETTING("encode_workers"), codec->name);
+            LOGW("%s: %s applies to FFV1 (one pass) and the GPU's compute encoders only; %s uses its own threads",
+                 p->job.output, VKCU_SETTING("encode_workers"), codec->name);
         return 0;
     }
-    if (want <= 0) {
+    if (compute) {
+        want = vkcu_encsink_compute_instances(s, codec);
+    } else if (want <= 0) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         want = (int)(cpus / 4); /* FFV1 itself uses about 4 slice threads */
     }
-    const int gop = e->enc->gop_size > 0 ? e->enc->gop_size : 1;
+    /* ProRes codes every frame alone: the instances take every n-th frame. */
+    const int gop = codec->id != AV_CODEC_ID_FFV1 ? 1 : e->enc->gop_size > 0 ? e->enc->gop_size : 1;
     int64_t bytes = av_image_get_buffer_size(fmt->pix_fmt, fmt->width, fmt->height, 1);
     int64_t frames = bytes > 0 ? FFMIN(GOP_QUEUE_FRAMES, GOP_QUEUE_BYTES / bytes) : 0;
     int n = FFMIN(FFMIN(want, MAX_GOP_WORKERS), (int)(frames / gop));
     if (n < 2) {
-        if (p->settings.encode_workers > 1)
+        if (p->settings.encode_workers > 1 || compute)
             LOGW("%s: %s %d: GOPs of %d frames of %dx%d do not fit the queue (%d frames, 1 GiB); "
-                 "one encoder", p->job.output, VKCU_SETTING("encode_workers"), p->settings.encode_workers, gop, fmt->width,
+                 "one encoder", p->job.output, VKCU_SETTING("encode_workers"), want, gop, fmt->width,
                  fmt->height, GOP_QUEUE_FRAMES);
         return 0;
     }
@@ -147,9 +223,12 @@ int vkcu_encsink_setup_workers(vkcu_sink *s, const AVCodec *codec, const vkcu_vi
             return AVERROR(ENOMEM);
         if (!i) {
             w->enc = e->enc;
+            if (compute && !(w->hw_frame = av_frame_alloc()))
+                return AVERROR(ENOMEM);
             continue;
         }
-        int ret = vkcu_encsink_configure_encoder(s, codec, fmt, tb, global_header, &w->enc);
+        int ret = compute ? open_instance(s, codec, fmt, tb, global_header, w)
+                          : vkcu_encsink_configure_encoder(s, codec, fmt, tb, global_header, &w->enc);
         if (ret < 0)
             return ret;
         ret = avcodec_open2(w->enc, codec, NULL);
@@ -163,7 +242,12 @@ int vkcu_encsink_setup_workers(vkcu_sink *s, const AVCodec *codec, const vkcu_vi
     }
     e->gop = gop;
     e->max_frames = n * gop;
-    LOGV("%s: %s: %d GOPs of %d frames encoded at once", p->job.output, codec->name, n, gop);
+    if (compute)
+        LOGV("%s: %s: %d instances on the GPU (%s), one frame in flight each, %s of %d frame%s dealt out in turn",
+             p->job.output, codec->name, n, p->settings.encode_workers > 1 ? "as asked" : "the default",
+             gop > 1 ? "GOPs" : "pieces", gop, gop > 1 ? "s" : "");
+    else
+        LOGV("%s: %s: %d GOPs of %d frames encoded at once", p->job.output, codec->name, n, gop);
     return 0;
 }
 

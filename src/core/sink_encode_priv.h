@@ -31,6 +31,8 @@
 #define GOP_QUEUE_FRAMES 192
 #define GOP_QUEUE_BYTES ((int64_t)1 << 30)
 #define MAX_GOP_WORKERS 8
+/* A compute encoder's instances by default (measured: docs/performance.md). */
+#define COMPUTE_INSTANCES_AUTO 4
 /* Queue slots: frames plus stream-copied packets between them (audio,
  * subtitles). */
 #define QUEUE_ITEMS 512
@@ -47,11 +49,15 @@ typedef struct queue_item {
  * encoder context, opened with the same settings, so that every worker sees
  * its GOPs at frame numbers that are multiples of the GOP size, where the
  * encoder starts a key frame and resets its state. The packets are the ones
- * one encoder would have made; the encoder thread writes them in order. */
+ * one encoder would have made; the encoder thread writes them in order.
+ * FFmpeg's compute encoders (ffv1_vulkan, prores_ks_vulkan) run the same
+ * way: n instances on the GPU, each with one frame in flight (ProRes codes
+ * every frame alone: its GOP is one frame). */
 typedef struct gop_worker {
     vkcu_sink *s;
     AVCodecContext *enc;
     AVPacket *pkt;
+    AVFrame *hw_frame;      /* a compute encoder's instance: a host frame uploaded (else NULL) */
     pthread_t thread;
     int running;
     int64_t next;           /* the next frame number this worker encodes */
@@ -141,6 +147,9 @@ queue_item vkcu_encsink_pop_head(encode_sink *e);
 /* ---- GOP-parallel workers (sink_encode_gop.c) ---- */
 
 /* Sets up GOP-parallel encoding where it applies, else leaves one encoder. */
+/* The instances a compute encoder runs (the encode_workers setting, or
+ * COMPUTE_INSTANCES_AUTO), 1 for any other encoder. */
+int vkcu_encsink_compute_instances(const vkcu_sink *s, const AVCodec *codec);
 int vkcu_encsink_setup_workers(vkcu_sink *s, const AVCodec *codec, const vkcu_video_format *fmt, AVRational tb,
                                int global_header);
 int vkcu_encsink_start_workers(vkcu_sink *s);

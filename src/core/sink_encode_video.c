@@ -296,6 +296,10 @@ static int open_encoder(vkcu_sink *s, const char *encname, const vkcu_video_form
         }
         s->gpu_frames = e->enc->hw_frames_ctx;
     }
+    /* Instances of a compute encoder each keep one frame in flight (the
+     * GOP workers take a packet for every frame they send). */
+    if (e->hw_frame && vkcu_encsink_compute_instances(s, codec) > 1)
+        av_opt_set_int(e->enc->priv_data, "async_depth", 1, 0);
     ret = avcodec_open2(e->enc, codec, NULL);
     if (ret < 0) {
         ret = open_failure(s, codec, vke, fmt, ret);

@@ -49,6 +49,17 @@ got=$(pkt_ts "$TMP/tsp.mkv")
 [ -n "$want" ] && [ "$got" = "$want" ] && pass "encode-workers: prores_ks packets keep their frame's pts and duration" ||
   fail "encode-workers: prores_ks packets' pts,duration differ from the frames': $(diff <(echo "$want") <(echo "$got") | head -3 | tr '\n' ' ')"
 
+# An encoder failing mid-way (frame 40 of 750, in the fourth GOP; a GPU
+# instance that fails does the same): one line naming the output and the
+# frame, the exit code of an other failure, no output and no temporary.
+rm -rf "$TMP/fail" && mkdir -p "$TMP/fail"
+expect "encode-workers: an encoder fails at frame 40" 1 "fail/o.mkv: encoder ffv1 failed at frame 40" -- \
+  env VKCU_TEST_ENCODER_FAIL_AT=40 "$VKCU" --backend cpu -q "$m/long.mp4" -o "$TMP/fail/o.mkv" --encoder ffv1 \
+  --encode-workers 3 --gop 12
+[ -z "$(ls -A "$TMP/fail")" ] && [ "$(wc -l < "$TMP/.stderr")" = 1 ] &&
+  pass "encode-workers: a failing encoder: one line, nothing left" ||
+  fail "encode-workers: a failing encoder: $(wc -l < "$TMP/.stderr") lines, left: $(ls -A "$TMP/fail")"
+
 # Several GOPs really were in flight (not one worker doing all).
 if "$VKCU" --backend cpu -y "$m/long.mp4" -o "$TMP/v.mkv" --encoder ffv1 --encode-workers 3 --log-level verbose 2>&1 |
   grep -q "3 GOPs of 12 frames encoded at once"; then

@@ -33,6 +33,8 @@ frames() { grep -v '^#' "$1" | cut -d, -f5-; } # size and hash of each frame: de
 stat_of() { sed -n "s/.*[ :]$2=\([^ ;]*\).*/\1/p" "$1" | head -1; }
 pkt_bytes() { "$FFMPEG" -hide_banner -nostdin -loglevel error -i "$1" -map 0:v -c copy -f framemd5 - 2>/dev/null |
   awk -F, '!/^#/ { s += $5 } END { print s + 0 }'; }
+pkt_times() { "$FFMPEG" -hide_banner -nostdin -loglevel error -i "$1" -map 0:v -c copy -f framemd5 - 2>/dev/null |
+  grep -v '^#' | cut -d, -f2-4; }
 pkt_hashes() { "$FFMPEG" -hide_banner -nostdin -loglevel error -i "$1" -map 0:v -c copy -f framemd5 - 2>/dev/null |
   grep -v '^#' | cut -d, -f5-; }
 
@@ -41,7 +43,7 @@ run_all() {
 # The bundled ffmpeg is the FFmpeg build vkcu links: FFmpeg 8.1 has the compute encoders.
 if ! "$FFMPEG" -hide_banner -encoders 2>/dev/null | grep -q ' ffv1_vulkan ' ||
   grep -q "ffv1_vulkan prores_ks_vulkan: not in this build" "$log/probe.txt"; then
-  for t in probe-compute round-trips level3-refusal prores timestamps archive-ffv1 leaks-encode; do
+  for t in probe-compute round-trips level3-refusal prores timestamps instances archive-ffv1 leaks-encode; do
     echo "SKIP encode-compute-$t: this build's FFmpeg has no compute encoders ($("$FFMPEG" -hide_banner -version 2>&1 | head -1))"
   done
   return 0
@@ -87,8 +89,8 @@ rt() {
     echo "FAIL encode-compute-rt-$name: path $path, encoder $enc (want the GPU path into ffv1_vulkan)"
   elif [ "$rb" != 0 ] || [ "$dtoh" != "$bytes" ] || [ "$bytes" != "$infile" ]; then
     echo "FAIL encode-compute-rt-$name: host copies: vk_readbacks=$rb dtoh_bytes=$dtoh encoded_bytes=$bytes, packets in the file $infile"
-  elif ! grep -q 'encoder gpu ms/frame: busy=' "$log/$name.err"; then
-    echo "FAIL encode-compute-rt-$name: no encoder GPU time in --stats"
+  elif ! grep -q 'encoder gpu ms/frame: busy=\|encoders at once: [0-9]*; their summed' "$log/$name.err"; then
+    echo "FAIL encode-compute-rt-$name: no encoder GPU time (one encoder) or instances' time in --stats"
   elif cmp -s <(frames "$out/$name.out") <(frames "$out/$name.ref"); then
     echo "PASS encode-compute-rt-$name: $(frames "$out/$name.ref" | wc -l) frames bit-exact ($path, dtoh_bytes=$dtoh = packets)"
     ok_rt=$((ok_rt + 1))
@@ -97,7 +99,7 @@ rt() {
   fi
 }
 
-# ONLY="round-trips level3-refusal prores timestamps archive-ffv1 leaks" (any of them): those sections alone.
+# ONLY="round-trips level3-refusal prores timestamps instances archive-ffv1 leaks" (any of them): those sections alone.
 want() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
 m=$MEDIA
 
@@ -236,6 +238,42 @@ ts() { # name input ext gpu-encoder cpu-encoder [args...]
 ts ffv1-cfr "$m/long.mp4" mkv ffv1_vulkan ffv1 --frames 300 --encoder-opt level=4
 ts ffv1-vfr "$m/vfr.mkv" mkv ffv1_vulkan ffv1 --encoder-opt level=4
 ts prores-cfr "$m/long.mp4" mov prores_ks_vulkan prores_ks --frames 300 --chain convert=format=yuv422p10
+fi
+
+if want instances; then
+# Several instances of a compute encoder (--encode-workers N): the same file
+# for N = 1, 2, 4 and 8 where the encoder is deterministic (two runs of
+# N = 1 say whether it is; FFV1 also decodes to the CPU backend's chain
+# output, checked by the round trips above), N instances said at --stats.
+inst() { # name input ext encoder [args...]
+  local name=$1 in=$2 ext=$3 enc=$4; shift 4
+  local ok=1 det=1 n
+  for n in 1 1b 2 4 8; do
+    timeout -s KILL 300 "$VKCU" "$in" --backend gpu --encoder "$enc" --encode-workers "${n%b}" \
+      -o "$out/in-$name-$n.$ext" -y -q --stats "$@" 2> "$log/in-$name-$n.err" || ok=0
+  done
+  cmp -s "$out/in-$name-1.$ext" "$out/in-$name-1b.$ext" || det=0
+  local differ=""
+  for n in 2 4 8; do
+    grep -q "encoders at once: $n;" "$log/in-$name-$n.err" || differ+=" N=$n:not-$n-instances"
+    if [ "$det" = 1 ]; then
+      cmp -s "$out/in-$name-1.$ext" "$out/in-$name-$n.$ext" || differ+=" N=$n:bytes"
+    else
+      cmp -s <(pkt_times "$out/in-$name-1.$ext") <(pkt_times "$out/in-$name-$n.$ext") || differ+=" N=$n:timestamps"
+    fi
+  done
+  if [ "$ok" != 1 ]; then
+    echo "FAIL encode-compute-instances-$name: a run failed: $(grep -h -m1 error "$log"/in-"$name"-*.err | head -1)"
+  elif [ -n "$differ" ]; then
+    echo "FAIL encode-compute-instances-$name:$differ (one instance deterministic: $det)"
+  elif [ "$det" = 1 ]; then
+    echo "PASS encode-compute-instances-$name: N = 1, 2, 4, 8 write the same bytes ($(stat -c %s "$out/in-$name-1.$ext") bytes; one instance gives itself twice)"
+  else
+    echo "PASS encode-compute-instances-$name: $enc is not deterministic (two runs of one instance differ); N = 2, 4, 8 keep every packet and its timestamps"
+  fi
+}
+inst ffv1 "$m/long.mp4" mkv ffv1_vulkan --frames 120 --encoder-opt level=4
+inst prores "$m/long.mp4" mov prores_ks_vulkan --frames 120 --chain convert=format=yuv422p10
 fi
 
 if want archive-ffv1; then
