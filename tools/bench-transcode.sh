@@ -102,7 +102,8 @@ compute_section() {
     echo "compute encoders: not on this machine ($("$VKCU" probe 2>/dev/null | grep -m1 'zero-copy encode:' | sed 's/^ *//'))"
     return
   fi
-  # vk NAME ARGS...: "wall host_cpu_ms_per_frame enc_gpu_ms_per_frame enc_gpu_fps encoder" of one vkcu run.
+  # vk NAME ARGS...: "wall host_cpu_ms_per_frame enc_gpu_ms_per_frame enc_gpu_fps encoder instances busy%" of one
+  # vkcu run (busy%: the instances' summed encode time against instances x wall; - for one encoder).
   vk() {
     local t0 t1
     t0=$(date +%s.%N)
@@ -111,46 +112,53 @@ compute_section() {
     cp "$work/vk.log" "$outdir/bench-compute-$(echo "$*" | md5sum | cut -c1-8).log"
     if grep -q FAILED "$work/vk.log"; then
       echo "bench-transcode: failed: vkcu $*: $(grep -v '^stats' "$work/vk.log" | tail -2 | tr '\n' ' ')" >&2
-      echo "0 0 0 0 none"; return
+      echo "0 0 0 0 none 0 -"; return
     fi
-    local cpu gms gfps enc
+    local cpu gms gfps enc inst busy
+    inst=$(sed -n 's/^stats: encoders at once: \([0-9]*\);.*/\1/p' "$work/vk.log")
+    busy=$(sed -n 's/^stats: encoders at once: .*(\([0-9]*\)% of .*/\1/p' "$work/vk.log")
     cpu=$(sed -n 's/^stats: host cpu ms\/frame=\([0-9.]*\).*/\1/p' "$work/vk.log")
     gms=$(sed -n 's/^stats: encoder gpu ms\/frame: busy=\([0-9.]*\).*/\1/p' "$work/vk.log")
     gfps=$(sed -n 's/.*alone it would run at \([0-9.]*\) fps.*/\1/p' "$work/vk.log")
     enc=$(sed -n 's/^stats: encoder=\([^ ]*\).*/\1/p' "$work/vk.log")
-    awk -v a="$t0" -v b="$t1" -v c="${cpu:-0}" -v g="${gms:-0}" -v f="${gfps:-0}" -v e="${enc:-?}" \
-      'BEGIN { print b - a, c, g, f, e }'
+    awk -v a="$t0" -v b="$t1" -v c="${cpu:-0}" -v g="${gms:-0}" -v f="${gfps:-0}" -v e="${enc:-?}" -v i="${inst:-1}" \
+      -v u="${busy:--}" 'BEGIN { print b - a, c, g, f, e, i, u }'
   }
   local depth=3 # the encoders' async_depth, vkcu's default: FFmpeg is given the same
   echo "Compute encoders fed from the output ring, first $frames frames of each clip, $(date -u +%Y-%m-%d) on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1), $(nproc) cores."
   echo "vkcu GPU: \`--backend gpu --chain 'denoise=tnr,convert=format=F' --encoder ffv1_vulkan|prores_ks_vulkan\`; (a) the same with \`--encoder ffv1|prores_ks\` (FFV1: GOP-parallel); (b) \`ffmpeg -threads 1 -init_hw_device vulkan=vk -hwaccel vulkan -hwaccel_output_format vulkan -filter_hw_device vk -i IN -vf hwdownload,format=nv12,hqdn3d,format=F,hwupload -c:v ffv1_vulkan|prores_ks_vulkan -async_depth $depth\`."
   echo "FFV1 at level 4 (4:2:0 at 1920x1080 and 3840x2160 needs it in ffv1_vulkan: \`-level 4 -strict experimental\`, vkcu \`--encoder-opt level=4\`); the CPU ffv1 at its default level 3. ProRes: yuv422p10, profile auto (HQ... as FFmpeg picks), all three encoders the same."
-  echo "Host CPU ms/frame: vkcu's from --stats, ffmpeg's from \`times\`. Encoder GPU: its submissions' own GPU time per frame (timestamps around them) and the rate that alone allows."
+  echo "Host CPU ms/frame: vkcu's from --stats, ffmpeg's from \`times\`. Encoder GPU: its submissions' own GPU time per frame (timestamps around them, one encoder: the N=1 run) and the rate that alone allows."
+  echo "vkcu GPU runs N instances of the encoder (\`--encode-workers\`, default 4; N=1: one encoder); busy: the instances' summed encode time (each waits for its frame's GPU work) against N x wall."
   echo
-  echo "| clip | codec | vkcu GPU fps | (a) vkcu CPU-encoder fps | (b) ffmpeg GPU fps | vs (a) | vs (b) | vkcu host CPU ms/frame | (a) host CPU ms/frame | (b) host CPU ms/frame | encoder GPU ms/frame | encoder-limited fps |"
-  echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+  echo "| clip | codec | N | vkcu GPU fps | N=1 fps | (a) vkcu CPU-encoder fps | (b) ffmpeg GPU fps | vs (a) | vs (b) | vkcu host CPU ms/frame | (a) host CPU ms/frame | (b) host CPU ms/frame | instances busy | encoder GPU ms/frame (N=1) | encoder-limited fps (N=1) |"
+  echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
   local c clip row
   for c in h264-1080p.mp4 h264-2160p.mp4; do
     clip=$BIG/$c
     for row in "ffv1:ffv1_vulkan:ffv1:yuv420p:level=4:-level 4 -strict experimental" \
                "prores:prores_ks_vulkan:prores_ks:yuv422p10::"; do
       IFS=: read -r name genc cenc pixfmt vopt fopts <<< "$row"
-      local ch="denoise=tnr,convert=format=$pixfmt" g a f
+      local ch="denoise=tnr,convert=format=$pixfmt" g g1 a f
       # shellcheck disable=SC2086
       g=$(vk "$clip" -o "$work/g.mkv" --backend gpu --chain "$ch" --frames "$frames" --encoder "$genc" ${vopt:+--encoder-opt "$vopt"})
+      # shellcheck disable=SC2086
+      g1=$(vk "$clip" -o "$work/g1.mkv" --backend gpu --chain "$ch" --frames "$frames" --encoder "$genc" --encode-workers 1 \
+        ${vopt:+--encoder-opt "$vopt"})
       a=$(vk "$clip" -o "$work/a.mkv" --backend gpu --chain "$ch" --frames "$frames" --encoder "$cenc")
       # shellcheck disable=SC2086
       f=$(timed "$FFMPEG" -hide_banner -loglevel error -nostdin -y -threads 1 -init_hw_device vulkan=vk -hwaccel vulkan \
         -hwaccel_output_format vulkan -filter_hw_device vk -i "$clip" -frames:v "$frames" \
         -vf "hwdownload,format=nv12,hqdn3d,format=$pixfmt,hwupload" -an -c:v "$genc" -async_depth "$depth" $fopts "$work/f.mkv")
-      read -r gw gc gg gf ge <<< "$g"
-      read -r aw ac _ _ ae <<< "$a"
+      read -r gw gc _ _ ge gn gb <<< "$g"
+      read -r g1w _ gg gf _ _ _ <<< "$g1"
+      read -r aw ac _ _ ae _ _ <<< "$a"
       read -r fw fc <<< "$f"
       awk -v clip="$c" -v name="$name ($ge / $ae / $genc)" -v n="$frames" -v gw="$gw" -v gc="$gc" -v gg="$gg" -v gf="$gf" \
-        -v aw="$aw" -v ac="$ac" -v fw="$fw" -v fc="$fc" 'BEGIN {
-        g = gw > 0 ? n / gw : 0; a = aw > 0 ? n / aw : 0; f = fw > 0 ? n / fw : 0
-        printf "| %s | %s | %.1f | %.1f | %.1f | %.2f | %.2f | %.2f | %.2f | %.2f | %.3f | %.1f |\n", clip, name, g, a, f,
-          (a > 0 ? g / a : 0), (f > 0 ? g / f : 0), gc, ac, fc * 1000 / n, gg, gf }'
+        -v aw="$aw" -v ac="$ac" -v fw="$fw" -v fc="$fc" -v gn="$gn" -v gb="$gb" -v g1w="$g1w" 'BEGIN {
+        g = gw > 0 ? n / gw : 0; a = aw > 0 ? n / aw : 0; f = fw > 0 ? n / fw : 0; g1 = g1w > 0 ? n / g1w : 0
+        printf "| %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.2f | %.2f | %.2f | %s%% | %.3f | %.1f |\n", clip,
+          name, gn, g, g1, a, f, (a > 0 ? g / a : 0), (f > 0 ? g / f : 0), gc, ac, fc * 1000 / n, gb, gg, gf }'
     done
   done
   echo
