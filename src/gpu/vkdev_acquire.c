@@ -127,6 +127,20 @@ int vkcu_vkdev_acquire(int cuda_device, int decode_queue, AVBufferRef **out, int
         if (hw->qf[i].idx == (int)sd->decode_qf && hw->qf[i].num < threads)
             hw->qf[i].num = threads; /* FFmpeg's indices past the made ones map onto the lane's queues too */
     hw->get_proc_addr = vkcu_vkdev_lane_gipa[lane];
+    /* VKCU_LANE_EXPORT=0 (a measurement): the stream's context lists the
+     * device's extensions less external memory, so that FFmpeg makes its
+     * decoded images with memory that cannot be exported (they never are:
+     * the handoff copies them into the CUDA-imported ring). */
+    const char *exp = getenv("VKCU_LANE_EXPORT");
+    if (exp && !strcmp(exp, "0") && (l->exts = av_calloc(hw->nb_enabled_dev_extensions + 1, sizeof(*l->exts)))) {
+        int n = 0;
+        for (int i = 0; i < hw->nb_enabled_dev_extensions; i++)
+            if (strcmp(hw->enabled_dev_extensions[i], VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) &&
+                strcmp(hw->enabled_dev_extensions[i], VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME))
+                l->exts[n++] = hw->enabled_dev_extensions[i];
+        hw->enabled_dev_extensions = l->exts;
+        hw->nb_enabled_dev_extensions = n;
+    }
     vkcu_vk_queue_lock_set(dc, vkcu_vkdev_lane_lock, vkcu_vkdev_lane_unlock);
     l->master = av_buffer_ref(sd->master);
     l->lane = lane;

@@ -136,6 +136,7 @@ void vkcu_vkdev_lane_free(AVHWDeviceContext *ctx)
     lane_ctx *l = ctx->user_opaque;
     if (l) {
         av_buffer_unref(&l->master);
+        av_free(l->exts);
         av_free(l);
     }
     ctx->user_opaque = NULL;

@@ -14,7 +14,10 @@
 # that waited, and fps. Writes $OUT/pieces-gpu.md and the logs.
 #   PIECES_CLIPS="h264-1080p.mp4 hevc10-1080p.mp4" (default)
 #   PIECES_LOOPS=5 (the clip's 600 frames looped so many times)
-#   PIECES_RUNS="one pieces pieces-fresh pieces-cq8 pieces-600m" (default)
+#   PIECES_RUNS="one pieces pieces-fresh pieces-600m one-noexport pieces-noexport" (default; also pieces-cq8)
+# The -noexport runs decode into images whose memory cannot be exported
+# (VKCU_LANE_EXPORT=0): FFmpeg otherwise allocates every decoded image as
+# exportable memory.
 set -u
 source "$(dirname "$0")/../gpu-env.sh"
 out=${OUT:-$root/build}
@@ -32,7 +35,7 @@ for c in $clips; do
   frames=$((600 * loops))
   f=$BIG/${c%.mp4}-x$loops.mp4
   [ -s "$f" ] || "$FFMPEG" -hide_banner -loglevel error -nostdin -y -stream_loop $((loops - 1)) -i "$BIG/$c" -c copy "$f"
-  runs=${PIECES_RUNS:-one pieces pieces-fresh pieces-cq8 pieces-600m}
+  runs=${PIECES_RUNS:-one pieces pieces-fresh pieces-600m one-noexport pieces-noexport}
   for run in $runs; do
     case $run in
       one) env=(); opt=(--decode-parallel off) ;;
@@ -40,6 +43,8 @@ for c in $clips; do
       pieces-fresh) env=(VKCU_GPU_PIECES_MIN_PIXELS=0 VKCU_DECODE_REUSE_FRAMES=0); opt=(--decode-parallel auto) ;;
       pieces-cq8) env=(VKCU_GPU_PIECES_MIN_PIXELS=0 VKCU_VK_COMPUTE_QUEUES=8); opt=(--decode-parallel auto) ;;
       pieces-600m) env=(VKCU_GPU_PIECES_MIN_PIXELS=0 VKCU_DECODE_PARALLEL_MIB=600); opt=(--decode-parallel auto) ;;
+      one-noexport) env=(VKCU_LANE_EXPORT=0); opt=(--decode-parallel off) ;;
+      pieces-noexport) env=(VKCU_GPU_PIECES_MIN_PIXELS=0 VKCU_LANE_EXPORT=0); opt=(--decode-parallel auto) ;;
     esac
     log=$out/${c%.mp4}-$run.log
     t0=$(date +%s.%N)
