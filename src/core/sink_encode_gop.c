@@ -143,9 +143,9 @@ int vkcu_encsink_compute_instances(const vkcu_sink *s, const AVCodec *codec)
         return 1;
     if (want <= 0) {
         /* One instance has one frame on the GPU and waits for it (FFV1 reads
-         * its slice sizes back before it writes the packet): a few keep the
-         * GPU busy through each other's waits. VKCU_ENCODE_INSTANCES=N for
-         * measurements. */
+         * its slice sizes back before it writes the packet): a few would keep
+         * the GPU busy through each other's waits. VKCU_ENCODE_INSTANCES=N
+         * sets the default, for measurements. */
         const char *env = getenv("VKCU_ENCODE_INSTANCES");
         want = env && atoi(env) > 0 ? atoi(env) : COMPUTE_INSTANCES_AUTO;
     }
@@ -195,7 +195,8 @@ int vkcu_encsink_setup_workers(vkcu_sink *s, const AVCodec *codec, const vkcu_vi
         return 0;
     }
     if (compute) {
-        want = vkcu_encsink_compute_instances(s, codec);
+        if ((want = vkcu_encsink_compute_instances(s, codec)) < 2)
+            return 0;
     } else if (want <= 0) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         want = (int)(cpus / 4); /* FFV1 itself uses about 4 slice threads */

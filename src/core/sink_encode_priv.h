@@ -31,8 +31,9 @@
 #define GOP_QUEUE_FRAMES 192
 #define GOP_QUEUE_BYTES ((int64_t)1 << 30)
 #define MAX_GOP_WORKERS 8
-/* A compute encoder's instances by default (measured: docs/performance.md). */
-#define COMPUTE_INSTANCES_AUTO 4
+/* A compute encoder's instances by default: one until the GPU has measured
+ * (and checked) more (docs/performance.md, "The compute encoders' instances"). */
+#define COMPUTE_INSTANCES_AUTO 1
 /* Queue slots: frames plus stream-copied packets between them (audio,
  * subtitles). */
 #define QUEUE_ITEMS 512
