@@ -129,7 +129,7 @@ compute_section() {
   echo "vkcu GPU: \`--backend gpu --chain 'denoise=tnr,convert=format=F' --encoder ffv1_vulkan|prores_ks_vulkan\`; (a) the same with \`--encoder ffv1|prores_ks\` (FFV1: GOP-parallel); (b) \`ffmpeg -threads 1 -init_hw_device vulkan=vk -hwaccel vulkan -hwaccel_output_format vulkan -filter_hw_device vk -i IN -vf hwdownload,format=nv12,hqdn3d,format=F,hwupload -c:v ffv1_vulkan|prores_ks_vulkan -async_depth $depth\`."
   echo "FFV1 at level 4 (4:2:0 at 1920x1080 and 3840x2160 needs it in ffv1_vulkan: \`-level 4 -strict experimental\`, vkcu \`--encoder-opt level=4\`); the CPU ffv1 at its default level 3. ProRes: yuv422p10, profile auto (HQ... as FFmpeg picks), all three encoders the same."
   echo "Host CPU ms/frame: vkcu's from --stats, ffmpeg's from \`times\`. Encoder GPU: its submissions' own GPU time per frame (timestamps around them, one encoder: the N=1 run) and the rate that alone allows."
-  echo "vkcu GPU runs N instances of the encoder (\`--encode-workers\`, default 4; N=1: one encoder); busy: the instances' summed encode time (each waits for its frame's GPU work) against N x wall."
+  echo "vkcu GPU runs N instances of the encoder (\`--encode-workers N\`, BENCH_INSTANCES, default 4; N=1: one encoder); busy: the instances' summed encode time (each waits for its frame's GPU work) against N x wall."
   echo
   echo "| clip | codec | N | vkcu GPU fps | N=1 fps | (a) vkcu CPU-encoder fps | (b) ffmpeg GPU fps | vs (a) | vs (b) | vkcu host CPU ms/frame | (a) host CPU ms/frame | (b) host CPU ms/frame | instances busy | encoder GPU ms/frame (N=1) | encoder-limited fps (N=1) |"
   echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
@@ -141,7 +141,8 @@ compute_section() {
       IFS=: read -r name genc cenc pixfmt vopt fopts <<< "$row"
       local ch="denoise=tnr,convert=format=$pixfmt" g g1 a f
       # shellcheck disable=SC2086
-      g=$(vk "$clip" -o "$work/g.mkv" --backend gpu --chain "$ch" --frames "$frames" --encoder "$genc" ${vopt:+--encoder-opt "$vopt"})
+      g=$(vk "$clip" -o "$work/g.mkv" --backend gpu --chain "$ch" --frames "$frames" --encoder "$genc" \
+        --encode-workers "${BENCH_INSTANCES:-4}" ${vopt:+--encoder-opt "$vopt"})
       # shellcheck disable=SC2086
       g1=$(vk "$clip" -o "$work/g1.mkv" --backend gpu --chain "$ch" --frames "$frames" --encoder "$genc" --encode-workers 1 \
         ${vopt:+--encoder-opt "$vopt"})
