@@ -11,12 +11,12 @@ V=$VKCU
 "$V" pipelines > "$TMP/list" 2> "$TMP/err"
 rc=$?
 missing=""
-for p in denoise-light denoise-strong hdr10-to-sdr bt601-to-bt709 archive-ffv1 web-h264 regression-hash; do
+for p in denoise-light denoise-strong hdr10-to-sdr bt601-to-bt709 archive-ffv1 mezzanine-prores web-h264 regression-hash; do
   grep -qE "^$p +[A-Z].{10,}" "$TMP/list" || missing="$missing $p"
 done
 [ "$rc" = 0 ] && [ -z "$missing" ] && pass "vkcu pipelines lists the presets with descriptions" \
   || fail "vkcu pipelines: exit $rc, missing:$missing ($(head -2 "$TMP/err"))"
-"$V" pipelines denoise-light denoise-strong hdr10-to-sdr bt601-to-bt709 archive-ffv1 web-h264 regression-hash \
+"$V" pipelines denoise-light denoise-strong hdr10-to-sdr bt601-to-bt709 archive-ffv1 mezzanine-prores web-h264 regression-hash \
   > "$TMP/show" 2> "$TMP/err" && grep -q "^  chain: denoise=tnr:sigma=3$" "$TMP/show" &&
   grep -q "^  extension: .mp4$" "$TMP/show" && grep -q "^  output: hash md5, framemd5$" "$TMP/show" &&
   pass "every shipped preset parses" || fail "shipped presets: $(head -3 "$TMP/err")"
@@ -63,6 +63,14 @@ if "$V" --backend cpu -q "$m/h264-aac.mp4" --pipeline archive-ffv1 -o "$TMP/arch
   pass "--pipeline archive-ffv1: FFV1 output, frames bit-exact"
 else
   fail "--pipeline archive-ffv1: codec $(probe_val "$TMP/arch.mkv" v:0 stream=codec_name)"
+fi
+# --pipeline mezzanine-prores: ProRes HQ, 10-bit 4:2:2, QuickTime; the frames
+# are the source's converted to yuv422p10 (the CPU backend's chain output).
+if "$V" --backend cpu -q "$m/h264-aac.mp4" --pipeline mezzanine-prores -o "$TMP/mz.mov" &&
+   [ "$("$FFPROBE" -v error -select_streams v:0 -show_entries stream=codec_name,profile,pix_fmt -of csv=p=0 "$TMP/mz.mov")" = "prores,HQ,yuv422p10le" ]; then
+  pass "--pipeline mezzanine-prores: ProRes HQ 10-bit 4:2:2 in .mov"
+else
+  fail "--pipeline mezzanine-prores: $("$FFPROBE" -v error -select_streams v:0 -show_entries stream=codec_name,profile,pix_fmt -of csv=p=0 "$TMP/mz.mov")"
 fi
 plain=$(hashes "$m/h264-aac.mp4" | md5sum)
 dn=$(hashes "$m/h264-aac.mp4" --pipeline denoise-light | md5sum)
