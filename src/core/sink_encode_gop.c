@@ -136,22 +136,6 @@ static int compute_encoder(const AVCodec *codec)
     return vke && !vke->video_op;
 }
 
-int vkcu_encsink_compute_instances(const vkcu_sink *s, const AVCodec *codec)
-{
-    int want = s->params->settings.encode_workers;
-    if (!compute_encoder(codec) || want == 1)
-        return 1;
-    if (want <= 0) {
-        /* One instance has one frame on the GPU and waits for it (FFV1 reads
-         * its slice sizes back before it writes the packet): a few would keep
-         * the GPU busy through each other's waits. VKCU_ENCODE_INSTANCES=N
-         * sets the default, for measurements. */
-        const char *env = getenv("VKCU_ENCODE_INSTANCES");
-        want = env && atoi(env) > 0 ? atoi(env) : COMPUTE_INSTANCES_AUTO;
-    }
-    return FFMIN(want, MAX_GOP_WORKERS);
-}
-
 /* A compute encoder's instance beside the first: the same settings, the
  * same device and the same frames context (the output ring's frames are
  * its images), one frame in flight. */

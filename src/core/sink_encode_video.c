@@ -154,6 +154,23 @@ fail:
     return ret;
 }
 
+int vkcu_encsink_compute_instances(const vkcu_sink *s, const AVCodec *codec)
+{
+    int want = s->params->settings.encode_workers;
+    const vkcu_vkencoder *vke = vkcu_vkencode_find(codec->name);
+    if (!vke || vke->video_op || want == 1)
+        return 1;
+    if (want <= 0) {
+        /* One instance has one frame on the GPU and waits for it (FFV1 reads
+         * its slice sizes back before it writes the packet): a few would keep
+         * the GPU busy through each other's waits. VKCU_ENCODE_INSTANCES=N
+         * sets the default, for measurements. */
+        const char *env = getenv("VKCU_ENCODE_INSTANCES");
+        want = env && atoi(env) > 0 ? atoi(env) : COMPUTE_INSTANCES_AUTO;
+    }
+    return FFMIN(want, MAX_GOP_WORKERS);
+}
+
 /* Undoes what open_encoder made (a candidate that did not open). */
 static void drop_encoder(vkcu_sink *s)
 {
