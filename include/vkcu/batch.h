@@ -165,7 +165,17 @@ typedef struct vkcu_batch_settings {
      * (VKCU_BATCH_REASON_NOT_MEDIA), which is no failure, and claim no output name. 1: every file listed is
      * a job's input. */
     int all_files;
-    uint64_t reserved[32];         /* zero (version.h: room to grow) */
+    /* Worker processes. NULL (default): the `jobs` streams run on threads of the calling process. Else each
+     * stream slot runs its files in a worker process of its own: this command (argv[0] a path, the list
+     * NULL-terminated), a program that calls vkcu_batch_run with these same settings (the vkcu command
+     * passes its own command line). There vkcu_batch_run finds VKCU_BATCH_WORKER in its environment, takes
+     * its files from this process and sends back each file's outcome, progress and messages; the report,
+     * the callbacks and the summary stay here. A worker that dies fails its file (its partial output is
+     * removed) and the next file starts a new one; a slot whose worker cannot start runs its files on its
+     * thread, with a warning. Why: one process's Vulkan streams share a lock of the GPU driver, several
+     * processes do not (docs/performance.md). Ignored in a dry run. */
+    const char *const *worker_command;
+    uint64_t reserved[31];         /* zero (version.h: room to grow) */
 } vkcu_batch_settings;
 
 /**
@@ -187,7 +197,10 @@ typedef struct vkcu_batch_result {
     int64_t frames;   /* frames written */
     double seconds;   /* wall time of the files' processing */
     char error[512];  /* when the batch could not start: one line saying why; else "" */
-    uint64_t reserved[32]; /* zero (version.h: room to grow) */
+    int worker;       /* 1: this process served as a worker process of another's batch (worker_command): the
+                       * counts are that batch's to report, and this process has nothing to say */
+    int processes;    /* worker processes started (0: the files ran on threads of this process) */
+    uint64_t reserved[31]; /* zero (version.h: room to grow) */
 } vkcu_batch_result;
 
 /**

@@ -235,7 +235,8 @@ static int list_files(batch_run *b, file_list *all, const skip_inode *skip, cons
         snprintf(full, sizeof(full), "%s/%s", p->in_dir, f->rel);
         f->not_media = !vkcu_batch_media_extension(f->rel) && !vkcu_batch_media_content(full, &f->probed);
     }
-    if (p->report_path && !p->dry_run && (ret = vkcu_batch_report_open(b, report_hit, err, errlen)) < 0)
+    if (p->report_path && !p->dry_run && b->channel < 0 &&
+        (ret = vkcu_batch_report_open(b, report_hit, err, errlen)) < 0)
         return ret;
     if (all->n == 0) {
         text_cut(err, errlen, "%s: no input files (hidden files are skipped%s%s)", p->in_dir,
@@ -256,6 +257,7 @@ static int list_files(batch_run *b, file_list *all, const skip_inode *skip, cons
         if (k % count == p->shard_index)
             b->files[b->nb_files++] = all->v[k];
     r->total = b->nb_files;
+    b->list_hash = vkcu_batch_list_hash(b->files, b->nb_files);
     return 0;
 }
 
@@ -276,6 +278,16 @@ static int run_workers(batch_run *b)
     b->nb_slots = b->slots ? jobs : 0;
     if (!b->slots)
         return AVERROR(ENOMEM);
+    for (int i = 0; i < jobs; i++)
+        b->slots[i].channel = -1;
+    if (p->worker_command) {
+        /* Each slot's files in a worker process of its own, started with its first file. */
+        b->procs = calloc((size_t)jobs, sizeof(*b->procs));
+        if (!b->procs)
+            return AVERROR(ENOMEM);
+        for (int i = 0; i < jobs; i++)
+            b->procs[i].fd = -1;
+    }
     b->start = vkcu_now();
     /* The workers' messages (theirs and their jobs') go to the context's log
      * callback. Workers that cannot be started leave their files to the others. */
@@ -350,12 +362,30 @@ static int close_report(batch_run *b, int ret)
     return ret;
 }
 
+/* A worker process's part of another process's batch: the slot's files as
+ * that batch sends them, on this thread (its log target sends messages
+ * there: batch_proc.c). */
+static int serve(batch_run *b, int slot, int nb_slots)
+{
+    b->slots = calloc((size_t)nb_slots, sizeof(*b->slots));
+    b->nb_slots = b->slots ? nb_slots : 0;
+    if (!b->slots)
+        return AVERROR(ENOMEM);
+    for (int i = 0; i < nb_slots; i++)
+        b->slots[i].channel = i == slot ? b->channel : -1;
+    vkcu_vkdev_expect(1, 0); /* one stream in this process */
+    b->start = vkcu_now();
+    return vkcu_batch_serve(b, slot);
+}
+
 /* Under the context's log target. A failure before any file ran leaves its
  * reason in r->error (logged by the caller). */
-static int batch_run_files(vkcu_context *ctx, const vkcu_batch_settings *p, vkcu_batch_result *r)
+static int batch_run_files(vkcu_context *ctx, const vkcu_batch_settings *p, vkcu_batch_result *r, int channel,
+                           int worker_slot, int nb_slots)
 {
     batch_run b_ = { 0 }, *b = &b_;
     file_list all = { 0 };
+    b->channel = channel;
     b->p = p;
     b->ctx = ctx;
     b->r = r;
@@ -369,12 +399,15 @@ static int batch_run_files(vkcu_context *ctx, const vkcu_batch_settings *p, vkcu
     if (ret >= 0 && p->dry_run) {
         dry_run(b);
         ret = b->worst_error;
+    } else if (ret >= 0 && b->channel >= 0) {
+        ret = serve(b, worker_slot, nb_slots);
     } else if (ret >= 0) {
         ret = run_workers(b);
     }
     if (b->report)
         ret = close_report(b, ret);
     free(b->slots);
+    free(b->procs);
     free(b->files);
     vkcu_batch_list_free(&all);
     pthread_mutex_destroy(&b->lock);
@@ -391,8 +424,12 @@ int vkcu_batch_run(vkcu_context *ctx, const vkcu_batch_settings *s, vkcu_batch_r
     const vkcu_log_target *prev = vkcu_log_target_swap(vkcu_context_log(ctx));
     int ret = s ? check_batch(s, result->error, sizeof(result->error))
                 : vkcu_invalid(result->error, sizeof(result->error), "batch: no batch settings given");
+    int channel = -1, slot = 0, nb_slots = 1;
+    /* Started as a worker process of another process's batch (worker_command): serve it. */
+    if (ret >= 0 && !s->dry_run && vkcu_batch_worker_env(&channel, &slot, &nb_slots))
+        result->worker = 1;
     if (ret >= 0) {
-        ret = batch_run_files(ctx, s, result);
+        ret = batch_run_files(ctx, s, result, channel, slot, nb_slots);
         if (result->error[0])
             LOGE("%s", result->error);
     }

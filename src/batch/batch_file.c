@@ -83,6 +83,8 @@ static void slot_progress_report(void *opaque, const vkcu_progress_info *info)
     slot_progress *sp = opaque;
     atomic_store(&sp->frames, info->frames);
     atomic_store(&sp->expected, info->expected);
+    if (sp->channel >= 0)
+        vkcu_batch_proc_progress(sp->channel, info->frames, info->expected);
     if (sp->user_cb)
         sp->user_cb(sp->user_opaque, info);
 }
@@ -124,9 +126,10 @@ static void file_job(batch_run *b, int slot, const char *in, const char *out, vk
 
 /* Runs the file's job; its record is written just before the output takes
  * its place, and removed when it did not. */
-static int run_job(vkcu_job_params *jp, const char *in, const char *out, const char *settings, vkcu_job_result *jr)
+static int run_job(vkcu_job_params *jp, const char *in, const char *out, const char *settings, int test_kill,
+                   vkcu_job_result *jr)
 {
-    publish_record pr = { settings, 0 };
+    publish_record pr = { settings, 0, test_kill };
     jp->before_publish = vkcu_batch_publish_hook;
     jp->publish_opaque = &pr;
     int ret = jp->job.sink == VKCU_SINK_HASH ? vkcu_job_run_to_hash_file(jp, out, jr) : vkcu_job_run(jp, jr);
@@ -143,11 +146,10 @@ static int run_job(vkcu_job_params *jp, const char *in, const char *out, const c
     return ret;
 }
 
-/* File k of the shard on worker slot `slot`: skipped, refused or run, then
- * counted, logged, reported and given to the file callback under b->lock.
- * About 110 lines: the chain of reasons not to run a file, each with its
+/* File k of the shard on worker slot `slot`: skipped, refused or run, into
+ * *o. About 90 lines: the chain of reasons not to run a file, each with its
  * own status, reason and message, reads best as one if-else chain. */
-static void process_file(batch_run *b, int k, int slot)
+void vkcu_batch_file_run(batch_run *b, int k, int slot, file_outcome *o)
 {
     const vkcu_batch_settings *p = b->p;
     const batch_file *f = &b->files[k];
@@ -156,14 +158,13 @@ static void process_file(batch_run *b, int k, int slot)
     snprintf(out, sizeof(out), "%s/%s", p->out_dir, f->out_rel);
     vkcu_job_params jp;
     file_job(b, slot, in, out, &jp);
-    int device = jp.settings.device;
-    slot_progress *sp = &b->slots[slot];
-    vkcu_job_result jr;
-    memset(&jr, 0, sizeof(jr));
+    memset(o, 0, sizeof(*o));
+    o->device = jp.settings.device;
+    vkcu_job_result *jr = &o->jr;
     enum vkcu_batch_status st;
     enum vkcu_batch_reason reason = VKCU_BATCH_REASON_JOB;
     const char *detail = "";
-    int ret = 0, claim = -1, ran = 0;
+    int ret = 0, claim = -1;
     long holder = 0;
     struct stat sb;
     char settings[8192], why[1024] = "", note[1200] = "";
@@ -175,15 +176,15 @@ static void process_file(batch_run *b, int k, int slot)
         st = VKCU_BATCH_SKIPPED;
         goto record;
     } else if (f->same_output) {
-        vkcu_batch_job_error(&jr, "%s: its output %s is also the output of %s (rename one of them, or leave one out "
+        vkcu_batch_job_error(jr, "%s: its output %s is also the output of %s (rename one of them, or leave one out "
                              "with an exclude pattern)", in, out, f->same_output);
         reason = VKCU_BATCH_REASON_SAME_OUTPUT;
         detail = f->same_output;
         ret = VKCU_ERR_USAGE;
-    } else if ((ret = vkcu_batch_mkdirs_for(out, jr.error, sizeof(jr.error))) < 0) {
+    } else if ((ret = vkcu_batch_mkdirs_for(out, jr->error, sizeof(jr->error))) < 0) {
         /* reported below */
     } else if ((ret = (vkcu_outfile_clean_beside(out),
-                       vkcu_outfile_claim(out, &claim, &holder, jr.error, sizeof(jr.error)))) == 0) {
+                       vkcu_outfile_claim(out, &claim, &holder, jr->error, sizeof(jr->error)))) == 0) {
         /* Another vkcu (a second batch over this folder, a Slurm task) works on it. */
         if (holder > 0)
             snprintf(note, sizeof(note), "another vkcu process (pid %ld) is working on it", holder);
@@ -200,44 +201,61 @@ static void process_file(batch_run *b, int k, int slot)
         st = VKCU_BATCH_SKIPPED;
         goto record;
     } else if (stat(out, &sb) == 0 && p->resume && !p->overwrite) {
-        vkcu_batch_job_error(&jr, "%s: exists, but %s; it is redone only when overwriting is allowed", out, why);
+        vkcu_batch_job_error(jr, "%s: exists, but %s; it is redone only when overwriting is allowed", out, why);
         reason = VKCU_BATCH_REASON_EXISTS_CHANGED;
         detail = why;
         ret = VKCU_ERR_OUTPUT;
     } else if (stat(out, &sb) == 0 && !p->overwrite) {
-        vkcu_batch_job_error(&jr, "%s: already exists (resuming skips finished files; overwriting replaces them)", out);
+        vkcu_batch_job_error(jr, "%s: already exists (resuming skips finished files; overwriting replaces them)", out);
         reason = VKCU_BATCH_REASON_EXISTS;
         ret = VKCU_ERR_OUTPUT;
     } else {
         if (why[0])
             log_line(VKCU_LOG_INFO, "batch: %s: redone: %s", out, why);
-        ran = 1;
-        ret = run_job(&jp, in, out, settings, &jr);
+        o->ran = 1;
+        ret = run_job(&jp, in, out, settings, b->test_kill && !strcmp(b->test_kill, f->rel), jr);
     }
     st = ret >= 0 ? VKCU_BATCH_DONE : ret == VKCU_ERR_INTERRUPT ? VKCU_BATCH_INTERRUPTED : VKCU_BATCH_FAILED;
     if (st == VKCU_BATCH_DONE)
         reason = VKCU_BATCH_REASON_NONE;
 record:
     vkcu_outfile_release(out, claim);
+    o->status = st;
+    o->reason = reason;
+    o->ret = ret < 0 ? ret : 0;
+    snprintf(o->detail, sizeof(o->detail), "%s", st == VKCU_BATCH_SKIPPED ? note : detail);
+}
+
+/* File k's outcome counted, logged, reported and given to the file
+ * callback under b->lock. */
+void vkcu_batch_file_record(batch_run *b, int k, int slot, const file_outcome *o)
+{
+    const vkcu_batch_settings *p = b->p;
+    const batch_file *f = &b->files[k];
+    char in[PATH_MAX + 1], out[PATH_MAX + 1];
+    snprintf(in, sizeof(in), "%s/%s", p->in_dir, f->rel);
+    snprintf(out, sizeof(out), "%s/%s", p->out_dir, f->out_rel);
+    enum vkcu_batch_status st = o->status;
+    const vkcu_job_result *jr = &o->jr;
+    int ret = o->ret;
     pthread_mutex_lock(&b->lock);
     vkcu_batch_result *r = b->r;
-    int busy = reason == VKCU_BATCH_REASON_BUSY;
-    int on_gpu = jr.path != VKCU_PATH_NONE && jr.path != VKCU_PATH_CPU;
-    atomic_store(&sp->frames, 0); /* counted below when written, else gone */
-    atomic_store(&sp->expected, 0);
+    int busy = o->reason == VKCU_BATCH_REASON_BUSY;
+    int on_gpu = jr->path != VKCU_PATH_NONE && jr->path != VKCU_PATH_CPU;
+    atomic_store(&b->slots[slot].frames, 0); /* counted below when written, else gone */
+    atomic_store(&b->slots[slot].expected, 0);
     if (st == VKCU_BATCH_DONE) {
         r->done++;
-        r->frames += jr.frames_out;
+        r->frames += jr->frames_out;
         b->processed++;
         log_line(VKCU_LOG_VERBOSE, "batch: %s -> %s: %lld frames, %.1f fps, path %s", f->rel, out,
-                 (long long)jr.frames_out, jr.fps, vkcu_path_name(jr.path));
+                 (long long)jr->frames_out, jr->fps, vkcu_path_name(jr->path));
     } else if (st == VKCU_BATCH_SKIPPED) {
         r->skipped++;
-        detail = note;
-        if (reason == VKCU_BATCH_REASON_NOT_MEDIA)
-            log_line(VKCU_LOG_INFO, "batch: %s: skipped (%s)", f->rel, note);
+        if (o->reason == VKCU_BATCH_REASON_NOT_MEDIA)
+            log_line(VKCU_LOG_INFO, "batch: %s: skipped (%s)", f->rel, o->detail);
         else
-            log_line(busy ? VKCU_LOG_INFO : VKCU_LOG_VERBOSE, "batch: %s: skipped: %s", f->rel, note);
+            log_line(busy ? VKCU_LOG_INFO : VKCU_LOG_VERBOSE, "batch: %s: skipped: %s", f->rel, o->detail);
     } else {
         if (st == VKCU_BATCH_INTERRUPTED)
             r->interrupted++;
@@ -246,15 +264,17 @@ record:
         b->processed++;
     }
     vkcu_batch_file bf = { .index = k, .file = f->rel, .input = in, .output = out, .status = st,
-                           .reason = reason, .detail = detail, .error = ret < 0 ? ret : 0,
-                           .message = ret < 0 ? jr.error : "", .job = ran ? &jr : NULL,
-                           .device = on_gpu ? device : -1 };
+                           .reason = (enum vkcu_batch_reason)o->reason, .detail = o->detail, .error = ret,
+                           .message = ret < 0 ? jr->error : "", .job = o->ran ? jr : NULL,
+                           .device = on_gpu ? o->device : -1 };
     vkcu_batch_file_outcome(b, &bf);
     if (ret < 0 && (!b->worst_error || vkcu_batch_error_rank(ret) < vkcu_batch_error_rank(b->worst_error)))
         b->worst_error = ret;
-    int named = st == VKCU_BATCH_DONE || (st == VKCU_BATCH_SKIPPED && !busy && reason != VKCU_BATCH_REASON_NOT_MEDIA);
-    vkcu_batch_report_file(b, f, in, named ? out : NULL, st, st == VKCU_BATCH_SKIPPED ? NULL : &jr, ret < 0 ? ret : 0,
-                           on_gpu ? device : -1, ret < 0 ? jr.error : NULL, st == VKCU_BATCH_SKIPPED ? note : NULL);
+    int named = st == VKCU_BATCH_DONE ||
+                (st == VKCU_BATCH_SKIPPED && !busy && o->reason != VKCU_BATCH_REASON_NOT_MEDIA);
+    vkcu_batch_report_file(b, f, in, named ? out : NULL, st, st == VKCU_BATCH_SKIPPED ? NULL : jr, ret,
+                           on_gpu ? o->device : -1, ret < 0 ? jr->error : NULL,
+                           st == VKCU_BATCH_SKIPPED ? o->detail : NULL);
     pthread_mutex_unlock(&b->lock);
 }
 
@@ -266,12 +286,20 @@ int vkcu_batch_work(void *opaque, int slot)
     pthread_mutex_lock(&b->lock);
     if (vkcu_job_stop_requested() || b->next >= b->nb_files) {
         pthread_mutex_unlock(&b->lock);
+        if (b->procs)
+            vkcu_batch_proc_end(b, slot);
         return 0;
     }
     int k = b->next++;
     b->running++;
     pthread_mutex_unlock(&b->lock);
-    process_file(b, k, slot);
+    if (b->procs) {
+        vkcu_batch_proc_file(b, k, slot);
+    } else {
+        file_outcome o;
+        vkcu_batch_file_run(b, k, slot, &o);
+        vkcu_batch_file_record(b, k, slot, &o);
+    }
     /* A job frees its decoder and buffers at the end; hand the freed
      * pages back so that host RSS stays flat over thousands of files
      * instead of creeping with per-thread heap fragmentation. */

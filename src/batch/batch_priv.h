@@ -42,7 +42,30 @@ typedef struct slot_progress {
     _Atomic int64_t frames, expected;
     vkcu_progress_callback user_cb; /* the context's own callback, still called */
     void *user_opaque;
+    int channel;                    /* a worker process: its socket to the batch (counts are sent); else -1 */
 } slot_progress;
+
+/* One file's outcome: made where the file ran (this process, or a worker
+ * process, which sends it whole) and recorded by the batch. */
+typedef struct file_outcome {
+    int status;         /* enum vkcu_batch_status */
+    int reason;         /* enum vkcu_batch_reason */
+    int ret;            /* 0, or the file's error */
+    int ran;            /* 1: its job ran (jr holds its result) */
+    int device;         /* the slot's device */
+    vkcu_job_result jr;
+    char detail[1200];  /* the reason's detail; for a skip, its note */
+} file_outcome;
+
+/* A worker process of a batch that runs its streams in processes
+ * (batch_proc.c): one per slot, started when the slot takes its first
+ * file, started again when it dies. */
+typedef struct proc_worker {
+    int pid;            /* 0: none running */
+    int fd;             /* the socket to it; -1 when none */
+    int in_process;     /* 1: no worker could start: the slot runs its files in this process */
+    int stop_sent;
+} proc_worker;
 
 typedef struct batch_run {
     const vkcu_batch_settings *p;
@@ -62,6 +85,10 @@ typedef struct batch_run {
     int worst_error;   /* highest-priority error of a file, 0 when none failed */
     slot_progress *slots; /* one per worker */
     int nb_slots;
+    proc_worker *procs;   /* worker processes, one per slot; NULL: the slots' files run on their threads */
+    uint64_t list_hash;   /* of the shard's list: a worker process must have listed the same files */
+    int channel;          /* in a worker process: its socket to the batch; else -1 */
+    const char *test_kill; /* in a worker process, a test's: the file whose worker dies (batch_proc.c) */
 } batch_run;
 
 typedef struct skip_inode {
@@ -73,6 +100,7 @@ typedef struct skip_inode {
 typedef struct publish_record {
     const char *settings;
     int written;
+    int test_kill; /* a test's: the process kills itself (SIGKILL) instead (batch_proc.c) */
 } publish_record;
 
 /* Message text (long paths are cut, not refused). */
@@ -140,5 +168,32 @@ void vkcu_batch_file_outcome(batch_run *b, const vkcu_batch_file *bf);
 void vkcu_batch_not_media_note(const batch_file *f, char *buf, size_t size);
 /* A worker of util/jobs.h: the batch's files, one after the other. */
 int vkcu_batch_work(void *opaque, int slot);
+/* File k on slot `slot`, in this process: skipped, refused or run, into *o
+ * (its output claimed and released around it). */
+void vkcu_batch_file_run(batch_run *b, int k, int slot, file_outcome *o);
+/* File k's outcome counted, logged, reported and given to the file
+ * callback (takes b->lock). */
+void vkcu_batch_file_record(batch_run *b, int k, int slot, const file_outcome *o);
+
+/* ---- worker processes (batch_proc.c) ---- */
+
+/* In a worker process (started by a batch with a worker command): 1 with
+ * its socket, slot and the batch's slot count; 0 when this process is no
+ * batch's worker. */
+int vkcu_batch_worker_env(int *channel, int *slot, int *nb_slots);
+/* The worker process's side: tells the batch it listed the same files,
+ * then runs the files the batch sends until the batch closes the socket.
+ * Returns 0, or an error when it could not serve. */
+int vkcu_batch_serve(batch_run *b, int slot);
+/* The batch's side: file k on slot `slot` in the slot's worker process
+ * (started when none runs; in this process where none can start). */
+void vkcu_batch_proc_file(batch_run *b, int k, int slot);
+/* The slot's worker process told to end, and reaped: on the slot's thread
+ * (a worker gets SIGTERM when the thread that started it ends). */
+void vkcu_batch_proc_end(batch_run *b, int slot);
+/* The hash of a shard's list (names, outputs, what was decided of each). */
+uint64_t vkcu_batch_list_hash(const batch_file *files, int n);
+/* Sends a job's progress counts from a worker process (its progress callback). */
+void vkcu_batch_proc_progress(int channel, int64_t frames, int64_t expected);
 
 #endif

@@ -208,7 +208,7 @@ int vkcu_batch_publish_hook(void *opaque, const char *tmp, const char *path, cha
     pr->written = 1;
     /* For tests only (docs/batch.md, "Resume"): a crash at the worst
      * moment, with the record on disk and the output not yet in place. */
-    if (getenv("VKCU_TEST_KILL_BEFORE_PUBLISH"))
+    if (pr->test_kill || getenv("VKCU_TEST_KILL_BEFORE_PUBLISH"))
         raise(SIGKILL);
     return 0;
 }

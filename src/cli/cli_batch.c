@@ -334,6 +334,7 @@ typedef struct batch_args {
     const char **include, **exclude;
     const char *devices, *shard, *container;
     long shard_count;
+    int processes;
 } batch_args;
 
 static int batch_apply(void *ctx, const cli_option *o, const char *arg, const cli_value *v)
@@ -353,6 +354,7 @@ static int batch_apply(void *ctx, const cli_option *o, const char *arg, const cl
     case OPT_OVERWRITE: bs->overwrite = 1; break;
     case OPT_DRY_RUN: bs->dry_run = 1; break;
     case OPT_ALL_FILES: bs->all_files = 1; break;
+    case OPT_PROCESSES: a->processes = 1; break;
     case OPT_JOBS: bs->jobs = (int)v->i; break;
     case OPT_INCLUDE: a->include[bs->nb_include++] = arg; break;
     case OPT_EXCLUDE: a->exclude[bs->nb_exclude++] = arg; break;
@@ -572,7 +574,10 @@ static int batch_report(const vkcu_batch_settings *bs, const vkcu_batch_result *
     fprintf(stderr, " (%d files", r->total);
     if (bs->shard_count > 1)
         fprintf(stderr, " in shard %d/%d", bs->shard_index, bs->shard_count);
-    fprintf(stderr, ", %lld frames, %.1f s)\n", (long long)r->frames, r->seconds);
+    fprintf(stderr, ", %lld frames, %.1f s", (long long)r->frames, r->seconds);
+    if (r->processes)
+        fprintf(stderr, ", %d worker process%s", r->processes, r->processes > 1 ? "es" : "");
+    fprintf(stderr, ")\n");
     return cli_exit_code(err_code < 0 ? err_code : 0);
 }
 
@@ -629,9 +634,19 @@ static int cli_main_batch(int argc, char **argv)
         goto done;
     }
     cli_install_signals();
+    /* --processes: each worker process runs this same command line (vkcu_batch_run knows it is one). */
+    const char **command = a.processes ? calloc((size_t)argc + 2, sizeof(char *)) : NULL;
+    if (command) {
+        command[0] = "/proc/self/exe";
+        for (int i = 0; i < argc; i++)
+            command[i + 1] = argv[i];
+        bs.worker_command = command;
+    }
     vkcu_batch_result r;
     int err_code = vkcu_batch_run(ctx, &bs, &r);
-    ret = batch_report(&bs, &r, err_code);
+    /* A worker process says nothing: the batch that started it reports. */
+    ret = r.worker ? cli_exit_code(err_code) : batch_report(&bs, &r, err_code);
+    free(command);
 done:
     vkcu_close(&ctx);
     free(include);

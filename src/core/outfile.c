@@ -480,6 +480,25 @@ void vkcu_outfile_clean_beside(const char *path)
     clean_folder(dir);
 }
 
+void vkcu_outfile_clean_process(const char *path, long pid)
+{
+    char dir[PATH_MAX];
+    const char *base;
+    split_dir(path, dir, sizeof(dir), &base);
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] != '.' || (!is_claim_name(e->d_name) && temp_name_pid(e->d_name) != pid))
+            continue;
+        char full[PATH_MAX + 256];
+        snprintf(full, sizeof(full), "%s/%s", dir, e->d_name);
+        remove_if_unlocked(full);
+    }
+    closedir(d);
+}
+
 /* ---- write, then publish ---- */
 
 static void slot_rule(temp_slot *t, int overwrite, const char *const *inputs)

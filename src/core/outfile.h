@@ -78,6 +78,10 @@ void vkcu_outfile_abort_all(void);
 /* Removes temporaries of processes that no longer exist from the folder
  * of `path` (once per folder and process), with a warning naming each. */
 void vkcu_outfile_clean_beside(const char *path);
+/* Removes the temporaries of process `pid`, which has ended (a batch's
+ * worker process that died), and unheld claims, from the folder of `path`,
+ * silently: the caller says what became of the file. */
+void vkcu_outfile_clean_process(const char *path, long pid);
 /* Batch claims: 1 when this process now owns the work of writing `path`
  * (*fd set), 0 when another process does (*holder: its pid, 0 unknown),
  * <0 on error. The claim ends with vkcu_outfile_release, or with the

@@ -223,11 +223,11 @@ static void test_batch(vkcu_context *ctx)
     b.progress_callback = on_batch_progress;
     b.progress_opaque = &w;
     vkcu_batch_result r;
-    b.reserved[31] = 1;
+    b.reserved[30] = 1;
     memset(&r, GARBAGE, sizeof(r));
-    check_refusal("vkcu_batch_run", vkcu_batch_run(ctx, &b, &r), r.error, "vkcu_batch_settings", 31);
+    check_refusal("vkcu_batch_run", vkcu_batch_run(ctx, &b, &r), r.error, "vkcu_batch_settings", 30);
     CHECK(ZERO(r), "vkcu_batch_run's refusal leaves the result's reserved[] as it found it");
-    b.reserved[31] = 0;
+    b.reserved[30] = 0;
     b.job.reserved[5] = 1;
     check_refusal("vkcu_batch_run (its job)", vkcu_batch_run(ctx, &b, &r), r.error, "vkcu_job", 5);
     CHECK(w.files == 0, "vkcu_batch_run went through files of settings it refused");
