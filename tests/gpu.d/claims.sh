@@ -126,3 +126,24 @@ else
     echo "FAIL claims-pin-missing: exit $rc: $(head -2 "$out/gx.err" | tr '\n' ' ')"
   fi
 fi
+
+# vkcu batch --processes (issue 37): each worker process claims decode queues
+# of its own. Beside the holders of queues 0-2 every worker decodes on a
+# queue above 2 (which ones depends on when each worker starts and ends, so
+# only that is checked), and every output is the CPU's hashes.
+if [ "$held1 $held" = "0 1 2" ]; then
+  mkdir -p "$out/bin"
+  for i in 1 2 3; do ln -s "$in" "$out/bin/c$i.mkv"; done
+  timeout -s KILL 300 "$VKCU" batch "$out/bin" "$out/bout" --backend gpu --jobs 3 --processes --pipeline regression-hash \
+    --log-level verbose 2> "$out/b.err"
+  rc=$?
+  qs=$(sed -n 's/.*stream 0 of CUDA device 0 decodes on queues\{0,1\} \([0-9]*\).*/\1/p' "$out/b.err" | sort | tr '\n' ' ')
+  same=1
+  for i in 1 2 3; do cmp -s <(frames "$out/bout/c$i.framemd5") <(frames "$out/cpu") || same=0; done
+  if [ $rc = 0 ] && [ "$same" = 1 ] && [ -n "$qs" ] && ! [[ " $qs" == *" 0 "* || " $qs" == *" 1 "* || " $qs" == *" 2 "* ]] &&
+    grep -q "^batch: 3 done, 0 skipped, 0 failed (3 files, .*, 3 worker processes)" "$out/b.err"; then
+    echo "PASS claims-batch-processes: 3 worker processes decoded beside holders of queues 0-2 on queues ${qs% }, frames = CPU"
+  else
+    echo "FAIL claims-batch-processes: exit $rc, queues '${qs% }', outputs = CPU: $same; $(grep '^batch:' "$out/b.err")"
+  fi
+fi
