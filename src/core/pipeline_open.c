@@ -62,10 +62,17 @@ static int digest_instead(void *opaque, enum AVPixelFormat host_fmt)
 /* Decoders in parallel on the GPU's decode engines (decode_par.c on
  * Vulkan decoders), the device having a queue per engine: asked for before
  * the device is made, so by the input's size (its stream is not known yet).
- * An explicit decode_parallel N asks for them; the automatic one for a file
- * of at least VKCU_GPU_PIECES_MIN_MIB (default 32) MiB: below that, the
- * queues' set-up and the decoders' sessions cost about what the engines
- * save. Strict jobs and frame-threaded decoders decode in sequence. */
+ * An explicit decode_parallel N asks for them. The automatic mode decodes
+ * with one Vulkan decoder: pieces held to a small budget for the frames
+ * that wait (where they keep pace with the caller) gave wrong frames in 2
+ * of 6 runs of an HEVC Main10 1080p file on an H100 (docs/performance.md,
+ * "A race under a small budget"), and a long 4K file fills the default
+ * budget. For measurements and tests, VKCU_GPU_PIECES_MIN_PIXELS set (to
+ * the smallest picture that takes pieces) brings the automatic mode back:
+ * for a file of at least VKCU_GPU_PIECES_MIN_MIB (default 32) MiB (below
+ * that, the queues' set-up and the decoders' sessions cost about what the
+ * engines save). Strict jobs and frame-threaded decoders decode in
+ * sequence. */
 #define GPU_PIECES_QUEUES 7 /* Hopper's decode queues (NVDEC engines); a device with fewer makes fewer */
 #define GPU_PIECES_COMPUTE_QUEUES 0 /* compute queues asked for with them (0: the default) */
 #define GPU_PIECES_AUTO_MIN_PIXELS (3840 * 2160 / 2) /* the automatic mode's smallest picture: 4K (1080p was slower in pieces: docs/performance.md) */
@@ -77,6 +84,8 @@ static int gpu_pieces_wanted(const vkcu_job_params *p)
         return 0;
     if (dp >= 2)
         return 1;
+    if (!getenv("VKCU_GPU_PIECES_MIN_PIXELS"))
+        return 0;
     struct stat st;
     const char *e = getenv("VKCU_GPU_PIECES_MIN_MIB");
     int64_t min = (e && *e ? atoll(e) : 32) << 20;
