@@ -36,6 +36,7 @@ job devpool compare "$clip" "$clip" --frames 60
 job encode "$clip" -o "$T/enc.mkv" --encoder ffv1_vulkan --encoder-opt level=4 --frames 30
 job instances "$clip" -o "$T/inst.mov" --encoder prores_ks_vulkan --encode-workers 4 --chain convert=format=yuv422p10 \
   --frames 24
+job instances-ffv1 "$clip" -o "$T/inst.mkv" --encoder ffv1_vulkan --encoder-opt level=4 --encode-workers 3 --frames 24
 job convert "$ten" --chain 'convert=format=rgb48' --null --frames 20
 job tonemap "$MEDIA/hdr10.mkv" --chain 'tonemap' --null --frames 10
 # Vulkan decoders in pieces (a piece at every cut), their frames handed over in order

@@ -116,6 +116,9 @@ static int open_vulkan_decoder(job *j, AVBufferRef *vk)
                                           vkcu_decode_parallel_budget_gpu(vkcu_gpu_memory(j->gpu)), &j->dec, j->err,
                                           j->errlen);
     }
+    if (!j->gpu_pieces && p->settings.decode_parallel == VKCU_DECODE_PARALLEL_AUTO)
+        LOGV("%s: one Vulkan decoder (on the GPU, %s decodes in pieces)", p->job.input,
+             VKCU_SETTING_IS("decode_parallel", "N"));
     return vkcu_decoder_open(j->demux, vk, 1, &j->dec, j->err, j->errlen);
 }
 

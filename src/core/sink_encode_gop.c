@@ -147,6 +147,8 @@ static int open_instance(vkcu_sink *s, const AVCodec *codec, const vkcu_video_fo
     if (ret < 0)
         return ret;
     av_opt_set_int(w->enc->priv_data, "async_depth", 1, 0);
+    /* what the first one was opened with beside the settings (FFV1 level 4: strict=experimental) */
+    w->enc->strict_std_compliance = e->enc->strict_std_compliance;
     w->enc->hw_device_ctx = av_buffer_ref(e->enc->hw_device_ctx);
     w->enc->hw_frames_ctx = av_buffer_ref(e->enc->hw_frames_ctx);
     if (!w->enc->hw_device_ctx || !w->enc->hw_frames_ctx || !(w->hw_frame = av_frame_alloc()))
