@@ -173,7 +173,7 @@ typedef struct vkcu_settings {
                                      * and slice threads, faster, the same frames on clean streams only */
     int encode_workers;             /* encoders run at once, 0..64: FFV1's intra GOPs on the CPU, or instances of a
                                      * GPU compute encoder (ffv1_vulkan, prores_ks_vulkan), the same bytes as one;
-                                     * 0: automatic (CPU: one per 4 cores; GPU: one instance) */
+                                     * 0: automatic (CPU: one per 4 cores; GPU: 4 instances) */
     vkcu_progress_callback progress_callback; /* NULL: no progress reports */
     void *progress_opaque;
     vkcu_watchdog_callback watchdog_callback; /* NULL: the stall is only logged and the job fails */

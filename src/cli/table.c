@@ -82,7 +82,7 @@ const cli_option cli_options[] = {
       "file is rewritten once at the end)", ENCODE_VERBS, CLI_G_ENCODE, 0, "faststart" },
     { OPT_ENCODE_WORKERS, "encode-workers", 0, CLI_ARG_INT, "N", 1, 64, NULL, NULL,
       "FFV1: encode N GOPs at once; ffv1_vulkan, prores_ks_vulkan: N instances on the GPU; output identical "
-      "to one encoder (default: one per 4 cores; GPU: 1; 1: one encoder)", ENCODE_VERBS, CLI_G_ENCODE, 0,
+      "to one encoder (default: one per 4 cores; GPU: 4; 1: one encoder)", ENCODE_VERBS, CLI_G_ENCODE, 0,
       "encode_workers" },
 
     { OPT_NO_AUDIO, "no-audio", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,

@@ -215,8 +215,9 @@ ts() { # name input ext gpu-encoder cpu-encoder gpu-encoder-opt [args...]
   local name=$1 in=$2 ext=$3 genc=$4 cenc=$5 gopt=(); shift 5
   [ -n "$1" ] && gopt=(--encoder-opt "$1")
   shift
-  timeout -s KILL 300 "$VKCU" "$in" --backend gpu --encoder "$genc" "${gopt[@]}" -o "$out/ts-$name.g.$ext" -y -q \
-    --stats "$@" 2> "$log/ts-$name.g.err"
+  # one instance: the encoder's GPU timer times one encoder (instances: the section below)
+  timeout -s KILL 300 "$VKCU" "$in" --backend gpu --encoder "$genc" --encode-workers 1 "${gopt[@]}" \
+    -o "$out/ts-$name.g.$ext" -y -q --stats "$@" 2> "$log/ts-$name.g.err"
   local grc=$?
   timeout -s KILL 300 "$VKCU" "$in" --backend cpu --encoder "$cenc" -o "$out/ts-$name.c.$ext" -y -q "$@" \
     2> "$log/ts-$name.c.err"
