@@ -83,8 +83,8 @@ static void slot_progress_report(void *opaque, const vkcu_progress_info *info)
     slot_progress *sp = opaque;
     atomic_store(&sp->frames, info->frames);
     atomic_store(&sp->expected, info->expected);
-    if (sp->channel >= 0)
-        vkcu_batch_proc_progress(sp->channel, info->frames, info->expected);
+    if (sp->forward)
+        sp->forward(sp->channel, info->frames, info->expected);
     if (sp->user_cb)
         sp->user_cb(sp->user_opaque, info);
 }
@@ -277,36 +277,3 @@ void vkcu_batch_file_record(batch_run *b, int k, int slot, const file_outcome *o
                            st == VKCU_BATCH_SKIPPED ? o->detail : NULL);
     pthread_mutex_unlock(&b->lock);
 }
-
-/* The pool's work (util/jobs.h): the next file on worker slot `slot`, until
- * the list is done or a stop is asked for. */
-int vkcu_batch_work(void *opaque, int slot)
-{
-    batch_run *b = opaque;
-    pthread_mutex_lock(&b->lock);
-    if (vkcu_job_stop_requested() || b->next >= b->nb_files) {
-        pthread_mutex_unlock(&b->lock);
-        if (b->procs)
-            vkcu_batch_proc_end(b, slot);
-        return 0;
-    }
-    int k = b->next++;
-    b->running++;
-    pthread_mutex_unlock(&b->lock);
-    if (b->procs) {
-        vkcu_batch_proc_file(b, k, slot);
-    } else {
-        file_outcome o;
-        vkcu_batch_file_run(b, k, slot, &o);
-        vkcu_batch_file_record(b, k, slot, &o);
-    }
-    /* A job frees its decoder and buffers at the end; hand the freed
-     * pages back so that host RSS stays flat over thousands of files
-     * instead of creeping with per-thread heap fragmentation. */
-    malloc_trim(0);
-    pthread_mutex_lock(&b->lock);
-    b->running--;
-    pthread_mutex_unlock(&b->lock);
-    return 1;
-}
-

@@ -5,8 +5,9 @@
  * batch.c checks the settings and runs the batch (or its dry run);
  * batch_list.c lists the input folder and maps outputs; batch_report.c
  * writes the JSON-lines report and the progress; batch_record.c keeps what
- * each output was made with (resume); batch_file.c runs one file. Internal
- * to src/batch/.
+ * each output was made with (resume); batch_file.c runs one file;
+ * batch_proc.c hands the files to the slots, on their threads or in worker
+ * processes. Internal to src/batch/.
  */
 #ifndef VKCU_BATCH_PRIV_H
 #define VKCU_BATCH_PRIV_H
@@ -42,7 +43,8 @@ typedef struct slot_progress {
     _Atomic int64_t frames, expected;
     vkcu_progress_callback user_cb; /* the context's own callback, still called */
     void *user_opaque;
-    int channel;                    /* a worker process: its socket to the batch (counts are sent); else -1 */
+    int channel;                    /* a worker process: its socket to the batch; else -1 */
+    void (*forward)(int channel, int64_t frames, int64_t expected); /* a worker process: sends the counts */
 } slot_progress;
 
 /* One file's outcome: made where the file ran (this process, or a worker
@@ -166,8 +168,6 @@ int vkcu_batch_mkdirs_for(const char *path, char *err, size_t errlen);
 void vkcu_batch_job_error(vkcu_job_result *jr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void vkcu_batch_file_outcome(batch_run *b, const vkcu_batch_file *bf);
 void vkcu_batch_not_media_note(const batch_file *f, char *buf, size_t size);
-/* A worker of util/jobs.h: the batch's files, one after the other. */
-int vkcu_batch_work(void *opaque, int slot);
 /* File k on slot `slot`, in this process: skipped, refused or run, into *o
  * (its output claimed and released around it). */
 void vkcu_batch_file_run(batch_run *b, int k, int slot, file_outcome *o);
@@ -185,15 +185,10 @@ int vkcu_batch_worker_env(int *channel, int *slot, int *nb_slots);
  * then runs the files the batch sends until the batch closes the socket.
  * Returns 0, or an error when it could not serve. */
 int vkcu_batch_serve(batch_run *b, int slot);
-/* The batch's side: file k on slot `slot` in the slot's worker process
- * (started when none runs; in this process where none can start). */
-void vkcu_batch_proc_file(batch_run *b, int k, int slot);
-/* The slot's worker process told to end, and reaped: on the slot's thread
- * (a worker gets SIGTERM when the thread that started it ends). */
-void vkcu_batch_proc_end(batch_run *b, int slot);
+/* A worker of util/jobs.h: the batch's files, one after the other, on the
+ * slot's thread or in the slot's worker process (b->procs). */
+int vkcu_batch_work(void *opaque, int slot);
 /* The hash of a shard's list (names, outputs, what was decided of each). */
 uint64_t vkcu_batch_list_hash(const batch_file *files, int n);
-/* Sends a job's progress counts from a worker process (its progress callback). */
-void vkcu_batch_proc_progress(int channel, int64_t frames, int64_t expected);
 
 #endif

@@ -117,7 +117,8 @@ int vkcu_batch_worker_env(int *channel, int *slot, int *nb_slots)
     return 1;
 }
 
-void vkcu_batch_proc_progress(int channel, int64_t frames, int64_t expected)
+/* A job's progress counts, sent from a worker process (slot_progress.forward). */
+static void send_progress(int channel, int64_t frames, int64_t expected)
 {
     msg_head h = { .type = MSG_PROGRESS, .frames = frames, .expected = expected };
     send_msg(channel, &h, sizeof(h));
@@ -205,6 +206,7 @@ int vkcu_batch_serve(batch_run *b, int slot)
      * folder) kills itself (SIGKILL) just before the output would take its
      * place: its temporary is whole, and left behind. */
     b->test_kill = getenv("VKCU_TEST_BATCH_WORKER_KILL");
+    b->slots[slot].forward = send_progress;
     for (;;) {
         pthread_mutex_lock(&ss.lock);
         while (ss.next < 0 && !ss.closed)
@@ -380,7 +382,9 @@ fail:
          why, test_exec ? "; program " : "", test_exec ? test_exec : "");
 }
 
-void vkcu_batch_proc_file(batch_run *b, int k, int slot)
+/* File k on slot `slot` in the slot's worker process (started when none
+ * runs; in this process where none can start). */
+static void proc_file(batch_run *b, int k, int slot)
 {
     proc_worker *w = &b->procs[slot];
     msg *m = malloc(sizeof(*m)); /* NULL: the file runs here */
@@ -439,7 +443,9 @@ void vkcu_batch_proc_file(batch_run *b, int k, int slot)
     free(m);
 }
 
-void vkcu_batch_proc_end(batch_run *b, int slot)
+/* The slot's worker process told to end, and reaped: on the slot's thread
+ * (a worker gets SIGTERM when the thread that started it ends). */
+static void proc_end(batch_run *b, int slot)
 {
     proc_worker *w = &b->procs[slot];
     if (w->pid <= 0)
@@ -453,3 +459,36 @@ void vkcu_batch_proc_end(batch_run *b, int slot)
         LOGW("batch: the worker process of stream %d %s after its last file", slot, how);
     }
 }
+
+/* The pool's work (util/jobs.h): the next file on worker slot `slot`, until
+ * the list is done or a stop is asked for. */
+int vkcu_batch_work(void *opaque, int slot)
+{
+    batch_run *b = opaque;
+    pthread_mutex_lock(&b->lock);
+    if (vkcu_job_stop_requested() || b->next >= b->nb_files) {
+        pthread_mutex_unlock(&b->lock);
+        if (b->procs)
+            proc_end(b, slot);
+        return 0;
+    }
+    int k = b->next++;
+    b->running++;
+    pthread_mutex_unlock(&b->lock);
+    if (b->procs) {
+        proc_file(b, k, slot);
+    } else {
+        file_outcome o;
+        vkcu_batch_file_run(b, k, slot, &o);
+        vkcu_batch_file_record(b, k, slot, &o);
+    }
+    /* A job frees its decoder and buffers at the end; hand the freed
+     * pages back so that host RSS stays flat over thousands of files
+     * instead of creeping with per-thread heap fragmentation. */
+    malloc_trim(0);
+    pthread_mutex_lock(&b->lock);
+    b->running--;
+    pthread_mutex_unlock(&b->lock);
+    return 1;
+}
+

@@ -64,8 +64,8 @@ static int digest_instead(void *opaque, enum AVPixelFormat host_fmt)
  * the device is made, so by the input's size (its stream is not known yet).
  * An explicit decode_parallel N asks for them. The automatic mode decodes
  * with one Vulkan decoder: pieces held to a small budget for the frames
- * that wait (where they keep pace with the caller) gave wrong frames in 2
- * of 6 runs of an HEVC Main10 1080p file on an H100 (docs/performance.md,
+ * that wait (where they keep pace with the caller) gave wrong frames in 4
+ * of 17 runs of an HEVC Main10 1080p file on an H100 (docs/performance.md,
  * "A race under a small budget"), and a long 4K file fills the default
  * budget. For measurements and tests, VKCU_GPU_PIECES_MIN_PIXELS set (to
  * the smallest picture that takes pieces) brings the automatic mode back:
