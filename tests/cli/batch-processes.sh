@@ -124,13 +124,17 @@ rc=$?
   tail -1 "$TMP/int.jsonl" | grep -q '"interrupted": [1-9]' &&
   pass "Ctrl-C to the batch stops its workers (exit 130, no partial outputs, report says interrupted)" ||
   fail "Ctrl-C with workers: exit $rc, workers [$w], leftovers $(ls -A "$TMP/int" | tr '\n' ' '), $(grep '^batch:' "$TMP/int.err")"
-"$V" batch "$good" "$TMP/kill" --backend cpu --pipeline "$TMP/slow.pipe" --jobs 2 --processes 2> /dev/null &
-pid=$!
+# (in a subshell whose standard error, where bash says "Killed", is dropped)
+( "$V" batch "$good" "$TMP/kill" --backend cpu --pipeline "$TMP/slow.pipe" --jobs 2 --processes &
+  echo $! > "$TMP/kill.pid"
+  wait ) 2> /dev/null &
+sub=$!
 mkdir -p "$TMP/kill"
 await_part "$TMP/kill" || fail "kill -9: no temporary output appeared in the batch"
+pid=$(cat "$TMP/kill.pid")
 w=$(workers_of "$pid")
 kill -KILL "$pid"
-wait "$pid" 2> /dev/null
+wait "$sub"
 # shellcheck disable=SC2086 # a list of pids
 [ -n "$w" ] && gone $w && no_leftovers "$TMP/kill" &&
   pass "a batch killed outright: its workers stop and remove their partial outputs" ||
