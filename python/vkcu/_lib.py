@@ -300,8 +300,8 @@ class BatchSettings(Structure):
         ("report_path", c_char_p), ("dry_run", c_int), ("shard_index", c_int), ("shard_count", c_int),
         ("devices", c_int * VKCU_BATCH_MAX_DEVICES), ("nb_devices", c_int), ("file_callback", c_void_p),
         ("file_opaque", c_void_p), ("progress_callback", c_void_p), ("progress_opaque", c_void_p),
-        ("all_files", c_int),
-        ("reserved", c_uint64 * 32),
+        ("all_files", c_int), ("worker_command", POINTER(c_char_p)),
+        ("reserved", c_uint64 * 31),
     ]
 
 
@@ -309,8 +309,8 @@ class BatchResult(Structure):
     _fields_ = [
         ("total", c_int), ("done", c_int), ("skipped", c_int), ("failed", c_int), ("interrupted", c_int),
         ("not_started", c_int), ("planned", c_int), ("frames", c_int64), ("seconds", c_double),
-        ("error", c_char * 512),
-        ("reserved", c_uint64 * 32),
+        ("error", c_char * 512), ("worker", c_int), ("processes", c_int),
+        ("reserved", c_uint64 * 31),
     ]
 
 
