@@ -35,8 +35,12 @@ run "$TMP/thr" --jobs 2 --report "$TMP/thr.jsonl" > /dev/null 2> "$TMP/thr.err"
 trc=$?
 run "$TMP/pro" --jobs 2 --processes --report "$TMP/pro.jsonl" > "$TMP/pro.out" 2> "$TMP/pro.err"
 rc=$?
-[ "$rc" = 3 ] && [ "$trc" = 3 ] && grep -q "^batch: 4 done, 1 skipped, 3 failed (8 files, .*, 2 worker processes)$" "$TMP/pro.err" &&
-  pass "--processes: good and bad files, exit 3, the summary counts 2 worker processes" ||
+# (a slot starts its worker with its first file: both slots have one here
+# unless one slot took every file before the other's thread ran, so the
+# count may be 1 on a loaded machine)
+[ "$rc" = 3 ] && [ "$trc" = 3 ] &&
+  grep -qE "^batch: 4 done, 1 skipped, 3 failed \(8 files, .*, (2 worker processes|1 worker process)\)$" "$TMP/pro.err" &&
+  pass "--processes: good and bad files, exit 3, the summary counts the worker processes" ||
   fail "--processes: exit $rc (threads $trc), $(grep '^batch:' "$TMP/pro.err")"
 ok=1
 for f in $exact; do
@@ -86,8 +90,8 @@ rc=$?
 VKCU_TEST_BATCH_WORKER_EXEC=/bin/true "$V" batch "$good" "$TMP/t" --backend cpu --pipeline regression-hash --jobs 2 \
   --processes 2> "$TMP/t.err"
 rc=$?
-[ "$rc" = 0 ] && grep -q "^batch: 3 done, 0 skipped, 0 failed" "$TMP/t.err" &&
-  [ "$(grep -c 'could not start (it exited with status 0 before it was ready; program /bin/true): its files run in this process' "$TMP/t.err")" = 2 ] &&
+w=$(grep -c 'could not start (it exited with status 0 before it was ready; program /bin/true): its files run in this process' "$TMP/t.err")
+[ "$rc" = 0 ] && grep -q "^batch: 3 done, 0 skipped, 0 failed" "$TMP/t.err" && [ "$w" -ge 1 ] && [ "$w" -le 2 ] &&
   cmp -s "$TMP/t/hevc10.framemd5" "$TMP/pro/hevc10.framemd5" &&
   pass "workers that cannot start: a warning each, their files run in the batch's process" ||
   fail "no worker: exit $rc, $(head -4 "$TMP/t.err" | tr '\n' ' ')"
