@@ -57,8 +57,7 @@ static void dry_run(batch_run *b)
         char out[PATH_MAX + 1], in[PATH_MAX + 1], settings[8192], differs[1024] = "";
         vkcu_job_result jr; /* only its error line */
         struct stat sb;
-        snprintf(out, sizeof(out), "%s/%s", p->out_dir, f->out_rel);
-        snprintf(in, sizeof(in), "%s/%s", p->in_dir, f->rel);
+        vkcu_batch_file_paths(b, k, in, out);
         jr.error[0] = 0;
         job.job.input = in;
         job.job.output = out;

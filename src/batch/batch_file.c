@@ -146,6 +146,12 @@ static int run_job(vkcu_job_params *jp, const char *in, const char *out, const c
     return ret;
 }
 
+void vkcu_batch_file_paths(const batch_run *b, int k, char *in, char *out)
+{
+    snprintf(in, PATH_MAX + 1, "%s/%s", b->p->in_dir, b->files[k].rel);
+    snprintf(out, PATH_MAX + 1, "%s/%s", b->p->out_dir, b->files[k].out_rel);
+}
+
 /* File k of the shard on worker slot `slot`: skipped, refused or run, into
  * *o. About 90 lines: the chain of reasons not to run a file, each with its
  * own status, reason and message, reads best as one if-else chain. */
@@ -154,8 +160,7 @@ void vkcu_batch_file_run(batch_run *b, int k, int slot, file_outcome *o)
     const vkcu_batch_settings *p = b->p;
     const batch_file *f = &b->files[k];
     char in[PATH_MAX + 1], out[PATH_MAX + 1];
-    snprintf(in, sizeof(in), "%s/%s", p->in_dir, f->rel);
-    snprintf(out, sizeof(out), "%s/%s", p->out_dir, f->out_rel);
+    vkcu_batch_file_paths(b, k, in, out);
     vkcu_job_params jp;
     file_job(b, slot, in, out, &jp);
     memset(o, 0, sizeof(*o));
@@ -230,11 +235,9 @@ record:
  * callback under b->lock. */
 void vkcu_batch_file_record(batch_run *b, int k, int slot, const file_outcome *o)
 {
-    const vkcu_batch_settings *p = b->p;
     const batch_file *f = &b->files[k];
     char in[PATH_MAX + 1], out[PATH_MAX + 1];
-    snprintf(in, sizeof(in), "%s/%s", p->in_dir, f->rel);
-    snprintf(out, sizeof(out), "%s/%s", p->out_dir, f->out_rel);
+    vkcu_batch_file_paths(b, k, in, out);
     enum vkcu_batch_status st = o->status;
     const vkcu_job_result *jr = &o->jr;
     int ret = o->ret;

@@ -168,6 +168,9 @@ int vkcu_batch_mkdirs_for(const char *path, char *err, size_t errlen);
 void vkcu_batch_job_error(vkcu_job_result *jr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void vkcu_batch_file_outcome(batch_run *b, const vkcu_batch_file *bf);
 void vkcu_batch_not_media_note(const batch_file *f, char *buf, size_t size);
+/* File k's input (in_dir/rel) and output (out_dir/out_rel), each into
+ * PATH_MAX + 1 bytes. */
+void vkcu_batch_file_paths(const batch_run *b, int k, char *in, char *out);
 /* File k on slot `slot`, in this process: skipped, refused or run, into *o
  * (its output claimed and released around it). */
 void vkcu_batch_file_run(batch_run *b, int k, int slot, file_outcome *o);

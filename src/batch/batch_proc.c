@@ -383,8 +383,8 @@ fail:
 }
 
 /* File k on slot `slot` in the slot's worker process (started when none
- * runs; in this process where none can start). */
-static void proc_file(batch_run *b, int k, int slot)
+ * runs). 0: no worker can take it, the caller runs it here. */
+static int proc_file(batch_run *b, int k, int slot)
 {
     proc_worker *w = &b->procs[slot];
     msg *m = malloc(sizeof(*m)); /* NULL: the file runs here */
@@ -402,11 +402,8 @@ static void proc_file(batch_run *b, int k, int slot)
         }
     }
     if (!m || w->in_process) {
-        file_outcome local;
-        vkcu_batch_file_run(b, k, slot, &local);
-        vkcu_batch_file_record(b, k, slot, &local);
         free(m);
-        return;
+        return 0;
     }
     while (receive(b, w, m, 1e9) > 0) {
         if (m->h.type == MSG_OUTCOME && m->h.index == k) {
@@ -415,14 +412,14 @@ static void proc_file(batch_run *b, int k, int slot)
             o->detail[sizeof(o->detail) - 1] = 0;
             vkcu_batch_file_record(b, k, slot, o);
             free(m);
-            return;
+            return 1;
         }
     }
     /* The worker died with the file: the file fails, its partial output goes. */
     long pid = w->pid;
-    char how[96], out[PATH_MAX + 1];
+    char how[96], in[PATH_MAX + 1], out[PATH_MAX + 1];
     describe_status(reap(w), how, sizeof(how));
-    snprintf(out, sizeof(out), "%s/%s", b->p->out_dir, b->files[k].out_rel);
+    vkcu_batch_file_paths(b, k, in, out);
     vkcu_outfile_clean_process(out, pid);
     struct stat st;
     if (stat(out, &st) < 0) {
@@ -437,10 +434,11 @@ static void proc_file(batch_run *b, int k, int slot)
         dead.status = VKCU_BATCH_INTERRUPTED;
         dead.ret = VKCU_ERR_INTERRUPT;
     }
-    vkcu_batch_job_error(&dead.jr, "%s/%s: the worker process running it (pid %ld) %s; nothing was written in its "
-                         "place (run the file alone to see why)", b->p->in_dir, b->files[k].rel, pid, how);
+    vkcu_batch_job_error(&dead.jr, "%s: the worker process running it (pid %ld) %s; nothing was written in its "
+                         "place (run the file alone to see why)", in, pid, how);
     vkcu_batch_file_record(b, k, slot, &dead);
     free(m);
+    return 1;
 }
 
 /* The slot's worker process told to end, and reaped: on the slot's thread
@@ -475,9 +473,7 @@ int vkcu_batch_work(void *opaque, int slot)
     int k = b->next++;
     b->running++;
     pthread_mutex_unlock(&b->lock);
-    if (b->procs) {
-        proc_file(b, k, slot);
-    } else {
+    if (!b->procs || !proc_file(b, k, slot)) {
         file_outcome o;
         vkcu_batch_file_run(b, k, slot, &o);
         vkcu_batch_file_record(b, k, slot, &o);

@@ -242,11 +242,11 @@ const cli_option cli_options[] = {
       CLI_G_VERB, 0, "allow_outside" },
 
     /* batch */
-    { OPT_JOBS, "jobs", 'j', CLI_ARG_INT, "N", 1, 256, NULL, "1", "concurrent streams in this process", B,
+    { OPT_JOBS, "jobs", 'j', CLI_ARG_INT, "N", 1, 256, NULL, "1", "concurrent streams", B,
       CLI_G_VERB, 0, "jobs" },
     { OPT_PROCESSES, "processes", 0, CLI_ARG_NONE, NULL, 0, 0, NULL, NULL,
-      "run each stream in a worker process of its own (GPU backend: one process's streams share a lock of the "
-      "driver; docs/batch.md)", B, CLI_G_VERB, 0, "worker_command" },
+      "run each of the --jobs streams in a worker process of its own instead of a thread (slower on an H100: "
+      "docs/batch.md)", B, CLI_G_VERB, 0, "worker_command" },
     { OPT_RECURSIVE, "recursive", 'r', CLI_ARG_NONE, NULL, 0, 0, NULL, NULL, "descend into subfolders", B,
       CLI_G_VERB, 0, NULL },
     { OPT_INCLUDE, "include", 0, CLI_ARG_TEXT, "GLOB", 0, 0, NULL, NULL,
