@@ -375,8 +375,14 @@ static int open_start(job *j)
     for (int i = 0; i < j->chain.nb_ops; i++)
         j->chain.ops[i]->threads = j->threads;
     if (p->settings.backend != VKCU_BACKEND_CPU) {
-        if (p->job.sink == VKCU_SINK_ENCODE) /* the GPU's device then carries the encoder's queue */
+        if (p->job.sink == VKCU_SINK_ENCODE) { /* the GPU's device then carries the encoder's queue */
             vkcu_vkdev_expect(1, vkcu_vkencode_op(p->job.encoder) | vkcu_vkencode_op(p->job.gpu_encoder));
+            /* and a compute queue for each compute encoder instance beside
+             * the first (sink_encode_gop.c), beside the handoff's and queue 0 */
+            int n = FFMAX(vkcu_compute_instances(p, p->job.encoder), vkcu_compute_instances(p, p->job.gpu_encoder));
+            if (n > 1)
+                vkcu_vkdev_expect_compute((unsigned)n + 1);
+        }
         vkcu_vkdev_expect_decode_queue(p->settings.decode_queue); /* the device then has it, claimed */
         if ((j->gpu_pieces = p->settings.decode_queue < 0 && gpu_pieces_wanted(p))) {
             vkcu_vkdev_expect(GPU_PIECES_QUEUES, 0);

@@ -55,4 +55,8 @@ int vkcu_frame_hash(const AVFrame *frame, enum vkcu_hash_algo algo, char *hex, s
  * stored (semi-planar layouts are rearranged on the CPU, so they download). */
 int vkcu_hash_on_gpu(const vkcu_job_params *p, enum AVPixelFormat host_fmt);
 
+/* The instances a GPU compute encoder named `encoder` runs for this job
+ * (the encode_workers setting, or a default), 1 for any other encoder. */
+int vkcu_compute_instances(const vkcu_job_params *p, const char *encoder);
+
 #endif

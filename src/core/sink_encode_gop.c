@@ -10,6 +10,7 @@
 #include <libavutil/opt.h>
 #include <libavutil/imgutils.h>
 
+#include "gpu/vkdev.h"
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/thread.h"
@@ -140,7 +141,7 @@ static int compute_encoder(const AVCodec *codec)
  * same device and the same frames context (the output ring's frames are
  * its images), one frame in flight. */
 static int open_instance(vkcu_sink *s, const AVCodec *codec, const vkcu_video_format *fmt, AVRational tb,
-                         int global_header, gop_worker *w)
+                         int global_header, int index, gop_worker *w)
 {
     encode_sink *e = s->priv;
     int ret = vkcu_encsink_configure_encoder(s, codec, fmt, tb, global_header, &w->enc);
@@ -149,9 +150,35 @@ static int open_instance(vkcu_sink *s, const AVCodec *codec, const vkcu_video_fo
     av_opt_set_int(w->enc->priv_data, "async_depth", 1, 0);
     /* what the first one was opened with beside the settings (FFV1 level 4: strict=experimental) */
     w->enc->strict_std_compliance = e->enc->strict_std_compliance;
+    if (!(w->hw_frame = av_frame_alloc()))
+        return AVERROR(ENOMEM);
+    /* On a compute queue of its own where the device has one: FFmpeg
+     * orders a queue's work with barriers over the whole queue, so
+     * instances sharing one run one after another. Its frames context is
+     * made on that queue's device context (the encoder takes its device
+     * from it); the frames it is given may be the first one's (the output
+     * ring's images). VKCU_ENCODE_INSTANCE_QUEUES=0: all on the first's. */
+    const char *own = getenv("VKCU_ENCODE_INSTANCE_QUEUES");
+    AVBufferRef *dev = NULL;
+    char why[256];
+    int queue = 0;
+    if (!(own && !strcmp(own, "0")) && s->params->settings.device >= 0 &&
+        vkcu_vkdev_acquire_compute_lane(s->params->settings.device, index, &dev, &queue, why, sizeof(why)) == 0 &&
+        queue > 0) {
+        ret = vkcu_vkencode_setup(w->enc, dev, e->enc->sw_pix_fmt, why, sizeof(why));
+        av_buffer_unref(&dev);
+        if (ret < 0) {
+            LOGV("%s: %s instance %d: no compute queue of its own (%s)", s->params->job.output, codec->name, index,
+                 why);
+        } else {
+            w->queue = queue;
+            return 0;
+        }
+    }
+    av_buffer_unref(&dev);
     w->enc->hw_device_ctx = av_buffer_ref(e->enc->hw_device_ctx);
     w->enc->hw_frames_ctx = av_buffer_ref(e->enc->hw_frames_ctx);
-    if (!w->enc->hw_device_ctx || !w->enc->hw_frames_ctx || !(w->hw_frame = av_frame_alloc()))
+    if (!w->enc->hw_device_ctx || !w->enc->hw_frames_ctx)
         return AVERROR(ENOMEM);
     w->enc->pix_fmt = AV_PIX_FMT_VULKAN;
     w->enc->sw_pix_fmt = e->enc->sw_pix_fmt;
@@ -214,7 +241,7 @@ int vkcu_encsink_setup_workers(vkcu_sink *s, const AVCodec *codec, const vkcu_vi
                 return AVERROR(ENOMEM);
             continue;
         }
-        int ret = compute ? open_instance(s, codec, fmt, tb, global_header, w)
+        int ret = compute ? open_instance(s, codec, fmt, tb, global_header, i, w)
                           : vkcu_encsink_configure_encoder(s, codec, fmt, tb, global_header, &w->enc);
         if (ret < 0)
             return ret;
@@ -229,10 +256,14 @@ int vkcu_encsink_setup_workers(vkcu_sink *s, const AVCodec *codec, const vkcu_vi
     }
     e->gop = gop;
     e->max_frames = n * gop;
-    if (compute)
-        LOGV("%s: %s: %d instances on the GPU (%s), one frame in flight each, %s of %d frame%s dealt out in turn",
-             p->job.output, codec->name, n, p->settings.encode_workers > 1 ? "as asked" : "the default",
-             gop > 1 ? "GOPs" : "pieces", gop, gop > 1 ? "s" : "");
+    if (compute) {
+        char queues[96] = "0";
+        for (int i = 1; i < n; i++)
+            snprintf(queues + strlen(queues), sizeof(queues) - strlen(queues), " %d", e->gw[i].queue);
+        LOGV("%s: %s: %d instances on the GPU (%s) on compute queues %s, one frame in flight each, %s of %d frame%s "
+             "dealt out in turn", p->job.output, codec->name, n, p->settings.encode_workers > 1 ? "as asked" :
+             "the default", queues, gop > 1 ? "GOPs" : "pieces", gop, gop > 1 ? "s" : "");
+    }
     else
         LOGV("%s: %s: %d GOPs of %d frames encoded at once", p->job.output, codec->name, n, gop);
     return 0;

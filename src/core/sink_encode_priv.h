@@ -64,6 +64,7 @@ typedef struct gop_worker {
     pthread_t thread;
     int running;
     int64_t next;           /* the next frame number this worker encodes */
+    int queue;              /* a compute encoder's instance: its own compute queue (0: the first's) */
 } gop_worker;
 
 typedef struct encode_sink {

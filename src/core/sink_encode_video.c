@@ -156,8 +156,13 @@ fail:
 
 int vkcu_encsink_compute_instances(const vkcu_sink *s, const AVCodec *codec)
 {
-    int want = s->params->settings.encode_workers;
-    const vkcu_vkencoder *vke = vkcu_vkencode_find(codec->name);
+    return vkcu_compute_instances(s->params, codec->name);
+}
+
+int vkcu_compute_instances(const vkcu_job_params *p, const char *encoder)
+{
+    int want = p->settings.encode_workers;
+    const vkcu_vkencoder *vke = encoder ? vkcu_vkencode_find(encoder) : NULL;
     if (!vke || vke->video_op || want == 1)
         return 1;
     if (want <= 0) {

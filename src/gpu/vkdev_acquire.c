@@ -55,6 +55,63 @@ static int queues_per_stream(void)
     return e && !strcmp(e, "2") ? 2 : 1;
 }
 
+/* Registry locked: a device context of the shared device whose queues are
+ * lane `lane`'s map (vkdev_lanes.c); decode_qf >= 0: FFmpeg's decoder is
+ * told of at least vkcu_vkdev_decode_threads() queues in that family;
+ * decode: the stream's context for a decoder (VKCU_LANE_EXPORT applies). */
+static int lane_context(shared_device *sd, int lane, int decode_qf, int decode, AVBufferRef **out, char *err,
+                        size_t errlen)
+{
+    AVHWDeviceContext *m = (AVHWDeviceContext *)sd->master->data;
+    AVBufferRef *ref = av_hwdevice_ctx_alloc(AV_HWDEVICE_TYPE_VULKAN);
+    lane_ctx *l = av_mallocz(sizeof(*l));
+    if (!ref || !l) {
+        av_buffer_unref(&ref);
+        av_free(l);
+        return AVERROR(ENOMEM);
+    }
+    AVHWDeviceContext *dc = (AVHWDeviceContext *)ref->data;
+    AVVulkanDeviceContext *hw = dc->hwctx;
+    /* Same instance, device, features, extensions and queue families. */
+    *hw = *(AVVulkanDeviceContext *)m->hwctx;
+    int threads = vkcu_vkdev_decode_threads();
+    for (int i = 0; threads > 1 && decode_qf >= 0 && i < hw->nb_qf; i++)
+        if (hw->qf[i].idx == decode_qf && hw->qf[i].num < threads)
+            hw->qf[i].num = threads; /* FFmpeg's indices past the made ones map onto the lane's queues too */
+    hw->get_proc_addr = vkcu_vkdev_lane_gipa[lane];
+    /* VKCU_LANE_EXPORT=0 (a measurement): the stream's context lists the
+     * device's extensions less external memory, so that FFmpeg makes its
+     * decoded images with memory that cannot be exported (they never are:
+     * the handoff copies them into the CUDA-imported ring). */
+    const char *exp = decode ? getenv("VKCU_LANE_EXPORT") : NULL;
+    if (exp && !strcmp(exp, "0") && (l->exts = av_calloc(hw->nb_enabled_dev_extensions + 1, sizeof(*l->exts)))) {
+        int n = 0;
+        for (int i = 0; i < hw->nb_enabled_dev_extensions; i++)
+            if (strcmp(hw->enabled_dev_extensions[i], VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) &&
+                strcmp(hw->enabled_dev_extensions[i], VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME))
+                l->exts[n++] = hw->enabled_dev_extensions[i];
+        hw->enabled_dev_extensions = l->exts;
+        hw->nb_enabled_dev_extensions = n;
+    }
+    vkcu_vk_queue_lock_set(dc, vkcu_vkdev_lane_lock, vkcu_vkdev_lane_unlock);
+    l->master = av_buffer_ref(sd->master);
+    l->lane = lane;
+    dc->user_opaque = l;
+    dc->free = vkcu_vkdev_lane_free;
+    if (!l->master) {
+        av_buffer_unref(&ref);
+        return AVERROR(ENOMEM);
+    }
+    int ret = av_hwdevice_ctx_init(ref);
+    if (ret < 0) {
+        snprintf(err, errlen, "cannot share the Vulkan device with FFmpeg: %s", av_err2str(ret));
+        av_buffer_unref(&ref);
+        return VKCU_ERR_DEVICE;
+    }
+    *out = ref;
+    return 0;
+}
+
 int vkcu_vkdev_acquire(int cuda_device, int decode_queue, AVBufferRef **out, int *lane_out, char *err, size_t errlen)
 {
     int ret = 0;
@@ -109,57 +166,8 @@ int vkcu_vkdev_acquire(int cuda_device, int decode_queue, AVBufferRef **out, int
         LOGV("GPU: stream %d of CUDA device %d decodes on queue %u of family %u", stream, cuda_device, want.queue[0],
              sd->decode_qf);
 
-    AVHWDeviceContext *m = (AVHWDeviceContext *)sd->master->data;
-    AVBufferRef *ref = av_hwdevice_ctx_alloc(AV_HWDEVICE_TYPE_VULKAN);
-    lane_ctx *l = av_mallocz(sizeof(*l));
-    if (!ref || !l) {
-        av_buffer_unref(&ref);
-        av_free(l);
-        ret = AVERROR(ENOMEM);
-        goto done;
-    }
-    AVHWDeviceContext *dc = (AVHWDeviceContext *)ref->data;
-    AVVulkanDeviceContext *hw = dc->hwctx;
-    /* Same instance, device, features, extensions and queue families. */
-    *hw = *(AVVulkanDeviceContext *)m->hwctx;
-    int threads = vkcu_vkdev_decode_threads();
-    for (int i = 0; threads > 1 && want.nb && i < hw->nb_qf; i++)
-        if (hw->qf[i].idx == (int)sd->decode_qf && hw->qf[i].num < threads)
-            hw->qf[i].num = threads; /* FFmpeg's indices past the made ones map onto the lane's queues too */
-    hw->get_proc_addr = vkcu_vkdev_lane_gipa[lane];
-    /* VKCU_LANE_EXPORT=0 (a measurement): the stream's context lists the
-     * device's extensions less external memory, so that FFmpeg makes its
-     * decoded images with memory that cannot be exported (they never are:
-     * the handoff copies them into the CUDA-imported ring). */
-    const char *exp = getenv("VKCU_LANE_EXPORT");
-    if (exp && !strcmp(exp, "0") && (l->exts = av_calloc(hw->nb_enabled_dev_extensions + 1, sizeof(*l->exts)))) {
-        int n = 0;
-        for (int i = 0; i < hw->nb_enabled_dev_extensions; i++)
-            if (strcmp(hw->enabled_dev_extensions[i], VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) &&
-                strcmp(hw->enabled_dev_extensions[i], VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME))
-                l->exts[n++] = hw->enabled_dev_extensions[i];
-        hw->enabled_dev_extensions = l->exts;
-        hw->nb_enabled_dev_extensions = n;
-    }
-    vkcu_vk_queue_lock_set(dc, vkcu_vkdev_lane_lock, vkcu_vkdev_lane_unlock);
-    l->master = av_buffer_ref(sd->master);
-    l->lane = lane;
-    dc->user_opaque = l;
-    dc->free = vkcu_vkdev_lane_free;
-    if (!l->master) {
-        av_buffer_unref(&ref);
-        ret = AVERROR(ENOMEM);
-        goto done;
-    }
-    ret = av_hwdevice_ctx_init(ref);
-    if (ret < 0) {
-        snprintf(err, errlen, "cannot share the Vulkan device with FFmpeg: %s", av_err2str(ret));
-        av_buffer_unref(&ref);
-        ret = VKCU_ERR_DEVICE;
-        goto done;
-    }
-    *out = ref;
-    *lane_out = stream;
+    if ((ret = lane_context(sd, lane, want.nb ? (int)sd->decode_qf : -1, 1, out, err, errlen)) == 0)
+        *lane_out = stream;
 done:
     pthread_mutex_unlock(&vkcu_vkdev_registry_lock);
     return ret;
@@ -190,4 +198,69 @@ uint32_t vkcu_vkdev_compute_queue(int cuda_device, int lane, uint32_t family, ui
     }
     pthread_mutex_unlock(&vkcu_vkdev_registry_lock);
     return q;
+}
+
+/* Registry locked: how many queues of family `family` the shared device has. */
+static uint32_t family_queues(const shared_device *sd, uint32_t family)
+{
+    const AVVulkanDeviceContext *hw = ((AVHWDeviceContext *)sd->master->data)->hwctx;
+    for (int i = 0; i < hw->nb_qf; i++)
+        if (hw->qf[i].idx == (int)family)
+            return (uint32_t)hw->qf[i].num;
+    return 0;
+}
+
+/* The compute queues compute encoder instances 1, 2, ... take in turn: the
+ * process's claimed ones (queues from 0 without claims), less queue 0
+ * (instance 0's: FFmpeg submits on queue 0 of the shared device itself)
+ * and stream 0's handoff queue while others are left. */
+static int instance_queues(const shared_device *sd, uint32_t *family, uint32_t q[MAX_LANE_QUEUES])
+{
+    const queue_choice *c = &sd->choice[ROLE_COMPUTE];
+    uint32_t num = family_queues(sd, c->family);
+    uint32_t handoff = num ? num - 1 : 0, list[MAX_LANE_QUEUES], nb = 0;
+    if (c->nb && c->queue[0] < num)
+        handoff = c->queue[0];
+    for (uint32_t i = 0; i < (c->nb ? c->nb : num) && nb < MAX_LANE_QUEUES; i++) {
+        uint32_t k = c->nb ? c->queue[i] : i;
+        if (k && k < num)
+            list[nb++] = k;
+    }
+    int n = 0;
+    for (uint32_t i = 0; i < nb; i++)
+        if (list[i] != handoff || nb == 1)
+            q[n++] = list[i];
+    *family = c->family;
+    return n;
+}
+
+int vkcu_vkdev_acquire_compute_lane(int cuda_device, int instance, AVBufferRef **out, int *queue, char *err,
+                                    size_t errlen)
+{
+    *out = NULL;
+    *queue = 0;
+    pthread_mutex_lock(&vkcu_vkdev_registry_lock);
+    shared_device *sd;
+    int ret = vkcu_vkdev_ready(cuda_device, &sd, err, errlen);
+    if (ret < 0)
+        goto done;
+    uint32_t family, q[MAX_LANE_QUEUES];
+    int n = instance > 0 ? instance_queues(sd, &family, q) : 0;
+    if (!n) { /* one compute queue: the shared device itself */
+        if (!(*out = av_buffer_ref(sd->master)))
+            ret = AVERROR(ENOMEM);
+        goto done;
+    }
+    struct lane_map want = { .qf = family, .nb = 1, .queue = { q[(instance - 1) % n] } };
+    int lane = vkcu_vkdev_find_lane(&want);
+    if (!lane) { /* every lane taken by another map: share queue 0 */
+        if (!(*out = av_buffer_ref(sd->master)))
+            ret = AVERROR(ENOMEM);
+        goto done;
+    }
+    if ((ret = lane_context(sd, lane, -1, 0, out, err, errlen)) == 0)
+        *queue = (int)want.queue[0];
+done:
+    pthread_mutex_unlock(&vkcu_vkdev_registry_lock);
+    return ret;
 }

@@ -108,9 +108,28 @@ LANE_FNS(12)
 LANE_FNS(13)
 LANE_FNS(14)
 LANE_FNS(15)
-const PFN_vkGetInstanceProcAddr vkcu_vkdev_lane_gipa[MAX_LANES] = { gipa_0,  gipa_1,  gipa_2,  gipa_3,  gipa_4,  gipa_5,
-                                                                gipa_6,  gipa_7,  gipa_8,  gipa_9,  gipa_10, gipa_11,
-                                                                gipa_12, gipa_13, gipa_14, gipa_15 };
+LANE_FNS(16)
+LANE_FNS(17)
+LANE_FNS(18)
+LANE_FNS(19)
+LANE_FNS(20)
+LANE_FNS(21)
+LANE_FNS(22)
+LANE_FNS(23)
+LANE_FNS(24)
+LANE_FNS(25)
+LANE_FNS(26)
+LANE_FNS(27)
+LANE_FNS(28)
+LANE_FNS(29)
+LANE_FNS(30)
+LANE_FNS(31)
+const PFN_vkGetInstanceProcAddr vkcu_vkdev_lane_gipa[MAX_LANES] = {
+    gipa_0, gipa_1, gipa_2, gipa_3, gipa_4, gipa_5, gipa_6, gipa_7,
+    gipa_8, gipa_9, gipa_10, gipa_11, gipa_12, gipa_13, gipa_14, gipa_15,
+    gipa_16, gipa_17, gipa_18, gipa_19, gipa_20, gipa_21, gipa_22, gipa_23,
+    gipa_24, gipa_25, gipa_26, gipa_27, gipa_28, gipa_29, gipa_30, gipa_31,
+};
 
 void vkcu_vkdev_lane_lock(AVHWDeviceContext *ctx, uint32_t qf, uint32_t index)
 {

@@ -19,7 +19,7 @@
 #include "vkinstance.h"
 
 #define MAX_DEVICES 16
-#define MAX_LANES 16      /* trampoline sets: lanes of every GPU together */
+#define MAX_LANES 32      /* trampoline sets: lanes of every GPU together (decode and compute) */
 #define MAX_LANE_QUEUES 16 /* decode queues a process uses on one GPU */
 
 enum { ROLE_DECODE, ROLE_COMPUTE, NB_ROLES };
