@@ -117,6 +117,16 @@ struct vkcu_par {
     par_seg *head, *tail, *extending, *prev;
     int64_t live, max_live, nseg;
     int draining, cuts_off, send_blocked;
+    /* Cuts at HEVC CRA and BLA pictures: a decoder started at one makes up
+     * the pictures its reference picture set names from before (H.265
+     * 8.3.3), and FFmpeg's Vulkan decoder (8.1) hands those to the GPU as
+     * reference slots it never decoded (Vulkan's validation layer:
+     * VUID-vkCmdBeginVideoCodingKHR-slotIndex-07239), after which the
+     * driver has decoded a few pictures wrong (docs/performance.md, "The
+     * race under a small budget, found"). In software the made-up pictures
+     * are grey and never used. So on the GPU, IDR pictures only;
+     * VKCU_GPU_CUT_OPEN=1 cuts there too (measurements). */
+    int open_cuts;
     int ts_kind;              /* the first packet's: 1 a pts, 2 no timestamp at all, 3 a dts alone */
     int64_t bytes, frames, peak_bytes, peak_frames;
     AVRational framerate;
@@ -590,6 +600,8 @@ static int vkcu_par_open(const vkcu_demux *d, AVBufferRef *hw, int cuda_device, 
     p->min_packets = min_packets > 0 ? min_packets : 1;
     p->budget = budget;
     p->max_live = n + 2;
+    const char *open_env = getenv("VKCU_GPU_CUT_OPEN");
+    p->open_cuts = !hw || (open_env && !strcmp(open_env, "1"));
     p->threads = calloc((size_t)n, sizeof(*p->threads));
     if (!p->threads || pthread_mutex_init(&p->lock, NULL)) {
         free(p->threads);
@@ -684,7 +696,8 @@ static int vkcu_par_send(vkcu_par *p, const AVPacket *pkt)
     if (ts != p->ts_kind || ts == 3)
         p->cuts_off = 1;
     int cut = !p->cuts_off && !p->ps.overflow && p->tail && p->tail->nown >= p->min_packets &&
-              (kind == VKCU_AU_CLEAN || (kind == VKCU_AU_CRA && p->ts_kind == 1));
+              (kind == VKCU_AU_CLEAN || (kind == VKCU_AU_BLA && p->open_cuts) ||
+               (kind == VKCU_AU_CRA && p->open_cuts && p->ts_kind == 1));
     if ((cut && p->live >= p->max_live) || !can_send(p)) {
         p->send_blocked |= cut;
         ret = AVERROR(EAGAIN);
@@ -757,7 +770,7 @@ static int vkcu_par_send(vkcu_par *p, const AVPacket *pkt)
     p->send_blocked = 0;
     if (s->index)
         LOGV("%s: segment %lld from pts %lld (%s)", p->demux->path, (long long)s->index, (long long)pkt->pts,
-             kind == VKCU_AU_CRA ? "CRA" : "IDR");
+             kind == VKCU_AU_CRA ? "CRA" : kind == VKCU_AU_BLA ? "BLA" : "IDR");
 added:
     if (ret >= 0)
         ret = vkcu_param_sets_add(&p->ps, &p->nal, pkt->data, (size_t)pkt->size);
@@ -1031,7 +1044,10 @@ int vkcu_decoder_open_parallel(const vkcu_demux *d, AVBufferRef *hw, int cuda_de
     if (ret == 0)
         LOGV("%s: one decoder (%s)", d->path, why);
     else
-        LOGV("%s: up to %d %sdecoders in parallel, a segment from every cut after %lld packets", d->path, n,
-             hw ? "Vulkan " : "", (long long)min_packets);
+        LOGV("%s: up to %d %sdecoders in parallel, a segment from every cut after %lld packets%s", d->path, n,
+             hw ? "Vulkan " : "", (long long)min_packets,
+             hw && !(*out)->par->open_cuts && d->video->codecpar->codec_id == AV_CODEC_ID_HEVC
+                 ? " (IDR pictures only: FFmpeg's Vulkan decoder started at a CRA or BLA picture refers to "
+                   "pictures it never decoded)" : "");
     return 0;
 }

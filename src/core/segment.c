@@ -103,7 +103,9 @@ enum vkcu_access_kind vkcu_access_kind(const vkcu_nal_reader *r, const uint8_t *
         }
         if (t < 0 || t > 31)
             continue;
-        if (t >= 16 && t <= 20)
+        if (t >= 16 && t <= 18)
+            return VKCU_AU_BLA;
+        if (t == 19 || t == 20)
             return VKCU_AU_CLEAN;
         if (t == 21)
             return VKCU_AU_CRA;

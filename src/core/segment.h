@@ -16,11 +16,13 @@
 
 enum vkcu_access_kind {
     VKCU_AU_OTHER = 0,  /* decodes from earlier pictures: no cut here */
-    VKCU_AU_CLEAN,      /* H.264 IDR; HEVC IDR or BLA: a cut, nothing of before is used */
+    VKCU_AU_CLEAN,      /* H.264 IDR; HEVC IDR: a cut, nothing of before is used */
     VKCU_AU_CRA,        /* HEVC CRA: a cut whose RASL pictures still need the segment before */
     VKCU_AU_RADL,       /* HEVC leading pictures decodable from their CRA */
     VKCU_AU_RASL,       /* HEVC leading pictures that refer to pictures before their CRA */
     VKCU_AU_NONE,       /* no picture (parameter sets, SEI only) */
+    VKCU_AU_BLA,        /* HEVC BLA: a cut like an IDR, but its reference picture set still names
+                         * pictures of before, which a decoder started there makes up unavailable */
 };
 
 typedef struct vkcu_nal_reader {

@@ -123,8 +123,8 @@ static void check_hevc(int ls)
 {
     vkcu_nal_reader r = reader(AV_CODEC_ID_HEVC, ls);
     static const struct { int type; enum vkcu_access_kind kind; } cases[] = {
-        { 19, VKCU_AU_CLEAN }, { 20, VKCU_AU_CLEAN }, { 16, VKCU_AU_CLEAN }, { 17, VKCU_AU_CLEAN },
-        { 18, VKCU_AU_CLEAN }, { 21, VKCU_AU_CRA }, { 6, VKCU_AU_RADL }, { 7, VKCU_AU_RADL },
+        { 19, VKCU_AU_CLEAN }, { 20, VKCU_AU_CLEAN }, { 16, VKCU_AU_BLA }, { 17, VKCU_AU_BLA },
+        { 18, VKCU_AU_BLA }, { 21, VKCU_AU_CRA }, { 6, VKCU_AU_RADL }, { 7, VKCU_AU_RADL },
         { 8, VKCU_AU_RASL }, { 9, VKCU_AU_RASL }, { 0, VKCU_AU_OTHER }, { 1, VKCU_AU_OTHER },
         { 2, VKCU_AU_OTHER }, { 5, VKCU_AU_OTHER },
     };

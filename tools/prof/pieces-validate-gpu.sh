@@ -38,7 +38,7 @@ run() { # NAME ARGS...: one hash under the layer
     > "$out/validate-$name.txt" 2> "$out/validate-$name.err"
   local rc=$?
   {
-    echo "## $name (rc $rc; $(grep -vc '^#' "$out/validate-$name.txt") frames hashed; $(wc -l < "$log" 2>/dev/null) log lines)"
+    echo "## $name (rc $rc; $(grep -Ec '^[0-9]' "$out/validate-$name.txt") frames hashed; $(wc -l < "$log" 2>/dev/null) log lines)"
     echo
     grep -o 'MessageID = 0x[0-9a-f]*\|\[ [A-Za-z0-9_-]* \]' "$log" 2>/dev/null | sort | uniq -c | sort -rn | head -30 |
       sed 's/^/    /'
@@ -48,7 +48,7 @@ run() { # NAME ARGS...: one hash under the layer
 run one --decode-parallel off
 VKCU_GPU_PIECES_MIN_PIXELS=0 VKCU_DECODE_PARALLEL_MIB=${VKCU_DECODE_PARALLEL_MIB:-600} \
   VKCU_DECODE_SEGMENT_MIN=${VALIDATE_SEGMENT_MIN:-48} run pieces --decode-parallel 4 --log-level verbose
-diff <(grep -v '^#' "$out/validate-one.txt") <(grep -v '^#' "$out/validate-pieces.txt") > "$out/validate-diff.txt" &&
+diff <(grep -E '^[0-9]' "$out/validate-one.txt") <(grep -E '^[0-9]' "$out/validate-pieces.txt") > "$out/validate-diff.txt" &&
   echo "pieces: the same hashes as one decoder" >> "$md" ||
   echo "pieces: $(grep -c '^>' "$out/validate-diff.txt") frames differ from one decoder's" >> "$md"
 cat "$md"
