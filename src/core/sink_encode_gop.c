@@ -152,17 +152,16 @@ static int open_instance(vkcu_sink *s, const AVCodec *codec, const vkcu_video_fo
     w->enc->strict_std_compliance = e->enc->strict_std_compliance;
     if (!(w->hw_frame = av_frame_alloc()))
         return AVERROR(ENOMEM);
-    /* On a compute queue of its own where the device has one: FFmpeg
-     * orders a queue's work with barriers over the whole queue, so
-     * instances sharing one run one after another. Its frames context is
-     * made on that queue's device context (the encoder takes its device
-     * from it); the frames it is given may be the first one's (the output
-     * ring's images). VKCU_ENCODE_INSTANCE_QUEUES=0: all on the first's. */
-    const char *own = getenv("VKCU_ENCODE_INSTANCE_QUEUES");
+    /* On a compute queue of its own where the device has one (FFV1;
+     * vkcu_compute_instance_queues): FFmpeg orders a queue's work with
+     * barriers over the whole queue, so instances sharing one run one after
+     * another. Its frames context is made on that queue's device context
+     * (the encoder takes its device from it); the frames it is given may be
+     * the first one's (the output ring's images). */
     AVBufferRef *dev = NULL;
     char why[256];
     int queue = 0;
-    if (!(own && !strcmp(own, "0")) && s->params->settings.device >= 0 &&
+    if (vkcu_compute_instance_queues(codec->name) && s->params->settings.device >= 0 &&
         vkcu_vkdev_acquire_compute_lane(s->params->settings.device, index, &dev, &queue, why, sizeof(why)) == 0 &&
         queue > 0) {
         ret = vkcu_vkencode_setup(w->enc, dev, e->enc->sw_pix_fmt, why, sizeof(why));

@@ -159,6 +159,20 @@ int vkcu_encsink_compute_instances(const vkcu_sink *s, const AVCodec *codec)
     return vkcu_compute_instances(s->params, codec->name);
 }
 
+int vkcu_compute_instance_queues(const char *encoder)
+{
+    const char *env = getenv("VKCU_ENCODE_INSTANCE_QUEUES");
+    if (env && !strcmp(env, "0"))
+        return 0;
+    if (env && !strcmp(env, "all"))
+        return 1;
+    /* prores_ks_vulkan on queues of their own ran 1.5-1.8x faster on an
+     * H100 but its packets were not always one instance's bytes (the cause
+     * is not found: docs/performance.md, "Issue 36, step 2"), so it stays on
+     * one queue; ffv1_vulkan's round trips stayed exact. */
+    return encoder && !strcmp(encoder, "ffv1_vulkan");
+}
+
 int vkcu_compute_instances(const vkcu_job_params *p, const char *encoder)
 {
     int want = p->settings.encode_workers;
