@@ -196,10 +196,10 @@ typedef struct vkcu_settings {
      * decoders as the process has cores, up to 16, where the stream can be
      * cut, decode_threads is 0 or 1 and the job is not strict; 0 or 1: one
      * decoder (what 1.1 did); 2..64: that many. On the GPU the
-     * pieces are Vulkan decoders, each on a decode queue of its own, for
-     * 2..64 only: VKCU_DECODE_PARALLEL_AUTO there is one Vulkan decoder
-     * (pieces held to a small budget for the frames that wait gave wrong
-     * frames in a few runs: docs/performance.md). */
+     * pieces are Vulkan decoders, each on a decode queue of its own, cut at
+     * IDR pictures only (a Vulkan decoder started at a CRA or BLA refers to
+     * pictures it never decoded: docs/performance.md), for 2..64 only:
+     * VKCU_DECODE_PARALLEL_AUTO there is one Vulkan decoder. */
     int decode_parallel;
     int decode_segment_min;         /* packets a piece holds at least, 0..1000000; 0: 48 */
     uint64_t reserved[31];          /* zero (version.h: room to grow) */

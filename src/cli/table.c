@@ -148,8 +148,8 @@ const cli_option cli_options[] = {
       "decode one stream on N decoders at once: cut at its IDR (HEVC: IDR, BLA, CRA) pictures, the "
       "pieces decoded in parallel, the same frames and timestamps as one decoder (damage is decoded on in "
       "sequence); auto: one per core (up to 16) where the stream can be cut and --decode-threads and --strict are "
-      "not given; on the GPU, Vulkan decoders on a decode queue each (N only: auto is one Vulkan decoder, "
-      "docs/performance.md); -v lists the pieces", RUN_VERBS, CLI_G_PROCESS, 0, "decode_parallel" },
+      "not given; on the GPU, Vulkan decoders on a decode queue each, cut at IDR pictures only (N only: auto is "
+      "one Vulkan decoder, docs/performance.md); -v lists the pieces", RUN_VERBS, CLI_G_PROCESS, 0, "decode_parallel" },
     { OPT_DECODE_QUEUE, "decode-queue", 0, CLI_ARG_INT, "N", 0, VKCU_DECODE_QUEUE_MAX, NULL, NULL,
       "submit every GPU decode on Vulkan video decode queue N (vkcu probe lists the queues and their claims; "
       "default: the least-claimed queues, so that vkcu processes sharing a GPU use all of its decoders)",

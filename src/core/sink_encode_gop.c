@@ -262,9 +262,9 @@ int vkcu_encsink_setup_workers(vkcu_sink *s, const AVCodec *codec, const vkcu_vi
         LOGV("%s: %s: %d instances on the GPU (%s) on compute queues %s, one frame in flight each, %s of %d frame%s "
              "dealt out in turn", p->job.output, codec->name, n, p->settings.encode_workers > 1 ? "as asked" :
              "the default", queues, gop > 1 ? "GOPs" : "pieces", gop, gop > 1 ? "s" : "");
-    }
-    else
+    } else {
         LOGV("%s: %s: %d GOPs of %d frames encoded at once", p->job.output, codec->name, n, gop);
+    }
     return 0;
 }
 
