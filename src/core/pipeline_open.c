@@ -379,9 +379,7 @@ static int open_start(job *j)
             vkcu_vkdev_expect(1, vkcu_vkencode_op(p->job.encoder) | vkcu_vkencode_op(p->job.gpu_encoder));
             /* and a compute queue for each compute encoder instance beside
              * the first (sink_encode_gop.c), beside the handoff's and queue 0 */
-            int n = FFMAX(vkcu_compute_instance_queues(p->job.encoder) ? vkcu_compute_instances(p, p->job.encoder) : 0,
-                          vkcu_compute_instance_queues(p->job.gpu_encoder) ? vkcu_compute_instances(p, p->job.gpu_encoder)
-                                                                           : 0);
+            int n = FFMAX(vkcu_compute_instance_lanes(p, p->job.encoder), vkcu_compute_instance_lanes(p, p->job.gpu_encoder));
             if (n > 1)
                 vkcu_vkdev_expect_compute((unsigned)n + 1);
         }

@@ -64,4 +64,8 @@ int vkcu_compute_instances(const vkcu_job_params *p, const char *encoder);
  * VKCU_ENCODE_INSTANCE_QUEUES=0 none, =all every compute encoder. */
 int vkcu_compute_instance_queues(const char *encoder);
 
+/* The instances of `encoder` that take a compute queue each (with the
+ * first's): vkcu_compute_instances where vkcu_compute_instance_queues, else 1. */
+int vkcu_compute_instance_lanes(const vkcu_job_params *p, const char *encoder);
+
 #endif

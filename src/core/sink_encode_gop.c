@@ -130,7 +130,7 @@ void vkcu_encsink_free_workers(encode_sink *e)
 }
 
 /* Whether the job's encoder is one of FFmpeg's compute encoders, whose
- * instances encode frames in parallel (vkcu_encsink_compute_instances). */
+ * instances encode frames in parallel (vkcu_compute_instances). */
 static int compute_encoder(const AVCodec *codec)
 {
     const vkcu_vkencoder *vke = vkcu_vkencode_find(codec->name);
@@ -207,7 +207,7 @@ int vkcu_encsink_setup_workers(vkcu_sink *s, const AVCodec *codec, const vkcu_vi
         return 0;
     }
     if (compute) {
-        if ((want = vkcu_encsink_compute_instances(s, codec)) < 2)
+        if ((want = vkcu_compute_instances(s->params, codec->name)) < 2)
             return 0;
     } else if (want <= 0) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);

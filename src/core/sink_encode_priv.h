@@ -115,10 +115,6 @@ typedef struct encode_sink {
 
 /* ---- the video encoder (sink_encode_video.c) ---- */
 
-/* The instances a compute encoder runs (the encode_workers setting, or
- * COMPUTE_INSTANCES_AUTO), 1 for any other encoder. */
-int vkcu_encsink_compute_instances(const vkcu_sink *s, const AVCodec *codec);
-
 /* An encoder context with every setting of the job (several identical ones
  * for GOP-parallel encoding). Errors go to s->err. */
 int vkcu_encsink_configure_encoder(vkcu_sink *s, const AVCodec *codec, const vkcu_video_format *fmt, AVRational tb,

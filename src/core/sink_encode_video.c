@@ -154,11 +154,6 @@ fail:
     return ret;
 }
 
-int vkcu_encsink_compute_instances(const vkcu_sink *s, const AVCodec *codec)
-{
-    return vkcu_compute_instances(s->params, codec->name);
-}
-
 int vkcu_compute_instance_queues(const char *encoder)
 {
     const char *env = getenv("VKCU_ENCODE_INSTANCE_QUEUES");
@@ -171,6 +166,11 @@ int vkcu_compute_instance_queues(const char *encoder)
      * is not found: docs/performance.md, "Issue 36, step 2"), so it stays on
      * one queue; ffv1_vulkan's round trips stayed exact. */
     return encoder && !strcmp(encoder, "ffv1_vulkan");
+}
+
+int vkcu_compute_instance_lanes(const vkcu_job_params *p, const char *encoder)
+{
+    return vkcu_compute_instance_queues(encoder) ? vkcu_compute_instances(p, encoder) : 1;
 }
 
 int vkcu_compute_instances(const vkcu_job_params *p, const char *encoder)
@@ -334,7 +334,7 @@ static int open_encoder(vkcu_sink *s, const char *encname, const vkcu_video_form
     }
     /* Instances of a compute encoder each keep one frame in flight (the
      * GOP workers take a packet for every frame they send). */
-    if (e->hw_frame && vkcu_encsink_compute_instances(s, codec) > 1)
+    if (e->hw_frame && vkcu_compute_instances(s->params, codec->name) > 1)
         av_opt_set_int(e->enc->priv_data, "async_depth", 1, 0);
     ret = avcodec_open2(e->enc, codec, NULL);
     if (ret < 0) {
