@@ -102,21 +102,19 @@ void vkcu_vkdev_timeline(int cuda_device, double t0, char *buf, size_t len);
  * there is none. Release with av_buffer_unref. Thread-safe. */
 int vkcu_vkdev_acquire_encode(int cuda_device, uint32_t encode_op, AVBufferRef **out, char *err, size_t errlen);
 
-/* The shared device of CUDA device `cuda_device` itself (the VkDevice the
- * GPU session decodes and hands frames on), for FFmpeg's compute encoders
- * (ffv1_vulkan, prores_ks_vulkan), which submit on its compute queue. The
- * caller checks its features (vkshader.h). Release with av_buffer_unref.
+/* The shared device for compute encoder instance `instance` (0, 1, ...) of
+ * FFmpeg's compute encoders (ffv1_vulkan, prores_ks_vulkan; the caller
+ * checks the features, vkshader.h): instance 0 gets the shared device
+ * itself, the VkDevice the GPU session decodes and hands frames on (FFmpeg
+ * submits on its compute queue 0); each other instance a context whose
+ * compute queues all map to one queue of its own, the next of those the
+ * process claimed beside queue 0 and the handoff's (so instances run side
+ * by side, not one after another on one queue: FFmpeg's barriers order a
+ * whole queue). *queue:
+ * that queue (0: the shared device's own, when it has no other).
+ * VKCU_ENCODE_HOST_IMPORT=0 (a measurement) gives every instance a context
+ * without VK_EXT_external_memory_host. Release with av_buffer_unref.
  * Thread-safe. */
-int vkcu_vkdev_acquire_compute(int cuda_device, AVBufferRef **out, char *err, size_t errlen);
-
-/* The shared device for compute encoder instance `instance` (0, 1, ...):
- * instance 0 gets the shared device itself (FFmpeg submits on its compute
- * queue 0); each other instance a context whose compute queues all map to
- * one queue of its own, the next of those the process claimed beside queue
- * 0 and the handoff's (so instances run side by side, not one after
- * another on one queue: FFmpeg's barriers order a whole queue). *queue:
- * that queue (0: the shared device's own, when it has no other). Release
- * with av_buffer_unref. Thread-safe. */
 int vkcu_vkdev_acquire_compute_lane(int cuda_device, int instance, AVBufferRef **out, int *queue, char *err,
                                     size_t errlen);
 

@@ -58,7 +58,8 @@ static int queues_per_stream(void)
 /* Registry locked: a device context of the shared device whose queues are
  * lane `lane`'s map (vkdev_lanes.c); decode_qf >= 0: FFmpeg's decoder is
  * told of at least vkcu_vkdev_decode_threads() queues in that family;
- * decode: the stream's context for a decoder (VKCU_LANE_EXPORT applies). */
+ * decode: the stream's context for a decoder (VKCU_LANE_EXPORT applies),
+ * else a compute encoder's (VKCU_ENCODE_HOST_IMPORT applies). */
 static int lane_context(shared_device *sd, int lane, int decode_qf, int decode, AVBufferRef **out, char *err,
                         size_t errlen)
 {
@@ -82,14 +83,21 @@ static int lane_context(shared_device *sd, int lane, int decode_qf, int decode, 
     /* VKCU_LANE_EXPORT=0 (a measurement): the stream's context lists the
      * device's extensions less external memory, so that FFmpeg makes its
      * decoded images with memory that cannot be exported (they never are:
-     * the handoff copies them into the CUDA-imported ring). */
-    const char *exp = decode ? getenv("VKCU_LANE_EXPORT") : NULL;
+     * the handoff copies them into the CUDA-imported ring).
+     * VKCU_ENCODE_HOST_IMPORT=0 (a measurement, issue 36): a compute
+     * encoder's context lists them less VK_EXT_external_memory_host, so that
+     * FFmpeg's encoders copy each packet out of a host-visible buffer with
+     * the CPU instead of a transfer into the imported packet. */
+    const char *exp = getenv(decode ? "VKCU_LANE_EXPORT" : "VKCU_ENCODE_HOST_IMPORT");
     if (exp && !strcmp(exp, "0") && (l->exts = av_calloc(hw->nb_enabled_dev_extensions + 1, sizeof(*l->exts)))) {
         int n = 0;
-        for (int i = 0; i < hw->nb_enabled_dev_extensions; i++)
-            if (strcmp(hw->enabled_dev_extensions[i], VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) &&
-                strcmp(hw->enabled_dev_extensions[i], VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME))
-                l->exts[n++] = hw->enabled_dev_extensions[i];
+        for (int i = 0; i < hw->nb_enabled_dev_extensions; i++) {
+            const char *x = hw->enabled_dev_extensions[i];
+            if (decode ? strcmp(x, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) &&
+                             strcmp(x, VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME)
+                       : strcmp(x, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME))
+                l->exts[n++] = x;
+        }
         hw->enabled_dev_extensions = l->exts;
         hw->nb_enabled_dev_extensions = n;
     }
@@ -246,6 +254,11 @@ int vkcu_vkdev_acquire_compute_lane(int cuda_device, int instance, AVBufferRef *
         goto done;
     uint32_t family, q[MAX_LANE_QUEUES];
     int n = instance > 0 ? instance_queues(sd, &family, q) : 0;
+    const char *hi = getenv("VKCU_ENCODE_HOST_IMPORT");
+    if (!n && hi && !strcmp(hi, "0")) { /* the shared device's queues, less host import (lane_context) */
+        ret = lane_context(sd, 0, -1, 0, out, err, errlen);
+        goto done;
+    }
     if (!n) { /* one compute queue: the shared device itself */
         if (!(*out = av_buffer_ref(sd->master)))
             ret = AVERROR(ENOMEM);

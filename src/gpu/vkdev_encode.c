@@ -111,15 +111,3 @@ done:
     pthread_mutex_unlock(&vkcu_vkdev_registry_lock);
     return ret;
 }
-
-int vkcu_vkdev_acquire_compute(int cuda_device, AVBufferRef **out, char *err, size_t errlen)
-{
-    *out = NULL;
-    pthread_mutex_lock(&vkcu_vkdev_registry_lock);
-    shared_device *sd;
-    int ret = vkcu_vkdev_ready(cuda_device, &sd, err, errlen);
-    if (ret == 0 && !(*out = av_buffer_ref(sd->master)))
-        ret = AVERROR(ENOMEM);
-    pthread_mutex_unlock(&vkcu_vkdev_registry_lock);
-    return ret;
-}

@@ -81,7 +81,7 @@ struct lane_map {
 typedef struct lane_ctx {
     AVBufferRef *master;
     int lane;
-    const char **exts;      /* the device's extensions less external memory, or NULL (VKCU_LANE_EXPORT=0) */
+    const char **exts;      /* the device's extensions less some (VKCU_LANE_EXPORT=0, VKCU_ENCODE_HOST_IMPORT=0), or NULL */
 } lane_ctx;
 
 /* The registry's lock (defined in vkdev_lanes.c): it guards vkdev.c's

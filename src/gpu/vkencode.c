@@ -76,7 +76,8 @@ int vkcu_vkencode_device(const char *encoder, int cuda_device, AVBufferRef **dev
         snprintf(why, whylen, "runs on the GPU backend only (its frames come from the GPU's output ring)");
         return VKCU_ERR_DEVICE;
     }
-    int ret = vkcu_vkdev_acquire_compute(cuda_device, device, why, whylen);
+    int queue;
+    int ret = vkcu_vkdev_acquire_compute_lane(cuda_device, 0, device, &queue, why, whylen);
     if (ret < 0)
         return ret;
     const AVVulkanDeviceContext *hw = ((AVHWDeviceContext *)(*device)->data)->hwctx;

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Issue 36: why prores_ks_vulkan's instances on compute queues of their own
+# (VKCU_ENCODE_INSTANCE_QUEUES=all) did not write one instance's bytes.
+# 600 frames of the 1080p clip, chain denoise=tnr,convert=format=yuv422p10,
+# one file per run, each against the one-instance file: the whole file,
+# each packet (md5 of the stream copied), each decoded frame, and the PSNR
+# of the frames that differ. Runs, named MODE-N[-noimport]:
+#   shared: every instance on compute queue 0 (VKCU_ENCODE_INSTANCE_QUEUES=0)
+#   all:    each instance on its own queue
+#   noimport: VKCU_ENCODE_HOST_IMPORT=0, FFmpeg copies each packet out of a
+#           host-visible buffer with the CPU, not by a transfer into the
+#           imported packet
+# Writes $OUT/prores-queues.md.
+#   PRORES_CLIP=h264-1080p PRORES_RUNS="all-1 all-4 all-4-noimport ..."
+set -u
+source "$(dirname "$0")/../gpu-env.sh"
+out=${OUT:-$root/build}
+mkdir -p "$out"
+clip=${PRORES_CLIP:-h264-1080p}
+make_big_clips "$clip.mp4"
+FFPROBE=$(dirname "$FFMPEG")/ffprobe
+md=$out/prores-queues.md
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+echo "| run | fps | file as N=1 | packets differing (first) | frames decoded differing | lowest PSNR of those |" > "$md"
+echo "| --- | ---: | --- | --- | ---: | ---: |" >> "$md"
+packets() { "$FFMPEG" -hide_banner -loglevel error -i "$1" -map 0:v -c copy -f framemd5 - | grep -v '^#' | awk -F, '{print $NF}'; }
+decoded() { "$FFMPEG" -hide_banner -loglevel error -i "$1" -map 0:v -f framemd5 - | grep -v '^#' | awk -F, '{print $NF}'; }
+ref=
+for run in ${PRORES_RUNS:-all-1 all-1-noimport shared-4 all-4 all-4 all-4-noimport all-4-noimport all-8-noimport}; do
+  IFS=- read -r mode n imp <<< "$run"
+  env=()
+  [ "$mode" = all ] && env+=(VKCU_ENCODE_INSTANCE_QUEUES=all)
+  [ "$mode" = shared ] && env+=(VKCU_ENCODE_INSTANCE_QUEUES=0)
+  [ "$imp" = noimport ] && env+=(VKCU_ENCODE_HOST_IMPORT=0)
+  i=0
+  while [ -e "$tmp/$run.$i.mov" ]; do i=$((i + 1)); done
+  f=$tmp/$run.$i.mov
+  t0=$(date +%s.%N)
+  env "${env[@]}" timeout -s KILL 150 "$VKCU" "$BIG/$clip.mp4" -o "$f" -y --log-level verbose --backend gpu \
+    --chain "denoise=tnr,convert=format=yuv422p10" --frames 600 --encoder prores_ks_vulkan --encode-workers "$n" \
+    > /dev/null 2> "$out/$run.$i.log"
+  rc=$?
+  t1=$(date +%s.%N)
+  fps=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", 600 / (b - a)}')
+  [ "$rc" = 0 ] || fps="rc $rc"
+  packets "$f" > "$tmp/$run.$i.pk"
+  decoded "$f" > "$tmp/$run.$i.dec"
+  if [ -z "$ref" ]; then
+    ref=$f
+    cp "$tmp/$run.$i.pk" "$tmp/ref.pk"
+    cp "$tmp/$run.$i.dec" "$tmp/ref.dec"
+    echo "| $run | $fps | (the reference) | - | - | - |" >> "$md"
+    continue
+  fi
+  same=NO
+  cmp -s "$f" "$ref" && same=yes
+  pk=$(paste -d' ' "$tmp/ref.pk" "$tmp/$run.$i.pk" | awk '$1 != $2 {n++; if (n <= 8) l = l (l ? " " : "") NR - 1} END {printf "%d (%s)", n, l}')
+  dn=$(paste -d' ' "$tmp/ref.dec" "$tmp/$run.$i.dec" | awk '$1 != $2 {n++} END {print n + 0}')
+  low=-
+  if [ "$dn" != 0 ]; then
+    "$FFMPEG" -hide_banner -loglevel error -i "$f" -i "$ref" -lavfi "[0:v][1:v]psnr=stats_file=$tmp/psnr.txt" -f null - 2> /dev/null
+    low=$(awk '{for (i = 1; i <= NF; i++) if ($i ~ /^psnr_avg:/) {split($i, a, ":"); if (a[2] != "inf") print a[2], $1}}' \
+      "$tmp/psnr.txt" | sort -n | head -3 | tr '\n' ' ')
+  fi
+  echo "| $run | $fps | $same | $pk | $dn | ${low:--} |" >> "$md"
+  # the first three packets that differ: sizes, and where in the packet
+  # (frame header ~150 bytes, then the picture header and the slice sizes,
+  # then the slices' data)
+  paste -d' ' "$tmp/ref.pk" "$tmp/$run.$i.pk" | awk '$1 != $2 {print NR - 1}' | head -3 | while read -r k; do
+    a=$("$FFPROBE" -v error -select_streams v:0 -show_entries packet=pos,size -of csv=p=0 "$ref" | sed -n "$((k + 1))p")
+    b=$("$FFPROBE" -v error -select_streams v:0 -show_entries packet=pos,size -of csv=p=0 "$f" | sed -n "$((k + 1))p")
+    IFS=, read -r sa pa <<< "$a"
+    IFS=, read -r sb pb <<< "$b"
+    tail -c +$((pa + 1)) "$ref" | head -c "$sa" > "$tmp/a.bin"
+    tail -c +$((pb + 1)) "$f" | head -c "$sb" > "$tmp/b.bin"
+    d=$(cmp -l "$tmp/a.bin" "$tmp/b.bin" 2> /dev/null | awk 'NR == 1 {f = $1 - 1} {n++; l = $1 - 1} END {printf "%d bytes differ, from %d to %d", n, f, l}')
+    echo "  - $run packet $k: size $sa against $sb; $d" >> "$out/prores-packets.md"
+  done
+done
+cat "$md"
+[ -f "$out/prores-packets.md" ] && cat "$out/prores-packets.md"
