@@ -60,8 +60,8 @@ int vkcu_hash_on_gpu(const vkcu_job_params *p, enum AVPixelFormat host_fmt);
 int vkcu_compute_instances(const vkcu_job_params *p, const char *encoder);
 
 /* Whether the instances of GPU compute encoder `encoder` beside the first
- * each take a compute queue of their own (sink_encode_gop.c): ffv1_vulkan;
- * VKCU_ENCODE_INSTANCE_QUEUES=0 none, =all every compute encoder. */
+ * each take a compute queue of their own (sink_encode_gop.c): only with
+ * VKCU_ENCODE_INSTANCE_QUEUES=all (a measurement: not always exact). */
 int vkcu_compute_instance_queues(const char *encoder);
 
 /* The instances of `encoder` that take a compute queue each (with the

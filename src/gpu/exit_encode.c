@@ -11,6 +11,9 @@
  * waits on the host. Frames that do not fit the encoder's images decline
  * this way out: they go through the host, and the sink uploads them.
  */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <libavutil/hwcontext.h>
 #include <libavutil/pixdesc.h>
 
@@ -125,7 +128,23 @@ static int encode_send(vkcu_gpu *g, void *priv, int slot, pending_frame *pf, cha
         return ret;
     /* The encoder's own image, filled from the slot on the GPU; the frame's
      * timeline (not a host wait) orders the encoder after it. */
-    return vkcu_outring_to_frame(x->ring, x->cur, pf->vkframe, &x->slot, x->layout, &ticket, err, errlen);
+    if ((ret = vkcu_outring_to_frame(x->ring, x->cur, pf->vkframe, &x->slot, x->layout, &ticket, err, errlen)) < 0)
+        return ret;
+    pf->ticket = ticket;
+    return 0;
+}
+
+/* VKCU_ENCODE_COPY_WAIT=1 (a measurement, issue 36): the frame is handed
+ * over only once its copy has run, a host wait where the frame's timeline
+ * alone should do. */
+static int encode_wait(vkcu_gpu *g, void *priv, pending_frame *pf, int wait, char *err, size_t errlen)
+{
+    encode_exit *x = priv;
+    const char *e = getenv("VKCU_ENCODE_COPY_WAIT");
+    if (!e || strcmp(e, "1") || pf->ticket < 0)
+        return 0;
+    uint64_t timeout = wait ? (uint64_t)(g->cfg.stall_timeout_ms > 0 ? g->cfg.stall_timeout_ms : 10000) * 1000000ull : 0;
+    return vkcu_outring_wait(x->ring, pf->ticket, timeout, err, errlen);
 }
 
 static int64_t encode_readbacks(const vkcu_gpu *g, const void *priv)
@@ -153,6 +172,7 @@ const vkcu_gpu_exit_class vkcu_gpu_exit_encode = {
     .open = encode_open,
     .write = encode_write,
     .send = encode_send,
+    .wait = encode_wait,
     .readbacks = encode_readbacks,
     .close = encode_close,
 };

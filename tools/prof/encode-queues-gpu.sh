@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Issue 36: the compute encoders' instances, all on one compute queue
-# (VKCU_ENCODE_INSTANCE_QUEUES=0, as before) against each on a queue of its
-# own (the default), 600 frames of the 1080p and 4K clips, chain
+# Issue 36: the compute encoders' instances, all on one compute queue (the
+# default) against each on a queue of its own (VKCU_ENCODE_INSTANCE_QUEUES=all,
+# a measurement: not always exact), 600 frames of the 1080p and 4K clips, chain
 # denoise=tnr,convert; one run each, in one call. ProRes: the files must be
 # the same bytes for every run; FFV1 (not byte-deterministic): the decoded
 # frames (framemd5) of every run the same. Writes $OUT/encode-queues.md.
-#   QUEUE_CLIPS="h264-1080p h264-2160p" QUEUE_RUNS="1 4:shared 4 8"
+#   QUEUE_CLIPS="h264-1080p h264-2160p" QUEUE_RUNS="1 4 4:own 8:own"
 set -u
 source "$(dirname "$0")/../gpu-env.sh"
 out=${OUT:-$root/build}
@@ -24,9 +24,9 @@ for c in $clips; do
     ext=mkv
     [ "$enc" = prores_ks_vulkan ] && ext=mov
     ref=
-    for run in ${QUEUE_RUNS:-1 4:shared 4 8}; do
+    for run in ${QUEUE_RUNS:-1 4 4:own 8:own}; do
       n=${run%%:*} env=()
-      [ "$run" != "${run#*:shared}" ] && env=(VKCU_ENCODE_INSTANCE_QUEUES=0)
+      [ "$run" != "${run#*:own}" ] && env=(VKCU_ENCODE_INSTANCE_QUEUES=all)
       f=$tmp/$c-$enc-${run/:/-}.$ext
       t0=$(date +%s.%N)
       # shellcheck disable=SC2086

@@ -5,12 +5,16 @@
 # 600 frames of the 1080p clip, chain denoise=tnr,convert=format=yuv422p10,
 # one file per run, each against the one-instance file: the whole file,
 # each packet (md5 of the stream copied), each decoded frame, and the PSNR
-# of the frames that differ. Runs, named MODE-N[-noimport]:
-#   shared: every instance on compute queue 0 (VKCU_ENCODE_INSTANCE_QUEUES=0)
-#   all:    each instance on its own queue
+# of the frames that differ, and whether such a packet is the reference's
+# packet of another frame (that picture encoded in its place). Runs, named
+# MODE-N[-noimport][-copywait]:
+#   shared: every instance on compute queue 0 (the default)
+#   all:    each instance on its own queue (VKCU_ENCODE_INSTANCE_QUEUES=all)
 #   noimport: VKCU_ENCODE_HOST_IMPORT=0, FFmpeg copies each packet out of a
 #           host-visible buffer with the CPU, not by a transfer into the
 #           imported packet
+#   copywait: VKCU_ENCODE_COPY_WAIT=1, a frame goes to the encoder only once
+#           the copy into its image has run (a host wait)
 # Writes $OUT/prores-queues.md.
 #   PRORES_CLIP=h264-1080p PRORES_RUNS="all-1 all-4 all-4-noimport ..."
 set -u
@@ -28,12 +32,12 @@ echo "| --- | ---: | --- | --- | ---: | ---: |" >> "$md"
 packets() { "$FFMPEG" -hide_banner -loglevel error -i "$1" -map 0:v -c copy -f framemd5 - | grep -v '^#' | awk -F, '{print $NF}'; }
 decoded() { "$FFMPEG" -hide_banner -loglevel error -i "$1" -map 0:v -f framemd5 - | grep -v '^#' | awk -F, '{print $NF}'; }
 ref=
-for run in ${PRORES_RUNS:-all-1 all-1-noimport shared-4 all-4 all-4 all-4-noimport all-4-noimport all-8-noimport}; do
-  IFS=- read -r mode n imp <<< "$run"
+for run in ${PRORES_RUNS:-all-1 shared-4 all-4 all-4-copywait all-4-noimport all-4-noimport-copywait}; do
+  IFS=- read -r mode n _ <<< "$run"
   env=()
   [ "$mode" = all ] && env+=(VKCU_ENCODE_INSTANCE_QUEUES=all)
-  [ "$mode" = shared ] && env+=(VKCU_ENCODE_INSTANCE_QUEUES=0)
-  [ "$imp" = noimport ] && env+=(VKCU_ENCODE_HOST_IMPORT=0)
+  [[ $run == *-noimport* ]] && env+=(VKCU_ENCODE_HOST_IMPORT=0)
+  [[ $run == *-copywait* ]] && env+=(VKCU_ENCODE_COPY_WAIT=1)
   i=0
   while [ -e "$tmp/$run.$i.mov" ]; do i=$((i + 1)); done
   f=$tmp/$run.$i.mov
@@ -76,7 +80,9 @@ for run in ${PRORES_RUNS:-all-1 all-1-noimport shared-4 all-4 all-4 all-4-noimpo
     tail -c +$((pa + 1)) "$ref" | head -c "$sa" > "$tmp/a.bin"
     tail -c +$((pb + 1)) "$f" | head -c "$sb" > "$tmp/b.bin"
     d=$(cmp -l "$tmp/a.bin" "$tmp/b.bin" 2> /dev/null | awk 'NR == 1 {f = $1 - 1} {n++; l = $1 - 1} END {printf "%d bytes differ, from %d to %d", n, f, l}')
-    echo "  - $run packet $k: size $sa against $sb; $d" >> "$out/prores-packets.md"
+    sum=$(sed -n "$((k + 1))p" "$tmp/$run.$i.pk")
+    other=$(grep -n -x -- "$sum" "$tmp/ref.pk" | cut -d: -f1 | awk '{printf "%s%d", (NR > 1 ? " " : ""), $1 - 1}')
+    echo "  - $run packet $k: size $sa against $sb; $d; the reference's packet of frame(s) ${other:-none}" >> "$out/prores-packets.md"
   done
 done
 cat "$md"
