@@ -157,13 +157,12 @@ fail:
 int vkcu_compute_instance_queues(const char *encoder)
 {
     /* Off by default: instances on queues of their own ran 1.5-1.9x faster
-     * on an H100, but now and then one of them encoded a frame other than
-     * the one it was given (a packet of another picture: ProRes at 1080p
-     * with 4 and 8 queues; two FFV1 round trips of 30 and 50 frames in the
-     * eleventh session), with or without FFmpeg's host-imported packets
-     * (docs/performance.md, "Issue 36, step 3"). On one queue every run was
-     * one instance's output. VKCU_ENCODE_INSTANCE_QUEUES=all brings them
-     * back (for measurements). */
+     * on an H100, but now and then one of them encoded a wrong picture
+     * (ProRes at 1080p with 4 and 8 queues; two FFV1 round trips of 30 and
+     * 50 frames), with or without FFmpeg's host-imported packets and with
+     * the ring's copy waited for (docs/performance.md, "Issue 36, step 3").
+     * On one queue every run was one instance's output.
+     * VKCU_ENCODE_INSTANCE_QUEUES=all brings them back (for measurements). */
     const char *env = getenv("VKCU_ENCODE_INSTANCE_QUEUES");
     return encoder && env && !strcmp(env, "all");
 }

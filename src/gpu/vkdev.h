@@ -110,11 +110,10 @@ int vkcu_vkdev_acquire_encode(int cuda_device, uint32_t encode_op, AVBufferRef *
  * compute queues all map to one queue of its own, the next of those the
  * process claimed beside queue 0 and the handoff's (so instances run side
  * by side, not one after another on one queue: FFmpeg's barriers order a
- * whole queue). *queue:
- * that queue (0: the shared device's own, when it has no other).
- * VKCU_ENCODE_HOST_IMPORT=0 (a measurement) gives every instance a context
- * without VK_EXT_external_memory_host. Release with av_buffer_unref.
- * Thread-safe. */
+ * whole queue). *queue: that queue (0: the shared device's own, when it
+ * has no other). VKCU_ENCODE_HOST_IMPORT=0 (a measurement) gives every
+ * instance a context without VK_EXT_external_memory_host. Release with
+ * av_buffer_unref. Thread-safe. */
 int vkcu_vkdev_acquire_compute_lane(int cuda_device, int instance, AVBufferRef **out, int *queue, char *err,
                                     size_t errlen);
 
