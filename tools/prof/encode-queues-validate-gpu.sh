@@ -13,11 +13,7 @@
 set -u
 source "$(dirname "$0")/../gpu-env.sh"
 source "$(dirname "$0")/vvl.sh"
-out=${OUT:-$root/build}
-mkdir -p "$out"
-vvl_setup
-clip=${VALIDATE_CLIP:-h264-1080p.mp4}
-make_big_clips "$clip"
+vvl_setup h264-1080p.mp4
 md=$out/encode-validate.md
 : > "$md"
 tmp=$(mktemp -d)

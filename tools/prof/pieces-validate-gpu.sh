@@ -9,11 +9,7 @@
 set -u
 source "$(dirname "$0")/../gpu-env.sh"
 source "$(dirname "$0")/vvl.sh"
-out=${OUT:-$root/build}
-mkdir -p "$out"
-vvl_setup
-clip=${VALIDATE_CLIP:-hevc10-1080p.mp4}
-make_big_clips "$clip"
+vvl_setup hevc10-1080p.mp4
 loops=${VALIDATE_LOOPS:-2}
 f=$BIG/${clip%.mp4}-x$loops.mp4
 [ -s "$f" ] || "$FFMPEG" -hide_banner -loglevel error -nostdin -y -stream_loop $((loops - 1)) -i "$BIG/$clip" -c copy "$f"

@@ -7,7 +7,9 @@
 # vulkan-validationlayers from Debian 13: 1.4.309 runs on Ubuntu 24.04's
 # glibc), unpacked into /tmp (not over /: other packages there can break
 # the system).
-#   vvl_setup                      unpacks it (exits when there is none)
+#   vvl_setup CLIP                 unpacks it (exits when there is none); sets
+#                                  out (${OUT:-build}, made) and clip
+#                                  (${VALIDATE_CLIP:-CLIP}, made if missing)
 #   under_vvl LOG TIMEOUT CMD...   runs CMD under the layer, messages to LOG
 #                                  (vvl: where vvl_setup unpacked it)
 #   vvl_counts LOG                 each message id with its count
@@ -18,6 +20,10 @@ vvl_setup() {
   vvl=/tmp/vkcu-vvl
   export vvl
   rm -rf "$vvl" && mkdir -p "$vvl" && dpkg -x "$deb" "$vvl" || exit 1
+  out=${OUT:-$root/build}
+  mkdir -p "$out"
+  clip=${VALIDATE_CLIP:-$1}
+  make_big_clips "$clip"
 }
 under_vvl() {
   local log=$1 limit=$2
