@@ -80,6 +80,9 @@ static uint32_t remap(int lane, uint32_t qf, uint32_t index)
     {                                                                                                   \
         if (!strcmp(name, "vkGetDeviceQueue"))                                                          \
             return (PFN_vkVoidFunction)gdq_##k;                                                         \
+        PFN_vkVoidFunction hook = vkcu_vkdev_probe_hook(d, name, real_gdpa);                            \
+        if (hook)                                                                                       \
+            return hook;                                                                                \
         PFN_vkVoidFunction timed = engine_stats ? vkcu_engine_stats_hook(name) : NULL;                  \
         return timed ? timed : real_gdpa(d, name);                                                      \
     }                                                                                                   \

@@ -127,4 +127,8 @@ void vkcu_vkdev_lane_free(AVHWDeviceContext *ctx);
 /* Registry locked: the lane whose map is *want (see there). */
 int vkcu_vkdev_find_lane(const struct lane_map *want);
 
+/* vkdev_probe.c: a measurement's entry point in place of the driver's
+ * `name` (VKCU_ENCODE_VIEWS, VKCU_ENCODE_GPU_SERIAL), or NULL. */
+PFN_vkVoidFunction vkcu_vkdev_probe_hook(VkDevice dev, const char *name, PFN_vkGetDeviceProcAddr gdpa);
+
 #endif

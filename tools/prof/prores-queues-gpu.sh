@@ -7,7 +7,7 @@
 # each packet (md5 of the stream copied), each decoded frame, and the PSNR
 # of the frames that differ, and whether such a packet is the reference's
 # packet of another frame (that picture encoded in its place). Runs, named
-# MODE-N[-noimport][-copywait]:
+# MODE-N[-noimport][-copywait][-views][-serial]:
 #   shared: every instance on compute queue 0 (the default)
 #   all:    each instance on its own queue (VKCU_ENCODE_INSTANCE_QUEUES=all)
 #   noimport: VKCU_ENCODE_HOST_IMPORT=0, FFmpeg copies each packet out of a
@@ -15,6 +15,11 @@
 #           imported packet
 #   copywait: VKCU_ENCODE_COPY_WAIT=1, a frame goes to the encoder only once
 #           the copy into its image has run (a host wait)
+#   views[N]: VKCU_ENCODE_VIEWS=defer[:N], an image view destroyed only
+#           after N later ones (default: none within the run;
+#           src/gpu/vkdev_probe.c; FFmpeg makes and drops views per frame)
+#   serial: VKCU_ENCODE_GPU_SERIAL=1, the lanes' submissions run one at a
+#           time on the GPU
 # Writes $OUT/prores-queues.md.
 #   PRORES_CLIP=h264-1080p PRORES_RUNS="all-1 all-4 all-4-noimport ..."
 set -u
@@ -38,6 +43,8 @@ for run in ${PRORES_RUNS:-all-1 shared-4 all-4 all-4-copywait all-4-noimport all
   [ "$mode" = all ] && env+=(VKCU_ENCODE_INSTANCE_QUEUES=all)
   [[ $run == *-noimport* ]] && env+=(VKCU_ENCODE_HOST_IMPORT=0)
   [[ $run == *-copywait* ]] && env+=(VKCU_ENCODE_COPY_WAIT=1)
+  [[ $run =~ -views([0-9]*) ]] && env+=(VKCU_ENCODE_VIEWS=defer${BASH_REMATCH[1]:+:${BASH_REMATCH[1]}})
+  [[ $run == *-serial* ]] && env+=(VKCU_ENCODE_GPU_SERIAL=1)
   i=0
   while [ -e "$tmp/$run.$i.mov" ]; do i=$((i + 1)); done
   f=$tmp/$run.$i.mov
