@@ -70,6 +70,9 @@ static void *gop_worker_main(void *arg)
             }
             in = w->hw_frame;
         }
+        const int traced = in->format == AV_PIX_FMT_VULKAN; /* VKCU_ENCODE_TRACE (gpu/vkdev.h) */
+        if (traced)
+            vkcu_vkdev_trace("send %lld inst %d vkf %p", (long long)w->next, (int)(w - e->gw), (void *)in->data[0]);
         ret = w->next == fail_at ? AVERROR_EXTERNAL : avcodec_send_frame(w->enc, in);
         if (in == w->hw_frame)
             av_frame_unref(w->hw_frame);
@@ -80,6 +83,8 @@ static void *gop_worker_main(void *arg)
             ret = AVERROR(ENOMEM);
         if (out)
             av_packet_move_ref(out, w->pkt);
+        if (traced)
+            vkcu_vkdev_trace("done %lld inst %d size %d", (long long)w->next, (int)(w - e->gw), out ? out->size : -1);
         av_frame_free(&frame);
         if (ret < 0) {
             char buf[128];

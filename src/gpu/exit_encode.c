@@ -18,6 +18,7 @@
 #include <libavutil/pixdesc.h>
 
 #include "exit.h"
+#include "vkdev.h"
 #include "util/log.h"
 
 typedef struct encode_exit {
@@ -112,6 +113,7 @@ static int encode_write(vkcu_gpu *g, void *priv, int slot, const vkcu_gpu_frame 
         av_frame_free(&pf->vkframe);
         return VKCU_ERR_DEVICE;
     }
+    vkcu_vkdev_trace("get vkf %p", (void *)pf->vkframe->data[0]);
     if ((ret = vkcu_outring_cuda_begin(&x->cu, g->stream, &x->cur, &dst, err, errlen)) < 0)
         return ret;
     int e = x->semi ? vkcu_cuda_to_semiplanar(out, dst, x->slot.offset, x->slot.pitch, g->stream)
@@ -131,6 +133,7 @@ static int encode_send(vkcu_gpu *g, void *priv, int slot, pending_frame *pf, cha
     if ((ret = vkcu_outring_to_frame(x->ring, x->cur, pf->vkframe, &x->slot, x->layout, &ticket, err, errlen)) < 0)
         return ret;
     pf->ticket = ticket;
+    vkcu_vkdev_trace("copy vkf %p slot %d ticket %d", (void *)pf->vkframe->data[0], x->cur, ticket);
     return 0;
 }
 

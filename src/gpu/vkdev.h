@@ -117,4 +117,8 @@ int vkcu_vkdev_acquire_encode(int cuda_device, uint32_t encode_op, AVBufferRef *
 int vkcu_vkdev_acquire_compute_lane(int cuda_device, int instance, AVBufferRef **out, int *queue, char *err,
                                     size_t errlen);
 
+/* VKCU_ENCODE_TRACE=FILE (a measurement, issue 36): appends the time and
+ * the printf-formatted line to FILE; nothing without it. Thread-safe. */
+void vkcu_vkdev_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 #endif

@@ -12,13 +12,18 @@
  *                             the GPU for the one made before it (one
  *                             timeline for the process): the queues' work
  *                             runs one submission at a time
+ *   VKCU_ENCODE_TRACE=FILE    the encode path's events, one line each with
+ *                             the time (vkcu_vkdev_trace)
  */
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <libavutil/mem.h>
 
 #include "vkdev_priv.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 
@@ -139,4 +144,31 @@ PFN_vkVoidFunction vkcu_vkdev_probe_hook(VkDevice dev, const char *name, PFN_vkG
         return ok ? (PFN_vkVoidFunction)serial_submit2 : NULL;
     }
     return NULL;
+}
+
+/* VKCU_ENCODE_TRACE=FILE: one line per event, appended (a measurement). */
+static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
+static FILE *trace_file;
+static int trace_state; /* 0 unread, 1 on, -1 off */
+
+void vkcu_vkdev_trace(const char *fmt, ...)
+{
+    if (trace_state < 0)
+        return;
+    pthread_mutex_lock(&trace_lock);
+    if (!trace_state) {
+        const char *path = getenv("VKCU_ENCODE_TRACE");
+        trace_file = path && *path ? fopen(path, "a") : NULL;
+        trace_state = trace_file ? 1 : -1;
+    }
+    if (trace_file) {
+        va_list ap;
+        va_start(ap, fmt);
+        fprintf(trace_file, "%.6f ", vkcu_now());
+        vfprintf(trace_file, fmt, ap);
+        fputc('\n', trace_file);
+        fflush(trace_file);
+        va_end(ap);
+    }
+    pthread_mutex_unlock(&trace_lock);
 }

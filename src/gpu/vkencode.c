@@ -238,6 +238,10 @@ static int setup_compute(AVCodecContext *enc, AVBufferRef *device, enum AVPixelF
      * have an even size, a plane image any. */
     AVVulkanFramesContext *vfc = fc->hwctx;
     vfc->flags |= AV_VK_FRAME_FLAG_DISABLE_MULTIPLANE;
+    /* VKCU_ENCODE_PREALLOC=N (a measurement, issue 36): N images made
+     * before the first frame, none (or fewer) while the encoders run. */
+    const char *pre = getenv("VKCU_ENCODE_PREALLOC");
+    fc->initial_pool_size = pre ? atoi(pre) : 0;
     ret = av_hwframe_ctx_init(frames);
     const VkImageUsageFlags need = VK_IMAGE_USAGE_STORAGE_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
     if (ret >= 0 && (vfc->usage & need) != need) {
@@ -258,6 +262,7 @@ static int setup_compute(AVCodecContext *enc, AVBufferRef *device, enum AVPixelF
         vfc = fc->hwctx;
         vfc->flags |= AV_VK_FRAME_FLAG_DISABLE_MULTIPLANE;
         vfc->usage = need | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
+        fc->initial_pool_size = pre ? atoi(pre) : 0;
         ret = av_hwframe_ctx_init(frames);
     }
     if (ret < 0) {

@@ -7,7 +7,7 @@
 # each packet (md5 of the stream copied), each decoded frame, and the PSNR
 # of the frames that differ, and whether such a packet is the reference's
 # packet of another frame (that picture encoded in its place). Runs, named
-# MODE-N[-noimport][-copywait][-views][-serial]:
+# MODE-N[-noimport][-copywait][-views][-serial][-prealloc]:
 #   shared: every instance on compute queue 0 (the default)
 #   all:    each instance on its own queue (VKCU_ENCODE_INSTANCE_QUEUES=all)
 #   noimport: VKCU_ENCODE_HOST_IMPORT=0, FFmpeg copies each packet out of a
@@ -20,6 +20,10 @@
 #           src/gpu/vkdev_probe.c; FFmpeg makes and drops views per frame)
 #   serial: VKCU_ENCODE_GPU_SERIAL=1, the lanes' submissions run one at a
 #           time on the GPU
+#   prealloc: VKCU_ENCODE_PREALLOC=64, the encoder's images all made before
+#           the first frame
+# Every run writes its trace (VKCU_ENCODE_TRACE: each image taken, copied
+# into, sent to an instance, and the packet back) to $OUT/RUN.I.trace.
 # Writes $OUT/prores-queues.md.
 #   PRORES_CLIP=h264-1080p PRORES_RUNS="all-1 all-4 all-4-noimport ..."
 set -u
@@ -45,8 +49,11 @@ for run in ${PRORES_RUNS:-all-1 shared-4 all-4 all-4-copywait all-4-noimport all
   [[ $run == *-copywait* ]] && env+=(VKCU_ENCODE_COPY_WAIT=1)
   [[ $run =~ -views([0-9]*) ]] && env+=(VKCU_ENCODE_VIEWS=defer${BASH_REMATCH[1]:+:${BASH_REMATCH[1]}})
   [[ $run == *-serial* ]] && env+=(VKCU_ENCODE_GPU_SERIAL=1)
+  [[ $run == *-prealloc* ]] && env+=(VKCU_ENCODE_PREALLOC=64)
   i=0
   while [ -e "$tmp/$run.$i.mov" ]; do i=$((i + 1)); done
+  rm -f "$out/$run.$i.trace"
+  env+=(VKCU_ENCODE_TRACE="$out/$run.$i.trace")
   f=$tmp/$run.$i.mov
   t0=$(date +%s.%N)
   env "${env[@]}" timeout -s KILL 150 "$VKCU" "$BIG/$clip.mp4" -o "$f" -y --log-level verbose --backend gpu \
