@@ -83,6 +83,27 @@ for run in ${PRORES_RUNS:-all-1 shared-4 all-4 all-4-copywait all-4-noimport all
       "$tmp/psnr.txt" | sort -n | head -3 | tr '\n' ' ')
   fi
   echo "| $run | $fps | $same | $pk | $dn | ${low:--} |" >> "$md"
+  # each wrong packet against the trace: its instance and image, whether
+  # that image was new (first taken for it), the images first taken while it
+  # was encoded, and how many images the run made in all
+  wrong=$(paste -d' ' "$tmp/ref.pk" "$tmp/$run.$i.pk" | awk '$1 != $2 {printf "%d ", NR - 1}')
+  [ -n "$wrong" ] && [ -s "$out/$run.$i.trace" ] && awk -v wrong="$wrong" -v run="$run.$i" '
+    $2 == "get" { n = gets++; if (!($4 in seen)) { seen[$4] = n; newt[++nn] = $1; newf[nn] = n }; img[n] = $4 }
+    $2 == "send" { ts[$3] = $1; inst[$3] = $5 }
+    $2 == "done" { td[$3] = $1 }
+    END {
+      split(wrong, w, " ")
+      for (j in w) {
+        k = w[j]; c = ""
+        for (m = 1; m <= nn; m++) if (newt[m] >= ts[k] - 0.02 && newt[m] <= td[k]) c = c " " newf[m]
+        printf "  - %s frame %d: instance %s, image %s%s, sent %.3f s in, %.1f ms to its packet; images first taken meanwhile (for frames):%s\n",
+          run, k, inst[k], img[k], seen[img[k]] == k ? " (new)" : "", ts[k] - first, (td[k] - ts[k]) * 1000, c ? c : " none"
+      }
+      printf "  - %s: %d images in all, first taken for frames", run, nn
+      for (m = 1; m <= nn; m++) printf " %d", newf[m]
+      printf "\n"
+    }
+    NR == 1 { first = $1 }' "$out/$run.$i.trace" >> "$out/prores-packets.md"
   # the first three packets that differ: sizes, and where in the packet
   # (frame header ~150 bytes, then the picture header and the slice sizes,
   # then the slices' data)
