@@ -36,7 +36,12 @@ int vkcu_gpu_encode_into(vkcu_gpu *g, AVBufferRef *frames, char *why, size_t why
     AVVulkanFramesContext *vfc = fc->hwctx;
     vkcu_slot_layout l;
     why[0] = 0;
-    if (fc->format != AV_PIX_FMT_VULKAN || fc->device_ctx->type != AV_HWDEVICE_TYPE_VULKAN)
+    /* VKCU_ENCODE_VIA_HOST=1 (a measurement, issue 36): frames through the
+     * host, each encoder instance uploading into images of its own. */
+    const char *via_host = getenv("VKCU_ENCODE_VIA_HOST");
+    if (via_host && !strcmp(via_host, "1"))
+        snprintf(why, whylen, "VKCU_ENCODE_VIA_HOST=1");
+    else if (fc->format != AV_PIX_FMT_VULKAN || fc->device_ctx->type != AV_HWDEVICE_TYPE_VULKAN)
         snprintf(why, whylen, "the encoder's frames are not Vulkan frames");
     else if (((AVVulkanDeviceContext *)fc->device_ctx->hwctx)->act_dev != g->hwctx->act_dev)
         snprintf(why, whylen, "the encoder runs on another Vulkan device than the decoder and CUDA's ring");

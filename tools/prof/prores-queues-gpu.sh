@@ -7,7 +7,7 @@
 # each packet (md5 of the stream copied), each decoded frame, and the PSNR
 # of the frames that differ, and whether such a packet is the reference's
 # packet of another frame (that picture encoded in its place). Runs, named
-# MODE-N[-noimport][-copywait][-views][-serial][-prealloc]:
+# MODE-N[-noimport][-copywait][-views][-serial][-prealloc][-host]:
 #   shared: every instance on compute queue 0 (the default)
 #   all:    each instance on its own queue (VKCU_ENCODE_INSTANCE_QUEUES=all)
 #   noimport: VKCU_ENCODE_HOST_IMPORT=0, FFmpeg copies each packet out of a
@@ -22,6 +22,9 @@
 #           time on the GPU
 #   prealloc: VKCU_ENCODE_PREALLOC=64, the encoder's images all made before
 #           the first frame
+#   host:   VKCU_ENCODE_VIA_HOST=1, the chain's frames read back to the host
+#           and uploaded by each instance into images of its own (no output
+#           ring, no copy on queue 0, no image shared between instances)
 # Every run writes its trace (VKCU_ENCODE_TRACE: each image taken, copied
 # into, sent to an instance, and the packet back) to $OUT/RUN.I.trace.
 # Writes $OUT/prores-queues.md.
@@ -50,6 +53,7 @@ for run in ${PRORES_RUNS:-all-1 shared-4 all-4 all-4-copywait all-4-noimport all
   [[ $run =~ -views([0-9]*) ]] && env+=(VKCU_ENCODE_VIEWS=defer${BASH_REMATCH[1]:+:${BASH_REMATCH[1]}})
   [[ $run == *-serial* ]] && env+=(VKCU_ENCODE_GPU_SERIAL=1)
   [[ $run == *-prealloc* ]] && env+=(VKCU_ENCODE_PREALLOC=64)
+  [[ $run == *-host* ]] && env+=(VKCU_ENCODE_VIA_HOST=1)
   i=0
   while [ -e "$tmp/$run.$i.mov" ]; do i=$((i + 1)); done
   rm -f "$out/$run.$i.trace"
