@@ -17,6 +17,7 @@
  */
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,6 @@
 #include "vkdev_priv.h"
 #include "util/clock.h"
 #include "util/log.h"
-
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int defer_views, gpu_serial; /* defer_views: the ring's size */
@@ -122,9 +122,12 @@ PFN_vkVoidFunction vkcu_vkdev_probe_hook(VkDevice dev, const char *name, PFN_vkG
 {
     pthread_once(&once, read_env);
     if (defer_views && !strcmp(name, "vkDestroyImageView")) {
+        pthread_mutex_lock(&view_lock);
         if (!real_destroy_view && dev != VK_NULL_HANDLE)
             real_destroy_view = (PFN_vkDestroyImageView)gdpa(dev, name);
-        return real_destroy_view ? (PFN_vkVoidFunction)deferred_destroy_view : NULL;
+        int ok = real_destroy_view != NULL;
+        pthread_mutex_unlock(&view_lock);
+        return ok ? (PFN_vkVoidFunction)deferred_destroy_view : NULL;
     }
     if (gpu_serial && (!strcmp(name, "vkQueueSubmit2") || !strcmp(name, "vkQueueSubmit2KHR")) &&
         dev != VK_NULL_HANDLE) {
@@ -149,17 +152,17 @@ PFN_vkVoidFunction vkcu_vkdev_probe_hook(VkDevice dev, const char *name, PFN_vkG
 /* VKCU_ENCODE_TRACE=FILE: one line per event, appended (a measurement). */
 static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
 static FILE *trace_file;
-static int trace_state; /* 0 unread, 1 on, -1 off */
+static atomic_int trace_state; /* 0 unread, 1 on, -1 off */
 
 void vkcu_vkdev_trace(const char *fmt, ...)
 {
-    if (trace_state < 0)
+    if (atomic_load(&trace_state) < 0)
         return;
     pthread_mutex_lock(&trace_lock);
-    if (!trace_state) {
+    if (!atomic_load(&trace_state)) {
         const char *path = getenv("VKCU_ENCODE_TRACE");
         trace_file = path && *path ? fopen(path, "a") : NULL;
-        trace_state = trace_file ? 1 : -1;
+        atomic_store(&trace_state, trace_file ? 1 : -1);
     }
     if (trace_file) {
         va_list ap;
