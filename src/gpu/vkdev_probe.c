@@ -83,8 +83,11 @@ static uint64_t chain_value;
 static VKAPI_ATTR VkResult VKAPI_CALL serial_submit2(VkQueue queue, uint32_t count, const VkSubmitInfo2 *submits,
                                                      VkFence fence)
 {
+    size_t nsem = 0; /* each submission's waits and signals, one more of each */
+    for (uint32_t i = 0; i < count; i++)
+        nsem += submits[i].waitSemaphoreInfoCount + submits[i].signalSemaphoreInfoCount + 2;
     VkSubmitInfo2 *s = av_calloc(count ? count : 1, sizeof(*s));
-    VkSemaphoreSubmitInfo *sem = av_calloc((size_t)(count ? count : 1) * 128, sizeof(*sem)); /* 64 waits, 64 signals each */
+    VkSemaphoreSubmitInfo *sem = av_calloc(nsem ? nsem : 1, sizeof(*sem));
     if (!s || !sem || !chain) {
         av_free(s);
         av_free(sem);
@@ -94,21 +97,20 @@ static VKAPI_ATTR VkResult VKAPI_CALL serial_submit2(VkQueue queue, uint32_t cou
     VkSemaphoreSubmitInfo *p = sem;
     for (uint32_t i = 0; i < count; i++) {
         const VkSubmitInfo2 *o = &submits[i];
+        uint32_t nw = o->waitSemaphoreInfoCount, ns = o->signalSemaphoreInfoCount;
         s[i] = *o;
-        if (o->waitSemaphoreInfoCount > 62 || o->signalSemaphoreInfoCount > 62)
-            continue; /* more than this measurement expects: left unchained */
-        VkSemaphoreSubmitInfo *w = p;
-        memcpy(w, o->pWaitSemaphoreInfos, o->waitSemaphoreInfoCount * sizeof(*w));
-        w[o->waitSemaphoreInfoCount] = vkcu_vk_sem(chain, chain_value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
-        s[i].pWaitSemaphoreInfos = w;
-        s[i].waitSemaphoreInfoCount = o->waitSemaphoreInfoCount + 1;
-        p += 64;
-        VkSemaphoreSubmitInfo *g = p;
-        memcpy(g, o->pSignalSemaphoreInfos, o->signalSemaphoreInfoCount * sizeof(*g));
-        g[o->signalSemaphoreInfoCount] = vkcu_vk_sem(chain, chain_value + 1, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
-        s[i].pSignalSemaphoreInfos = g;
-        s[i].signalSemaphoreInfoCount = o->signalSemaphoreInfoCount + 1;
-        p += 64;
+        if (nw)
+            memcpy(p, o->pWaitSemaphoreInfos, nw * sizeof(*p));
+        p[nw] = vkcu_vk_sem(chain, chain_value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+        s[i].pWaitSemaphoreInfos = p;
+        s[i].waitSemaphoreInfoCount = nw + 1;
+        p += nw + 1;
+        if (ns)
+            memcpy(p, o->pSignalSemaphoreInfos, ns * sizeof(*p));
+        p[ns] = vkcu_vk_sem(chain, chain_value + 1, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+        s[i].pSignalSemaphoreInfos = p;
+        s[i].signalSemaphoreInfoCount = ns + 1;
+        p += ns + 1;
         chain_value++;
     }
     VkResult r = real_submit2(queue, count, s, fence);
