@@ -7,7 +7,7 @@
 # each packet (md5 of the stream copied), each decoded frame, and the PSNR
 # of the frames that differ, and whether such a packet is the reference's
 # packet of another frame (that picture encoded in its place). Runs, named
-# MODE-N[-noimport][-copywait][-views][-serial][-prealloc][-host]:
+# MODE-N[-noimport][-copywait][-views][-serial][-prealloc][-host][-asyncD]:
 #   shared: every instance on compute queue 0 (the default)
 #   all:    each instance on its own queue (VKCU_ENCODE_INSTANCE_QUEUES=all)
 #   noimport: VKCU_ENCODE_HOST_IMPORT=0, FFmpeg copies each packet out of a
@@ -25,6 +25,10 @@
 #   host:   VKCU_ENCODE_VIA_HOST=1, the chain's frames read back to the host
 #           and uploaded by each instance into images of its own (no output
 #           ring, no copy on queue 0, no image shared between instances)
+#   asyncD: (with N = 1) one FFmpeg context with async_depth D on a device
+#           of D compute queues (VKCU_VK_COMPUTE_QUEUES=D): FFmpeg's
+#           execution context i submits on queue i, so D frames of one
+#           context are encoded side by side on D queues
 # Every run writes its trace (VKCU_ENCODE_TRACE: each image taken, copied
 # into, sent to an instance, and the packet back) to $OUT/RUN.I.trace.
 # Writes $OUT/prores-queues.md.
@@ -54,6 +58,9 @@ for run in ${PRORES_RUNS:-all-1 shared-4 all-4 all-4-copywait all-4-noimport all
   [[ $run == *-serial* ]] && env+=(VKCU_ENCODE_GPU_SERIAL=1)
   [[ $run == *-prealloc* ]] && env+=(VKCU_ENCODE_PREALLOC=64)
   [[ $run == *-host* ]] && env+=(VKCU_ENCODE_VIA_HOST=1)
+  opt=()
+  [[ $run =~ -async([0-9]+) ]] && env+=(VKCU_VK_COMPUTE_QUEUES=${BASH_REMATCH[1]}) &&
+    opt=(--encoder-opt "async_depth=${BASH_REMATCH[1]}")
   i=0
   while [ -e "$tmp/$run.$i.mov" ]; do i=$((i + 1)); done
   rm -f "$out/$run.$i.trace"
@@ -61,7 +68,7 @@ for run in ${PRORES_RUNS:-all-1 shared-4 all-4 all-4-copywait all-4-noimport all
   f=$tmp/$run.$i.mov
   t0=$(date +%s.%N)
   env "${env[@]}" timeout -s KILL 150 "$VKCU" "$BIG/$clip.mp4" -o "$f" -y --log-level verbose --backend gpu \
-    --chain "denoise=tnr,convert=format=yuv422p10" --frames 600 --encoder prores_ks_vulkan --encode-workers "$n" \
+    --chain "denoise=tnr,convert=format=yuv422p10" --frames 600 --encoder prores_ks_vulkan --encode-workers "$n" "${opt[@]}" \
     > /dev/null 2> "$out/$run.$i.log"
   rc=$?
   t1=$(date +%s.%N)
