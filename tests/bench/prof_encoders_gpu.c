@@ -6,7 +6,7 @@
  * each submitting on a compute queue of its own or all on queue 0.
  *
  *   prof_encoders_gpu INPUT [-n N] [-f FRAMES] [-q own|shared|ffmpeg]
- *                     [-d DEPTH] [-e ENCODER] [-D DEVICE]
+ *                     [-d DEPTH] [-e ENCODER] [-D DEVICE] [-o K=V:K=V]
  *
  * The device is FFmpeg's own (av_hwdevice_ctx_create, every queue of every
  * family). Context k gets a device context of its own wrapping the same
@@ -26,7 +26,9 @@
  * packet, and on stderr the rate. ProRes is deterministic, so each run's
  * lines must equal those of one context (-n 1); a line that differs is a
  * wrong packet. (FFV1's packets are not byte-deterministic; for it this
- * program is a load generator.) tools/prof/encoders-ffmpeg-gpu.sh runs it.
+ * program is a load generator.) -o sets the encoder's options (for
+ * instance bits_per_mb=8192, with which prores_ks_vulkan never enters its
+ * over-quantiser loop). tools/prof/encoders-ffmpeg-gpu.sh runs it.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -36,6 +38,7 @@
 #include <unistd.h>
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
+#include <libavutil/dict.h>
 #include <libavutil/hwcontext.h>
 #include <libavutil/hwcontext_vulkan.h>
 #include <libavutil/log.h>
@@ -245,8 +248,8 @@ static double now(void)
 int main(int argc, char **argv)
 {
     int n = 4, nframes = 300, depth = 1, own = 1, plain = 0, opt;
-    const char *encname = "prores_ks_vulkan", *device = "0";
-    while ((opt = getopt(argc, argv, "n:f:q:d:e:D:")) != -1) {
+    const char *encname = "prores_ks_vulkan", *device = "0", *encopts = NULL;
+    while ((opt = getopt(argc, argv, "n:f:q:d:e:D:o:")) != -1) {
         switch (opt) {
         case 'n': n = atoi(optarg); break;
         case 'f': nframes = atoi(optarg); break;
@@ -257,11 +260,12 @@ int main(int argc, char **argv)
         case 'd': depth = atoi(optarg); break;
         case 'e': encname = optarg; break;
         case 'D': device = optarg; break;
+        case 'o': encopts = optarg; break;
         default: optind = argc + 1; break;
         }
     }
     if (optind != argc - 1 || n < 1 || n > MAX_CTX || nframes < 1 || depth < 1) {
-        fprintf(stderr, "usage: %s INPUT [-n 1-%d] [-f FRAMES] [-q own|shared|ffmpeg] [-d DEPTH] [-e ENCODER] [-D DEVICE]\n",
+        fprintf(stderr, "usage: %s INPUT [-n 1-%d] [-f FRAMES] [-q own|shared|ffmpeg] [-d DEPTH] [-e ENCODER] [-D DEVICE] [-o K=V:K=V]\n",
                 argv[0], MAX_CTX);
         return 2;
     }
@@ -332,7 +336,19 @@ int main(int argc, char **argv)
         av_opt_set_int(enc->priv_data, "async_depth", depth, 0);
         if (!strcmp(encname, "ffv1_vulkan"))
             av_opt_set_int(enc, "level", 4, AV_OPT_SEARCH_CHILDREN);
-        if ((ret = avcodec_open2(enc, codec, NULL)) < 0) {
+        AVDictionary *opts = NULL;
+        if (encopts && av_dict_parse_string(&opts, encopts, "=", ":", 0) < 0) {
+            fprintf(stderr, "%s: -o %s: expected key=value:key=value\n", argv[0], encopts);
+            return 2;
+        }
+        ret = avcodec_open2(enc, codec, &opts);
+        const AVDictionaryEntry *left = av_dict_iterate(opts, NULL);
+        if (ret >= 0 && left) {
+            fprintf(stderr, "%s: %s has no option %s\n", argv[0], encname, left->key);
+            return 2;
+        }
+        av_dict_free(&opts);
+        if (ret < 0) {
             fprintf(stderr, "%s: context %d: cannot open %s (%s)\n", argv[0], k, encname, av_err2str(ret));
             return 1;
         }

@@ -51,7 +51,8 @@ samples=$(grep -c '^sample ' "$TMP/job.txt")
 # device that runs prores_ks_vulkan (lavapipe here), one context, three on
 # queues of their own (one queue on lavapipe: the mapping and the locks
 # still run) and two on FFmpeg's device at async_depth 2 give the same
-# packets for every frame; an input that is not video fails with one line.
+# packets for every frame; an input that is not video, and an encoder
+# option the encoder lacks, fail with one line.
 pe=$b/tests/prof_encoders_gpu
 timeout -s KILL 120 "$pe" "$MEDIA/long.mp4" -f 6 -n 1 > "$TMP/pe1" 2> "$TMP/pe1.err"
 rc=$?
@@ -72,4 +73,9 @@ else
   [ $rc = 1 ] && [ "$(wc -l < "$TMP/pe.err")" = 1 ] && grep -q 'audio-only.mkv: no frames decoded' "$TMP/pe.err" &&
     pass "prof_encoders_gpu: an input without video: exit 1, one line" ||
     fail "prof_encoders_gpu: audio-only input: exit $rc, $(head -3 "$TMP/pe.err")"
+  "$pe" "$MEDIA/long.mp4" -f 2 -o nosuch=1 > /dev/null 2> "$TMP/pe.err"
+  rc=$?
+  [ $rc = 2 ] && [ "$(wc -l < "$TMP/pe.err")" = 1 ] && grep -q 'prores_ks_vulkan has no option nosuch' "$TMP/pe.err" &&
+    pass "prof_encoders_gpu: -o with an option the encoder lacks: exit 2, one line" ||
+    fail "prof_encoders_gpu: -o nosuch=1: exit $rc, $(head -3 "$TMP/pe.err")"
 fi
