@@ -32,6 +32,8 @@ ff=("$FFMPEG" -hide_banner -loglevel error -nostdin)
 md5s() { "${ff[@]}" -i "$1" -frames:v "$frames" -vf format=yuv420p -f framemd5 - | grep -v '^#' | awk -F, '{print $NF}'; }
 md5s "$BIG/$clip.mp4" > "$tmp/src.md5"
 pkts() { "${ff[@]}" -i "$1" -map 0:v -c copy -f framemd5 - | grep -v '^#' | awk -F, '{print $NF}'; }
+# differ WANT GOT: how many lines differ, and the first eight (frame numbers)
+differ() { paste -d' ' "$1" "$2" | awk '$1 != $2 {n++; if (n <= 8) l = l (l ? " " : "") NR - 1} END {printf "%d (%s)", n, l}'; }
 echo "| encoder | async_depth | run | fps | frames | frames wrong (first) |" > "$md"
 echo "| --- | ---: | ---: | ---: | ---: | --- |" >> "$md"
 for codec in ${ASYNC_CODECS:-ffv1 prores}; do
@@ -63,12 +65,10 @@ for codec in ${ASYNC_CODECS:-ffv1 prores}; do
         want=${ref:-$tmp/prores-d1-1.md5}
       fi
       n=$(wc -l < "$tmp/$codec-d$d-$r.md5")
-      wrong=$(paste -d' ' "$want" "$tmp/$codec-d$d-$r.md5" |
-        awk '$1 != $2 {n++; if (n <= 8) l = l (l ? " " : "") NR - 1} END {printf "%d (%s)", n, l}')
+      wrong=$(differ "$want" "$tmp/$codec-d$d-$r.md5")
       if [ "$codec" = prores2 ]; then
         pkts "$f.b.mkv" > "$tmp/$codec-d$d-$r.b.md5"
-        wrong="$wrong; second: $(paste -d' ' "$want" "$tmp/$codec-d$d-$r.b.md5" |
-          awk '$1 != $2 {n++; if (n <= 8) l = l (l ? " " : "") NR - 1} END {printf "%d (%s)", n, l}')"
+        wrong="$wrong; second: $(differ "$want" "$tmp/$codec-d$d-$r.b.md5")"
       fi
       echo "| $codec | $d | $r | $fps | $n | $wrong |" >> "$md"
     done
