@@ -5,8 +5,8 @@
  * own thread with every Nth frame, as vkcu's encoder instances are, and
  * each submitting on a compute queue of its own or all on queue 0.
  *
- *   prof_encoders_gpu INPUT [-n N] [-f FRAMES] [-q own|shared|ffmpeg]
- *                     [-d DEPTH] [-e ENCODER] [-D DEVICE] [-o K=V:K=V]
+ *   prof_encoders_gpu INPUT [-n N] [-f FRAMES] [-q own|shared|ffmpeg|devices]
+ *                     [-d DEPTH] [-e ENCODER[,ENCODER]] [-D DEVICE] [-o K=V:K=V]
  *
  * The device is FFmpeg's own (av_hwdevice_ctx_create, every queue of every
  * family). Context k gets a device context of its own wrapping the same
@@ -16,8 +16,11 @@
  * locks that queue through the first context, so every user of a queue
  * shares one mutex (-q ffmpeg: every context on FFmpeg's device itself,
  * whose execution context i submits on compute queue i, so one context
- * with -d DEPTH encodes DEPTH frames side by side on DEPTH queues). Its
- * frames come from a frames context made there,
+ * with -d DEPTH encodes DEPTH frames side by side on DEPTH queues, where
+ * the encoder honours it: prores_ks_vulkan in 8.1 makes one execution
+ * context whatever async_depth says; -q devices: each context on a
+ * VkDevice of its own, made by FFmpeg, so that nothing of FFmpeg's is
+ * shared between them). Its frames come from a frames context made there,
  * filled by FFmpeg's upload (av_hwframe_transfer_data) from frames decoded
  * in software and converted beforehand, so no frame is shared between the
  * contexts and nothing of vkcu runs.
@@ -26,7 +29,9 @@
  * packet, and on stderr the rate. ProRes is deterministic, so each run's
  * lines must equal those of one context (-n 1); a line that differs is a
  * wrong packet. (FFV1's packets are not byte-deterministic; for it this
- * program is a load generator.) -o sets the encoder's options (for
+ * program is a load generator.) -e a,b gives context k the encoder k % 2 of
+ * the list (with prores_ks_vulkan first, the even frames are ProRes packets
+ * encoded while another encoder runs beside them). -o sets the encoder's options (for
  * instance bits_per_mb=8192, with which prores_ks_vulkan never enters its
  * over-quantiser loop). tools/prof/encoders-ffmpeg-gpu.sh runs it.
  */
@@ -247,8 +252,9 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
-    int n = 4, nframes = 300, depth = 1, own = 1, plain = 0, opt;
+    int n = 4, nframes = 300, depth = 1, own = 1, plain = 0, devices = 0, opt;
     const char *encname = "prores_ks_vulkan", *device = "0", *encopts = NULL;
+    char encbuf[128];
     while ((opt = getopt(argc, argv, "n:f:q:d:e:D:o:")) != -1) {
         switch (opt) {
         case 'n': n = atoi(optarg); break;
@@ -256,6 +262,7 @@ int main(int argc, char **argv)
         case 'q':
             own = !strcmp(optarg, "own");
             plain = !strcmp(optarg, "ffmpeg");
+            devices = !strcmp(optarg, "devices");
             break;
         case 'd': depth = atoi(optarg); break;
         case 'e': encname = optarg; break;
@@ -265,15 +272,22 @@ int main(int argc, char **argv)
         }
     }
     if (optind != argc - 1 || n < 1 || n > MAX_CTX || nframes < 1 || depth < 1) {
-        fprintf(stderr, "usage: %s INPUT [-n 1-%d] [-f FRAMES] [-q own|shared|ffmpeg] [-d DEPTH] [-e ENCODER] [-D DEVICE] [-o K=V:K=V]\n",
+        fprintf(stderr, "usage: %s INPUT [-n 1-%d] [-f FRAMES] [-q own|shared|ffmpeg|devices] [-d DEPTH] [-e ENCODER[,ENCODER]] [-D DEVICE] [-o K=V:K=V]\n",
                 argv[0], MAX_CTX);
         return 2;
     }
     av_log_set_level(AV_LOG_ERROR);
-    const AVCodec *codec = avcodec_find_encoder_by_name(encname);
-    if (!codec) {
-        fprintf(stderr, "%s: no encoder %s in this FFmpeg\n", argv[0], encname);
-        return 2;
+    snprintf(encbuf, sizeof(encbuf), "%s", encname);
+    char *second = strchr(encbuf, ',');
+    if (second)
+        *second++ = 0;
+    const char *encnames[2] = { encbuf, second ? second : encbuf };
+    const AVCodec *codecs[2];
+    for (int e = 0; e < 2; e++) {
+        if (!(codecs[e] = avcodec_find_encoder_by_name(encnames[e]))) {
+            fprintf(stderr, "%s: no encoder %s in this FFmpeg\n", argv[0], encnames[e]);
+            return 2;
+        }
     }
     enum AVPixelFormat sw = strstr(encname, "prores") ? AV_PIX_FMT_YUV422P10 : AV_PIX_FMT_YUV420P;
     AVFrame **src = calloc((size_t)nframes, sizeof(*src));
@@ -305,8 +319,12 @@ int main(int argc, char **argv)
         AVBufferRef *dev = NULL;
         ctx_queue[k] = own && compute_nb ? (uint32_t)k % compute_nb : 0;
         wk[k] = (worker){ .k = k, .n = n, .nframes = nframes, .src = src, .size = size, .md5 = md5 };
+        const AVCodec *codec = codecs[k % 2];
         if (plain && !(dev = av_buffer_ref(master)))
             ret = AVERROR(ENOMEM);
+        else if (devices)
+            ret = k ? av_hwdevice_ctx_create(&dev, AV_HWDEVICE_TYPE_VULKAN, device, NULL, 0)
+                    : (dev = av_buffer_ref(master)) ? 0 : AVERROR(ENOMEM);
         else if (!plain)
             ret = ctx_device(k, &dev);
         if (ret < 0 || !(wk[k].frames = av_hwframe_ctx_alloc(dev))) {
@@ -334,7 +352,7 @@ int main(int argc, char **argv)
         enc->hw_frames_ctx = av_buffer_ref(wk[k].frames);
         enc->hw_device_ctx = dev;
         av_opt_set_int(enc->priv_data, "async_depth", depth, 0);
-        if (!strcmp(encname, "ffv1_vulkan"))
+        if (!strcmp(codec->name, "ffv1_vulkan"))
             av_opt_set_int(enc, "level", 4, AV_OPT_SEARCH_CHILDREN);
         AVDictionary *opts = NULL;
         if (encopts && av_dict_parse_string(&opts, encopts, "=", ":", 0) < 0) {
@@ -344,12 +362,12 @@ int main(int argc, char **argv)
         ret = avcodec_open2(enc, codec, &opts);
         const AVDictionaryEntry *left = av_dict_iterate(opts, NULL);
         if (ret >= 0 && left) {
-            fprintf(stderr, "%s: %s has no option %s\n", argv[0], encname, left->key);
+            fprintf(stderr, "%s: %s has no option %s\n", argv[0], codec->name, left->key);
             return 2;
         }
         av_dict_free(&opts);
         if (ret < 0) {
-            fprintf(stderr, "%s: context %d: cannot open %s (%s)\n", argv[0], k, encname, av_err2str(ret));
+            fprintf(stderr, "%s: context %d: cannot open %s (%s)\n", argv[0], k, codec->name, av_err2str(ret));
             return 1;
         }
     }
@@ -374,11 +392,14 @@ int main(int argc, char **argv)
     }
     fprintf(stderr, "%s: %d frames, %d contexts of %s on compute queues", argv[0], nframes, n, encname);
     for (int k = 0; k < n; k++)
-        if (plain)
+        if (devices)
+            fprintf(stderr, " 0");
+        else if (plain)
             fprintf(stderr, k ? "" : " 0-%d (FFmpeg's)", FFMIN(depth, (int)compute_nb) - 1);
         else
             fprintf(stderr, " %u", ctx_queue[k]);
-    fprintf(stderr, " (of %u), async_depth %d: %.1f fps\n", compute_nb, depth, nframes / (t1 - t0));
+    fprintf(stderr, " (of %u)%s, async_depth %d: %.1f fps\n", compute_nb, devices ? " of devices of their own" : "", depth,
+            nframes / (t1 - t0));
     for (int k = 0; k < n; k++) {
         avcodec_free_context(&wk[k].enc);
         av_buffer_unref(&wk[k].frames);

@@ -13,6 +13,11 @@
 # enters the over-quantiser loop of its estimate shader (subgroup shuffles
 # in a loop the slices leave at different times; performance.md, "Issue
 # 36, step 5"); such runs are compared with one context run the same way.
+# devices-N: each context on a VkDevice of its own (nothing of FFmpeg's
+# shared). mix-N: queues of their own, the odd contexts ffv1_vulkan, so the
+# even frames are ProRes encoded beside another encoder; only those are
+# compared. procs-P: P processes of one context each, every one encoding
+# all the frames, at once (fps: all their frames over the wall time).
 # Writes $OUT/encoders-ffmpeg.md.
 #   ENC_CLIP=h264-1080p ENC_FRAMES=300 ENC_RUNS="own-4 own-4 shared-4 ffmpeg-1-d4 own-4-bpm ..."
 set -u
@@ -42,13 +47,33 @@ i=0
 for run in ${ENC_RUNS:-own-4 own-4 own-4 shared-4 ffmpeg-1-d4 ffmpeg-1-d4 ffmpeg-2-d4 own-8 own-4-bpm own-4-bpm}; do
   i=$((i + 1))
   IFS=- read -r q n rest <<< "$run"
-  depth=1 opts=()
+  depth=1 opts=() enc=() every=1
   [[ $rest =~ d([0-9]+) ]] && depth=${BASH_REMATCH[1]}
   [[ $rest == *bpm* ]] && opts=(-o bits_per_mb=8192)
   want=$(ref "${opts[@]}")
-  timeout -s KILL 300 "$pe" "$BIG/$clip.mp4" -f "$frames" -n "$n" -q "$q" -d "$depth" "${opts[@]}" > "$tmp/$i" 2> "$out/$run.$i.err"
+  if [ "$q" = mix ]; then
+    q=own enc=(-e prores_ks_vulkan,ffv1_vulkan) every=2
+  fi
+  if [ "$q" = procs ]; then
+    t0=$(date +%s.%N) pids=()
+    for p in $(seq "$n"); do
+      timeout -s KILL 300 "$pe" "$BIG/$clip.mp4" -f "$frames" -n 1 -q ffmpeg "${opts[@]}" > "$tmp/$i.$p" 2> "$out/$run.$i.$p.err" &
+      pids+=($!)
+    done
+    rc=0 wrong=
+    for p in $(seq "$n"); do
+      wait "${pids[$((p - 1))]}" || rc=$?
+      wrong+=${wrong:+; }$(paste -d' ' "$want" "$tmp/$i.$p" | awk '$3 != $6 {n++; if (n <= 8) l = l (l ? " " : "") $1} END {printf "%d (%s)", n, l}')
+    done
+    fps=$(awk -v n="$n" -v f="$frames" -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f fps (all %d processes, from their start; the rate each process reports:", n * f / (b - a), n}')
+    fps+="$(cat "$out/$run.$i".*.err | grep -o ' [0-9.]* fps' | tr -d '\n'))"
+    echo "| $run | 0 of each process's device | $fps | $wrong$([ $rc = 0 ] || echo "; exit $rc") |" >> "$md"
+    continue
+  fi
+  timeout -s KILL 300 "$pe" "$BIG/$clip.mp4" -f "$frames" -n "$n" -q "$q" -d "$depth" "${enc[@]}" "${opts[@]}" > "$tmp/$i" 2> "$out/$run.$i.err"
   rc=$?
-  wrong=$(paste -d' ' "$want" "$tmp/$i" | awk '$3 != $6 {n++; if (n <= 8) l = l (l ? " " : "") $1} END {printf "%d (%s)", n, l}')
+  # with two encoders, only the frames of the even contexts (ProRes) count
+  wrong=$(paste -d' ' "$want" "$tmp/$i" | awk -v n="$n" -v every="$every" '($1 % n) % every == 0 && $3 != $6 {w++; if (w <= 8) l = l (l ? " " : "") $1} END {printf "%d (%s)", w, l}')
   echo "| $run | $(grep -o 'on compute queues.*' "$out/$run.$i.err" | sed 's/^on compute queues //; s/: [0-9.]* fps//') | $(grep -o '[0-9.]* fps' "$out/$run.$i.err") | $wrong$([ $rc = 0 ] || echo "; exit $rc: $(tail -1 "$out/$run.$i.err")") |" >> "$md"
 done
 cat "$md"
