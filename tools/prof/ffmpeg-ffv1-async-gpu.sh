@@ -9,12 +9,13 @@
 # performance.md, "Issue 36, step 4"). The 1080p clip is decoded on the CPU,
 # uploaded by FFmpeg (hwupload) and encoded at level 4; each file decodes,
 # frame by frame, to the source's frames or it does not (FFV1 is lossless).
-# prores_ks_vulkan (4:2:2 10-bit) has the same async_depth option: its
-# packets are deterministic, so each run's packets are compared with the
+# prores_ks_vulkan (4:2:2 10-bit) has the same async_depth option (which
+# in FFmpeg 8.1 changes nothing: one execution context whatever it says,
+# so its encoders all submit on compute queue 0): its packets are deterministic, so each run's packets are compared with the
 # first async_depth 1 run's. prores2 is two prores_ks_vulkan encoders in one
 # ffmpeg (one device, the uploaded frames split to both), each at the
 # async_depth, each file compared with that reference: two encoder contexts
-# side by side, as vkcu's instances are (list prores, with depth 1, before it).
+# on one queue (list prores, with depth 1, before it).
 # Writes $OUT/ffmpeg-ffv1-async.md.
 #   ASYNC_CODECS="ffv1 prores" ASYNC_DEPTHS="1 3 8" ASYNC_REPEAT=2
 #   ASYNC_CLIP=h264-1080p ASYNC_FRAMES=600

@@ -28,7 +28,9 @@
 #   asyncD: (with N = 1) one FFmpeg context with async_depth D on a device
 #           of D compute queues (VKCU_VK_COMPUTE_QUEUES=D): FFmpeg's
 #           execution context i submits on queue i, so D frames of one
-#           context are encoded side by side on D queues
+#           context would be encoded side by side on D queues; but
+#           prores_ks_vulkan in FFmpeg 8.1 makes one execution context and
+#           sets async_depth to that (performance.md, "Issue 36, step 6")
 # Every run writes its trace (VKCU_ENCODE_TRACE: each image taken, copied
 # into, sent to an instance, and the packet back) to $OUT/RUN.I.trace.
 # Writes $OUT/prores-queues.md.
