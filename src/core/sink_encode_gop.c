@@ -166,6 +166,19 @@ static int open_instance(vkcu_sink *s, const AVCodec *codec, const vkcu_video_fo
     AVBufferRef *dev = NULL;
     char why[256];
     int queue = 0;
+    if (vkcu_vkencode_instance_devices()) {
+        /* A measurement (issue 36): a VkDevice of its own, made by FFmpeg;
+         * the frames come through the host (exit_encode.c declines the
+         * ring), each instance uploading into its own images. */
+        if ((ret = vkcu_vkencode_instance_device(e->enc->hw_device_ctx, &dev)) < 0 ||
+            (ret = vkcu_vkencode_setup(w->enc, dev, e->enc->sw_pix_fmt, why, sizeof(why))) < 0) {
+            av_buffer_unref(&dev);
+            return ret;
+        }
+        av_buffer_unref(&dev);
+        w->queue = -1;
+        return 0;
+    }
     if (vkcu_compute_instance_queues(codec->name) && s->params->settings.device >= 0 &&
         vkcu_vkdev_acquire_compute_lane(s->params->settings.device, index, &dev, &queue, why, sizeof(why)) == 0 &&
         queue > 0) {
@@ -263,7 +276,8 @@ int vkcu_encsink_setup_workers(vkcu_sink *s, const AVCodec *codec, const vkcu_vi
     if (compute) {
         char queues[96] = "0";
         for (int i = 1; i < n; i++)
-            snprintf(queues + strlen(queues), sizeof(queues) - strlen(queues), " %d", e->gw[i].queue);
+            snprintf(queues + strlen(queues), sizeof(queues) - strlen(queues), e->gw[i].queue < 0 ? " 0 (own device)" :
+                     " %d", e->gw[i].queue);
         LOGV("%s: %s: %d instances on the GPU (%s) on compute queues %s, one frame in flight each, %s of %d frame%s "
              "dealt out in turn", p->job.output, codec->name, n, p->settings.encode_workers > 1 ? "as asked" :
              "the default", queues, gop > 1 ? "GOPs" : "pieces", gop, gop > 1 ? "s" : "");

@@ -19,6 +19,7 @@
 
 #include "exit.h"
 #include "vkdev.h"
+#include "vkencode.h"
 #include "util/log.h"
 
 typedef struct encode_exit {
@@ -41,6 +42,8 @@ int vkcu_gpu_encode_into(vkcu_gpu *g, AVBufferRef *frames, char *why, size_t why
     const char *via_host = getenv("VKCU_ENCODE_VIA_HOST");
     if (via_host && !strcmp(via_host, "1"))
         snprintf(why, whylen, "VKCU_ENCODE_VIA_HOST=1");
+    else if (vkcu_vkencode_instance_devices())
+        snprintf(why, whylen, "VKCU_ENCODE_INSTANCE_DEVICES=1 (instances on devices of their own)");
     else if (fc->format != AV_PIX_FMT_VULKAN || fc->device_ctx->type != AV_HWDEVICE_TYPE_VULKAN)
         snprintf(why, whylen, "the encoder's frames are not Vulkan frames");
     else if (((AVVulkanDeviceContext *)fc->device_ctx->hwctx)->act_dev != g->hwctx->act_dev)

@@ -9,6 +9,7 @@
  * docs/gpu-rings.md).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <libavutil/hwcontext.h>
 #include <libavutil/hwcontext_vulkan.h>
@@ -286,6 +287,28 @@ void vkcu_vkencode_defaults(AVCodecContext *enc)
     const vkcu_vkencoder *e = enc->codec ? vkcu_vkencode_find(enc->codec->name) : NULL;
     if (e && !e->video_op)
         av_opt_set_int(enc->priv_data, "async_depth", COMPUTE_ASYNC_DEPTH, 0);
+}
+
+int vkcu_vkencode_instance_devices(void)
+{
+    const char *env = getenv("VKCU_ENCODE_INSTANCE_DEVICES");
+    return env && !strcmp(env, "1");
+}
+
+int vkcu_vkencode_instance_device(const AVBufferRef *like, AVBufferRef **out)
+{
+    const AVVulkanDeviceContext *hw = ((const AVHWDeviceContext *)like->data)->hwctx;
+    PFN_vkEnumeratePhysicalDevices en =
+        (PFN_vkEnumeratePhysicalDevices)hw->get_proc_addr(hw->inst, "vkEnumeratePhysicalDevices");
+    VkPhysicalDevice pd[16];
+    uint32_t n = 16, index = 0;
+    if (en && en(hw->inst, &n, pd) >= 0)
+        for (uint32_t i = 0; i < n; i++)
+            if (pd[i] == hw->phys_dev)
+                index = i;
+    char name[16];
+    snprintf(name, sizeof(name), "%u", index);
+    return av_hwdevice_ctx_create(out, AV_HWDEVICE_TYPE_VULKAN, name, NULL, 0);
 }
 
 int vkcu_vkencode_setup(AVCodecContext *enc, AVBufferRef *device, enum AVPixelFormat host_fmt, char *err,

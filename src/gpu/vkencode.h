@@ -67,6 +67,13 @@ int vkcu_vkencode_device(const char *encoder, int cuda_device, AVBufferRef **dev
  * encoders are left as they are. */
 void vkcu_vkencode_defaults(AVCodecContext *enc);
 
+/* VKCU_ENCODE_INSTANCE_DEVICES=1, a measurement (issue 36): a compute
+ * encoder's instances beside the first each on a VkDevice of their own,
+ * their frames through the host (the output ring is not used). */
+int vkcu_vkencode_instance_devices(void);
+/* For it: a new FFmpeg Vulkan device on the physical device of `like`. */
+int vkcu_vkencode_instance_device(const AVBufferRef *like, AVBufferRef **out);
+
 /* Sets up `enc` (allocated for a Vulkan encoder, its options applied, not
  * yet opened) for Vulkan frames on `device` (a reference is taken):
  * hw_device_ctx, hw_frames_ctx of enc->width x enc->height, pix_fmt
