@@ -170,10 +170,14 @@ static int open_instance(vkcu_sink *s, const AVCodec *codec, const vkcu_video_fo
         /* A measurement (issue 36): a VkDevice of its own, made by FFmpeg;
          * the frames come through the host (exit_encode.c declines the
          * ring), each instance uploading into its own images. */
+        why[0] = 0;
         if ((ret = vkcu_vkencode_instance_device(e->enc->hw_device_ctx, &dev)) < 0 ||
             (ret = vkcu_vkencode_setup(w->enc, dev, e->enc->sw_pix_fmt, why, sizeof(why))) < 0) {
+            char buf[128];
+            snprintf(s->err, s->errlen, "%s: VKCU_ENCODE_INSTANCE_DEVICES=1: %s instance %d: %s",
+                     s->params->job.output, codec->name, index, why[0] ? why : vkcu_err_str(ret, buf, sizeof(buf)));
             av_buffer_unref(&dev);
-            return ret;
+            return VKCU_ERR_DEVICE;
         }
         av_buffer_unref(&dev);
         w->queue = -1;
