@@ -272,6 +272,13 @@ int vkcu_vkdev_open(shared_device *sd, int cuda_device, char *err, size_t errlen
     }
     if (!t.own)
         vkcu_vkdev_choose_in_device(qc, hw, c->uuid);
+    if (vkcu_vk_submit_lock_wanted()) {
+        AVHWDeviceContext *mc = (AVHWDeviceContext *)master->data;
+        if (vkcu_vk_submit_lock_install(mc))
+            LOGV("GPU: VKCU_VK_SUBMIT_LOCK=1: one lock over the submissions of every queue of the device");
+        else
+            LOGW("GPU: VKCU_VK_SUBMIT_LOCK=1: this FFmpeg has no queue locks to put it in; not applied");
+    }
     sd->master = master;
     memcpy(sd->uuid, c->uuid, 16);
     memcpy(sd->choice, qc, sizeof(qc));

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <libavutil/hwcontext.h>
@@ -139,6 +140,58 @@ void vkcu_vk_queue_lock_set(AVHWDeviceContext *ctx, vkcu_vk_queue_lock_fn lock, 
 #pragma GCC diagnostic pop
 #else
     (void)ctx, (void)lock, (void)unlock;
+#endif
+}
+
+/* One lock over every queue's submissions (vkcu_vk_submit_lock_install).
+ * FFmpeg's own per-queue lock is still taken inside it, so a queue is never
+ * used by two threads at once either way. One mutex for the process: the
+ * lock is held only around vkQueueSubmit2 itself. */
+#if HAVE_QUEUE_LOCK
+static pthread_mutex_t submit_mutex = PTHREAD_MUTEX_INITIALIZER;
+static vkcu_vk_queue_lock_fn inner_lock, inner_unlock;
+
+static void submit_lock(AVHWDeviceContext *ctx, uint32_t queue_family, uint32_t index)
+{
+    pthread_mutex_lock(&submit_mutex);
+    inner_lock(ctx, queue_family, index);
+}
+
+static void submit_unlock(AVHWDeviceContext *ctx, uint32_t queue_family, uint32_t index)
+{
+    inner_unlock(ctx, queue_family, index);
+    pthread_mutex_unlock(&submit_mutex);
+}
+#endif
+
+int vkcu_vk_submit_lock_wanted(void)
+{
+    const char *env = getenv("VKCU_VK_SUBMIT_LOCK");
+    return env && !strcmp(env, "1");
+}
+
+int vkcu_vk_submit_lock_install(AVHWDeviceContext *ctx)
+{
+#if HAVE_QUEUE_LOCK
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    AVVulkanDeviceContext *hw = ctx->hwctx;
+    if (!hw->lock_queue || !hw->unlock_queue || hw->lock_queue == submit_lock)
+        return hw->lock_queue == submit_lock;
+    pthread_mutex_lock(&submit_mutex);
+    int same = !inner_lock || (inner_lock == hw->lock_queue && inner_unlock == hw->unlock_queue);
+    if (same) {
+        inner_lock = hw->lock_queue;
+        inner_unlock = hw->unlock_queue;
+        hw->lock_queue = submit_lock;
+        hw->unlock_queue = submit_unlock;
+    }
+    pthread_mutex_unlock(&submit_mutex);
+    return same;
+#pragma GCC diagnostic pop
+#else
+    (void)ctx;
+    return 0;
 #endif
 }
 

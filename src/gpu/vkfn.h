@@ -106,6 +106,18 @@ void vkcu_vk_queue_unlock(struct AVHWDeviceContext *ctx, uint32_t queue_family, 
 /* Makes ctx (not yet initialised) lock its queues through lock/unlock. */
 void vkcu_vk_queue_lock_set(struct AVHWDeviceContext *ctx, vkcu_vk_queue_lock_fn lock, vkcu_vk_queue_lock_fn unlock);
 
+/* VKCU_VK_SUBMIT_LOCK=1 (a measurement, issue 36): every submission on
+ * ctx's device, on whichever queue, also holds one process-wide mutex, so
+ * that no two queues of a device submit at the same time on the host; the
+ * work still runs side by side on the GPU. NVIDIA has named such a lock the
+ * workaround for a driver bug in which two queues of one VkDevice
+ * submitting at once break some internal synchronisation. Install on a
+ * device context after av_hwdevice_ctx_init, before any thread submits;
+ * every context that locks through it (the lanes) is covered. Returns 1
+ * when the lock is in place. */
+int vkcu_vk_submit_lock_wanted(void);
+int vkcu_vk_submit_lock_install(struct AVHWDeviceContext *ctx);
+
 /* One command buffer submitted to `queue` (queue_family, index of ctx's
  * device) under FFmpeg's queue lock, with these semaphore waits and
  * signals, fence signalled at the end: the one shape of every vkcu

@@ -5,7 +5,7 @@
  * own thread with every Nth frame, as vkcu's encoder instances are, and
  * each submitting on a compute queue of its own or all on queue 0.
  *
- *   prof_encoders_gpu INPUT [-n N] [-f FRAMES] [-q own|shared|ffmpeg|devices]
+ *   prof_encoders_gpu INPUT [-n N] [-f FRAMES] [-q own|locked|shared|ffmpeg|devices]
  *                     [-d DEPTH] [-e ENCODER[,ENCODER]] [-D DEVICE] [-o K=V:K=V]
  *
  * The device is FFmpeg's own (av_hwdevice_ctx_create, every queue of every
@@ -20,7 +20,12 @@
  * the encoder honours it: prores_ks_vulkan in 8.1 makes one execution
  * context whatever async_depth says; -q devices: each context on a
  * VkDevice of its own, made by FFmpeg, so that nothing of FFmpeg's is
- * shared between them). Its frames come from a frames context made there,
+ * shared between them; -q locked: as own, and every submission of every
+ * context, on whichever queue, holds one process-wide mutex: the
+ * submissions of two queues never run on the host at once, while their
+ * work still runs side by side on the GPU, which is the workaround NVIDIA
+ * named for a driver bug where two queues of one VkDevice submitting at
+ * the same time break some internal synchronisation). Its frames come from a frames context made there,
  * filled by FFmpeg's upload (av_hwframe_transfer_data) from frames decoded
  * in software and converted beforehand, so no frame is shared between the
  * contexts and nothing of vkcu runs.
@@ -60,6 +65,8 @@ static PFN_vkGetDeviceQueue real_gdq;
 static uint32_t compute_qf, compute_nb;
 static uint32_t ctx_queue[MAX_CTX]; /* the compute queue context k submits on */
 static AVBufferRef *master;
+static int submit_lock; /* -q locked */
+static pthread_mutex_t submit_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 static uint32_t remap(int k, uint32_t qf, uint32_t index)
 {
@@ -101,6 +108,8 @@ static void ctx_lock(AVHWDeviceContext *ctx, uint32_t qf, uint32_t index)
 {
     AVHWDeviceContext *m = (AVHWDeviceContext *)master->data;
     AVVulkanDeviceContext *mh = m->hwctx;
+    if (submit_lock)
+        pthread_mutex_lock(&submit_mutex);
     mh->lock_queue(m, qf, remap((int)(intptr_t)ctx->user_opaque, qf, index));
 }
 
@@ -109,6 +118,8 @@ static void ctx_unlock(AVHWDeviceContext *ctx, uint32_t qf, uint32_t index)
     AVHWDeviceContext *m = (AVHWDeviceContext *)master->data;
     AVVulkanDeviceContext *mh = m->hwctx;
     mh->unlock_queue(m, qf, remap((int)(intptr_t)ctx->user_opaque, qf, index));
+    if (submit_lock)
+        pthread_mutex_unlock(&submit_mutex);
 }
 
 /* A device context of context k: the first one's VkDevice, queues mapped. */
@@ -260,7 +271,8 @@ int main(int argc, char **argv)
         case 'n': n = atoi(optarg); break;
         case 'f': nframes = atoi(optarg); break;
         case 'q':
-            own = !strcmp(optarg, "own");
+            submit_lock = !strcmp(optarg, "locked");
+            own = !strcmp(optarg, "own") || submit_lock;
             plain = !strcmp(optarg, "ffmpeg");
             devices = !strcmp(optarg, "devices");
             break;
@@ -272,7 +284,7 @@ int main(int argc, char **argv)
         }
     }
     if (optind != argc - 1 || n < 1 || n > MAX_CTX || nframes < 1 || depth < 1) {
-        fprintf(stderr, "usage: %s INPUT [-n 1-%d] [-f FRAMES] [-q own|shared|ffmpeg|devices] [-d DEPTH] [-e ENCODER[,ENCODER]] [-D DEVICE] [-o K=V:K=V]\n",
+        fprintf(stderr, "usage: %s INPUT [-n 1-%d] [-f FRAMES] [-q own|locked|shared|ffmpeg|devices] [-d DEPTH] [-e ENCODER[,ENCODER]] [-D DEVICE] [-o K=V:K=V]\n",
                 argv[0], MAX_CTX);
         return 2;
     }
@@ -398,7 +410,8 @@ int main(int argc, char **argv)
             fprintf(stderr, k ? "" : " 0-%d (FFmpeg's)", FFMIN(depth, (int)compute_nb) - 1);
         else
             fprintf(stderr, " %u", ctx_queue[k]);
-    fprintf(stderr, " (of %u)%s, async_depth %d: %.1f fps\n", compute_nb, devices ? " of devices of their own" : "", depth,
+    fprintf(stderr, " (of %u)%s, async_depth %d: %.1f fps\n", compute_nb,
+            devices ? " of devices of their own" : submit_lock ? ", submissions under one lock" : "", depth,
             nframes / (t1 - t0));
     for (int k = 0; k < n; k++) {
         avcodec_free_context(&wk[k].enc);

@@ -50,8 +50,9 @@ samples=$(grep -c '^sample ' "$TMP/job.txt")
 # prof_encoders_gpu (issue 36's FFmpeg-only reproducer): on any Vulkan
 # device that runs prores_ks_vulkan (lavapipe here), one context, three on
 # queues of their own (one queue on lavapipe: the mapping and the locks
-# still run), two on FFmpeg's device at async_depth 2 and two on devices
-# of their own give the same packets for every frame; an input that is not video, and an encoder
+# still run), two on queues of their own under one submission lock, two
+# on FFmpeg's device at async_depth 2 and two on devices of their own give
+# the same packets for every frame; an input that is not video, and an encoder
 # option the encoder lacks, fail with one line.
 pe=$b/tests/prof_encoders_gpu
 timeout -s KILL 120 "$pe" "$MEDIA/long.mp4" -f 6 -n 1 > "$TMP/pe1" 2> "$TMP/pe1.err"
@@ -65,11 +66,15 @@ else
   rc2=$?
   timeout -s KILL 120 "$pe" "$MEDIA/long.mp4" -f 6 -n 2 -q devices > "$TMP/ped" 2> "$TMP/ped.err"
   rcd=$?
-  [ $rc = 0 ] && [ $rc3 = 0 ] && [ $rc2 = 0 ] && [ $rcd = 0 ] && cmp -s "$TMP/pe1" "$TMP/ped" && [ "$(awk '$2 > 0' "$TMP/pe1" | wc -l)" = 6 ] &&
+  timeout -s KILL 120 "$pe" "$MEDIA/long.mp4" -f 6 -n 2 -q locked > "$TMP/pel" 2> "$TMP/pel.err"
+  rcl=$?
+  [ $rc = 0 ] && [ $rc3 = 0 ] && [ $rc2 = 0 ] && [ $rcd = 0 ] && [ $rcl = 0 ] && cmp -s "$TMP/pe1" "$TMP/ped" &&
+    [ "$(awk '$2 > 0' "$TMP/pe1" | wc -l)" = 6 ] && cmp -s "$TMP/pe1" "$TMP/pel" &&
     cmp -s "$TMP/pe1" "$TMP/pe3" && cmp -s "$TMP/pe1" "$TMP/pe2" &&
     grep -q '3 contexts of prores_ks_vulkan on compute queues 0 ' "$TMP/pe3.err" &&
-    pass "prof_encoders_gpu: 1, 3 (own queues), 2 (async_depth 2) and 2 (own devices) contexts write the same 6 ProRes packets" ||
-    fail "prof_encoders_gpu: exits $rc $rc3 $rc2 $rcd, $(wc -l < "$TMP/pe1") lines, $(tail -1 "$TMP/pe3.err")"
+    grep -q 'submissions under one lock' "$TMP/pel.err" &&
+    pass "prof_encoders_gpu: 1, 3 (own queues), 2 (one submission lock), 2 (async_depth 2) and 2 (own devices) contexts write the same 6 ProRes packets" ||
+    fail "prof_encoders_gpu: exits $rc $rc3 $rcl $rc2 $rcd, $(wc -l < "$TMP/pe1") lines, $(tail -1 "$TMP/pe3.err")"
   "$pe" "$MEDIA/audio-only.mkv" -f 2 > /dev/null 2> "$TMP/pe.err"
   rc=$?
   [ $rc = 1 ] && [ "$(wc -l < "$TMP/pe.err")" = 1 ] && grep -q 'audio-only.mkv: no frames decoded' "$TMP/pe.err" &&

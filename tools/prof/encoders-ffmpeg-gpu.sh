@@ -14,7 +14,10 @@
 # in a loop the slices leave at different times; performance.md, "Issue
 # 36, step 5"); such runs are compared with one context run the same way.
 # devices-N: each context on a VkDevice of its own (nothing of FFmpeg's
-# shared). mix-N: queues of their own, the odd contexts ffv1_vulkan, so the
+# shared). locked-N: queues of their own, every submission of every context
+# under one process-wide lock on the host (NVIDIA's workaround for a driver
+# bug of two queues of one VkDevice submitting at once; the GPU still runs
+# the contexts' work side by side). mix-N: queues of their own, the odd contexts ffv1_vulkan, so the
 # even frames are ProRes encoded beside another encoder; only those are
 # compared. procs-P: P processes of one context each, every one encoding
 # all the frames, at once (fps: all their frames over the wall time).

@@ -7,7 +7,7 @@
 # each packet (md5 of the stream copied), each decoded frame, and the PSNR
 # of the frames that differ, and whether such a packet is the reference's
 # packet of another frame (that picture encoded in its place). Runs, named
-# MODE-N[-noimport][-copywait][-views][-serial][-prealloc][-host][-asyncD][-devices]:
+# MODE-N[-noimport][-copywait][-views][-serial][-prealloc][-host][-asyncD][-devices][-lock]:
 #   shared: every instance on compute queue 0 (the default)
 #   all:    each instance on its own queue (VKCU_ENCODE_INSTANCE_QUEUES=all)
 #   noimport: VKCU_ENCODE_HOST_IMPORT=0, FFmpeg copies each packet out of a
@@ -34,6 +34,10 @@
 #   devices: VKCU_ENCODE_INSTANCE_DEVICES=1, every instance but the first
 #           on a VkDevice of its own made by FFmpeg, the frames through the
 #           host as with -host (the mode to use: shared)
+#   lock:   VKCU_VK_SUBMIT_LOCK=1, one lock over every queue's submissions
+#           on the host (the GPU still runs them side by side): NVIDIA's
+#           workaround for a driver bug of two queues of one VkDevice
+#           submitting at once
 # Every run writes its trace (VKCU_ENCODE_TRACE: each image taken, copied
 # into, sent to an instance, and the packet back) to $OUT/RUN.I.trace.
 # Writes $OUT/prores-queues.md.
@@ -64,6 +68,7 @@ for run in ${PRORES_RUNS:-all-1 shared-4 all-4 all-4-copywait all-4-noimport all
   [[ $run == *-prealloc* ]] && env+=(VKCU_ENCODE_PREALLOC=64)
   [[ $run == *-host* ]] && env+=(VKCU_ENCODE_VIA_HOST=1)
   [[ $run == *-devices* ]] && env+=(VKCU_ENCODE_INSTANCE_DEVICES=1)
+  [[ $run == *-lock* ]] && env+=(VKCU_VK_SUBMIT_LOCK=1)
   opt=()
   [[ $run =~ -async([0-9]+) ]] && env+=(VKCU_VK_COMPUTE_QUEUES=${BASH_REMATCH[1]}) &&
     opt=(--encoder-opt "async_depth=${BASH_REMATCH[1]}")
