@@ -61,7 +61,8 @@ int vkcu_compute_instances(const vkcu_job_params *p, const char *encoder);
 
 /* Whether the instances of GPU compute encoder `encoder` beside the first
  * each take a compute queue of their own (sink_encode_gop.c): only with
- * VKCU_ENCODE_INSTANCE_QUEUES=all (a measurement: not always exact). */
+ * VKCU_ENCODE_INSTANCE_QUEUES=all or VKCU_VK_SUBMIT_LOCK=1 (measurements:
+ * not always exact without the lock). */
 int vkcu_compute_instance_queues(const char *encoder);
 
 /* The instances of `encoder` that take a compute queue each (with the

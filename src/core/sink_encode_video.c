@@ -13,6 +13,7 @@
 #include "util/log.h"
 #include "encoders.h"
 #include "sink_encode_priv.h"
+#include "gpu/vkfn.h"
 
 /* Encoders that print to stderr themselves (x265, SVT-AV1) stay quiet below
  * --log-level verbose, so the progress line and errors remain readable. */
@@ -156,15 +157,21 @@ fail:
 
 int vkcu_compute_instance_queues(const char *encoder)
 {
-    /* Off by default: instances on queues of their own ran 1.5-1.9x faster
+    /* Off by default: instances on queues of their own ran 1.5-3.5x faster
      * on an H100, but now and then one of them encoded a wrong picture
      * (ProRes at 1080p with 4 and 8 queues; two FFV1 round trips of 30 and
-     * 50 frames), with or without FFmpeg's host-imported packets and with
-     * the ring's copy waited for (docs/performance.md, "Issue 36, step 3").
-     * On one queue every run was one instance's output.
-     * VKCU_ENCODE_INSTANCE_QUEUES=all brings them back (for measurements). */
+     * 50 frames), whatever vkcu did (docs/performance.md, "Issue 36", steps
+     * 3-6); FFmpeg's encoders alone do the same. On one queue every run was
+     * one instance's output. The likely cause is an NVIDIA driver bug of two
+     * queues of a device submitting at once (step 7): with one lock over the
+     * submissions (VKCU_VK_SUBMIT_LOCK=1) the instances take queues of their
+     * own, so that the lock is measured as the default would be.
+     * VKCU_ENCODE_INSTANCE_QUEUES=all (or any other value: one queue)
+     * decides it either way. */
     const char *env = getenv("VKCU_ENCODE_INSTANCE_QUEUES");
-    return encoder && env && !strcmp(env, "all");
+    if (env)
+        return encoder && !strcmp(env, "all");
+    return encoder && vkcu_vk_submit_lock_wanted();
 }
 
 int vkcu_compute_instance_lanes(const vkcu_job_params *p, const char *encoder)

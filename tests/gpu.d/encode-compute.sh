@@ -279,6 +279,27 @@ inst() { # name input ext encoder [args...]
 }
 inst ffv1 "$m/long.mp4" mkv ffv1_vulkan --frames 120 --encoder-opt level=4
 inst prores "$m/long.mp4" mov prores_ks_vulkan --frames 120 --chain convert=format=yuv422p10
+# 600 frames at 1080p, where the instances' races showed (0-12 wrong packets
+# a run; docs/performance.md, "Issue 36", steps 3-7): N = 4 and 8, twice
+# each, against N = 1, on the compute queues the defaults give them (-v).
+if [ -s "$BIG/h264-1080p.mp4" ]; then
+  differ="" queues=""
+  for n in 1 4 8 4 8; do
+    k=$n; [ -e "$out/in1080-$n.mov" ] && k=${n}b
+    timeout -s KILL 300 "$VKCU" "$BIG/h264-1080p.mp4" --backend gpu --encoder prores_ks_vulkan --encode-workers "$n" \
+      --frames 600 --chain convert=format=yuv422p10 -o "$out/in1080-$k.mov" -y --log-level verbose \
+      2> "$log/in1080-$k.err" || differ+=" N=$k:exit"
+    queues+=" N=$k:$(grep -o 'on compute queues [0-9 ]*' "$log/in1080-$k.err" | sed 's/on compute queues //; s/ *$//; s/ /,/g')"
+    [ "$n" = 1 ] || cmp -s "$out/in1080-1.mov" "$out/in1080-$k.mov" || differ+=" N=$k:bytes"
+  done
+  if [ -z "$differ" ]; then
+    echo "PASS encode-compute-instances-prores-1080p: 600 frames, N = 4, 8, 4, 8 write N = 1's bytes (queues$queues)"
+  else
+    echo "FAIL encode-compute-instances-prores-1080p:$differ (queues$queues)"
+  fi
+else
+  echo "SKIP encode-compute-instances-prores-1080p: the 1080p clip is missing (make_big_clips)"
+fi
 fi
 
 if want archive-ffv1; then

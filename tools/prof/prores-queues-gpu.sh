@@ -61,6 +61,7 @@ for run in ${PRORES_RUNS:-all-1 shared-4 all-4 all-4-copywait all-4-noimport all
   IFS=- read -r mode n _ <<< "$run"
   env=()
   [ "$mode" = all ] && env+=(VKCU_ENCODE_INSTANCE_QUEUES=all)
+  [ "$mode" = shared ] && env+=(VKCU_ENCODE_INSTANCE_QUEUES=one) # (with -lock too)
   [[ $run == *-noimport* ]] && env+=(VKCU_ENCODE_HOST_IMPORT=0)
   [[ $run == *-copywait* ]] && env+=(VKCU_ENCODE_COPY_WAIT=1)
   [[ $run =~ -views([0-9]*) ]] && env+=(VKCU_ENCODE_VIEWS=defer${BASH_REMATCH[1]:+:${BASH_REMATCH[1]}})
