@@ -25,10 +25,11 @@
  * submissions of two queues never run on the host at once, while their
  * work still runs side by side on the GPU, which is the workaround NVIDIA
  * named for a driver bug where two queues of one VkDevice submitting at
- * the same time break some internal synchronisation). Its frames come from a frames context made there,
- * filled by FFmpeg's upload (av_hwframe_transfer_data) from frames decoded
- * in software and converted beforehand, so no frame is shared between the
- * contexts and nothing of vkcu runs.
+ * the same time break some internal synchronisation). Its frames come
+ * from a frames context made there, filled by FFmpeg's upload
+ * (av_hwframe_transfer_data) from frames decoded in software and converted
+ * beforehand, so no frame is shared between the contexts and nothing of
+ * vkcu runs.
  *
  * Prints one line per frame in presentation order, "FRAME SIZE MD5" of its
  * packet, and on stderr the rate. ProRes is deterministic, so each run's
