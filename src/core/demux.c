@@ -441,8 +441,9 @@ int vkcu_demux_read(vkcu_demux *d, AVPacket *pkt, int strict, int *damaged, char
     char where[96] = "in the first video packet";
     if (d->video_packets > 0 && d->last_video_ts != AV_NOPTS_VALUE) {
         int64_t start = d->video->start_time != AV_NOPTS_VALUE ? d->video->start_time : 0;
+        /* in double: a damaged file's timestamps can be anywhere in int64 */
         snprintf(where, sizeof(where), "after the video packet at %.3f s",
-                 (double)(d->last_video_ts - start) * av_q2d(d->video->time_base));
+                 ((double)d->last_video_ts - (double)start) * av_q2d(d->video->time_base));
     } else if (d->video_packets > 0) {
         snprintf(where, sizeof(where), "after video packet %lld", (long long)d->video_packets - 1);
     }
